@@ -1,0 +1,193 @@
+/**
+ * The canonical evaluation case: the one vocabulary every adapter decodes into and encodes from.
+ * Field names follow the users' words (SPEC section 3). A field that is absent was not in the source;
+ * adapters never invent empty values, so that a round trip gives back exactly what it read.
+ */
+
+export type JsonPrimitive = string | number | boolean | null
+export type JsonValue = JsonPrimitive | JsonValue[] | { [key: string]: JsonValue }
+export type JsonObject = { [key: string]: JsonValue }
+
+export type Role = 'system' | 'user' | 'assistant' | 'tool'
+export const ROLES: readonly Role[] = ['system', 'user', 'assistant', 'tool']
+
+/** A block of message content. `file` and `image` values are paths, URLs or (images) base64 data. */
+export type ContentBlock =
+  | { type: 'text'; value: string }
+  | { type: 'file'; value: string }
+  | { type: 'image'; value: string; mime_type?: string }
+  | { type: 'json'; value: JsonValue }
+
+export type Content = string | ContentBlock[]
+
+/**
+ * A tool call, as an assistant made it or as a case expects it. `arguments` is the parsed value
+ * (OpenAI-style files carry it as JSON text; DeepEval as `input_parameters`).
+ */
+export interface ToolCall {
+  id?: string
+  name: string
+  /** DeepEval's `FUNCTION` or `MCP`; OpenAI's `function`. */
+  type?: string
+  arguments?: JsonValue
+  output?: JsonValue
+  description?: string
+  reasoning?: string
+  /** What a source tool call held beyond the fields above, kept per source format. */
+  extras?: Extras
+}
+
+export interface Message {
+  role: Role
+  content: Content
+  /** A tool message: the call it answers. */
+  tool_call_id?: string
+  /** A tool message: the tool's name; otherwise the speaker's name. */
+  name?: string
+  /** An assistant message: the calls it made. */
+  tool_calls?: ToolCall[]
+  extras?: Extras
+}
+
+/** One turn of a multi-turn conversation (DeepEval `Turn`). */
+export interface Turn {
+  role: 'user' | 'assistant'
+  content: string
+  user_id?: string
+  retrieval_context?: string[]
+  tools_called?: ToolCall[]
+  mcp_tools_called?: JsonValue[]
+  mcp_resources_called?: JsonValue[]
+  mcp_prompts_called?: JsonValue[]
+  metadata?: JsonObject
+  extras?: Extras
+}
+
+export interface Rubric {
+  id?: string
+  expected_outcome: string
+  weight?: number
+  required?: boolean
+  /** Scores on a 0–10 scale to descriptions, keys as written (`"0"`, `"5"`, `"10"` or ranges). */
+  score_ranges?: JsonValue
+  extras?: Extras
+}
+
+export interface Persona {
+  name?: string
+  characteristics?: string
+  extras?: Extras
+}
+
+/**
+ * What a source record held that no canonical field names, kept per source format (the key is the
+ * format's name) so that the same adapter can write it back.
+ */
+export type Extras = { [format: string]: JsonObject }
+
+export interface EvalCase {
+  // identity
+  id?: string
+  name?: string
+  description?: string
+  tags?: string[]
+  split?: string | string[]
+  conversation_id?: string
+
+  // input
+  input?: Message[]
+
+  // expectations
+  /** Messages, or a structured JSON answer (an object that is not a message). */
+  expected_output?: Message[] | JsonValue
+  expected_outcome?: string
+  rubrics?: Rubric[]
+  expected_tools?: ToolCall[]
+
+  // observed
+  actual_output?: string
+  tools_called?: ToolCall[]
+  token_cost?: number
+  completion_time?: number
+
+  // retrieval
+  context?: string[]
+  retrieval_context?: string[]
+
+  // multi-turn
+  scenario?: string
+  turns?: Turn[]
+  user_description?: string
+  persona?: Persona
+  chatbot_role?: string
+
+  metadata?: JsonObject
+  comments?: string
+  note?: string
+  /** Per-case tool settings (evalcase `execution`: target, evaluators, timeout_seconds). */
+  execution?: JsonObject
+  /** An object handed to evaluators (evalcase `sidecar`). */
+  sidecar?: JsonObject
+
+  extras?: Extras
+
+  /** Field names whose values were generated because a format requires them (an id, say). */
+  generated?: string[]
+}
+
+/** The canonical field names, in the order they are written when a case is shown as JSON. */
+export const CASE_FIELDS = [
+  'id', 'name', 'description', 'tags', 'split', 'conversation_id',
+  'input', 'expected_output', 'expected_outcome', 'rubrics', 'expected_tools',
+  'actual_output', 'tools_called', 'token_cost', 'completion_time',
+  'context', 'retrieval_context',
+  'scenario', 'turns', 'user_description', 'persona', 'chatbot_role',
+  'metadata', 'comments', 'note', 'execution', 'sidecar',
+  'extras', 'generated',
+] as const satisfies readonly (keyof EvalCase)[]
+
+export type CaseField = (typeof CASE_FIELDS)[number]
+
+/** The key under which a format's free-form slot carries what the format cannot express. */
+export const CARRY_KEY = 'evalferry'
+
+export function isJsonObject(value: unknown): value is JsonObject {
+  return typeof value === 'object' && value !== null && !Array.isArray(value)
+}
+
+/** A message list that is just one message of `role` with string content: what shorthands express. */
+export function singleText(messages: Message[] | undefined, role: Role): string | undefined {
+  if (!messages || messages.length !== 1) return undefined
+  const [only] = messages
+  if (!only || only.role !== role || typeof only.content !== 'string') return undefined
+  if (Object.keys(only).some((k) => k !== 'role' && k !== 'content')) return undefined
+  return only.content
+}
+
+export function textMessage(role: Role, content: string): Message {
+  return { role, content }
+}
+
+/** True when `value` reads as a message list (every item an object with a known role). */
+export function isMessageList(value: unknown): value is Message[] {
+  return (
+    Array.isArray(value) &&
+    value.length > 0 &&
+    value.every((m) => isJsonObject(m) && typeof m.role === 'string' && (ROLES as readonly string[]).includes(m.role))
+  )
+}
+
+/** The plain text of message content: strings as they are, text blocks joined by newlines. */
+export function contentText(content: Content): string {
+  if (typeof content === 'string') return content
+  return content
+    .filter((b): b is { type: 'text'; value: string } => b.type === 'text')
+    .map((b) => b.value)
+    .join('\n')
+}
+
+/** Mark `field` as generated on `c` (an id a format required), so the way back drops it again. */
+export function markGenerated(c: EvalCase, field: CaseField): void {
+  if (!c.generated) c.generated = []
+  if (!c.generated.includes(field)) c.generated.push(field)
+}
