@@ -1,0 +1,46 @@
+/** The registry of dataset formats. Modules load on first use, so the CLI starts fast. */
+import { UsageError } from '../src/errors.ts'
+import type { Adapter, FormatName } from './types.ts'
+
+const loaders: Record<FormatName, () => Promise<{ default: Adapter }>> = {
+  evalcase: () => import('./evalcase.ts'),
+  deepeval: () => import('./deepeval.ts'),
+  langsmith: () => import('./langsmith.ts'),
+  hf: () => import('./huggingface.ts'),
+  csv: () => import('./table.ts'),
+  evals: () => import('./evals.ts'),
+}
+
+const ALIASES: Record<string, FormatName> = {
+  agentv: 'evalcase',
+  huggingface: 'hf',
+  table: 'csv',
+  evalcase_json: 'evals',
+}
+
+export const FORMAT_NAMES = Object.keys(loaders) as FormatName[]
+
+/** The canonical name of a format given as the user wrote it, or a usage error listing the names. */
+export function formatName(name: string): FormatName {
+  const lower = name.toLowerCase()
+  if (lower in loaders) return lower as FormatName
+  const alias = ALIASES[lower]
+  if (alias) return alias
+  throw new UsageError(`unknown format "${name}"; expected one of ${FORMAT_NAMES.join(', ')} (or agentv, huggingface)`)
+}
+
+const cache = new Map<FormatName, Promise<Adapter>>()
+
+export function getAdapter(name: string): Promise<Adapter> {
+  const format = formatName(name)
+  let adapter = cache.get(format)
+  if (!adapter) {
+    adapter = loaders[format]().then((m) => m.default)
+    cache.set(format, adapter)
+  }
+  return adapter
+}
+
+export function allAdapters(): Promise<Adapter[]> {
+  return Promise.all(FORMAT_NAMES.map((f) => getAdapter(f)))
+}

@@ -1,0 +1,130 @@
+import type { EvalCase, JsonObject } from '../src/model.ts'
+
+export type FormatName = 'evalcase' | 'deepeval' | 'langsmith' | 'hf' | 'csv' | 'evals'
+export type Container = 'json' | 'jsonl' | 'csv' | 'yaml' | 'parquet'
+
+/** A field mapping for tables (SPEC section 4): canonical field to source column(s) or dotted path(s). */
+export interface FieldMapping {
+  input?: string
+  expected_output?: string
+  context?: string
+  id?: string
+  /** Columns that go to `metadata`; every unmapped column goes there anyway. */
+  metadata?: string[]
+  /** Columns to leave out. */
+  ignore?: string[]
+  /** Any other canonical field: `expected_outcome`, `tags`, `retrieval_context`, `name`, `split`... */
+  [field: string]: string | string[] | undefined
+}
+
+/** A user function that maps one table row to cases (the library form of `--map`). */
+export type RowMapper = (row: JsonObject) => EvalCase | EvalCase[]
+
+export interface DecodeContext {
+  /** The file being read, for messages. */
+  file: string
+  container: Container
+  /** File-level keys seen so far (those that precede the record list in a JSON or YAML document). */
+  header: JsonObject
+  /** 0-based index of the record within the file. */
+  index: number
+  /** Table column order, for CSV and Parquet. */
+  columns?: string[]
+  map?: FieldMapping | RowMapper
+  /** Scratch space that lives as long as one file is read (e.g. which kind of record came first). */
+  state: Record<string, unknown>
+  /** Report a warning about the current record (a truncated cell, a deprecated key). */
+  warn(message: string, field?: string): void
+}
+
+export interface EncodeContext {
+  container: Container
+  /** `agentv` for evalcase's `tests:`/`criteria` dialect; adapter-specific otherwise. */
+  dialect?: string
+  /** 0-based index of the case among those written to this file. */
+  index: number
+  /** The layout chosen for the file (columns of a table, say), once chosen. */
+  layout?: FileLayout
+  warn(message: string, field?: string): void
+}
+
+/** How the records sit inside one output file. */
+export interface FileLayout {
+  /** Keys written before the record list (evalcase `description`, `execution`...). */
+  header?: JsonObject
+  /** The key that holds the record list in a JSON or YAML document; absent: a top-level list. */
+  listKey?: string
+  /** Table columns in order, for CSV and Parquet; a record may not add columns after these. */
+  columns?: string[]
+  /** JSON indent; DeepEval writes 4. */
+  indent?: number
+  /** Python's `json.dumps` spacing (`", "`, `": "`) in JSON Lines and in JSON text cells. */
+  pythonSpacing?: boolean
+  /** CSV line ending. */
+  newline?: '\n' | '\r\n'
+  /** File-level metadata for Parquet (the `huggingface` features key). */
+  schemaMetadata?: Record<string, string>
+}
+
+export interface SniffSample {
+  container: Container
+  /** The first records of the file, parsed. */
+  records: unknown[]
+  /** File-level keys of a JSON or YAML document. */
+  header: JsonObject
+  /** Table columns, for CSV and Parquet. */
+  columns?: string[]
+  fileName: string
+}
+
+/**
+ * A dataset format. It maps one parsed record to canonical cases and back, and does no I/O: a
+ * codec reads and writes the container, the pipeline moves records between them.
+ */
+export interface Adapter {
+  name: FormatName
+  aliases: string[]
+  /** One-line description for `--help` and `detect`. */
+  title: string
+  reads: Container[]
+  writes: Container[]
+  /** Keys of a JSON or YAML document that hold the record list (`evalcases`, `goldens`, `rows`...). */
+  recordKeys: string[]
+
+  /**
+   * One record to cases. Throws `fieldError(path, message)` for a bad field; the pipeline adds
+   * file and line. The `evalferry` key of the format's free-form slot arrives as
+   * `metadata.evalferry` and the pipeline applies it, so decode leaves it there.
+   */
+  decode(record: unknown, ctx: DecodeContext): EvalCase | EvalCase[]
+
+  /**
+   * One case to a record. What the case holds beyond what the format expresses goes, by the
+   * pipeline, into `metadata.evalferry`, which encode must write into the format's free-form slot.
+   */
+  encode(c: EvalCase, ctx: EncodeContext): JsonObject
+
+  /**
+   * The file layout to write, seen from the first cases (up to 100). File-level keys of a source
+   * file of this format arrive in the first case as `extras[format].$file`.
+   */
+  layout(container: Container, sample: EvalCase[], ctx: EncodeContext): FileLayout
+
+  /** How sure (0 to 1) this format fits the sample. */
+  sniff(sample: SniffSample): number
+
+  /** Fields (dotted, of the canonical case) that must be present when writing; the pipeline generates ids. */
+  requires?: ('id' | 'input')[]
+
+  /** True when every record in a file must have a unique id (evalcase). */
+  uniqueIds?: boolean
+
+  /**
+   * A record that stands for another file's records (evalcase `file://cases/x.yaml`): the path,
+   * relative to the file being read, whose cases the pipeline reads in its place.
+   */
+  include?(record: unknown): string | undefined
+
+  /** A sibling file whose top-level keys are this file's header (evalcase `x.jsonl` → `x.yaml`). */
+  sidecar?(file: string, container: Container): string | undefined
+}

@@ -1,0 +1,67 @@
+/**
+ * Lossless carrying (SPEC section 3). Writing a case, the pipeline encodes it, decodes the record
+ * again and compares: every canonical field that did not come back whole travels under
+ * `metadata.evalferry`, which every adapter maps to its format's free-form slot. Reading, the
+ * carried fields replace what the record expressed, so the next writer sees the original case.
+ * A carried `null` means the field was absent.
+ */
+import { CARRY_KEY, isJsonObject, type EvalCase, type JsonObject, type JsonValue } from './model.ts'
+
+export function deepEqual(a: unknown, b: unknown): boolean {
+  if (a === b) return true
+  if (typeof a !== 'object' || typeof b !== 'object' || a === null || b === null) return false
+  if (Array.isArray(a)) {
+    if (!Array.isArray(b) || a.length !== b.length) return false
+    for (let i = 0; i < a.length; i++) if (!deepEqual(a[i], b[i])) return false
+    return true
+  }
+  if (Array.isArray(b)) return false
+  const ao = a as Record<string, unknown>
+  const bo = b as Record<string, unknown>
+  let count = 0
+  for (const key in ao) {
+    if (ao[key] === undefined) continue
+    count++
+    if (!deepEqual(ao[key], bo[key])) return false
+  }
+  for (const key in bo) if (bo[key] !== undefined) count--
+  return count === 0
+}
+
+/** Takes `metadata.evalferry` off a freshly decoded case and puts the carried fields back. */
+export function applyCarry(c: EvalCase): EvalCase {
+  const carried = c.metadata?.[CARRY_KEY]
+  if (!isJsonObject(carried)) return c
+  const metadata = { ...c.metadata }
+  delete metadata[CARRY_KEY]
+  if (Object.keys(metadata).length) c.metadata = metadata
+  else delete c.metadata
+  const target = c as Record<string, unknown>
+  for (const [field, value] of Object.entries(carried)) {
+    if (value === null) delete target[field]
+    else target[field] = value
+  }
+  return c
+}
+
+/** The fields of `original` that `roundTripped` did not give back, as carried values. */
+export function lostFields(original: EvalCase, roundTripped: EvalCase, ignore: readonly string[] = []): JsonObject {
+  const carried: JsonObject = {}
+  const a = original as Record<string, unknown>
+  const b = roundTripped as Record<string, unknown>
+  const keys = new Set([...Object.keys(a), ...Object.keys(b)])
+  for (const key of keys) {
+    if (key === 'generated' || ignore.includes(key)) continue
+    if (!deepEqual(a[key], b[key])) carried[key] = a[key] === undefined ? null : (a[key] as JsonValue)
+  }
+  // Taking the slot off leaves no metadata where it is empty; an empty object that was there is carried.
+  if (Object.keys(carried).length && !('metadata' in carried) && isJsonObject(original.metadata) && Object.keys(original.metadata).length === 0) {
+    carried.metadata = {}
+  }
+  return carried
+}
+
+/** `c` with `carried` under `metadata.evalferry`. */
+export function withCarry(c: EvalCase, carried: JsonObject): EvalCase {
+  return { ...c, metadata: { ...(c.metadata ?? {}), [CARRY_KEY]: carried } }
+}

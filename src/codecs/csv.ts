@@ -1,0 +1,178 @@
+/**
+ * CSV through papaparse's core parser, fed chunk by chunk: each call parses what is complete and
+ * hands back the unfinished last row, so quoted newlines across chunks are kept whole. Every cell is
+ * text; the header row names the columns.
+ */
+import Papa from 'papaparse'
+import { DataError } from '../errors.ts'
+import type { JsonObject } from '../model.ts'
+import type { ByteSource, ReadOptions, RecordWriter, Sink, SourceRecord } from './types.ts'
+
+const DELIMITERS = [',', ';', '\t', '|']
+
+/** The delimiter of a header line: the candidate that splits it most, outside quotes. */
+export function sniffDelimiter(headerLine: string): string {
+  let best = ','
+  let bestCount = 0
+  for (const d of DELIMITERS) {
+    let count = 0
+    let quoted = false
+    for (const ch of headerLine) {
+      if (ch === '"') quoted = !quoted
+      else if (ch === d && !quoted) count++
+    }
+    if (count > bestCount) {
+      best = d
+      bestCount = count
+    }
+  }
+  return best
+}
+
+interface CoreParser {
+  parse(input: string, baseIndex: number, ignoreLastRow: boolean): Papa.ParseResult<string[]>
+}
+
+export async function* readCsv(source: ByteSource, options: ReadOptions): AsyncGenerator<SourceRecord> {
+  const { file } = options
+  let parser: CoreParser | undefined
+  let columns: string[] | undefined
+  let pending = ''
+  let line = 1
+  let index = 0
+  let minParse = 0
+
+  function* rows(result: Papa.ParseResult<string[]>, final: boolean): Generator<SourceRecord> {
+    const firstError = result.errors[0]
+    if (firstError) {
+      // The error's row is relative to this parse; find its line by counting the rows before it.
+      let at = line
+      for (let r = 0; r < (firstError.row ?? 0) && r < result.data.length; r++) at += lineCount(result.data[r]!)
+      const what = firstError.code === 'MissingQuotes' ? 'a quoted cell is never closed' : `malformed quoting (${firstError.message})`
+      throw new DataError('E_PARSE', what, { file, line: at })
+    }
+    for (const cells of result.data) {
+      const rowLine = line
+      line += lineCount(cells)
+      if (cells.length === 1 && cells[0] === '' ) continue // a blank line
+      if (!columns) {
+        columns = cells.map((c, i) => (i === 0 && c.charCodeAt(0) === 0xfeff ? c.slice(1) : c))
+        if (options.columns) options.columns.splice(0, options.columns.length, ...columns)
+        continue
+      }
+      if (cells.length > columns.length) {
+        throw new DataError('E_PARSE', `row has ${cells.length} cells but the header has ${columns.length} columns`, {
+          file,
+          line: rowLine,
+          field: `column ${columns.length + 1}`,
+        })
+      }
+      const record: Record<string, string> = {}
+      for (let i = 0; i < columns.length; i++) record[columns[i]!] = cells[i] ?? ''
+      yield { value: record, line: rowLine, index: index++ }
+    }
+    if (final && !columns) return
+  }
+
+  for await (const chunk of source) {
+    pending += typeof chunk === 'string' ? chunk : chunk.toString('utf8')
+    // A row longer than a chunk would be re-scanned each time: wait until twice as much is in.
+    if (pending.length < minParse) continue
+    if (!parser) {
+      const nl = pending.indexOf('\n')
+      if (nl === -1) continue
+      parser = makeParser(pending, nl, options.delimiter)
+    }
+    const result = parser.parse(pending, 0, true)
+    const cursor = result.meta.cursor
+    pending = pending.slice(cursor)
+    minParse = pending.length * 2
+    yield* rows(result, false)
+  }
+  if (!parser) {
+    if (pending === '') throw new DataError('E_PARSE', 'the file is empty; expected a header row', { file, line: 1 })
+    parser = makeParser(pending, pending.indexOf('\n'), options.delimiter)
+  }
+  if (pending !== '') yield* rows(parser.parse(pending, 0, false), true)
+  if (!columns) throw new DataError('E_PARSE', 'the file is empty; expected a header row', { file, line: 1 })
+}
+
+function makeParser(text: string, firstNewline: number, delimiter: string | undefined): CoreParser {
+  const newline = firstNewline > 0 && text.charCodeAt(firstNewline - 1) === 0x0d ? '\r\n' : '\n'
+  const headerLine = firstNewline === -1 ? text : text.slice(0, firstNewline)
+  const ParserClass = (Papa as unknown as { Parser: new (config: object) => CoreParser }).Parser
+  return new ParserClass({ delimiter: delimiter ?? sniffDelimiter(headerLine), newline, quoteChar: '"' })
+}
+
+function lineCount(cells: string[]): number {
+  let n = 1
+  for (const cell of cells) {
+    if (cell.length > 0 && cell.indexOf('\n') !== -1) {
+      for (let i = cell.indexOf('\n'); i !== -1; i = cell.indexOf('\n', i + 1)) n++
+    }
+  }
+  return n
+}
+
+/** A cell as Python's csv writer quotes it (QUOTE_MINIMAL): only when it must. */
+export function csvCell(value: string, delimiter = ','): string {
+  if (value === '') return ''
+  let needs = false
+  for (let i = 0; i < value.length; i++) {
+    const c = value.charCodeAt(i)
+    if (c === 0x22 || c === 0x0a || c === 0x0d || value[i] === delimiter) {
+      needs = true
+      break
+    }
+  }
+  return needs ? `"${value.replace(/"/g, '""')}"` : value
+}
+
+/**
+ * Writes records whose values are strings (or null for an empty cell). The header is the layout's
+ * columns, then the first record's other keys; a later record with a key outside them is an error,
+ * since a streamed header cannot grow.
+ */
+export function csvWriter(sink: Sink, layout: { columns?: string[]; newline?: '\n' | '\r\n'; delimiter?: string }): RecordWriter {
+  const newline = layout.newline ?? '\n'
+  const delimiter = layout.delimiter ?? ','
+  let columns: string[] | undefined
+  let buffer = ''
+  let count = 0
+
+  const row = (cells: string[]): string => {
+    // Python writes a lone empty field as "" so that the row is not read as blank.
+    if (cells.length === 1 && cells[0] === '') return '""' + newline
+    return cells.map((c) => csvCell(c, delimiter)).join(delimiter) + newline
+  }
+
+  return {
+    async write(record: JsonObject) {
+      if (!columns) {
+        columns = [...(layout.columns ?? [])]
+        for (const key of Object.keys(record)) if (!columns.includes(key)) columns.push(key)
+        buffer += row(columns)
+      }
+      for (const key in record) {
+        if (!columns.includes(key)) {
+          throw new DataError('E_FIELD', `record ${count + 1} has a column "${key}" that the first records did not have`, { field: key })
+        }
+      }
+      const cells = columns.map((c) => {
+        const v = record[c]
+        return v === null || v === undefined ? '' : typeof v === 'string' ? v : JSON.stringify(v)
+      })
+      buffer += row(cells)
+      count++
+      if (buffer.length > 65536) {
+        await sink.write(buffer)
+        buffer = ''
+      }
+    },
+    async end() {
+      if (!columns && layout.columns?.length) buffer += row(layout.columns)
+      if (buffer) await sink.write(buffer)
+      buffer = ''
+    },
+  }
+}

@@ -1,0 +1,407 @@
+/**
+ * JSON documents, streamed: the reader scans the text once, cuts out each element of the record
+ * list and hands only that slice to `JSON.parse`, so a file larger than memory still reads.
+ * The list is the top-level array, or the array under one of `recordKeys` of a top-level object
+ * (`{"goldens": [...]}`, `{"rows": [...]}`); the object's other keys go to `header`. A top-level
+ * object with no such key is one record.
+ */
+import { DataError } from '../errors.ts'
+import type { JsonObject, JsonValue } from '../model.ts'
+import type { ByteSource, ReadOptions, RecordWriter, Sink, SourceRecord } from './types.ts'
+
+/** Deeper than this, a document is refused before `JSON.parse` would exhaust the stack. */
+export const MAX_DEPTH = 2000
+
+const enum Mode {
+  Start, // before the top-level value
+  TopArray, // inside the top-level array: elements are records
+  TopObjectKey, // inside the top-level object, expecting a key (or `}`)
+  TopObjectColon,
+  TopObjectValue, // expecting the value of `currentKey`
+  RecordArray, // inside the array under a record key
+  AfterTopObjectValue, // expecting `,` or `}`
+  Done,
+}
+
+export async function* readJson(source: ByteSource, options: ReadOptions): AsyncGenerator<SourceRecord> {
+  const { file, recordKeys, header } = options
+  let mode: Mode = Mode.Start
+  let line = 1
+  let index = 0
+  let topIsObject = false
+  let sawRecordKey = false
+  let currentKey = ''
+  let lastWasSeparator = true // in a list: whether a `,` (or the opening bracket) came since the last element
+
+  // The value being cut out: its text so far (across chunks), depth inside it, and string state.
+  let capturing = false
+  let captured = ''
+  let captureLine = 0
+  let depth = 0
+  let inString = false
+  let escaped = false
+  let capturedIsScalar = false
+
+  const fail = (message: string, at = line): never => {
+    throw new DataError('E_PARSE', message, { file, line: at })
+  }
+
+  const finishValue = (text: string): JsonValue => {
+    try {
+      return JSON.parse(text) as JsonValue
+    } catch (error) {
+      const where = positionIn(text, error)
+      throw new DataError('E_PARSE', `invalid JSON: ${(error as Error).message}`, {
+        file,
+        line: captureLine + where.line,
+        ...(where.line === 0 ? {} : { column: where.column }),
+      })
+    }
+  }
+
+  let pending: SourceRecord | undefined
+  const complete = (text: string): void => {
+    capturing = false
+    if (mode === Mode.TopArray || mode === Mode.RecordArray) {
+      pending = { value: finishValue(text), line: captureLine, index: index++, raw: text }
+      lastWasSeparator = false
+    } else {
+      header[currentKey] = finishValue(text)
+      mode = Mode.AfterTopObjectValue
+    }
+  }
+
+  const isRecordList = (): boolean => mode === Mode.TopArray || mode === Mode.RecordArray
+  let decoderTail = ''
+
+  for await (const chunk of source) {
+    const text = decoderTail + (typeof chunk === 'string' ? chunk : chunk.toString('utf8'))
+    decoderTail = ''
+    let i = 0
+    let captureStart = capturing ? 0 : -1
+    const n = text.length
+    while (i < n) {
+      const c = text.charCodeAt(i)
+      if (capturing) {
+        if (inString) {
+          // Jump to the next quote or backslash: strings are most of the bytes.
+          if (escaped) {
+            escaped = false
+            i++
+            continue
+          }
+          if (c === 0x5c) {
+            escaped = true
+            i++
+            continue
+          }
+          if (c === 0x22) {
+            inString = false
+            i++
+            if (capturedIsScalar && depth === 0) {
+              captured += text.slice(captureStart, i)
+              captureStart = -1
+              complete(captured)
+              captured = ''
+              if (pending) {
+                yield pending
+                pending = undefined
+              }
+            }
+            continue
+          }
+          if (c === 0x0a) line++
+          const q = text.indexOf('"', i)
+          const b = text.indexOf('\\', i)
+          let next = q === -1 ? n : q
+          if (b !== -1 && b < next) next = b
+          line += countNewlines(text, i + 1, next)
+          i = next
+          continue
+        }
+        if (c === 0x22) {
+          inString = true
+        } else if (c === 0x7b || c === 0x5b) {
+          depth++
+          if (depth > MAX_DEPTH) fail(`nested deeper than ${MAX_DEPTH} levels`)
+        } else if (c === 0x7d || c === 0x5d) {
+          if (capturedIsScalar) {
+            // a scalar ends at the bracket that closes its list
+            captured += text.slice(captureStart, i)
+            captureStart = -1
+            complete(captured.trimEnd())
+            captured = ''
+            if (pending) {
+              yield pending
+              pending = undefined
+            }
+            continue
+          }
+          depth--
+          if (depth === 0) {
+            i++
+            captured += text.slice(captureStart, i)
+            captureStart = -1
+            complete(captured)
+            captured = ''
+            if (pending) {
+              yield pending
+              pending = undefined
+            }
+            continue
+          }
+        } else if (c === 0x2c && capturedIsScalar && depth === 0) {
+          captured += text.slice(captureStart, i)
+          captureStart = -1
+          complete(captured.trimEnd())
+          captured = ''
+          if (pending) {
+            yield pending
+            pending = undefined
+          }
+          continue
+        } else if (c === 0x0a) {
+          line++
+        }
+        i++
+        continue
+      }
+
+      // Between values: whitespace, punctuation and the structure around the record list.
+      if (c === 0x0a) {
+        line++
+        i++
+        continue
+      }
+      if (c === 0x20 || c === 0x09 || c === 0x0d || c === 0xfeff) {
+        i++
+        continue
+      }
+      switch (mode) {
+        case Mode.Start:
+          if (c === 0x5b) {
+            mode = Mode.TopArray
+            lastWasSeparator = true
+          } else if (c === 0x7b) {
+            mode = Mode.TopObjectKey
+            topIsObject = true
+          } else fail(`expected a JSON array or object, found ${describeChar(c)}`)
+          i++
+          continue
+        case Mode.TopObjectKey: {
+          if (c === 0x7d) {
+            mode = Mode.Done
+            i++
+            continue
+          }
+          if (c === 0x2c) {
+            i++
+            continue
+          }
+          if (c !== 0x22) fail(`expected a key in the top-level object, found ${describeChar(c)}`)
+          const end = findStringEnd(text, i + 1)
+          if (end === -1) {
+            // the key runs past this chunk: keep it for the next one
+            decoderTail = text.slice(i)
+            i = n
+            continue
+          }
+          currentKey = JSON.parse(text.slice(i, end + 1)) as string
+          mode = Mode.TopObjectColon
+          i = end + 1
+          continue
+        }
+        case Mode.TopObjectColon:
+          if (c !== 0x3a) fail(`expected ':' after key "${currentKey}"`)
+          mode = Mode.TopObjectValue
+          i++
+          continue
+        case Mode.TopObjectValue:
+          if (c === 0x5b && recordKeys.includes(currentKey)) {
+            sawRecordKey = true
+            mode = Mode.RecordArray
+            lastWasSeparator = true
+            i++
+            continue
+          }
+          break // the value is captured below, into `header`
+        case Mode.AfterTopObjectValue:
+          if (c === 0x2c) mode = Mode.TopObjectKey
+          else if (c === 0x7d) mode = Mode.Done
+          else fail(`expected ',' or '}' after the value of "${currentKey}", found ${describeChar(c)}`)
+          i++
+          continue
+        case Mode.TopArray:
+        case Mode.RecordArray:
+          if (c === 0x2c) {
+            if (lastWasSeparator) fail(`unexpected ',' in the list of records`)
+            lastWasSeparator = true
+            i++
+            continue
+          }
+          if (c === 0x5d) {
+            mode = mode === Mode.TopArray ? Mode.Done : Mode.AfterTopObjectValue
+            i++
+            continue
+          }
+          if (!lastWasSeparator) fail(`expected ',' between records, found ${describeChar(c)}`)
+          break
+        case Mode.Done:
+          fail(`unexpected ${describeChar(c)} after the end of the JSON document`)
+      }
+      // Start of a value to cut out.
+      capturing = true
+      captured = ''
+      captureStart = i
+      captureLine = line
+      depth = 0
+      inString = false
+      escaped = false
+      capturedIsScalar = c !== 0x7b && c !== 0x5b
+      if (c === 0x22) {
+        inString = true
+        i++
+        continue
+      }
+      if (!capturedIsScalar) {
+        depth = 1
+        i++
+        continue
+      }
+      i++
+    }
+    if (capturing && captureStart !== -1) captured += text.slice(captureStart)
+    if (!isRecordList() && mode !== Mode.TopObjectValue && mode !== Mode.Done && capturing) {
+      // unreachable: values are only captured in lists or as header values
+    }
+  }
+  if (capturing) {
+    if (capturedIsScalar && depth === 0 && !inString && mode === Mode.TopObjectValue) {
+      fail('unexpected end of file inside the top-level object')
+    }
+    fail(`unexpected end of file: the ${isRecordList() ? 'record' : 'value'} starting at line ${captureLine} is not closed`)
+  }
+  if (mode === Mode.Start) fail('the file is empty; expected a JSON array or object')
+  if (mode !== Mode.Done) fail('unexpected end of file: the JSON document is not closed')
+  if (topIsObject && !sawRecordKey) {
+    // A single object is one record.
+    const record = { ...header }
+    for (const key of Object.keys(header)) delete header[key]
+    yield { value: record, line: 1, index: 0 }
+  }
+}
+
+function countNewlines(text: string, from: number, to: number): number {
+  let count = 0
+  let at = text.indexOf('\n', from)
+  while (at !== -1 && at < to) {
+    count++
+    at = text.indexOf('\n', at + 1)
+  }
+  return count
+}
+
+function findStringEnd(text: string, from: number): number {
+  for (let i = from; i < text.length; i++) {
+    const c = text.charCodeAt(i)
+    if (c === 0x5c) i++
+    else if (c === 0x22) return i
+  }
+  return -1
+}
+
+function describeChar(c: number): string {
+  return `'${String.fromCharCode(c)}'`
+}
+
+/** The 0-based line and 1-based column inside `text` that a JSON.parse error points at. */
+export function positionIn(text: string, error: unknown): { line: number; column: number } {
+  const match = /position (\d+)/.exec((error as Error).message ?? '')
+  const offset = match ? Number(match[1]) : text.length
+  let line = 0
+  let lineStart = 0
+  for (let i = 0; i < offset && i < text.length; i++) {
+    if (text.charCodeAt(i) === 0x0a) {
+      line++
+      lineStart = i + 1
+    }
+  }
+  return { line, column: offset - lineStart + 1 }
+}
+
+/**
+ * `JSON.stringify` with Python's `json.dumps` spacing: `", "` and `": "` on one line, or the same
+ * indented layout as `json.dumps(indent=n)`; non-ASCII kept as `ensure_ascii=False` keeps it.
+ */
+export function stringifyJson(value: unknown, options: { indent?: number; pythonSpacing?: boolean } = {}): string {
+  const { indent, pythonSpacing } = options
+  if (indent) return JSON.stringify(value, null, indent)
+  if (!pythonSpacing) return JSON.stringify(value)
+  return pythonDumps(value)
+}
+
+function pythonDumps(value: unknown): string {
+  if (value === null || typeof value !== 'object') return JSON.stringify(value) ?? 'null'
+  if (Array.isArray(value)) {
+    if (value.length === 0) return '[]'
+    let out = '['
+    for (let i = 0; i < value.length; i++) {
+      if (i) out += ', '
+      out += value[i] === undefined ? 'null' : pythonDumps(value[i])
+    }
+    return out + ']'
+  }
+  let out = '{'
+  let first = true
+  for (const key of Object.keys(value)) {
+    const v = (value as Record<string, unknown>)[key]
+    if (v === undefined) continue
+    if (!first) out += ', '
+    first = false
+    out += JSON.stringify(key) + ': ' + pythonDumps(v)
+  }
+  return out + '}'
+}
+
+/** A JSON document: a top-level array, or an object with header keys and the list under `listKey`. */
+export function jsonWriter(
+  sink: Sink,
+  layout: { header?: JsonObject; listKey?: string; indent?: number; pythonSpacing?: boolean },
+): RecordWriter {
+  const indent = layout.indent ?? 2
+  const pad = ' '.repeat(indent)
+  const nested = layout.listKey !== undefined
+  const itemPad = nested ? pad + pad : pad
+  let count = 0
+  let opened = false
+
+  const open = async (): Promise<void> => {
+    opened = true
+    if (!nested) {
+      await sink.write('[')
+      return
+    }
+    let head = '{'
+    for (const [key, value] of Object.entries(layout.header ?? {})) {
+      head += `\n${pad}${JSON.stringify(key)}: ${reindent(JSON.stringify(value, null, indent), pad)},`
+    }
+    await sink.write(`${head}\n${pad}${JSON.stringify(layout.listKey)}: [`)
+  }
+
+  return {
+    async write(record) {
+      if (!opened) await open()
+      const text = reindent(JSON.stringify(record, null, indent), itemPad)
+      await sink.write(`${count++ ? ',' : ''}\n${itemPad}${text}`)
+    },
+    async end() {
+      if (!opened) await open()
+      const close = count ? `\n${nested ? pad : ''}]` : ']'
+      await sink.write(nested ? `${close}\n}\n` : close)
+    },
+  }
+}
+
+function reindent(text: string, pad: string): string {
+  return text.includes('\n') ? text.replace(/\n/g, '\n' + pad) : text
+}

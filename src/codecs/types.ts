@@ -1,0 +1,40 @@
+import type { JsonObject } from '../model.ts'
+
+/** One parsed record and where it came from. */
+export interface SourceRecord {
+  value: unknown
+  /** 1-based line where the record starts, where the container has lines. */
+  line?: number
+  /** 0-based index of the record in the file. */
+  index: number
+  /** The record's own text, where the codec has it cheaply (for `--rejects`). */
+  raw?: string
+}
+
+export interface ReadOptions {
+  /** The file name, for error messages. */
+  file: string
+  /** Keys of a JSON or YAML document that hold the record list. */
+  recordKeys: string[]
+  /** Filled with the document's other top-level keys as the reader meets them. */
+  header: JsonObject
+  /** Filled with the table's columns (CSV, Parquet) once known. */
+  columns?: string[]
+  /** CSV delimiter; sniffed from the header line when absent. */
+  delimiter?: string
+  /** Parquet: what the file's schema metadata holds (the `huggingface` key, say). */
+  schemaMetadata?: Record<string, string>
+}
+
+export type ByteSource = AsyncIterable<Buffer | string>
+
+/** Writes records of one container to a byte sink, in order, with back-pressure. */
+export interface RecordWriter {
+  write(record: JsonObject): Promise<void>
+  /** Writes whatever closes the document; does not close the sink. */
+  end(): Promise<void>
+}
+
+export interface Sink {
+  write(chunk: string | Uint8Array): Promise<void>
+}

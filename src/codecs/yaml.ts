@@ -1,0 +1,95 @@
+/**
+ * YAML documents through the `yaml` package. Reading keeps positions, so an error names the line
+ * of the record; writing emits one list item per record, so nothing but the current case is held.
+ */
+import { isMap, isSeq, LineCounter, parseDocument, stringify, type Node } from 'yaml'
+import { DataError } from '../errors.ts'
+import type { JsonObject } from '../model.ts'
+import type { ByteSource, ReadOptions, RecordWriter, Sink, SourceRecord } from './types.ts'
+
+/** Aliases expanded per document before it is refused as an alias bomb. */
+const MAX_ALIASES = 1000
+
+export async function* readYaml(source: ByteSource, options: ReadOptions): AsyncGenerator<SourceRecord> {
+  const { file, recordKeys, header } = options
+  let text = ''
+  for await (const chunk of source) text += typeof chunk === 'string' ? chunk : chunk.toString('utf8')
+  const lineCounter = new LineCounter()
+  const doc = parseDocument(text, { lineCounter, uniqueKeys: true, prettyErrors: false, strict: true })
+  const where = (offset: number | undefined) => {
+    const pos = lineCounter.linePos(offset ?? 0)
+    return { file, line: pos.line, column: pos.col }
+  }
+  const firstError = doc.errors[0]
+  if (firstError) {
+    throw new DataError('E_PARSE', `invalid YAML: ${firstError.message.split('\n')[0]}`, where(firstError.pos[0]))
+  }
+  const toJs = (node: unknown): unknown => {
+    try {
+      return (node as Node).toJSON ? (node as Node).toJSON(doc, { maxAliasCount: MAX_ALIASES }) : node
+    } catch (error) {
+      throw new DataError('E_PARSE', `invalid YAML: ${(error as Error).message}`, where((node as Node).range?.[0]))
+    }
+  }
+  const contents = doc.contents
+  if (contents === null) throw new DataError('E_PARSE', 'the file is empty; expected a YAML mapping or list', { file, line: 1 })
+  let items: Node[] | undefined
+  if (isSeq(contents)) {
+    items = contents.items as Node[]
+  } else if (isMap(contents)) {
+    for (const pair of contents.items) {
+      const key = String((pair.key as Node & { value?: unknown })?.toJSON?.() ?? pair.key)
+      if (items === undefined && recordKeys.includes(key) && isSeq(pair.value)) {
+        items = pair.value.items as Node[]
+      } else {
+        header[key] = toJs(pair.value) as JsonObject[string]
+      }
+    }
+    if (items === undefined) {
+      // A mapping with no record list is one record.
+      const record = { ...header }
+      for (const key of Object.keys(header)) delete header[key]
+      yield { value: record, line: 1, index: 0 }
+      return
+    }
+  } else {
+    throw new DataError('E_PARSE', 'expected a YAML mapping or list at the top of the document', where(0))
+  }
+  let index = 0
+  for (const item of items) {
+    const line = lineCounter.linePos(item.range?.[0] ?? 0).line
+    const value = toJs(item)
+    yield { value, line, index: index++ }
+  }
+}
+
+const STRINGIFY_OPTIONS = { lineWidth: 0, minContentWidth: 0, aliasDuplicateObjects: false } as const
+
+/** A YAML document: header keys, then `listKey:` and one `- ` item per record. */
+export function yamlWriter(sink: Sink, layout: { header?: JsonObject; listKey?: string }): RecordWriter {
+  let opened = false
+  const indent = layout.listKey ? '  ' : ''
+  const open = async () => {
+    opened = true
+    let head = ''
+    if (layout.header && Object.keys(layout.header).length) head += stringify(layout.header, STRINGIFY_OPTIONS) + '\n'
+    if (layout.listKey) head += `${layout.listKey}:\n`
+    if (head) await sink.write(head)
+  }
+  let count = 0
+  return {
+    async write(record: JsonObject) {
+      if (!opened) await open()
+      let item = stringify([record], STRINGIFY_OPTIONS)
+      if (indent) item = item.replace(/^(?=.)/gm, indent)
+      await sink.write((count++ ? '\n' : '') + item)
+    },
+    async end() {
+      if (!opened) await open()
+      if (count === 0 && layout.listKey) {
+        // `key:` alone would read as null; an empty list must stay a list.
+        await sink.write(`${indent}[]\n`)
+      } else if (count === 0) await sink.write('[]\n')
+    },
+  }
+}
