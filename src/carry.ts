@@ -54,14 +54,12 @@ export function lostFields(original: EvalCase, roundTripped: EvalCase, ignore: r
     if (key === 'generated' || ignore.includes(key)) continue
     if (!deepEqual(a[key], b[key])) carried[key] = a[key] === undefined ? null : (a[key] as JsonValue)
   }
-  // Taking the slot off leaves no metadata where it is empty; an empty object that was there is carried.
-  if (Object.keys(carried).length && !('metadata' in carried) && isJsonObject(original.metadata) && Object.keys(original.metadata).length === 0) {
-    carried.metadata = {}
-  }
   return carried
 }
 
 /** `c` with `carried` under `metadata.evalferry`. */
 export function withCarry(c: EvalCase, carried: JsonObject): EvalCase {
+  // Taking the slot off leaves no metadata where it is empty; an empty object that was there is carried.
+  if (isJsonObject(c.metadata) && Object.keys(c.metadata).length === 0 && !('metadata' in carried)) carried = { ...carried, metadata: {} }
   return { ...c, metadata: { ...(c.metadata ?? {}), [CARRY_KEY]: carried } }
 }

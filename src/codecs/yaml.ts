@@ -26,7 +26,7 @@ export async function* readYaml(source: ByteSource, options: ReadOptions): Async
   }
   const toJs = (node: unknown): unknown => {
     try {
-      return (node as Node).toJSON ? (node as Node).toJSON(doc, { maxAliasCount: MAX_ALIASES }) : node
+      return (node as Node).toJS ? (node as Node).toJS(doc, { maxAliasCount: MAX_ALIASES }) : node
     } catch (error) {
       throw new DataError('E_PARSE', `invalid YAML: ${(error as Error).message}`, where((node as Node).range?.[0]))
     }

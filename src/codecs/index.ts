@@ -1,0 +1,72 @@
+/** Containers by name and by file extension; each codec knows no dataset format. */
+import { extname } from 'node:path'
+import type { Container, FileLayout } from '../../adapters/types.ts'
+import { UsageError } from '../errors.ts'
+import { textSource } from '../io.ts'
+import { csvWriter, readCsv } from './csv.ts'
+import { jsonWriter, readJson } from './json.ts'
+import { jsonlWriter, readJsonl } from './jsonl.ts'
+import type { ReadOptions, RecordWriter, Sink, SourceRecord } from './types.ts'
+import { readYaml, yamlWriter } from './yaml.ts'
+
+const BY_EXTENSION: Record<string, Container> = {
+  '.json': 'json',
+  '.jsonl': 'jsonl',
+  '.ndjson': 'jsonl',
+  '.csv': 'csv',
+  '.tsv': 'csv',
+  '.yaml': 'yaml',
+  '.yml': 'yaml',
+  '.parquet': 'parquet',
+}
+
+export const CONTAINERS: Container[] = ['json', 'jsonl', 'csv', 'yaml', 'parquet']
+
+/** The container a file's extension names, or undefined. */
+export function containerOf(path: string): Container | undefined {
+  return BY_EXTENSION[extname(path).toLowerCase()]
+}
+
+export function parseContainer(name: string): Container {
+  const c = name.toLowerCase().replace(/^\./, '')
+  const container = (CONTAINERS as string[]).includes(c) ? (c as Container) : BY_EXTENSION['.' + c]
+  if (!container) throw new UsageError(`unknown container "${name}"; expected one of ${CONTAINERS.join(', ')}`)
+  return container
+}
+
+export function readRecords(container: Container, path: string, options: ReadOptions): AsyncIterable<SourceRecord> {
+  switch (container) {
+    case 'json':
+      return readJson(textSource(path), options)
+    case 'jsonl':
+      return readJsonl(textSource(path), options)
+    case 'csv':
+      return readCsv(textSource(path), { ...options, delimiter: options.delimiter ?? (extname(path).toLowerCase() === '.tsv' ? '\t' : undefined) })
+    case 'yaml':
+      return readYaml(textSource(path), options)
+    case 'parquet':
+      return readParquetLazily(path, options)
+  }
+}
+
+async function* readParquetLazily(path: string, options: ReadOptions): AsyncGenerator<SourceRecord> {
+  const { readParquet } = await import('./parquet.ts')
+  yield* readParquet(path, options)
+}
+
+export async function recordWriter(container: Container, sink: Sink, layout: FileLayout): Promise<RecordWriter> {
+  switch (container) {
+    case 'json':
+      return jsonWriter(sink, layout)
+    case 'jsonl':
+      return jsonlWriter(sink, layout)
+    case 'csv':
+      return csvWriter(sink, layout)
+    case 'yaml':
+      return yamlWriter(sink, layout)
+    case 'parquet': {
+      const { parquetWriter } = await import('./parquet.ts')
+      return parquetWriter(sink, layout)
+    }
+  }
+}

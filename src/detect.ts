@@ -1,0 +1,90 @@
+/** Telling formats apart: the container from the extension (checked against the content), the format from the records. */
+import { allAdapters } from '../adapters/index.ts'
+import type { Container, FormatName, SniffSample } from '../adapters/types.ts'
+import { containerOf, readRecords } from './codecs/index.ts'
+import { DataError, EvalferryError, UsageError } from './errors.ts'
+import { isJsonObject, type JsonObject } from './model.ts'
+
+export interface Detection {
+  file: string
+  format: FormatName
+  container: Container
+  /** How sure, from 0 to 1. */
+  confidence: number
+  /** Every format's score, best first. */
+  candidates: { format: FormatName; confidence: number }[]
+  /** Records in the file (with `count`). */
+  records?: number
+  /** Top-level fields seen in the records (with `count`: in all of them; else in the sample). */
+  fields: string[]
+}
+
+const SAMPLE_SIZE = 20
+
+export interface DetectOptions {
+  /** Read the whole file to count records and collect fields. */
+  count?: boolean
+  container?: Container
+}
+
+export async function detect(file: string, options: DetectOptions = {}): Promise<Detection> {
+  const adapters = await allAdapters()
+  const recordKeys = [...new Set(adapters.flatMap((a) => a.recordKeys))]
+  let container = options.container ?? containerOf(file)
+  if (!container) throw new UsageError(`cannot tell the container of ${file} from its extension`)
+
+  const sampleOf = async (c: Container) => {
+    const header: JsonObject = {}
+    const columns: string[] = []
+    const records: unknown[] = []
+    const fields = new Set<string>()
+    let count = 0
+    for await (const r of readRecords(c, file, { file, recordKeys, header, columns })) {
+      if (records.length < SAMPLE_SIZE) records.push(r.value)
+      if (isJsonObject(r.value) && (options.count || count < SAMPLE_SIZE)) for (const k of Object.keys(r.value)) fields.add(k)
+      count++
+      if (!options.count && count >= SAMPLE_SIZE) break
+    }
+    return { header, columns, records, fields, count }
+  }
+
+  let sample
+  try {
+    sample = await sampleOf(container)
+  } catch (error) {
+    // A `.json` file that holds JSON Lines is common enough to accept.
+    if (container === 'json' && error instanceof EvalferryError && /after the end of the JSON document/.test(error.message)) {
+      container = 'jsonl'
+      sample = await sampleOf(container)
+    } else throw error
+  }
+
+  const sniffSample: SniffSample = {
+    container,
+    records: sample.records,
+    header: sample.header,
+    columns: sample.columns,
+    fileName: file,
+  }
+  const candidates = adapters
+    .filter((a) => a.reads.includes(container!))
+    .map((a) => ({ format: a.name, confidence: clamp(a.sniff(sniffSample)) }))
+    .sort((a, b) => b.confidence - a.confidence)
+  const best = candidates[0]
+  if (!best || best.confidence === 0) {
+    throw new DataError('E_DETECT', `cannot tell which format this ${container} file is; name it with --from`, { file })
+  }
+  return {
+    file,
+    format: best.format,
+    container,
+    confidence: best.confidence,
+    candidates,
+    ...(options.count ? { records: sample.count } : {}),
+    fields: [...sample.fields],
+  }
+}
+
+function clamp(n: number): number {
+  return Number.isFinite(n) ? Math.max(0, Math.min(1, n)) : 0
+}

@@ -1,0 +1,406 @@
+/**
+ * read → decode → encode → write, as async iterables: a codec yields records, the source adapter
+ * turns each into canonical cases, the target adapter turns each case into a record, a codec
+ * writes it. Only the current record (and, when writing, the first 100 cases for the layout) is
+ * held, so memory stays bounded whatever the input size.
+ */
+import { dirname, resolve as resolvePath } from 'node:path'
+import { readFile } from 'node:fs/promises'
+import { parse as parseYaml } from 'yaml'
+import { getAdapter } from '../adapters/index.ts'
+import type { Adapter, Container, DecodeContext, EncodeContext, FieldMapping, FileLayout, RowMapper } from '../adapters/types.ts'
+import { applyCarry, lostFields, withCarry } from './carry.ts'
+import { containerOf, readRecords, recordWriter } from './codecs/index.ts'
+import type { SourceRecord } from './codecs/types.ts'
+import { detect } from './detect.ts'
+import { DataError, EvalferryError, UsageError, type Location } from './errors.ts'
+import { AtomicFile, exists, STDIO } from './io.ts'
+import { isJsonObject, type EvalCase, type JsonObject } from './model.ts'
+import { addWarning, countField, newReport, type ConversionReport } from './report.ts'
+
+/** What the `--rejects` file holds per bad record. */
+export interface Reject {
+  error: string
+  code: string
+  location: Location
+  record: unknown
+}
+
+export interface ReadOptions {
+  /** The source format; detected from the file when absent. */
+  from?: string
+  /** The container; from the file extension when absent (required for standard input). */
+  container?: Container
+  /** Field mapping for tables (CSV, Hugging Face rows, LangSmith CSV), or a function per row. */
+  map?: FieldMapping | RowMapper
+  /** `fail` (default) stops at the first bad record; `skip` leaves it out and goes on. */
+  onError?: 'fail' | 'skip'
+  /** Called with each skipped record when `onError` is `skip`. */
+  onReject?: (reject: Reject) => void
+  /** Filled as the read goes: records read, skipped, warnings. */
+  report?: ConversionReport
+  /** Only records whose 0-based index in the file satisfies this (used by `--shard`). */
+  recordFilter?: (index: number) => boolean
+}
+
+export interface WriteOptions {
+  /** The target format. */
+  to: string
+  /** The container; from the output's extension when absent. */
+  container?: Container
+  /** `agentv` writes evalcase's `tests:`/`criteria` dialect. */
+  dialect?: string
+  /** Carry what the target cannot express under `evalferry` (default true); false drops it. */
+  extras?: boolean
+  /** Any dropped field is an error. */
+  strict?: boolean
+  /** Filled as the write goes. */
+  report?: ConversionReport
+}
+
+const LAYOUT_SAMPLE = 100
+
+function requireContainer(path: string, given: Container | undefined, role: 'input' | 'output'): Container {
+  const container = given ?? (path === STDIO ? undefined : containerOf(path))
+  if (!container) {
+    throw new UsageError(
+      path === STDIO
+        ? `standard ${role === 'input' ? 'input' : 'output'} needs its container named (--${role === 'input' ? 'from-container' : 'to-container'} json|jsonl|csv|yaml|parquet)`
+        : `cannot tell the container of ${path} from its extension; expected .json, .jsonl, .csv, .tsv, .yaml, .yml or .parquet`,
+    )
+  }
+  return container
+}
+
+/** The canonical cases of one dataset file (or `-`), in order. */
+export async function* read(input: string, options: ReadOptions = {}): AsyncGenerator<EvalCase> {
+  const container = requireContainer(input, options.container, 'input')
+  let from = options.from
+  if (!from) {
+    if (input === STDIO) throw new UsageError('reading standard input needs --from')
+    from = (await detect(input)).format
+  }
+  const adapter = await getAdapter(from)
+  if (!adapter.reads.includes(container)) {
+    throw new UsageError(`${adapter.name} does not read ${container} files (it reads ${adapter.reads.join(', ')})`)
+  }
+  yield* readFile_(input, container, adapter, options, new Map())
+}
+
+async function* readFile_(
+  file: string,
+  container: Container,
+  adapter: Adapter,
+  options: ReadOptions,
+  seenIds: Map<string, string>,
+): AsyncGenerator<EvalCase> {
+  const header: JsonObject = {}
+  const sidecar = file !== STDIO ? adapter.sidecar?.(file, container) : undefined
+  if (sidecar && (await exists(sidecar))) {
+    const parsed: unknown = parseYaml(await readFile(sidecar, 'utf8'))
+    if (isJsonObject(parsed)) Object.assign(header, parsed)
+  }
+  const columns: string[] = []
+  const records = readRecords(container, file, { file, recordKeys: adapter.recordKeys, header, columns })
+  const report = options.report
+  const state: Record<string, unknown> = {}
+  let first = true
+
+  const ctx: DecodeContext = {
+    file,
+    container,
+    header,
+    index: 0,
+    columns,
+    map: options.map,
+    state,
+    warn: () => {},
+  }
+
+  for await (const record of records) {
+    if (options.recordFilter && !options.recordFilter(record.index)) continue
+    const location: Location = { file, ...(record.line === undefined ? { record: record.index } : { line: record.line }) }
+    ctx.index = record.index
+    ctx.warn = (message, field) => report && addWarning(report, message, { ...location, ...(field ? { field } : {}) })
+
+    const included = adapter.include?.(record.value)
+    if (included !== undefined) {
+      const path = resolvePath(dirname(file), included)
+      const includedContainer = requireContainer(path, undefined, 'input')
+      try {
+        yield* readFile_(path, includedContainer, adapter, options, seenIds)
+      } catch (error) {
+        if (error instanceof EvalferryError && error.code === 'E_IO') error.location = { ...location, field: String(record.value) }
+        throw error
+      }
+      continue
+    }
+
+    let cases: EvalCase[]
+    try {
+      const decoded = adapter.decode(record.value, ctx)
+      cases = Array.isArray(decoded) ? decoded : [decoded]
+      for (const c of cases) {
+        applyCarry(c)
+        if (adapter.uniqueIds) checkUniqueId(c, seenIds, location)
+      }
+    } catch (error) {
+      const located = locate(error, location)
+      if (options.onError !== 'skip') throw located
+      if (report) {
+        report.records.skipped++
+        report.errors.push({ message: located.message, location: located.location })
+      }
+      options.onReject?.({ error: located.message, code: located.code, location: located.location, record: record.raw ?? record.value })
+      continue
+    }
+    if (first && cases[0]) {
+      first = false
+      const fileKeys = withoutRecordKeys(header, adapter.recordKeys)
+      if (Object.keys(fileKeys).length) {
+        const c = cases[0]
+        c.extras = { ...c.extras, [adapter.name]: { ...c.extras?.[adapter.name], $file: fileKeys } }
+      }
+    }
+    for (const c of cases) {
+      if (report) report.records.read++
+      yield c
+    }
+  }
+}
+
+function withoutRecordKeys(header: JsonObject, recordKeys: string[]): JsonObject {
+  const out: JsonObject = {}
+  for (const [k, v] of Object.entries(header)) if (!recordKeys.includes(k)) out[k] = v
+  return out
+}
+
+function checkUniqueId(c: EvalCase, seen: Map<string, string>, location: Location): void {
+  if (c.id === undefined) return
+  const where = location.line !== undefined ? `line ${location.line}` : `record ${(location.record ?? 0) + 1}`
+  const before = seen.get(c.id)
+  if (before !== undefined) {
+    throw new DataError('E_DUPLICATE_ID', `duplicate id "${c.id}" (first used at ${before})`, { field: 'id' })
+  }
+  seen.set(c.id, location.file && location.file !== STDIO ? `${location.file}:${where.replace('line ', '')}` : where)
+}
+
+/** An error with the file, line or record filled in (an adapter knows only the field). */
+function locate(error: unknown, location: Location): EvalferryError {
+  if (error instanceof EvalferryError) {
+    error.location = { ...location, ...error.location }
+    return error
+  }
+  return new DataError('E_FIELD', (error as Error)?.message ?? String(error), location, { cause: error })
+}
+
+/** Writes cases to one file (or `-`) atomically; returns the report. */
+export async function write(
+  cases: AsyncIterable<EvalCase> | Iterable<EvalCase>,
+  output: string,
+  options: WriteOptions,
+): Promise<ConversionReport> {
+  const container = requireContainer(output, options.container, 'output')
+  const adapter = await getAdapter(options.to)
+  if (!adapter.writes.includes(container)) {
+    throw new UsageError(`${adapter.name} does not write ${container} files (it writes ${adapter.writes.join(', ')})`)
+  }
+  const report = options.report ?? newReport('canonical', adapter.name, [], output)
+  const file = await AtomicFile.create(output)
+  try {
+    await writeCases(cases, adapter, container, file, options, report)
+    await file.commit()
+  } catch (error) {
+    await file.abort()
+    throw error
+  }
+  return report
+}
+
+async function writeCases(
+  cases: AsyncIterable<EvalCase> | Iterable<EvalCase>,
+  adapter: Adapter,
+  container: Container,
+  file: AtomicFile,
+  options: WriteOptions,
+  report: ConversionReport,
+): Promise<void> {
+  const iterator = (Symbol.asyncIterator in cases ? cases[Symbol.asyncIterator]() : cases[Symbol.iterator]()) as
+    | AsyncIterator<EvalCase>
+    | Iterator<EvalCase>
+  const sample: EvalCase[] = []
+  let exhausted = false
+  while (sample.length < LAYOUT_SAMPLE) {
+    const next = await iterator.next()
+    if (next.done) {
+      exhausted = true
+      break
+    }
+    sample.push(next.value)
+  }
+
+  let index = 0
+  const ectx: EncodeContext = {
+    container,
+    ...(options.dialect ? { dialect: options.dialect } : {}),
+    index: 0,
+    warn: (message, field) => addWarning(report, message, { file: file.path, record: index, ...(field ? { field } : {}) }),
+  }
+  const first = sample[0]
+  const fileKeys = first?.extras?.[adapter.name]?.$file
+  const layout: FileLayout = adapter.layout(container, sample, ectx)
+  ectx.layout = layout
+  const writer = await recordWriter(container, file.sink, layout)
+  const encoder = new CaseEncoder(adapter, container, layout, options, report, file.path)
+
+  const writeOne = async (c: EvalCase): Promise<void> => {
+    ectx.index = index
+    const record = encoder.encode(c, ectx, index === 0 && isJsonObject(fileKeys))
+    await writer.write(record)
+    report.records.written++
+    index++
+  }
+  for (const c of sample) await writeOne(c)
+  if (!exhausted) {
+    for (;;) {
+      const next = await iterator.next()
+      if (next.done) break
+      await writeOne(next.value)
+    }
+  }
+  await writer.end()
+}
+
+/** Encodes one case and carries, under `evalferry`, whatever the record would not give back. */
+class CaseEncoder {
+  private readonly decodeContext: DecodeContext
+
+  constructor(
+    private readonly adapter: Adapter,
+    container: Container,
+    layout: FileLayout,
+    private readonly options: WriteOptions,
+    private readonly report: ConversionReport,
+    private readonly file: string,
+  ) {
+    this.decodeContext = {
+      file,
+      container,
+      header: layout.header ?? {},
+      index: 0,
+      columns: layout.columns ?? [],
+      state: {},
+      warn: () => {},
+    }
+  }
+
+  encode(original: EvalCase, ctx: EncodeContext, hasFileKeys: boolean): JsonObject {
+    const adapter = this.adapter
+    const c = withoutGenerated(original)
+    const generated: string[] = []
+    if (adapter.requires?.includes('id') && c.id === undefined) {
+      c.id = original.id ?? `case-${ctx.index + 1}`
+      generated.push('id')
+    }
+    if (hasFileKeys) dropFileKeys(c, adapter.name)
+
+    const record = adapter.encode(c, ctx)
+    this.decodeContext.index = ctx.index
+    let back: EvalCase
+    try {
+      const decoded = adapter.decode(record, this.decodeContext)
+      back = applyCarry(Array.isArray(decoded) ? (decoded[0] ?? {}) : decoded)
+    } catch (error) {
+      throw locate(error, { file: this.file, record: ctx.index })
+    }
+    const carried = lostFields(c, back, generated)
+    if (generated.length) carried.generated = generated
+    const lost = Object.keys(carried).filter((k) => k !== 'generated')
+    if (lost.length === 0 && !generated.length) return record
+
+    if (this.options.extras === false) {
+      for (const field of lost) countField(this.report.dropped, field)
+      if (this.options.strict && lost.length) {
+        throw new DataError('E_LOSSY', `${adapter.name} cannot hold ${lost.join(', ')}, and --strict forbids dropping it`, {
+          file: this.file,
+          record: ctx.index,
+          field: lost[0]!,
+        })
+      }
+      return record
+    }
+    for (const field of lost) countField(this.report.carried, field)
+    return adapter.encode(withCarry(c, carried), ctx)
+  }
+}
+
+function withoutGenerated(c: EvalCase): EvalCase {
+  const copy: EvalCase = { ...c }
+  if (c.generated) {
+    for (const field of c.generated) delete (copy as Record<string, unknown>)[field]
+    delete copy.generated
+  }
+  return copy
+}
+
+/** The file-level keys ride on the first case only to reach `layout`; the record must not repeat them. */
+function dropFileKeys(c: EvalCase, format: string): void {
+  const own = c.extras?.[format]
+  if (!own || !('$file' in own)) return
+  const rest = { ...own }
+  delete rest.$file
+  const extras = { ...c.extras }
+  if (Object.keys(rest).length) extras[format] = rest
+  else delete extras[format]
+  if (Object.keys(extras).length) c.extras = extras
+  else delete c.extras
+}
+
+export interface ConvertOptions extends Omit<ReadOptions, 'report' | 'onReject' | 'container'>, Omit<WriteOptions, 'report' | 'container'> {
+  input: string
+  output: string
+  inputContainer?: Container
+  outputContainer?: Container
+  /** JSON Lines file for records skipped with `onError: 'skip'`. */
+  rejects?: string
+}
+
+/** Converts one file to another format; returns the conversion report. */
+export async function convert(options: ConvertOptions): Promise<ConversionReport> {
+  const inputContainer = requireContainer(options.input, options.inputContainer, 'input')
+  const from = options.from ?? (options.input === STDIO ? undefined : (await detect(options.input)).format)
+  if (!from) throw new UsageError('reading standard input needs --from')
+  const to = (await getAdapter(options.to)).name
+  const report = newReport((await getAdapter(from)).name, to, [options.input], options.output === STDIO ? undefined : options.output)
+
+  let rejects: AtomicFile | undefined
+  if (options.rejects) rejects = await AtomicFile.create(options.rejects)
+  const pendingRejects: Promise<void>[] = []
+  const cases = read(options.input, {
+    from,
+    container: inputContainer,
+    ...(options.map ? { map: options.map } : {}),
+    onError: options.onError ?? 'fail',
+    report,
+    ...(options.recordFilter ? { recordFilter: options.recordFilter } : {}),
+    onReject: (r) => {
+      if (rejects) pendingRejects.push(rejects.sink.write(JSON.stringify(r) + '\n'))
+    },
+  })
+  try {
+    await write(cases, options.output, {
+      to,
+      ...(options.outputContainer ? { container: options.outputContainer } : {}),
+      ...(options.dialect ? { dialect: options.dialect } : {}),
+      ...(options.extras === undefined ? {} : { extras: options.extras }),
+      ...(options.strict ? { strict: true } : {}),
+      report,
+    })
+    await Promise.all(pendingRejects)
+    await rejects?.commit()
+  } catch (error) {
+    await rejects?.abort()
+    throw error
+  }
+  return report
+}

@@ -1,0 +1,151 @@
+/**
+ * Git hosts: the built-in public ones and those configured with `--host` / `EVALFERRY_HOSTS`.
+ *
+ * `--host <name>=<base-url>[,type=github|gitlab|bitbucket|bitbucket-server][,raw=<url>|raw=off]`
+ * - `name` is the host as it appears in dataset URLs (`github.com`, `ghe.example.com:8443`).
+ * - `base-url` is where git really is: the clone URL is `<base-url>/<owner…>/<repo>.git`
+ *   (Bitbucket Server: `<base-url>/scm/<project>/<repo>.git`).
+ * - the single-file API defaults to, by type: github `<base-url>/raw/<owner>/<repo>/<commit>/<path>`
+ *   (GitHub Enterprise's raw path), gitlab `<base-url>/api/v4`, bitbucket `<base-url>/!api/2.0`,
+ *   bitbucket-server `<base-url>/rest/api/1.0`; `raw=<url>` replaces that base, `raw=off` disables it.
+ */
+
+import { UsageError } from '../errors.ts'
+
+export type HostType = 'github' | 'gitlab' | 'bitbucket' | 'bitbucket-server'
+export const HOST_TYPES: readonly HostType[] = ['github', 'gitlab', 'bitbucket', 'bitbucket-server']
+
+export interface HostConfig {
+  /** The host as written in dataset URLs, lower-cased, with its port when it has one. */
+  name: string
+  type: HostType
+  /** Where git lives; no trailing slash. */
+  gitBase: string
+  /** Base of the single-file HTTP API; undefined when the host has none or it is turned off. */
+  rawBase?: string
+  /** True for github.com, gitlab.com and bitbucket.org as they are on the internet. */
+  builtin: boolean
+}
+
+export const BUILTIN_HOSTS: readonly HostConfig[] = [
+  { name: 'github.com', type: 'github', gitBase: 'https://github.com', rawBase: 'https://raw.githubusercontent.com', builtin: true },
+  { name: 'gitlab.com', type: 'gitlab', gitBase: 'https://gitlab.com', rawBase: 'https://gitlab.com/api/v4', builtin: true },
+  { name: 'bitbucket.org', type: 'bitbucket', gitBase: 'https://bitbucket.org', rawBase: 'https://api.bitbucket.org/2.0', builtin: true },
+]
+
+function defaultRawBase(type: HostType, gitBase: string): string {
+  switch (type) {
+    case 'github':
+      return `${gitBase}/raw`
+    case 'gitlab':
+      return `${gitBase}/api/v4`
+    case 'bitbucket':
+      return `${gitBase}/!api/2.0`
+    case 'bitbucket-server':
+      return `${gitBase}/rest/api/1.0`
+  }
+}
+
+function guessType(name: string): HostType {
+  const builtin = BUILTIN_HOSTS.find((h) => h.name === name)
+  if (builtin) return builtin.type
+  if (name.includes('gitlab')) return 'gitlab'
+  if (name.includes('bitbucket')) return 'bitbucket-server'
+  return 'github'
+}
+
+function trimSlash(url: string): string {
+  return url.replace(/\/+$/, '')
+}
+
+function checkBase(url: string, spec: string): string {
+  let parsed: URL
+  try {
+    parsed = new URL(url)
+  } catch {
+    throw new UsageError(`--host ${spec}: '${url}' is not a URL`)
+  }
+  if (parsed.protocol !== 'https:' && parsed.protocol !== 'http:') {
+    throw new UsageError(`--host ${spec}: only http and https base URLs are supported`)
+  }
+  if (parsed.username || parsed.password) {
+    throw new UsageError(`--host ${spec}: put credentials in the environment (SPEC 6), not in the URL`)
+  }
+  return trimSlash(url)
+}
+
+/** Parse one `--host` value. */
+export function parseHostSpec(spec: string): HostConfig {
+  const parts = spec.split(',').map((p) => p.trim())
+  const [first, ...attributes] = parts
+  const eq = first ? first.indexOf('=') : -1
+  if (!first || eq <= 0) throw new UsageError(`--host ${spec}: expected <name>=<base-url>[,type=github|gitlab|bitbucket]`)
+  const name = first.slice(0, eq).toLowerCase()
+  const gitBase = checkBase(first.slice(eq + 1), spec)
+  let type: HostType | undefined
+  let raw: string | undefined
+  for (const attribute of attributes) {
+    const [key, value = ''] = attribute.split(/=(.*)/s)
+    if (key === 'type') {
+      if (!(HOST_TYPES as readonly string[]).includes(value)) {
+        throw new UsageError(`--host ${spec}: type must be one of ${HOST_TYPES.join(', ')}`)
+      }
+      type = value as HostType
+    } else if (key === 'raw') {
+      raw = value
+    } else {
+      throw new UsageError(`--host ${spec}: unknown attribute '${key}' (type, raw)`)
+    }
+  }
+  type ??= guessType(name)
+  const rawBase = raw === 'off' ? undefined : raw !== undefined ? checkBase(raw, spec) : defaultRawBase(type, gitBase)
+  return { name, type, gitBase, ...(rawBase !== undefined ? { rawBase } : {}), builtin: false }
+}
+
+/** Split `EVALFERRY_HOSTS`: the `--host` syntax, entries separated by commas (attributes stay with their host). */
+export function splitHostList(list: string): string[] {
+  const specs: string[] = []
+  for (const piece of list.split(/[,\s]+/).filter(Boolean)) {
+    const key = piece.split('=')[0]
+    if ((key === 'type' || key === 'raw') && specs.length > 0) specs[specs.length - 1] += `,${piece}`
+    else specs.push(piece)
+  }
+  return specs
+}
+
+/** The host table: built-ins, then `EVALFERRY_HOSTS`, then `--host` values (later entries win). */
+export function hostTable(specs: readonly string[] = [], env: NodeJS.ProcessEnv = process.env): Map<string, HostConfig> {
+  const table = new Map<string, HostConfig>(BUILTIN_HOSTS.map((h) => [h.name, h]))
+  const fromEnv = env.EVALFERRY_HOSTS ? splitHostList(env.EVALFERRY_HOSTS) : []
+  for (const spec of [...fromEnv, ...specs]) {
+    const host = parseHostSpec(spec)
+    table.set(host.name, host)
+  }
+  return table
+}
+
+/** The URL git clones and fetches from. */
+export function cloneUrl(host: HostConfig, repository: string): string {
+  if (host.type === 'bitbucket-server') {
+    const [project = '', slug = ''] = repository.split('/')
+    return `${host.gitBase}/scm/${project.toLowerCase()}/${slug}.git`
+  }
+  return `${host.gitBase}/${repository}.git`
+}
+
+/** The single-file API URL for one file at one commit, or undefined when the host has none. */
+export function rawFileUrl(host: HostConfig, repository: string, commit: string, path: string): string | undefined {
+  if (!host.rawBase) return undefined
+  const encodedPath = path.split('/').map(encodeURIComponent).join('/')
+  const parts = repository.split('/')
+  switch (host.type) {
+    case 'github':
+      return `${host.rawBase}/${repository}/${commit}/${encodedPath}`
+    case 'gitlab':
+      return `${host.rawBase}/projects/${encodeURIComponent(repository)}/repository/files/${encodeURIComponent(path)}/raw?ref=${commit}`
+    case 'bitbucket':
+      return `${host.rawBase}/repositories/${repository}/src/${commit}/${encodedPath}`
+    case 'bitbucket-server':
+      return `${host.rawBase}/projects/${parts[0]}/repos/${parts[1]}/raw/${encodedPath}?at=${commit}`
+  }
+}

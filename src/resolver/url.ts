@@ -1,0 +1,118 @@
+/** Blob URLs of GitHub, GitLab, Bitbucket and configured hosts, parsed into repository and `<ref>/<path>` segments. */
+
+import { FetchError } from '../errors.ts'
+import { type HostConfig, hostTable } from './hosts.ts'
+
+export interface BlobUrl {
+  /** The URL as written in the dataset. */
+  url: string
+  /** The host's configuration (its `name` is the host as written in URLs). */
+  host: HostConfig
+  /** `owner/repo`, or `group/subgroup…/project` on GitLab. */
+  repository: string
+  /**
+   * Decoded segments of `<ref>/<path>`: where the ref ends is only known from the remote's refs.
+   * When `ref` is set (Bitbucket Server's `?at=`), these are the path alone.
+   */
+  segments: string[]
+  /** A ref named apart from the path. */
+  ref?: string
+  /** Lines from a `#L10-L20` style anchor. */
+  lines?: { start: number; end: number }
+}
+
+const URL_SHAPE = /^(https?):\/\/([^/?#\s]+)(\/[^?#\s]*)?(\?[^#\s]*)?(#\S*)?$/i
+
+function unsafe(url: string, why: string): FetchError {
+  return new FetchError('E_UNSAFE', `${url}: ${why}`)
+}
+
+function decodeSegments(url: string, raw: string[]): string[] {
+  return raw.map((segment) => {
+    let decoded: string
+    try {
+      decoded = decodeURIComponent(segment)
+    } catch {
+      throw unsafe(url, `bad percent-encoding in '${segment}'`)
+    }
+    if (decoded === '.' || decoded === '..') throw unsafe(url, `'${decoded}' in the path is refused`)
+    if (decoded === '') throw unsafe(url, 'an empty path segment (an absolute path) is refused')
+    if (decoded.includes('/') || decoded.includes('\0')) throw unsafe(url, `path segment '${decoded}' holds a slash or NUL`)
+    return decoded
+  })
+}
+
+function parseLines(fragment: string | undefined): BlobUrl['lines'] {
+  if (!fragment) return undefined
+  const m = /^#(?:L|lines-)(\d+)(?:(?:-L?|:)(\d+))?$/.exec(fragment)
+  if (!m) return undefined
+  const start = Number(m[1])
+  return { start, end: m[2] ? Number(m[2]) : start }
+}
+
+function lookupHost(name: string, origin: string, path: string, hosts: Map<string, HostConfig>): { host: HostConfig; rawHost: boolean } | undefined {
+  const direct = hosts.get(name)
+  if (direct) return { host: direct, rawHost: false }
+  if (name === 'raw.githubusercontent.com') {
+    const github = hosts.get('github.com')
+    if (github) return { host: github, rawHost: true }
+  }
+  if (name.startsWith('raw.')) {
+    const parent = hosts.get(name.slice(4))
+    if (parent?.type === 'github') return { host: parent, rawHost: true }
+  }
+  if (/\/-\/(blob|raw)\//.test(path)) {
+    return { host: { name, type: 'gitlab', gitBase: origin, rawBase: `${origin}/api/v4`, builtin: false }, rawHost: false }
+  }
+  return undefined
+}
+
+/**
+ * Parse a blob URL. Returns undefined when `url` is not one (another URL, a local path, prose);
+ * throws FetchError E_UNSAFE when it is one whose path climbs out (`..`), is absolute or badly encoded.
+ */
+export function parseBlobUrl(url: string, hosts: Map<string, HostConfig> = hostTable()): BlobUrl | undefined {
+  const m = URL_SHAPE.exec(url)
+  if (!m) return undefined
+  const scheme = m[1]!.toLowerCase()
+  let authority = m[2]!.toLowerCase()
+  authority = authority.slice(authority.lastIndexOf('@') + 1)
+  if ((scheme === 'https' && authority.endsWith(':443')) || (scheme === 'http' && authority.endsWith(':80'))) {
+    authority = authority.replace(/:\d+$/, '')
+  }
+  const path = m[3] ?? '/'
+  const query = new URLSearchParams(m[4]?.slice(1) ?? '')
+  const found = lookupHost(authority, `${scheme}://${authority}`, path, hosts)
+  if (!found) return undefined
+  const { host, rawHost } = found
+  const raw = path.split('/').slice(1)
+  if (raw.length > 0 && raw[raw.length - 1] === '') raw.pop() // a trailing slash names a directory; caught below as too short
+  const lines = parseLines(m[5])
+  const make = (ownerParts: string[], rest: string[], ref?: string): BlobUrl | undefined => {
+    if (ownerParts.length < 2 || rest.length < (ref === undefined ? 2 : 1)) return undefined
+    const repository = decodeSegments(url, ownerParts).join('/')
+    return { url, host, repository, segments: decodeSegments(url, rest), ...(ref !== undefined ? { ref } : {}), ...(lines ? { lines } : {}) }
+  }
+
+  switch (host.type) {
+    case 'github': {
+      if (rawHost) return make(raw.slice(0, 2), raw.slice(2))
+      if (raw[2] !== 'blob' && raw[2] !== 'raw') return undefined
+      return make(raw.slice(0, 2), raw.slice(3))
+    }
+    case 'gitlab': {
+      const dash = raw.findIndex((s, i) => s === '-' && (raw[i + 1] === 'blob' || raw[i + 1] === 'raw'))
+      if (dash < 0) return undefined
+      return make(raw.slice(0, dash), raw.slice(dash + 2))
+    }
+    case 'bitbucket': {
+      if (raw[2] !== 'src' && raw[2] !== 'raw') return undefined
+      return make(raw.slice(0, 2), raw.slice(3))
+    }
+    case 'bitbucket-server': {
+      // /projects/<KEY>/repos/<slug>/browse|raw/<path>?at=<ref>
+      if (raw[0] !== 'projects' || raw[2] !== 'repos' || (raw[4] !== 'browse' && raw[4] !== 'raw')) return undefined
+      return make([raw[1]!, raw[3]!], raw.slice(5), query.get('at') ?? 'HEAD')
+    }
+  }
+}
