@@ -314,10 +314,11 @@ function describeChar(c: number): string {
   return `'${String.fromCharCode(c)}'`
 }
 
-/** The 0-based line and 1-based column inside `text` that a JSON.parse error points at. */
+/** The 0-based line and 1-based column inside `text` where its JSON first goes wrong. */
 export function positionIn(text: string, error: unknown): { line: number; column: number } {
-  const match = /position (\d+)/.exec((error as Error).message ?? '')
-  const offset = match ? Number(match[1]) : text.length
+  // V8 names the position only for some errors, so find it by scanning (only on the failure path).
+  const match = /position (\d+)/.exec((error as Error)?.message ?? '')
+  const offset = match ? Number(match[1]) : firstJsonError(text)
   let line = 0
   let lineStart = 0
   for (let i = 0; i < offset && i < text.length; i++) {
@@ -327,6 +328,93 @@ export function positionIn(text: string, error: unknown): { line: number; column
     }
   }
   return { line, column: offset - lineStart + 1 }
+}
+
+/** The offset of the first character that makes `text` invalid JSON (its length if it ends early). */
+function firstJsonError(text: string): number {
+  let i = 0
+  const ws = () => {
+    while (i < text.length && ' \t\r\n'.includes(text[i]!)) i++
+  }
+  const literal = (word: string) => {
+    for (const ch of word) {
+      if (text[i] !== ch) throw i
+      i++
+    }
+  }
+  const string = () => {
+    i++
+    while (i < text.length) {
+      const c = text[i]!
+      if (c === '"') {
+        i++
+        return
+      }
+      if (c === '\\') i++
+      else if (c < ' ') throw i
+      i++
+    }
+    throw i
+  }
+  const number = () => {
+    const m = /^-?(0|[1-9]\d*)(\.\d+)?([eE][+-]?\d+)?/.exec(text.slice(i, i + 400))
+    if (!m || m[0] === '' || m[0] === '-') throw i
+    i += m[0].length
+  }
+  const value = (): void => {
+    ws()
+    const c = text[i]
+    if (c === '{') {
+      i++
+      ws()
+      if (text[i] === '}') {
+        i++
+        return
+      }
+      for (;;) {
+        ws()
+        if (text[i] !== '"') throw i
+        string()
+        ws()
+        if (text[i] !== ':') throw i
+        i++
+        value()
+        ws()
+        if (text[i] === ',') i++
+        else if (text[i] === '}') {
+          i++
+          return
+        } else throw i
+      }
+    } else if (c === '[') {
+      i++
+      ws()
+      if (text[i] === ']') {
+        i++
+        return
+      }
+      for (;;) {
+        value()
+        ws()
+        if (text[i] === ',') i++
+        else if (text[i] === ']') {
+          i++
+          return
+        } else throw i
+      }
+    } else if (c === '"') string()
+    else if (c === 't') literal('true')
+    else if (c === 'f') literal('false')
+    else if (c === 'n') literal('null')
+    else number()
+  }
+  try {
+    value()
+    ws()
+    return i < text.length ? i : text.length
+  } catch (at) {
+    return typeof at === 'number' ? at : text.length
+  }
 }
 
 /**

@@ -18,6 +18,8 @@ export interface ReadOptions {
   recordKeys: string[]
   /** Filled with the document's other top-level keys as the reader meets them. */
   header: JsonObject
+  /** Set by the YAML reader: the key that held the record list, null for a top-level list. */
+  listKey?: string | null
   /** Filled with the table's columns (CSV, Parquet) once known. */
   columns?: string[]
   /** CSV delimiter; sniffed from the header line when absent. */

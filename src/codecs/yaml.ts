@@ -36,11 +36,13 @@ export async function* readYaml(source: ByteSource, options: ReadOptions): Async
   let items: Node[] | undefined
   if (isSeq(contents)) {
     items = contents.items as Node[]
+    options.listKey = null
   } else if (isMap(contents)) {
     for (const pair of contents.items) {
       const key = String((pair.key as Node & { value?: unknown })?.toJSON?.() ?? pair.key)
       if (items === undefined && recordKeys.includes(key) && isSeq(pair.value)) {
         items = pair.value.items as Node[]
+        options.listKey = key
       } else {
         header[key] = toJs(pair.value) as JsonObject[string]
       }

@@ -1,0 +1,520 @@
+/**
+ * evalcase YAML, the AgentV eval-case format, in all its dialects: the early `evalcases:` list with
+ * `expected_outcome`/`input_messages`/`expected_messages`, and AgentV 4's `tests:` with `criteria`
+ * and `assertions`. JSON Lines files hold one case a line, with file-level keys in a sibling YAML.
+ *
+ * Reading remembers per case which spelling each field used (`extras.evalcase.$form`), so that
+ * writing a case read from evalcase gives back the same keys. Cases from other formats are written
+ * in the form both the spec and AgentV 4.42.4's loader read: `input` and `expected_output`, string
+ * shorthands where they fit, `expected_outcome` (or `criteria` with `--dialect agentv`).
+ *
+ * A case with no input (DeepEval multi-turn goldens have a `scenario` instead) is written with its
+ * scenario as the one user message, because AgentV refuses a case without `input`; the carry keeps
+ * the original exact, since that input does not read back as the case's own.
+ */
+import { fieldError, withFieldPrefix } from '../src/errors.ts'
+import {
+  isJsonObject,
+  isMessageList,
+  ROLES,
+  singleText,
+  type Content,
+  type ContentBlock,
+  type EvalCase,
+  type JsonObject,
+  type JsonValue,
+  type Message,
+  type Role,
+  type Rubric,
+  type ToolCall,
+} from '../src/model.ts'
+import type { Adapter, Container, DecodeContext, EncodeContext, FileLayout, SniffSample } from './types.ts'
+
+const FORMAT = 'evalcase'
+
+/** Keys of extras that are this adapter's own markers, not keys of the source record. */
+const FORM = '$form'
+const FILE = '$file'
+const LIST = '$list'
+
+const RECORD_KEYS = ['evalcases', 'eval_cases', 'cases', 'tests']
+const INCLUDE_PREFIX = 'file://'
+
+/** The spellings a case field may take; the first is what cases from other formats get. */
+const INPUT_KEYS = ['input', 'input_messages'] as const
+const EXPECTED_OUTPUT_KEYS = ['expected_output', 'expected_messages'] as const
+const OUTCOME_KEYS = ['expected_outcome', 'criteria'] as const
+const RUBRIC_TEXT_KEYS = ['expected_outcome', 'outcome', 'description'] as const
+
+/** Case keys with a canonical field of the same name and a plain type. */
+const STRING_FIELDS = ['description', 'conversation_id', 'note'] as const
+const OBJECT_FIELDS = ['metadata', 'execution', 'sidecar'] as const
+
+const HANDLED_KEYS = new Set<string>([
+  'id',
+  ...INPUT_KEYS,
+  ...EXPECTED_OUTPUT_KEYS,
+  ...OUTCOME_KEYS,
+  'rubrics',
+  ...STRING_FIELDS,
+  ...OBJECT_FIELDS,
+])
+
+// ---------------------------------------------------------------------------------------------
+// extras: unknown source keys kept as they are; a source key starting with `$` gets one more `$`
+// so that it never collides with the markers.
+
+function toExtraKey(key: string): string {
+  return key.startsWith('$') ? '$' + key : key
+}
+
+function fromExtraKey(key: string): string | undefined {
+  if (key.startsWith('$$')) return key.slice(1)
+  return key.startsWith('$') ? undefined : key
+}
+
+function ownExtras(holder: { extras?: { [format: string]: JsonObject } } | undefined): JsonObject {
+  return holder?.extras?.[FORMAT] ?? {}
+}
+
+/** Writes the unknown source keys kept in `extras` back into `record`. */
+function writeExtras(record: JsonObject, extras: JsonObject): void {
+  for (const [key, value] of Object.entries(extras)) {
+    const original = fromExtraKey(key)
+    if (original !== undefined && !(original in record)) record[original] = value
+  }
+}
+
+function setExtras<T extends { extras?: { [format: string]: JsonObject } }>(target: T, extras: JsonObject): T {
+  if (Object.keys(extras).length) target.extras = { ...(target.extras ?? {}), [FORMAT]: extras }
+  return target
+}
+
+function form(c: EvalCase): JsonObject {
+  const f = ownExtras(c)[FORM]
+  return isJsonObject(f) ? f : {}
+}
+
+// ---------------------------------------------------------------------------------------------
+// decoding
+
+function describeType(value: unknown): string {
+  if (value === null) return 'null'
+  if (Array.isArray(value)) return 'a list'
+  return typeof value === 'object' ? 'a mapping' : `${typeof value} ${JSON.stringify(value)}`
+}
+
+function expectString(value: unknown, field: string): string {
+  if (typeof value !== 'string') throw fieldError(field, `expected a string, got ${describeType(value)}`)
+  return value
+}
+
+function expectObject(value: unknown, field: string): JsonObject {
+  if (!isJsonObject(value)) throw fieldError(field, `expected a mapping, got ${describeType(value)}`)
+  return value
+}
+
+/** Runs `fn`, prefixing the field path of any error it throws with `prefix`. */
+function under<T>(prefix: string, fn: () => T): T {
+  try {
+    return fn()
+  } catch (error) {
+    throw withFieldPrefix(error, prefix)
+  }
+}
+
+const BLOCK_TYPES = ['text', 'file', 'image', 'json'] as const
+
+function decodeBlock(raw: unknown): ContentBlock {
+  const block = expectObject(raw, '')
+  const type = block.type
+  if (typeof type !== 'string' || !(BLOCK_TYPES as readonly string[]).includes(type)) {
+    throw fieldError('type', `expected one of ${BLOCK_TYPES.join(', ')}, got ${describeType(type)}`)
+  }
+  const allowed = type === 'image' ? ['type', 'value', 'mime_type'] : ['type', 'value']
+  const unexpected = Object.keys(block).find((k) => !allowed.includes(k))
+  if (unexpected !== undefined) throw fieldError(unexpected, `unexpected key in a ${type} block`)
+  if (!('value' in block)) throw fieldError('value', `a ${type} block needs a value`)
+  if (type === 'json') return { type, value: block.value as JsonValue }
+  const value = expectString(block.value, 'value')
+  if (type === 'image') {
+    return block.mime_type === undefined ? { type, value } : { type, value, mime_type: expectString(block.mime_type, 'mime_type') }
+  }
+  return { type: type as 'text' | 'file', value }
+}
+
+/** Message content; `kind` tells how it was written when it is not a string or block list. */
+function decodeContent(raw: unknown): { content: Content; kind?: string } {
+  if (typeof raw === 'string') return { content: raw }
+  if (raw === undefined) return { content: '', kind: 'absent' }
+  if (raw === null) return { content: '', kind: 'null' }
+  if (Array.isArray(raw)) return { content: raw.map((b, i) => under(`[${i}]`, () => decodeBlock(b))) }
+  if (isJsonObject(raw)) return { content: [{ type: 'json', value: raw }], kind: 'object' }
+  throw fieldError('', `expected a string, a list of content blocks or a mapping, got ${describeType(raw)}`)
+}
+
+function decodeToolCall(raw: unknown): ToolCall {
+  const call = expectObject(raw, '')
+  const extras: JsonObject = {}
+  let tc: ToolCall
+  if ('function' in call) {
+    // OpenAI style: `arguments` is JSON text.
+    const fn = expectObject(call.function, 'function')
+    tc = { name: expectString(fn.name, 'function.name') }
+    if (call.id !== undefined) tc.id = expectString(call.id, 'id')
+    if (call.type !== undefined) tc.type = expectString(call.type, 'type')
+    if (fn.arguments !== undefined) {
+      if (typeof fn.arguments === 'string') {
+        let parsed: JsonValue | undefined
+        try {
+          parsed = JSON.parse(fn.arguments) as JsonValue
+        } catch {
+          parsed = undefined
+        }
+        if (parsed !== undefined && JSON.stringify(parsed) === fn.arguments) tc.arguments = parsed
+        else if (parsed !== undefined) {
+          tc.arguments = parsed
+          extras.$arguments_text = fn.arguments // spacing the parsed value would not give back
+        } else {
+          tc.arguments = fn.arguments
+          extras.$arguments_text = fn.arguments
+        }
+      } else {
+        tc.arguments = fn.arguments
+        extras.$arguments_text = null // arguments written as a value, not as JSON text
+      }
+    }
+    for (const [k, v] of Object.entries(fn)) if (k !== 'name' && k !== 'arguments') extras[`$function.${k}`] = v
+    for (const [k, v] of Object.entries(call)) if (!['function', 'id', 'type'].includes(k)) extras[toExtraKey(k)] = v
+  } else if ('tool' in call) {
+    // AgentV's runtime shape.
+    tc = { name: expectString(call.tool, 'tool') }
+    extras.$style = 'agentv'
+    if (call.id !== undefined) tc.id = expectString(call.id, 'id')
+    if (call.input !== undefined) tc.arguments = call.input
+    if (call.output !== undefined) tc.output = call.output
+    for (const [k, v] of Object.entries(call)) if (!['tool', 'id', 'input', 'output'].includes(k)) extras[toExtraKey(k)] = v
+  } else {
+    throw fieldError('function', 'expected `function: {name, arguments}` or `tool`')
+  }
+  return setExtras(tc, extras)
+}
+
+function decodeMessage(raw: unknown): Message {
+  const m = expectObject(raw, '')
+  if (m.role === undefined) throw fieldError('role', `a message needs a role (${ROLES.join(', ')})`)
+  if (typeof m.role !== 'string' || !(ROLES as readonly string[]).includes(m.role)) {
+    throw fieldError('role', `expected one of ${ROLES.join(', ')}, got ${describeType(m.role)}`)
+  }
+  const { content, kind } = under('content', () => decodeContent(m.content))
+  const message: Message = { role: m.role as Role, content }
+  const extras: JsonObject = {}
+  if (kind !== undefined) extras.$content = kind
+  if (m.tool_call_id !== undefined) message.tool_call_id = expectString(m.tool_call_id, 'tool_call_id')
+  if (m.name !== undefined) message.name = expectString(m.name, 'name')
+  if (m.tool_calls !== undefined) {
+    if (!Array.isArray(m.tool_calls)) throw fieldError('tool_calls', `expected a list, got ${describeType(m.tool_calls)}`)
+    message.tool_calls = m.tool_calls.map((t, i) => under(`tool_calls[${i}]`, () => decodeToolCall(t)))
+  }
+  for (const [k, v] of Object.entries(m)) {
+    if (!['role', 'content', 'tool_call_id', 'name', 'tool_calls'].includes(k)) extras[toExtraKey(k)] = v
+  }
+  return setExtras(message, extras)
+}
+
+function decodeMessages(raw: unknown[]): Message[] {
+  return raw.map((m, i) => under(`[${i}]`, () => decodeMessage(m)))
+}
+
+/** `input`/`input_messages`: a string is one user message. */
+function decodeInput(raw: unknown, key: string): { messages: Message[]; text: boolean } {
+  if (typeof raw === 'string') return { messages: [{ role: 'user', content: raw }], text: true }
+  if (Array.isArray(raw)) return { messages: under(key, () => decodeMessages(raw)), text: false }
+  throw fieldError(key, `expected a string or a list of messages, got ${describeType(raw)}`)
+}
+
+/** A list reads as messages when its items are mappings and one of them has a role. */
+function looksLikeMessages(raw: unknown[]): boolean {
+  return raw.length > 0 && raw.every(isJsonObject) && raw.some((m) => 'role' in m)
+}
+
+/** `expected_output`/`expected_messages`: a string is one assistant message; a mapping without a role is a structured answer. */
+function decodeExpectedOutput(raw: unknown, key: string): { value: Message[] | JsonValue; text: boolean } {
+  if (typeof raw === 'string') return { value: [{ role: 'assistant', content: raw }], text: true }
+  if (Array.isArray(raw) && (raw.length === 0 || looksLikeMessages(raw))) {
+    return { value: under(key, () => decodeMessages(raw)), text: false }
+  }
+  if (isJsonObject(raw) && 'role' in raw) {
+    // One message written without its list.
+    return { value: [under(key, () => decodeMessage(raw))], text: false }
+  }
+  return { value: raw as JsonValue, text: false }
+}
+
+function decodeRubric(raw: unknown): Rubric {
+  if (typeof raw === 'string') return { expected_outcome: raw }
+  const r = expectObject(raw, '')
+  const textKey = RUBRIC_TEXT_KEYS.find((k) => k in r)
+  if (textKey === undefined) throw fieldError('expected_outcome', 'a rubric needs its text (`expected_outcome`, or `outcome` in AgentV 4)')
+  const rubric: Rubric = { expected_outcome: expectString(r[textKey], textKey) }
+  const extras: JsonObject = { $text_key: textKey }
+  if (r.id !== undefined) rubric.id = expectString(r.id, 'id')
+  if (r.weight !== undefined) {
+    if (typeof r.weight !== 'number') throw fieldError('weight', `expected a number, got ${describeType(r.weight)}`)
+    rubric.weight = r.weight
+  }
+  if (r.required !== undefined) {
+    if (typeof r.required !== 'boolean') throw fieldError('required', `expected true or false, got ${describeType(r.required)}`)
+    rubric.required = r.required
+  }
+  if (r.score_ranges !== undefined) rubric.score_ranges = r.score_ranges
+  for (const [k, v] of Object.entries(r)) {
+    if (k !== textKey && !['id', 'weight', 'required', 'score_ranges'].includes(k)) extras[toExtraKey(k)] = v
+  }
+  return setExtras(rubric, extras)
+}
+
+function decodeCase(record: unknown, ctx: DecodeContext): EvalCase {
+  if (typeof record === 'string' && record.startsWith(INCLUDE_PREFIX)) {
+    throw fieldError('', `an include (${record}) must be resolved by the reader, not decoded`)
+  }
+  const r = expectObject(record, '')
+  const c: EvalCase = {}
+  const extras: JsonObject = {}
+  const f: JsonObject = {}
+
+  if (r.id === undefined || r.id === null || r.id === '') throw fieldError('id', 'every evalcase needs an id, unique in the file')
+  if (typeof r.id === 'number') {
+    c.id = String(r.id)
+    f.id = 'number'
+  } else c.id = expectString(r.id, 'id')
+
+  for (const key of STRING_FIELDS) if (r[key] !== undefined) c[key] = expectString(r[key], key)
+  for (const key of OBJECT_FIELDS) if (r[key] !== undefined) c[key] = expectObject(r[key], key)
+
+  // Of two spellings of one field, the first present is canonical; the other stays as written.
+  const inputKey = INPUT_KEYS.find((k) => r[k] !== undefined)
+  if (inputKey !== undefined) {
+    const { messages, text } = decodeInput(r[inputKey], inputKey)
+    c.input = messages
+    f.input = text ? `${inputKey}:text` : inputKey
+  }
+  const expectedKey = EXPECTED_OUTPUT_KEYS.find((k) => r[k] !== undefined)
+  if (expectedKey !== undefined) {
+    const { value, text } = decodeExpectedOutput(r[expectedKey], expectedKey)
+    c.expected_output = value
+    const single = isJsonObject(r[expectedKey]) && 'role' in (r[expectedKey] as JsonObject)
+    f.expected_output = text ? `${expectedKey}:text` : single ? `${expectedKey}:message` : expectedKey
+  }
+  const outcomeKey = OUTCOME_KEYS.find((k) => r[k] !== undefined)
+  if (outcomeKey !== undefined) {
+    c.expected_outcome = expectString(r[outcomeKey], outcomeKey)
+    f.expected_outcome = outcomeKey
+    if (outcomeKey === 'expected_outcome' && ctx.listKey === 'tests') ctx.warn('AgentV 4 reads `expected_outcome` as the deprecated spelling of `criteria`', outcomeKey)
+  }
+  if (r.rubrics !== undefined) {
+    if (!Array.isArray(r.rubrics)) throw fieldError('rubrics', `expected a list, got ${describeType(r.rubrics)}`)
+    c.rubrics = r.rubrics.map((x, i) => under(`rubrics[${i}]`, () => decodeRubric(x)))
+  }
+
+  for (const [key, value] of Object.entries(r)) {
+    const isSpelling = (INPUT_KEYS as readonly string[]).includes(key) || (EXPECTED_OUTPUT_KEYS as readonly string[]).includes(key) || (OUTCOME_KEYS as readonly string[]).includes(key)
+    const used = key === inputKey || key === expectedKey || key === outcomeKey
+    if (!HANDLED_KEYS.has(key) || (isSpelling && !used)) extras[toExtraKey(key)] = value as JsonValue
+  }
+  if (Object.keys(f).length) extras[FORM] = f
+  if (ctx.index === 0 && ctx.listKey !== undefined) extras[LIST] = ctx.listKey
+  return setExtras(c, extras)
+}
+
+// ---------------------------------------------------------------------------------------------
+// encoding
+
+function encodeContent(m: Message): JsonValue | undefined {
+  const kind = ownExtras(m).$content
+  const { content } = m
+  if (kind === 'absent' && content === '') return undefined
+  if (kind === 'null' && content === '') return null
+  if (kind === 'object' && Array.isArray(content) && content.length === 1 && content[0]?.type === 'json') return content[0].value
+  if (typeof content === 'string') return content
+  return content.map((b): JsonObject => ({ ...b }))
+}
+
+function encodeToolCall(tc: ToolCall): JsonObject {
+  const extras = ownExtras(tc)
+  const out: JsonObject = {}
+  // A call with an output can only be written in AgentV's runtime shape.
+  if (extras.$style === 'agentv' || (tc.output !== undefined && extras.$arguments_text === undefined)) {
+    if (tc.id !== undefined) out.id = tc.id
+    out.tool = tc.name
+    if (tc.arguments !== undefined) out.input = tc.arguments
+    if (tc.output !== undefined) out.output = tc.output
+  } else {
+    if (tc.id !== undefined) out.id = tc.id
+    out.type = tc.type ?? 'function'
+    const fn: JsonObject = { name: tc.name }
+    if (tc.arguments !== undefined) {
+      const text = extras.$arguments_text
+      if (text === null) fn.arguments = tc.arguments
+      else if (typeof text === 'string') fn.arguments = text
+      else fn.arguments = JSON.stringify(tc.arguments)
+    }
+    for (const [k, v] of Object.entries(extras)) if (k.startsWith('$function.')) fn[k.slice('$function.'.length)] = v
+    out.function = fn
+  }
+  writeExtras(out, extras)
+  return out
+}
+
+function encodeMessage(m: Message): JsonObject {
+  const out: JsonObject = { role: m.role }
+  const content = encodeContent(m)
+  if (content !== undefined) out.content = content
+  if (m.tool_calls !== undefined) out.tool_calls = m.tool_calls.map(encodeToolCall)
+  if (m.tool_call_id !== undefined) out.tool_call_id = m.tool_call_id
+  if (m.name !== undefined) out.name = m.name
+  writeExtras(out, ownExtras(m))
+  return out
+}
+
+function encodeRubric(r: Rubric, agentv: boolean): JsonValue {
+  const extras = ownExtras(r)
+  const textKey = typeof extras.$text_key === 'string' ? extras.$text_key : undefined
+  const onlyText = r.id === undefined && r.weight === undefined && r.required === undefined && r.score_ranges === undefined
+  const unknownKeys = Object.keys(extras).some((k) => fromExtraKey(k) !== undefined)
+  if (textKey === undefined && onlyText && !unknownKeys) return r.expected_outcome
+  const out: JsonObject = {}
+  if (r.id !== undefined) out.id = r.id
+  out[textKey ?? (agentv ? 'outcome' : 'expected_outcome')] = r.expected_outcome
+  if (r.weight !== undefined) out.weight = r.weight
+  if (r.required !== undefined) out.required = r.required
+  if (r.score_ranges !== undefined) out.score_ranges = r.score_ranges
+  writeExtras(out, extras)
+  return out
+}
+
+/** The spelling remembered for `field`, split into key and shape (`input:text` → input, text). */
+function spelling(c: EvalCase, field: string): { key?: string; shape?: string } {
+  const value = form(c)[field]
+  if (typeof value !== 'string') return {}
+  const [key, shape] = value.split(':')
+  return { key, ...(shape === undefined ? {} : { shape }) }
+}
+
+function encodeCase(c: EvalCase, ctx: EncodeContext): JsonObject {
+  const agentv = ctx.dialect === 'agentv'
+  const out: JsonObject = {}
+  if (c.id !== undefined) {
+    out.id = spelling(c, 'id').key === 'number' && /^-?\d+$/.test(c.id) ? Number(c.id) : c.id
+  }
+  if (c.conversation_id !== undefined) out.conversation_id = c.conversation_id
+  if (c.description !== undefined) out.description = c.description
+  if (c.note !== undefined) out.note = c.note
+
+  if (c.expected_outcome !== undefined) {
+    // AgentV 4 still reads `expected_outcome`, so a remembered spelling wins over the dialect.
+    const key = spelling(c, 'expected_outcome').key ?? (agentv ? 'criteria' : 'expected_outcome')
+    out[key] = c.expected_outcome
+  }
+
+  const input = c.input ?? (c.scenario !== undefined ? [{ role: 'user' as const, content: c.scenario }] : undefined)
+  if (input !== undefined) {
+    const remembered = spelling(c, 'input')
+    // AgentV 4 no longer reads `input_messages`; its dialect writes `input`.
+    const key = agentv ? 'input' : (remembered.key ?? 'input')
+    const text = singleText(input, 'user')
+    const useText = text !== undefined && (remembered.key === undefined || remembered.shape === 'text')
+    out[key] = useText ? text : input.map(encodeMessage)
+  } else {
+    ctx.warn('the case has no input; AgentV needs one', 'input')
+  }
+
+  if (c.expected_output !== undefined) {
+    const remembered = spelling(c, 'expected_output')
+    const key = agentv ? 'expected_output' : (remembered.key ?? 'expected_output')
+    const value = c.expected_output
+    if (isMessageList(value)) {
+      const text = singleText(value, 'assistant')
+      if (text !== undefined && (remembered.key === undefined || remembered.shape === 'text')) out[key] = text
+      else if (remembered.shape === 'message' && value.length === 1 && value[0]) out[key] = encodeMessage(value[0])
+      else out[key] = value.map(encodeMessage)
+    } else {
+      out[key] = value as JsonValue
+    }
+  }
+
+  if (c.rubrics !== undefined) out.rubrics = c.rubrics.map((r) => encodeRubric(r, agentv))
+  for (const key of OBJECT_FIELDS) if (c[key] !== undefined) out[key] = c[key] as JsonObject
+  writeExtras(out, ownExtras(c))
+  return out
+}
+
+// ---------------------------------------------------------------------------------------------
+// sniffing
+
+const CASE_MARKERS = ['expected_outcome', 'criteria', 'input_messages', 'expected_messages', 'rubrics', 'conversation_id', 'assertions']
+
+function sniff(sample: SniffSample): number {
+  if (sample.container !== 'yaml' && sample.container !== 'jsonl') return 0
+  if (/\.eval\.ya?ml$/i.test(sample.fileName)) return 0.95
+  let score = 0
+  for (const raw of sample.records) {
+    if (typeof raw === 'string' && raw.startsWith(INCLUDE_PREFIX)) score = Math.max(score, 0.8)
+    if (!isJsonObject(raw) || raw.id === undefined) continue
+    if (CASE_MARKERS.some((k) => k in raw)) return 0.95
+    const input = raw.input
+    if (typeof input === 'string' || isMessageList(input)) score = Math.max(score, 0.7)
+  }
+  if (score > 0 && ('execution' in sample.header || 'evalcases' in sample.header || 'tests' in sample.header)) score = 0.9
+  return score
+}
+
+// ---------------------------------------------------------------------------------------------
+
+function layout(container: Container, sample: EvalCase[], ctx: EncodeContext): FileLayout {
+  const extras = ownExtras(sample[0])
+  const header = isJsonObject(extras[FILE]) ? extras[FILE] : undefined
+  const result: FileLayout = header && Object.keys(header).length ? { header } : {}
+  if (container !== 'yaml') return result
+  const remembered = extras[LIST]
+  if (ctx.dialect === 'agentv') result.listKey = 'tests'
+  else if (remembered === null) return result // the source was a bare list of cases
+  else if (typeof remembered === 'string') result.listKey = remembered
+  else result.listKey = ctx.dialect === 'evalcase' || !sample.some((c) => spelling(c, 'expected_outcome').key === 'criteria') ? 'evalcases' : 'tests'
+  return result
+}
+
+const evalcase: Adapter = {
+  name: 'evalcase',
+  aliases: ['agentv'],
+  title: 'evalcase YAML (AgentV eval cases: `evalcases:` and AgentV 4 `tests:`), and its JSON Lines form',
+  reads: ['yaml', 'jsonl'],
+  writes: ['yaml', 'jsonl'],
+  recordKeys: RECORD_KEYS,
+  requires: ['id'],
+  uniqueIds: true,
+
+  decode(record, ctx) {
+    return decodeCase(record, ctx)
+  },
+
+  encode(c, ctx) {
+    return encodeCase(c, ctx)
+  },
+
+  layout,
+  sniff,
+
+  include(record) {
+    if (typeof record !== 'string' || !record.startsWith(INCLUDE_PREFIX)) return undefined
+    const path = record.slice(INCLUDE_PREFIX.length).trim()
+    return path === '' ? undefined : path
+  },
+
+  sidecar(file, container) {
+    if (container !== 'jsonl' || !/\.jsonl$/i.test(file)) return undefined
+    return file.replace(/\.jsonl$/i, '.yaml')
+  },
+}
+
+export default evalcase

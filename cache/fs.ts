@@ -1,0 +1,51 @@
+/** Atomic writes: content goes to the repository's tmp/ and is renamed into place. */
+
+import { randomBytes } from 'node:crypto'
+import { mkdir, readdir, rename, rm, writeFile } from 'node:fs/promises'
+import { dirname, join } from 'node:path'
+
+/** A fresh temporary path inside `tmpDir`, named so that a later run can tell whether its writer is alive. */
+export function tempPath(tmpDir: string): string {
+  return join(tmpDir, `${process.pid}-${randomBytes(6).toString('hex')}`)
+}
+
+/** Write `content` to `target` so that readers see either nothing or all of it. */
+export async function writeAtomic(target: string, content: Buffer | string, tmpDir = join(dirname(target), '.tmp')): Promise<void> {
+  await mkdir(tmpDir, { recursive: true })
+  await mkdir(dirname(target), { recursive: true })
+  const temp = tempPath(tmpDir)
+  try {
+    await writeFile(temp, content)
+    await rename(temp, target)
+  } catch (error) {
+    await rm(temp, { force: true })
+    throw error
+  }
+}
+
+/** True when a process with this id exists (on this machine). */
+export function processAlive(pid: number): boolean {
+  if (!Number.isInteger(pid) || pid <= 0) return false
+  try {
+    process.kill(pid, 0)
+    return true
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM'
+  }
+}
+
+/** Remove what dead processes left in a tmp/ directory (entries are named `<pid>-<random>`). */
+export async function sweepTemp(tmpDir: string): Promise<void> {
+  let entries: string[]
+  try {
+    entries = await readdir(tmpDir)
+  } catch {
+    return
+  }
+  await Promise.all(
+    entries.map(async (name) => {
+      const pid = Number.parseInt(name.split('-')[0] ?? '', 10)
+      if (pid !== process.pid && !processAlive(pid)) await rm(join(tmpDir, name), { recursive: true, force: true })
+    }),
+  )
+}

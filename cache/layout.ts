@@ -1,0 +1,72 @@
+/**
+ * Where the cache lives and how it is laid out.
+ *
+ * ```
+ * <root>/
+ *   CACHEDIR.TAG                 marks the directory as a cache; `cache clear` refuses a root without it
+ *   <host>/<owner…>/<repo>/      one directory per repository (a port in the host is written `_<port>`)
+ *     repo.json                  { host, repository }: what `cache list` and `cache prune` look for
+ *     refs.json                  the last ref listing, { listed_at, refs }, replaced by rename
+ *     lock                       exclusive lock (O_EXCL) holding { pid, hostname, acquired_at }; its mtime is the heartbeat
+ *     lock.steal/                a short-lived mutex taken (mkdir) to remove a lock whose holder died
+ *     git/                       bare partial mirror (shallow, blob:none); built in tmp/ and renamed into place
+ *     commits/<sha>/<path>       the files fetched at that commit; each written in tmp/ then renamed, never changed
+ *     tmp/<pid>-<random>         writes in flight; those of dead processes are removed by the next lock holder
+ * ```
+ *
+ * Files under `commits/` are complete whenever they exist, so readers take no lock; two processes
+ * fetching different files of one commit each add theirs, and the same file written twice is the
+ * same bytes renamed over itself. The mtime of `commits/<sha>` records its last use, for `prune`.
+ */
+
+import envPaths from 'env-paths'
+import { isAbsolute, join, resolve } from 'node:path'
+
+export interface CacheLocationOptions {
+  /** The cache root; wins over `EVALFERRY_CACHE_DIR` and the platform's cache directory. */
+  cacheDir?: string
+}
+
+/** `--cache-dir`, else `EVALFERRY_CACHE_DIR`, else env-paths' cache directory for evalferry. */
+export function cacheRoot(options: CacheLocationOptions = {}, env: NodeJS.ProcessEnv = process.env): string {
+  const chosen = options.cacheDir ?? (env.EVALFERRY_CACHE_DIR || undefined)
+  if (chosen) return isAbsolute(chosen) ? chosen : resolve(chosen)
+  return envPaths('evalferry', { suffix: '' }).cache
+}
+
+/** The directories and files of one repository in the cache. */
+export interface RepoLayout {
+  root: string
+  host: string
+  repository: string
+  dir: string
+  info: string
+  refs: string
+  lock: string
+  git: string
+  commits: string
+  tmp: string
+}
+
+export function repoLayout(root: string, host: string, repository: string): RepoLayout {
+  const dir = join(root, host.replace(/:/g, '_'), ...repository.split('/'))
+  return {
+    root,
+    host,
+    repository,
+    dir,
+    info: join(dir, 'repo.json'),
+    refs: join(dir, 'refs.json'),
+    lock: join(dir, 'lock'),
+    git: join(dir, 'git'),
+    commits: join(dir, 'commits'),
+    tmp: join(dir, 'tmp'),
+  }
+}
+
+/** The cached copy of `path` at `commit`. `path` has been checked: no `..`, no empty segment. */
+export function commitFile(layout: RepoLayout, commit: string, path: string): string {
+  return join(layout.commits, commit, ...path.split('/'))
+}
+
+export const CACHEDIR_TAG = 'Signature: 8a477f597d28d172789f06886806bc55\n# This directory is a cache of git files made by evalferry.\n'

@@ -1,0 +1,127 @@
+/**
+ * An exclusive lock between processes: a file created with O_EXCL holding the holder's pid, host
+ * name and a random token. A lock whose holder died (its pid is gone on this machine, or its heartbeat,
+ * the file's mtime, is older than `staleMs`) is removed, under a short-lived `mkdir` mutex so that
+ * two waiters never both remove it and one of them a live successor's lock.
+ */
+
+import { randomBytes } from 'node:crypto'
+import { mkdir, open, readFile, rm, rmdir, stat, unlink, utimes } from 'node:fs/promises'
+import { hostname } from 'node:os'
+import { dirname } from 'node:path'
+import { setTimeout as sleep } from 'node:timers/promises'
+import { FetchError } from '../src/errors.ts'
+import { processAlive } from './fs.ts'
+
+export interface LockOptions {
+  /** A holder whose heartbeat is older than this is presumed dead (milliseconds; default 60 s). */
+  staleMs?: number
+  /** Give up waiting after this long (milliseconds; default 15 min). */
+  timeoutMs?: number
+  /** Called once when the lock is busy and the caller starts to wait. */
+  onWait?: (holder: LockHolder | undefined) => void
+}
+
+export interface LockHolder {
+  pid: number
+  hostname: string
+  acquired_at: string
+  token: string
+}
+
+const STEAL_MUTEX_STALE_MS = 10_000
+
+async function readHolder(path: string): Promise<{ holder: LockHolder | undefined; mtimeMs: number } | undefined> {
+  try {
+    const [text, info] = await Promise.all([readFile(path, 'utf8'), stat(path)])
+    let holder: LockHolder | undefined
+    try {
+      holder = JSON.parse(text) as LockHolder
+    } catch {
+      holder = undefined // created but not yet written, or written by a process killed at that moment
+    }
+    return { holder, mtimeMs: info.mtimeMs }
+  } catch {
+    return undefined
+  }
+}
+
+function isStale(seen: { holder: LockHolder | undefined; mtimeMs: number }, staleMs: number): boolean {
+  const age = Date.now() - seen.mtimeMs
+  if (age > staleMs) return true
+  if (!seen.holder) return age > 5_000
+  return seen.holder.hostname === hostname() && !processAlive(seen.holder.pid)
+}
+
+async function breakIfStale(path: string, staleMs: number): Promise<void> {
+  const mutex = `${path}.steal`
+  try {
+    await mkdir(mutex)
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error
+    const info = await stat(mutex).catch(() => undefined)
+    if (info && Date.now() - info.mtimeMs > STEAL_MUTEX_STALE_MS) await rm(mutex, { recursive: true, force: true })
+    return
+  }
+  try {
+    // Checked again inside the mutex: only a dead holder's lock is removed, never a successor's.
+    const seen = await readHolder(path)
+    if (seen && isStale(seen, staleMs)) await unlink(path).catch(() => undefined)
+  } finally {
+    await rmdir(mutex).catch(() => undefined)
+  }
+}
+
+/** Run `fn` holding the lock at `path`; the lock is released however `fn` ends. */
+export async function withLock<T>(path: string, fn: () => Promise<T>, options: LockOptions = {}): Promise<T> {
+  const staleMs = options.staleMs ?? 60_000
+  const deadline = Date.now() + (options.timeoutMs ?? 15 * 60_000)
+  const holder: LockHolder = { pid: process.pid, hostname: hostname(), acquired_at: '', token: randomBytes(8).toString('hex') }
+  let waited = false
+  for (let attempt = 0; ; attempt++) {
+    try {
+      const handle = await open(path, 'wx')
+      try {
+        holder.acquired_at = new Date().toISOString()
+        await handle.writeFile(JSON.stringify(holder))
+      } finally {
+        await handle.close()
+      }
+      break
+    } catch (error) {
+      const code = (error as NodeJS.ErrnoException).code
+      if (code === 'ENOENT') {
+        await mkdir(dirname(path), { recursive: true })
+        continue
+      }
+      if (code !== 'EEXIST') throw new FetchError('E_CACHE', `cannot create lock ${path}: ${(error as Error).message}`, {}, { cause: error })
+      const seen = await readHolder(path)
+      if (!seen) continue
+      if (isStale(seen, staleMs)) {
+        await breakIfStale(path, staleMs)
+        continue
+      }
+      if (!waited) {
+        waited = true
+        options.onWait?.(seen.holder)
+      }
+      if (Date.now() > deadline) {
+        const who = seen.holder ? `process ${seen.holder.pid} on ${seen.holder.hostname}` : 'another process'
+        throw new FetchError('E_CACHE', `timed out waiting for the cache lock ${path}, held by ${who}`)
+      }
+      await sleep(Math.min(250, 20 + attempt * 10) * (0.5 + Math.random()))
+    }
+  }
+  const beat = setInterval(() => {
+    const now = new Date()
+    utimes(path, now, now).catch(() => undefined)
+  }, Math.max(1_000, staleMs / 4))
+  beat.unref()
+  try {
+    return await fn()
+  } finally {
+    clearInterval(beat)
+    const seen = await readHolder(path)
+    if (seen?.holder?.token === holder.token) await unlink(path).catch(() => undefined)
+  }
+}

@@ -1,0 +1,185 @@
+import { test } from 'node:test'
+import assert from 'node:assert/strict'
+import { readJson, jsonWriter, stringifyJson } from '../../src/codecs/json.ts'
+import { readJsonl } from '../../src/codecs/jsonl.ts'
+import { readCsv, csvWriter, sniffDelimiter } from '../../src/codecs/csv.ts'
+import { readYaml, yamlWriter } from '../../src/codecs/yaml.ts'
+import type { ReadOptions, SourceRecord } from '../../src/codecs/types.ts'
+import type { DataError } from '../../src/errors.ts'
+
+/** The text cut into pieces of `size` characters, as a stream delivers it. */
+async function* chunks(text: string, size: number): AsyncGenerator<string> {
+  for (let i = 0; i < text.length; i += size) yield text.slice(i, i + size)
+}
+
+async function collect(records: AsyncIterable<SourceRecord>): Promise<SourceRecord[]> {
+  const out: SourceRecord[] = []
+  for await (const r of records) out.push(r)
+  return out
+}
+
+function options(recordKeys: string[] = []): ReadOptions {
+  return { file: 'in.x', recordKeys, header: {}, columns: [] }
+}
+
+class MemorySink {
+  text = ''
+  async write(chunk: string | Uint8Array) {
+    this.text += typeof chunk === 'string' ? chunk : Buffer.from(chunk).toString('utf8')
+  }
+}
+
+const nested = '{\n  "finalized": true,\n  "version": "v1",\n  "goldens": [\n    {"input": "a, \\"quoted\\" ]}", "n": [1, {"x": null}]},\n    {"input": "é\\nб"}\n  ],\n  "tail": [1, 2]\n}'
+
+test('JSON: records under a record key, header keys before and after, at every chunk size', async () => {
+  for (const size of [1, 2, 3, 7, 64, 4096]) {
+    const opts = options(['goldens'])
+    const records = await collect(readJson(chunks(nested, size), opts))
+    assert.deepEqual(
+      records.map((r) => [r.value, r.line, r.index]),
+      [
+        [{ input: 'a, "quoted" ]}', n: [1, { x: null }] }, 5, 0],
+        [{ input: 'é\nб' }, 6, 1],
+      ],
+      `chunk size ${size}`,
+    )
+    assert.deepEqual(opts.header, { finalized: true, version: 'v1', tail: [1, 2] })
+  }
+})
+
+test('JSON: a top-level array of scalars and objects; a lone object is one record', async () => {
+  const records = await collect(readJson(chunks('[ "file://a.yaml" , 3, true,{"a":1} ]', 2), options()))
+  assert.deepEqual(records.map((r) => r.value), ['file://a.yaml', 3, true, { a: 1 }])
+  const single = await collect(readJson(chunks('{"id": "x", "input": "q"}', 5), options(['goldens'])))
+  assert.deepEqual(single.map((r) => r.value), [{ id: 'x', input: 'q' }])
+})
+
+test('JSON: errors name the line of the broken record, truncation and depth', async () => {
+  const broken = '[\n  {"a": 1},\n  {"a": 2,\n   "b": }\n]'
+  await assert.rejects(collect(readJson(chunks(broken, 4), options())), (e: DataError) => {
+    assert.equal(e.code, 'E_PARSE')
+    assert.equal(e.location.file, 'in.x')
+    assert.equal(e.location.line, 4)
+    return true
+  })
+  await assert.rejects(collect(readJson(chunks('[{"a": 1},\n{"a": ', 3), options())), (e: DataError) => {
+    assert.match(e.message, /not closed/)
+    assert.equal(e.location.line, 2)
+    return true
+  })
+  await assert.rejects(collect(readJson(chunks('[{"a": 1} {"b": 2}]', 3), options())), /expected ',' between records/)
+  await assert.rejects(collect(readJson(chunks('[' + '['.repeat(5000), 1000), options())), /nested deeper than 2000/)
+  await assert.rejects(collect(readJson(chunks('', 10), options())), /empty/)
+})
+
+test('JSON writer: DeepEval layout (indent 4, no trailing newline) and a nested list', async () => {
+  const sink = new MemorySink()
+  const w = jsonWriter(sink, { indent: 4 })
+  await w.write({ input: 'x', tools: [{ a: 1 }], none: null })
+  await w.write({ input: 'y', tools: [], none: null })
+  await w.end()
+  assert.equal(sink.text, JSON.stringify([{ input: 'x', tools: [{ a: 1 }], none: null }, { input: 'y', tools: [], none: null }], null, 4))
+  const nestedSink = new MemorySink()
+  const n = jsonWriter(nestedSink, { header: { finalized: true }, listKey: 'goldens', indent: 2 })
+  await n.write({ input: 'x', list: [1, 2] })
+  await n.end()
+  assert.deepEqual(JSON.parse(nestedSink.text), { finalized: true, goldens: [{ input: 'x', list: [1, 2] }] })
+  assert.equal(nestedSink.text, JSON.stringify({ finalized: true, goldens: [{ input: 'x', list: [1, 2] }] }, null, 2) + '\n')
+  const empty = new MemorySink()
+  const e = jsonWriter(empty, { indent: 4 })
+  await e.end()
+  assert.equal(empty.text, '[]')
+})
+
+test('Python spacing matches json.dumps', () => {
+  assert.equal(stringifyJson({ a: [1, 'x', { b: null }], c: {} }, { pythonSpacing: true }), '{"a": [1, "x", {"b": null}], "c": {}}')
+  assert.equal(stringifyJson({ a: [1] }), '{"a":[1]}')
+})
+
+test('JSON Lines: blank lines skipped, BOM and CRLF ignored, errors carry line and column', async () => {
+  const text = '\ufeff{"a":1}\r\n\n{"a":2}\n{"a":3}'
+  const records = await collect(readJsonl(chunks(text, 3), options()))
+  assert.deepEqual(records.map((r) => [r.value, r.line]), [[{ a: 1 }, 1], [{ a: 2 }, 3], [{ a: 3 }, 4]])
+  await assert.rejects(collect(readJsonl(chunks('{"a":1}\n{"a":,}\n', 5), options())), (e: DataError) => {
+    assert.equal(e.location.line, 2)
+    assert.equal(e.location.column, 6)
+    return true
+  })
+})
+
+test('CSV: quoted newlines across chunks, CRLF, BOM, delimiters, line numbers', async () => {
+  const text = '\ufeffinput,context\r\n"a\r\nb","x|y"\r\nplain,"say ""hi"""\r\n'
+  for (const size of [1, 5, 1000]) {
+    const opts = options()
+    const records = await collect(readCsv(chunks(text, size), opts))
+    assert.deepEqual(records.map((r) => [r.value, r.line]), [
+      [{ input: 'a\r\nb', context: 'x|y' }, 2],
+      [{ input: 'plain', context: 'say "hi"' }, 4],
+    ])
+    assert.deepEqual(opts.columns, ['input', 'context'])
+  }
+  assert.equal(sniffDelimiter('a;b;"c;d"'), ';')
+  assert.equal(sniffDelimiter('a\tb\tc'), '\t')
+  const semi = await collect(readCsv(chunks('q;a\n1;2\n', 4), options()))
+  assert.deepEqual(semi.map((r) => r.value), [{ q: '1', a: '2' }])
+})
+
+test('CSV: an open quote and a row longer than the header are errors with the line', async () => {
+  await assert.rejects(collect(readCsv(chunks('a,b\n1,2\n3,"open\n', 4), options())), (e: DataError) => {
+    assert.equal(e.code, 'E_PARSE')
+    assert.equal(e.location.line, 3)
+    assert.match(e.message, /never closed/)
+    return true
+  })
+  await assert.rejects(collect(readCsv(chunks('a,b\n1,2,3\n', 4), options())), (e: DataError) => {
+    assert.equal(e.location.line, 2)
+    assert.equal(e.location.field, 'column 3')
+    return true
+  })
+})
+
+test('CSV writer: Python minimal quoting with CRLF', async () => {
+  const sink = new MemorySink()
+  const w = csvWriter(sink, { columns: ['a', 'b', 'c'], newline: '\r\n' })
+  await w.write({ a: 'x, y', b: 'say "hi"', c: ' lead' })
+  await w.write({ a: 'multi\nline', b: null, c: '' })
+  await w.end()
+  assert.equal(sink.text, 'a,b,c\r\n"x, y","say ""hi""", lead\r\n"multi\nline",,\r\n')
+  await assert.rejects(w.write({ z: '1' }), /column "z"/)
+})
+
+test('YAML: records under a record key keep their lines; errors name line and column', async () => {
+  const text = 'description: d\nexecution:\n  target: t\nevalcases:\n  - id: a\n    input: x\n\n  - id: b\n    input: |-\n      two\n      lines\n'
+  const opts = options(['evalcases', 'tests'])
+  const records = await collect(readYaml(chunks(text, 5), opts))
+  assert.deepEqual(records.map((r) => [r.value, r.line]), [
+    [{ id: 'a', input: 'x' }, 5],
+    [{ id: 'b', input: 'two\nlines' }, 8],
+  ])
+  assert.deepEqual(opts.header, { description: 'd', execution: { target: 't' } })
+  await assert.rejects(collect(readYaml(chunks('tests:\n  - id: a\n    input: x: y\n', 5), options(['tests']))), (e: DataError) => {
+    assert.equal(e.code, 'E_PARSE')
+    assert.equal(e.location.line, 3)
+    assert.equal(e.location.column, 12)
+    return true
+  })
+  await assert.rejects(collect(readYaml(chunks('tests:\n  - id: a\n    id: b\n', 5), options(['tests']))), /unique/)
+  const bomb = 'a: &a [x, x, x, x, x, x, x, x, x, x]\nb: &b [*a, *a, *a, *a, *a, *a, *a, *a, *a, *a]\nc: &c [*b, *b, *b, *b, *b, *b, *b, *b, *b, *b]\nd: &d [*c, *c, *c, *c, *c, *c, *c, *c, *c, *c]\ntests: [*d, *d, *d, *d, *d, *d, *d, *d, *d, *d]\n'
+  await assert.rejects(collect(readYaml(chunks(bomb, 100), options(['tests']))), (e: DataError) => e.code === 'E_PARSE')
+})
+
+test('YAML writer: header, list key, block scalars, read back equal', async () => {
+  const sink = new MemorySink()
+  const w = yamlWriter(sink, { header: { description: 'd' }, listKey: 'evalcases' })
+  const cases = [
+    { id: 'a', input: 'line one\nline two', n: 1 },
+    { id: 'b', input: [{ role: 'user', content: 'x: y' }] },
+  ]
+  for (const c of cases) await w.write(c)
+  await w.end()
+  assert.match(sink.text, /^description: d\n\nevalcases:\n {2}- id: a\n {4}input: \|-\n {6}line one\n {6}line two\n/)
+  const opts = options(['evalcases'])
+  const back = await collect(readYaml(chunks(sink.text, 10), opts))
+  assert.deepEqual(back.map((r) => r.value), cases)
+  assert.deepEqual(opts.header, { description: 'd' })
+})
