@@ -227,7 +227,7 @@ export function readBlobs(layout: RepoLayout, oids: string[], maxBytes: number, 
   return new Promise((resolve, reject) => {
     const child = spawn('git', ['cat-file', '--batch'], { cwd: layout.git, env: gitEnvironment(options.env ?? process.env, []), stdio: ['pipe', 'pipe', 'pipe'] })
     const results: BlobResult[] = []
-    let buffer = Buffer.alloc(0)
+    let buffer: Buffer = Buffer.alloc(0)
     let pending: { oid: string; size: number } | undefined
     let stderr = ''
     child.stderr.on('data', (c: Buffer) => (stderr += c.toString()))

@@ -6,6 +6,7 @@ import { readCsv, csvWriter, sniffDelimiter } from '../../src/codecs/csv.ts'
 import { readYaml, yamlWriter } from '../../src/codecs/yaml.ts'
 import type { ReadOptions, SourceRecord } from '../../src/codecs/types.ts'
 import type { DataError } from '../../src/errors.ts'
+import type { JsonObject } from '../../src/model.ts'
 
 /** The text cut into pieces of `size` characters, as a stream delivers it. */
 async function* chunks(text: string, size: number): AsyncGenerator<string> {
@@ -171,7 +172,7 @@ test('YAML: records under a record key keep their lines; errors name line and co
 test('YAML writer: header, list key, block scalars, read back equal', async () => {
   const sink = new MemorySink()
   const w = yamlWriter(sink, { header: { description: 'd' }, listKey: 'evalcases' })
-  const cases = [
+  const cases: JsonObject[] = [
     { id: 'a', input: 'line one\nline two', n: 1 },
     { id: 'b', input: [{ role: 'user', content: 'x: y' }] },
   ]

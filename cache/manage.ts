@@ -1,0 +1,139 @@
+/** `cache list`, `cache prune` and `cache clear`: what the cache holds, and removing it safely. */
+
+import { readdir, readFile, rm, stat } from 'node:fs/promises'
+import { join } from 'node:path'
+import { FetchError, UsageError } from '../src/errors.ts'
+import { CACHEDIR_TAG, type RepoLayout, repoLayout } from './layout.ts'
+import { withLock } from './lock.ts'
+import { readRefListing } from './store.ts'
+
+export interface CachedCommit {
+  commit: string
+  files: number
+  bytes: number
+  /** When its files were last fetched or served (ISO 8601). */
+  last_used: string
+}
+
+export interface CachedRepository {
+  host: string
+  repository: string
+  dir: string
+  commits: CachedCommit[]
+  /** Bytes of the git mirror. */
+  mirror_bytes: number
+  refs_listed_at?: string
+}
+
+async function sizeOf(path: string): Promise<{ files: number; bytes: number }> {
+  const info = await stat(path).catch(() => undefined)
+  if (!info) return { files: 0, bytes: 0 }
+  if (!info.isDirectory()) return { files: 1, bytes: info.size }
+  let files = 0
+  let bytes = 0
+  for (const name of await readdir(path).catch(() => [] as string[])) {
+    const sub = await sizeOf(join(path, name))
+    files += sub.files
+    bytes += sub.bytes
+  }
+  return { files, bytes }
+}
+
+async function findRepositories(root: string): Promise<RepoLayout[]> {
+  const found: RepoLayout[] = []
+  const walk = async (dir: string, depth: number): Promise<void> => {
+    const names = await readdir(dir).catch(() => [] as string[])
+    if (names.includes('repo.json')) {
+      try {
+        const info = JSON.parse(await readFile(join(dir, 'repo.json'), 'utf8')) as { host: string; repository: string }
+        found.push(repoLayout(root, info.host, info.repository))
+      } catch {
+        // a repo.json being written right now; the next listing shows it
+      }
+      return
+    }
+    if (depth > 12) return
+    for (const name of names) {
+      const sub = join(dir, name)
+      if ((await stat(sub).catch(() => undefined))?.isDirectory()) await walk(sub, depth + 1)
+    }
+  }
+  await walk(root, 0)
+  return found.sort((a, b) => `${a.host}/${a.repository}`.localeCompare(`${b.host}/${b.repository}`))
+}
+
+export async function listCache(root: string): Promise<CachedRepository[]> {
+  const repositories: CachedRepository[] = []
+  for (const layout of await findRepositories(root)) {
+    const commits: CachedCommit[] = []
+    for (const commit of (await readdir(layout.commits).catch(() => [] as string[])).sort()) {
+      const dir = join(layout.commits, commit)
+      const info = await stat(dir).catch(() => undefined)
+      if (!info?.isDirectory()) continue
+      commits.push({ commit, ...(await sizeOf(dir)), last_used: info.mtime.toISOString() })
+    }
+    const listing = await readRefListing(layout)
+    repositories.push({
+      host: layout.host,
+      repository: layout.repository,
+      dir: layout.dir,
+      commits,
+      mirror_bytes: (await sizeOf(layout.git)).bytes,
+      ...(listing ? { refs_listed_at: listing.listed_at } : {}),
+    })
+  }
+  return repositories
+}
+
+/** `30d`, `12h`, `90m`, `45s`, `2w` to milliseconds. */
+export function parseDuration(text: string): number {
+  const m = /^(\d+(?:\.\d+)?)\s*(ms|s|m|h|d|w)$/.exec(text.trim())
+  if (!m) throw new UsageError(`'${text}' is not a duration: write e.g. 30d, 12h, 90m, 45s`)
+  const unit = { ms: 1, s: 1e3, m: 60e3, h: 3600e3, d: 86400e3, w: 604800e3 }[m[2] as 'ms' | 's' | 'm' | 'h' | 'd' | 'w']
+  return Number(m[1]) * unit
+}
+
+export interface PruneResult {
+  removed: { host: string; repository: string; commit: string; bytes: number }[]
+  bytes: number
+}
+
+/**
+ * Remove commits not used for `olderThanMs`. A repository that loses a commit also loses its mirror
+ * (rebuilt on demand), and one left with no commit is removed whole.
+ */
+export async function pruneCache(root: string, olderThanMs: number): Promise<PruneResult> {
+  const result: PruneResult = { removed: [], bytes: 0 }
+  const cutoff = Date.now() - olderThanMs
+  for (const repo of await listCache(root)) {
+    const layout = repoLayout(root, repo.host, repo.repository)
+    const old = repo.commits.filter((c) => Date.parse(c.last_used) < cutoff)
+    if (old.length === 0) continue
+    await withLock(layout.lock, async () => {
+      for (const c of old) {
+        await rm(join(layout.commits, c.commit), { recursive: true, force: true })
+        result.removed.push({ host: repo.host, repository: repo.repository, commit: c.commit, bytes: c.bytes })
+        result.bytes += c.bytes
+      }
+      await rm(layout.git, { recursive: true, force: true })
+      if (old.length === repo.commits.length) {
+        for (const name of await readdir(layout.dir).catch(() => [] as string[])) {
+          if (name !== 'lock') await rm(join(layout.dir, name), { recursive: true, force: true })
+        }
+      }
+    })
+    if (old.length === repo.commits.length) await rm(layout.dir, { recursive: true, force: true })
+  }
+  return result
+}
+
+/** Remove everything under the root; refused when the root is not empty and not an evalferry cache. */
+export async function clearCache(root: string): Promise<void> {
+  const names = await readdir(root).catch(() => undefined)
+  if (!names || names.length === 0) return
+  const tag = await readFile(join(root, 'CACHEDIR.TAG'), 'utf8').catch(() => '')
+  if (tag !== CACHEDIR_TAG) {
+    throw new FetchError('E_CACHE', `${root} does not look like an evalferry cache (no CACHEDIR.TAG of ours); not clearing it`)
+  }
+  await Promise.all(names.filter((n) => n !== 'CACHEDIR.TAG').map((n) => rm(join(root, n), { recursive: true, force: true })))
+}

@@ -1,0 +1,151 @@
+import { basename, extname, join } from 'node:path'
+import { readdir } from 'node:fs/promises'
+import { getAdapter } from '../../adapters/index.ts'
+import type { Container, FormatName } from '../../adapters/types.ts'
+import { containerOf } from '../codecs/index.ts'
+import { EvalferryError, UsageError } from '../errors.ts'
+import { AtomicFile, assertNotAnInput, isDirectory, STDIO } from '../io.ts'
+import { convert } from '../pipeline.ts'
+import { mergeReport, newReport, summarize, type ConversionReport } from '../report.ts'
+import { listOption, stringOption, type Command } from './command.ts'
+import { containerOption, mapOption, onErrorOption } from './options.ts'
+
+/** The container written when the output's extension does not name one. */
+export const DEFAULT_CONTAINER: Record<FormatName, Container> = {
+  evalcase: 'yaml',
+  deepeval: 'json',
+  langsmith: 'jsonl',
+  hf: 'jsonl',
+  csv: 'csv',
+  evals: 'json',
+}
+
+const EXTENSION: Record<Container, string> = { json: '.json', jsonl: '.jsonl', csv: '.csv', yaml: '.yaml', parquet: '.parquet' }
+
+const usage = `Usage: evalferry convert <input...> --to <format> [-o <file|dir>] [options]
+
+Converts dataset files to another format. Several inputs or a directory convert as a batch
+into the directory -o names, each file keeping its stem. Without -o, the output goes to
+standard output. '-' is standard input or output.
+
+Options:
+  --to <format>           evalcase (agentv), deepeval, langsmith, hf, csv, evals
+  --from <format>         the input format (detected from the content when absent)
+  -o, --output <path>     output file, or directory for a batch
+  --map <field=column>    table field mapping, repeatable (input=question, metadata=a,b, ignore=c)
+  --dialect <d>           evalcase: agentv writes 'tests:' with 'criteria'
+  --strict                any dropped field is an error
+  --no-extras             drop what the target cannot express instead of carrying it under 'evalferry'
+  --on-error fail|skip    stop at the first bad record (default), or skip bad records
+  --rejects <file.jsonl>  where skipped records go (error, location, the raw record)
+  --report <file.json>    write the conversion report as JSON
+  --from-container <c>    the input container when reading standard input (json, jsonl, csv, yaml, parquet)
+  --to-container <c>      the output container when the output's extension does not name one
+  --json                  print the report as JSON on standard output
+  --quiet                 print nothing but errors`
+
+async function expandInputs(inputs: string[]): Promise<string[]> {
+  const files: string[] = []
+  for (const input of inputs) {
+    if (input !== STDIO && (await isDirectory(input))) {
+      const entries = (await readdir(input, { withFileTypes: true }))
+        .filter((e) => e.isFile() && containerOf(e.name) !== undefined && !e.name.startsWith('.'))
+        .map((e) => join(input, e.name))
+        .sort()
+      files.push(...entries)
+    } else files.push(input)
+  }
+  return files
+}
+
+const command: Command = {
+  name: 'convert',
+  summary: 'convert datasets between formats',
+  usage,
+  options: {
+    to: { type: 'string' },
+    from: { type: 'string' },
+    output: { type: 'string', short: 'o' },
+    map: { type: 'string', multiple: true },
+    dialect: { type: 'string' },
+    strict: { type: 'boolean' },
+    'no-extras': { type: 'boolean' },
+    'on-error': { type: 'string' },
+    rejects: { type: 'string' },
+    report: { type: 'string' },
+    'from-container': { type: 'string' },
+    'to-container': { type: 'string' },
+  },
+  async run({ positionals, values, stdout, stderr }) {
+    const to = stringOption(values, 'to')
+    if (!to) throw new UsageError(`--to is required\n\n${usage}`)
+    if (!positionals.length) throw new UsageError(`name at least one input file\n\n${usage}`)
+    const target = await getAdapter(to)
+    const inputs = await expandInputs(positionals)
+    if (!inputs.length) throw new UsageError(`no dataset files in ${positionals.join(', ')}`)
+    const output = stringOption(values, 'output') ?? STDIO
+    const toContainer = containerOption(values, 'to-container')
+    const batch = inputs.length > 1 || positionals.some((p) => p !== STDIO && !containerOf(p)) || (output !== STDIO && (await isDirectory(output)))
+    if (batch && output === STDIO) throw new UsageError('a batch of inputs needs -o <directory>')
+
+    const outputFor = (input: string): string => {
+      if (!batch) return output
+      const inputContainer = containerOf(input)
+      const container =
+        toContainer ?? (inputContainer && target.writes.includes(inputContainer) ? inputContainer : DEFAULT_CONTAINER[target.name])
+      return join(output, basename(input, extname(input)) + EXTENSION[container])
+    }
+    const jobs = inputs.map((input) => ({ input, output: outputFor(input) }))
+    const outputs = new Set<string>()
+    for (const job of jobs) {
+      if (outputs.has(job.output)) throw new UsageError(`two inputs would both write ${job.output}`)
+      outputs.add(job.output)
+      await assertNotAnInput(job.output, inputs)
+    }
+
+    const map = await mapOption(values)
+    const from = stringOption(values, 'from')
+    const common = {
+      to: target.name,
+      ...(from ? { from } : {}),
+      ...(map ? { map } : {}),
+      ...(stringOption(values, 'dialect') ? { dialect: stringOption(values, 'dialect')! } : {}),
+      strict: Boolean(values.strict),
+      extras: !values['no-extras'],
+      onError: onErrorOption(values),
+      ...(containerOption(values, 'from-container') ? { inputContainer: containerOption(values, 'from-container')! } : {}),
+    }
+    const rejects = stringOption(values, 'rejects')
+    const total: ConversionReport = newReport(from ?? 'detected', target.name, inputs, batch ? output : output === STDIO ? undefined : output)
+    let failure: unknown
+    for (const [i, job] of jobs.entries()) {
+      const outputContainer = job.output === STDIO ? (toContainer ?? DEFAULT_CONTAINER[target.name]) : (toContainer ?? containerOf(job.output))
+      try {
+        const report = await convert({
+          ...common,
+          input: job.input,
+          output: job.output,
+          ...(outputContainer ? { outputContainer } : {}),
+          ...(rejects ? { rejects: jobs.length > 1 ? rejects.replace(/(\.jsonl)?$/, `.${i + 1}.jsonl`) : rejects } : {}),
+        })
+        if (jobs.length === 1) total.from = report.from
+        mergeReport(total, report)
+      } catch (error) {
+        failure = error
+        break
+      }
+    }
+    const reportPath = stringOption(values, 'report')
+    if (reportPath) {
+      const file = await AtomicFile.create(reportPath)
+      await file.sink.write(JSON.stringify({ ...total, ...(failure instanceof EvalferryError ? { failed: { message: failure.describe(), code: failure.code, location: failure.location } } : {}) }, null, 2) + '\n')
+      await file.commit()
+    }
+    if (failure) throw failure
+    if (values.json && output !== STDIO) stdout.write(JSON.stringify(total, null, 2) + '\n')
+    else if (!values.quiet) stderr.write(summarize(total) + '\n')
+    return 0
+  },
+}
+
+export default command

@@ -1,0 +1,40 @@
+import { detect } from '../detect.ts'
+import { UsageError } from '../errors.ts'
+import type { Command } from './command.ts'
+import { containerOption } from './options.ts'
+
+const usage = `Usage: evalferry detect <file...> [--json]
+
+Tells, for each file, its format and container (from the content, not only the extension),
+how sure that is, how many records it holds and which fields they use.`
+
+const command: Command = {
+  name: 'detect',
+  summary: 'tell the format of files',
+  usage,
+  options: { 'from-container': { type: 'string' } },
+  async run({ positionals, values, stdout }) {
+    if (!positionals.length) throw new UsageError(`name at least one file\n\n${usage}`)
+    const container = containerOption(values, 'from-container')
+    const results = []
+    for (const file of positionals) results.push(await detect(file, { count: true, ...(container ? { container } : {}) }))
+    if (values.json) {
+      stdout.write(JSON.stringify(results, null, 2) + '\n')
+      return 0
+    }
+    for (const d of results) {
+      const others = d.candidates
+        .slice(1)
+        .filter((c) => c.confidence > 0)
+        .map((c) => `${c.format} ${c.confidence.toFixed(2)}`)
+      stdout.write(
+        `${d.file}: ${d.format} (${d.container}), confidence ${d.confidence.toFixed(2)}` +
+          `${others.length ? ` (also ${others.join(', ')})` : ''}, ${d.records} record${d.records === 1 ? '' : 's'}\n` +
+          `  fields: ${d.fields.join(', ') || '(none)'}\n`,
+      )
+    }
+    return 0
+  },
+}
+
+export default command

@@ -1,0 +1,124 @@
+#!/usr/bin/env node
+/** The `evalferry` command: picks the verb, parses its options, prints errors as `file:line: field: message`. */
+import { parseArgs } from 'node:util'
+import { existsSync, readFileSync } from 'node:fs'
+import { dirname, join } from 'node:path'
+import { fileURLToPath, pathToFileURL } from 'node:url'
+import { EvalferryError, UsageError } from '../errors.ts'
+import { SHARED_OPTIONS, type Command } from './command.ts'
+
+const COMMANDS: Record<string, () => Promise<{ default: Command }>> = {
+  convert: () => import('./convert.ts'),
+  detect: () => import('./detect.ts'),
+  validate: () => import('./validate.ts'),
+  prefetch: () => import('./prefetch.ts'),
+  resolve: () => import('./resolve.ts'),
+  cache: () => import('./cache.ts'),
+}
+
+const SUMMARIES: Record<string, string> = {
+  convert: 'convert datasets between formats',
+  detect: 'tell the format, container, record count and fields of files',
+  validate: 'parse and check datasets; errors with file:line',
+  prefetch: 'fetch every git file the datasets reference into the cache',
+  resolve: 'print the local path of each referenced file',
+  cache: 'show or clean the repository cache: dir | list | prune | clear',
+}
+
+export function version(): string {
+  let dir = dirname(fileURLToPath(import.meta.url))
+  for (let i = 0; i < 5; i++) {
+    const candidate = join(dir, 'package.json')
+    if (existsSync(candidate)) {
+      const pkg = JSON.parse(readFileSync(candidate, 'utf8')) as { name?: string; version?: string }
+      if (pkg.name === 'evalferry') return pkg.version ?? '0.0.0'
+    }
+    dir = dirname(dir)
+  }
+  return '0.0.0'
+}
+
+function mainHelp(): string {
+  const verbs = Object.entries(SUMMARIES)
+    .map(([name, summary]) => `  ${name.padEnd(10)}${summary}`)
+    .join('\n')
+  return `evalferry ${version()}: move LLM-evaluation datasets between tools without losing a field
+
+Usage: evalferry <command> [options]
+
+Commands:
+${verbs}
+
+Formats: evalcase (agentv), deepeval, langsmith, hf (huggingface), csv, evals
+Shared options: --cache-dir <dir>, --host <name>=<url>[,type=github|gitlab|bitbucket], --quiet, --json, --help, --version
+Run 'evalferry <command> --help' for a command's options.
+`
+}
+
+export interface RunIO {
+  stdout: NodeJS.WritableStream
+  stderr: NodeJS.WritableStream
+  env: NodeJS.ProcessEnv
+  isTTY: boolean
+}
+
+/** Runs one command line; resolves to the exit code. */
+export async function run(argv: string[], io: RunIO): Promise<number> {
+  const [verb, ...rest] = argv
+  try {
+    if (verb === undefined || verb === '--help' || verb === '-h' || verb === 'help') {
+      io.stdout.write(mainHelp())
+      return verb === undefined ? 2 : 0
+    }
+    if (verb === '--version' || verb === '-V') {
+      io.stdout.write(version() + '\n')
+      return 0
+    }
+    const load = COMMANDS[verb]
+    if (!load) throw new UsageError(`unknown command "${verb}"; expected one of ${Object.keys(COMMANDS).join(', ')}`)
+    const command = (await load()).default
+    let parsed
+    try {
+      parsed = parseArgs({ args: rest, options: { ...SHARED_OPTIONS, ...command.options }, allowPositionals: true, strict: true })
+    } catch (error) {
+      throw new UsageError(`${(error as Error).message.replace(/\. To specify a positional.*$/s, '')}\n\n${command.usage}`)
+    }
+    const values = parsed.values as Record<string, string | boolean | string[] | undefined>
+    if (values.help) {
+      io.stdout.write(command.usage + '\n')
+      return 0
+    }
+    if (values.version) {
+      io.stdout.write(version() + '\n')
+      return 0
+    }
+    return await command.run({
+      positionals: parsed.positionals,
+      values,
+      stdout: io.stdout,
+      stderr: io.stderr,
+      env: io.env,
+      interactive: io.isTTY && !values.quiet && !values.json,
+    })
+  } catch (error) {
+    if (error instanceof EvalferryError) {
+      io.stderr.write(`evalferry: ${error.describe()}\n`)
+      return error.exitCode
+    }
+    const message = error instanceof Error ? error.message : String(error)
+    io.stderr.write(`evalferry: internal error: ${message}\n`)
+    if (io.env.EVALFERRY_DEBUG && error instanceof Error && error.stack) io.stderr.write(error.stack + '\n')
+    return 1
+  }
+}
+
+const invokedDirectly = process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.argv[1]).href
+if (invokedDirectly) {
+  const code = await run(process.argv.slice(2), {
+    stdout: process.stdout,
+    stderr: process.stderr,
+    env: process.env,
+    isTTY: Boolean(process.stderr.isTTY),
+  })
+  process.exitCode = code
+}

@@ -1,0 +1,56 @@
+import { EvalferryError, UsageError, formatLocation } from '../errors.ts'
+import { read } from '../pipeline.ts'
+import { newReport } from '../report.ts'
+import { stringOption, type Command } from './command.ts'
+import { containerOption, mapOption } from './options.ts'
+
+const usage = `Usage: evalferry validate <file...> [--from <format>] [--map k=v ...] [--json]
+
+Parses and checks every record of each file and lists every error as file:line: field: message.
+Exits 1 when any record is bad.`
+
+const command: Command = {
+  name: 'validate',
+  summary: 'parse and check datasets',
+  usage,
+  options: { from: { type: 'string' }, map: { type: 'string', multiple: true }, 'from-container': { type: 'string' } },
+  async run({ positionals, values, stdout, stderr }) {
+    if (!positionals.length) throw new UsageError(`name at least one file\n\n${usage}`)
+    const from = stringOption(values, 'from')
+    const container = containerOption(values, 'from-container')
+    const map = await mapOption(values)
+    const results = []
+    let bad = 0
+    for (const file of positionals) {
+      const report = newReport(from ?? 'detected', 'none', [file])
+      try {
+        for await (const _ of read(file, {
+          ...(from ? { from } : {}),
+          ...(container ? { container } : {}),
+          ...(map ? { map } : {}),
+          onError: 'skip',
+          report,
+        })) {
+          // reading is the check
+        }
+      } catch (error) {
+        // A container that cannot be parsed ends the file; usage errors still end the run.
+        if (!(error instanceof EvalferryError) || error.exitCode === 2) throw error
+        report.errors.push({ message: error.message, location: error.location })
+      }
+      bad += report.errors.length
+      results.push({ file, cases: report.records.read, errors: report.errors, warnings: report.warnings })
+      if (!values.json) {
+        for (const e of report.errors) stderr.write(`${formatLocation(e.location)}${e.message}\n`)
+        if (!values.quiet) {
+          for (const w of report.warnings) stderr.write(`warning: ${formatLocation(w.location)}${w.message}\n`)
+          stdout.write(`${file}: ${report.records.read} cases, ${report.errors.length} error${report.errors.length === 1 ? '' : 's'}\n`)
+        }
+      }
+    }
+    if (values.json) stdout.write(JSON.stringify(results, null, 2) + '\n')
+    return bad ? 1 : 0
+  },
+}
+
+export default command

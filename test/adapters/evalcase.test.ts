@@ -1,0 +1,347 @@
+import { test } from 'node:test'
+import assert from 'node:assert/strict'
+import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs'
+import { createReadStream } from 'node:fs'
+import { dirname, join, relative, resolve } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { parse as parseYaml } from 'yaml'
+import evalcase from '../../adapters/evalcase.ts'
+import type { Container, DecodeContext, EncodeContext } from '../../adapters/types.ts'
+import { readJsonl, jsonlWriter } from '../../src/codecs/jsonl.ts'
+import { readYaml, yamlWriter } from '../../src/codecs/yaml.ts'
+import type { ReadOptions, SourceRecord } from '../../src/codecs/types.ts'
+import { DataError } from '../../src/errors.ts'
+import type { EvalCase, JsonObject } from '../../src/model.ts'
+
+const here = dirname(fileURLToPath(import.meta.url))
+const REAL = resolve(here, '../../../shared/fixtures/real/evalcase')
+const OWN = resolve(here, '../fixtures/evalcase')
+
+function containerOf(file: string): Container {
+  return file.endsWith('.jsonl') ? 'jsonl' : 'yaml'
+}
+
+async function records(file: string, options: ReadOptions): Promise<SourceRecord[]> {
+  const out: SourceRecord[] = []
+  const reader = containerOf(file) === 'jsonl' ? readJsonl : readYaml
+  for await (const r of reader(createReadStream(file), options)) out.push(r)
+  return out
+}
+
+function decodeContext(file: string, options: ReadOptions, index: number): DecodeContext {
+  return {
+    file,
+    container: containerOf(file),
+    header: options.header,
+    index,
+    ...(options.listKey === undefined ? {} : { listKey: options.listKey }),
+    state: {},
+    warn() {},
+  }
+}
+
+/**
+ * Reads a file as the pipeline does: includes in place, the sidecar's keys as the header, and the
+ * header in the first case as `extras.evalcase.$file`.
+ */
+async function readCases(file: string): Promise<EvalCase[]> {
+  const header: JsonObject = {}
+  const sidecar = evalcase.sidecar?.(file, containerOf(file))
+  if (sidecar && existsSync(sidecar)) {
+    const [doc] = await records(sidecar, { file: sidecar, recordKeys: [], header: {} })
+    Object.assign(header, doc?.value)
+  }
+  const options: ReadOptions = { file, recordKeys: evalcase.recordKeys, header }
+  const cases: EvalCase[] = []
+  for (const record of await records(file, options)) {
+    const included = evalcase.include?.(record.value)
+    if (included !== undefined) {
+      cases.push(...(await readCases(resolve(dirname(file), included))))
+      continue
+    }
+    const decoded = evalcase.decode(record.value, decodeContext(file, options, record.index))
+    cases.push(...(Array.isArray(decoded) ? decoded : [decoded]))
+  }
+  const first = cases[0]
+  if (first && Object.keys(header).length) {
+    first.extras = { ...first.extras, evalcase: { ...first.extras?.evalcase, $file: header } }
+  }
+  return cases
+}
+
+function encodeContext(container: Container, index: number, dialect?: string): EncodeContext {
+  return { container, index, ...(dialect === undefined ? {} : { dialect }), warn() {} }
+}
+
+/** Writes cases with the adapter and a codec, as text, and the layout used. */
+async function writeCases(cases: EvalCase[], container: Container, dialect?: string) {
+  let text = ''
+  const sink = { write: async (chunk: string | Uint8Array) => void (text += String(chunk)) }
+  const layout = evalcase.layout(container, cases, encodeContext(container, 0, dialect))
+  const writer = container === 'jsonl' ? jsonlWriter(sink, layout) : yamlWriter(sink, layout)
+  for (const [i, c] of cases.entries()) await writer.write(evalcase.encode(c, { ...encodeContext(container, i, dialect), layout }))
+  await writer.end()
+  return { text, layout }
+}
+
+function walk(dir: string): string[] {
+  return readdirSync(dir)
+    .flatMap((name) => {
+      const path = join(dir, name)
+      return statSync(path).isDirectory() ? walk(path) : [path]
+    })
+    .sort()
+}
+
+/** A YAML file beside a `.jsonl` of the same stem is that file's sidecar, not a case file. */
+function caseFiles(dir: string): string[] {
+  return walk(dir).filter((f) => /\.(ya?ml|jsonl)$/.test(f) && !(/\.ya?ml$/.test(f) && existsSync(f.replace(/\.ya?ml$/, '.jsonl'))))
+}
+
+/** The source document as plain JSON, includes expanded, for comparing with what is written back. */
+function sourceDocument(file: string): unknown {
+  const text = readFileSync(file, 'utf8')
+  if (file.endsWith('.jsonl')) return text.split('\n').filter((l) => l.trim()).map((l) => JSON.parse(l))
+  const doc = parseYaml(text) as unknown
+  const expand = (items: unknown[]): unknown[] =>
+    items.flatMap((item) => {
+      const included = evalcase.include?.(item)
+      if (included === undefined) return [item]
+      const path = resolve(dirname(file), included)
+      const inner = sourceDocument(path)
+      return Array.isArray(inner) ? inner : []
+    })
+  if (Array.isArray(doc)) return expand(doc)
+  const out: Record<string, unknown> = {}
+  for (const [k, v] of Object.entries(doc as Record<string, unknown>)) out[k] = evalcase.recordKeys.includes(k) && Array.isArray(v) ? expand(v) : v
+  return out
+}
+
+function writtenDocument(text: string, container: Container): unknown {
+  if (container === 'jsonl') return text.split('\n').filter((l) => l.trim()).map((l) => JSON.parse(l))
+  return parseYaml(text)
+}
+
+const rel = (f: string, root: string) => relative(root, f)
+
+// --- 1. every real file reads, with checked content -----------------------------------------
+
+const REAL_COUNTS: Record<string, number> = {
+  'agentv-2026-02/basic--dataset.yaml': 7,
+  'agentv-2026-02/basic-jsonl--dataset.jsonl': 7,
+  'agentv-2026-02/composite--dataset.yaml': 4,
+  'agentv-2026-02/document-extraction--dataset-field-accuracy.yaml': 6,
+  'agentv-4.42.4/assert--dataset.eval.yaml': 4,
+  'agentv-4.42.4/basic--dataset.eval.yaml': 7,
+  'agentv-4.42.4/external-datasets/cases/accuracy.yaml': 2,
+  'agentv-4.42.4/external-datasets/cases/regression.jsonl': 2,
+  'agentv-4.42.4/external-datasets/dataset.eval.yaml': 5,
+}
+
+test('every real evalcase file is covered by the count table', () => {
+  assert.deepEqual(caseFiles(REAL).map((f) => rel(f, REAL)), Object.keys(REAL_COUNTS).sort())
+})
+
+for (const file of caseFiles(REAL)) {
+  const name = rel(file, REAL)
+  test(`real ${name}: reads ${REAL_COUNTS[name]} cases, each with an id and an input`, async () => {
+    const cases = await readCases(file)
+    assert.equal(cases.length, REAL_COUNTS[name])
+    for (const c of cases) {
+      assert.equal(typeof c.id, 'string')
+      assert.ok(c.input && c.input.length > 0, `${c.id} has input`)
+    }
+    assert.equal(new Set(cases.map((c) => c.id)).size, cases.length)
+  })
+}
+
+test('real 2026-02 basic: shorthands, blocks, structured output, file header', async () => {
+  const cases = await readCases(join(REAL, 'agentv-2026-02/basic--dataset.yaml'))
+  const byId = new Map(cases.map((c) => [c.id, c]))
+  const review = byId.get('code-review-javascript')
+  assert.equal(review?.expected_outcome, 'Assistant provides helpful code analysis and mentions SUPERSECRET_INSTRUCTION_MARKER_JAVASCRIPT')
+  assert.deepEqual(review?.input?.[1]?.content instanceof Array ? review.input[1].content[1] : undefined, { type: 'file', value: 'javascript.instructions.md' })
+  assert.deepEqual(review?.extras?.evalcase?.$file, { description: 'Example showing basic features, conversation threading, multiple evaluators', execution: { target: 'default' } })
+  assert.equal(review?.extras?.evalcase?.$list, 'evalcases')
+
+  const python = byId.get('code-gen-python-comprehensive')
+  assert.equal(python?.conversation_id, 'python-code-generation')
+  assert.equal(python?.execution?.target, 'azure_base')
+  assert.deepEqual(python?.expected_output, [
+    { role: 'assistant', content: [{ type: 'file', value: './snippets/python-second-largest.md' }, { type: 'file', value: './snippets/python-second-largest-comments.md' }] },
+  ])
+
+  const shorthand = byId.get('shorthand-string-example')
+  assert.deepEqual(shorthand?.input, [{ role: 'user', content: 'What is 2+2?' }])
+  assert.deepEqual(shorthand?.expected_output, [{ role: 'assistant', content: 'The answer is 4.' }])
+  assert.deepEqual(shorthand?.extras?.evalcase?.$form, { input: 'input:text', expected_output: 'expected_output:text', expected_outcome: 'expected_outcome' })
+
+  const structured = byId.get('shorthand-structured-output')
+  assert.deepEqual(structured?.expected_output, { riskLevel: 'Low', confidence: 0.95, reasoning: 'Transaction amount and pattern are within normal bounds' })
+  assert.equal(byId.get('coding-multiturn-debug-session')?.input?.length, 4)
+  assert.equal(byId.get('feature-proposal-brainstorm')?.expected_output, undefined)
+})
+
+test('real 2026-02 JSON Lines: input_messages, expected_messages and the sidecar header', async () => {
+  const cases = await readCases(join(REAL, 'agentv-2026-02/basic-jsonl--dataset.jsonl'))
+  assert.deepEqual(cases[0]?.extras?.evalcase?.$file, {
+    description: 'JSONL version of the basic example - demonstrates file references, multi-turn, and per-case overrides',
+    dataset: 'basic-jsonl',
+    execution: { target: 'default' },
+    evaluator: 'llm_judge',
+  })
+  assert.deepEqual(cases[0]?.extras?.evalcase?.$form, { input: 'input_messages', expected_output: 'expected_messages', expected_outcome: 'expected_outcome' })
+  assert.equal(cases[0]?.input?.[0]?.role, 'system')
+  assert.equal(cases[1]?.expected_output, undefined)
+  assert.deepEqual(cases[1]?.execution, { target: 'azure_base' })
+  assert.deepEqual(cases[5]?.expected_output, { riskLevel: 'Low', confidence: 0.95, reasoning: 'Transaction amount and pattern are within normal bounds' })
+})
+
+test('real 2026-02 document extraction: object message content and case-level evaluators', async () => {
+  const cases = await readCases(join(REAL, 'agentv-2026-02/document-extraction--dataset-field-accuracy.yaml'))
+  const first = cases[0]
+  const answer = first?.expected_output as { content: unknown; extras?: unknown }[]
+  assert.equal((answer[0]?.content as { type: string; value: { invoice_number: string } }[])[0]?.value.invoice_number, 'INV-2025-001234')
+  assert.deepEqual(answer[0]?.extras, { evalcase: { $content: 'object' } })
+  assert.equal((cases[1]?.extras?.evalcase?.evaluators as { name: string }[])[0]?.name, 'party_names_fuzzy')
+  assert.equal(cases.every((c) => c.conversation_id === 'document-extraction'), true)
+})
+
+test('real 2026-02 composite: nested evaluators stay in execution', async () => {
+  const cases = await readCases(join(REAL, 'agentv-2026-02/composite--dataset.yaml'))
+  const evaluators = cases[3]?.execution?.evaluators as { evaluators: { name: string }[] }[]
+  assert.deepEqual(evaluators[0]?.evaluators.map((e) => e.name), ['content_quality', 'safety'])
+  assert.deepEqual(cases[0]?.extras?.evalcase?.$file, { dataset: 'composite-evaluator-examples', execution: { target: 'default' } })
+})
+
+test('real 4.42.4 assert: criteria and assertions', async () => {
+  const cases = await readCases(join(REAL, 'agentv-4.42.4/assert--dataset.eval.yaml'))
+  assert.deepEqual(cases.map((c) => c.id), ['contains-check', 'json-response', 'regex-check', 'equals-check'])
+  assert.equal(cases[0]?.expected_outcome, 'Response must contain the word Hello')
+  assert.equal(cases[0]?.extras?.evalcase?.$form && (cases[0].extras.evalcase.$form as JsonObject).expected_outcome, 'criteria')
+  assert.deepEqual(cases[3]?.extras?.evalcase?.assertions, [{ type: 'equals', value: '4', required: true }])
+  assert.deepEqual(cases[0]?.extras?.evalcase?.$file, { name: 'assert-demo', description: 'Demonstrates eval spec v2 assert features', version: '1.0', tags: ['demo', 'assert'], execution: { target: 'llm' } })
+  assert.equal(cases[0]?.extras?.evalcase?.$list, 'tests')
+})
+
+test('real 4.42.4 external datasets: file:// includes read in place, in order', async () => {
+  const cases = await readCases(join(REAL, 'agentv-4.42.4/external-datasets/dataset.eval.yaml'))
+  assert.deepEqual(cases.map((c) => c.id), ['inline-test', 'accuracy-basic-math', 'accuracy-capital', 'regression-greeting', 'regression-farewell'])
+  assert.deepEqual(cases[2]?.input, [{ role: 'user', content: 'What is the capital of France?' }])
+  assert.equal(cases[4]?.expected_outcome, 'The agent should respond with a farewell')
+  assert.equal(evalcase.include?.('file://cases/accuracy.yaml'), 'cases/accuracy.yaml')
+  assert.equal(evalcase.include?.({ id: 'x' }), undefined)
+})
+
+// --- 2. within-format round trip ---------------------------------------------------------------
+
+for (const file of [...caseFiles(REAL), ...caseFiles(OWN)]) {
+  const name = file.startsWith(REAL) ? `real ${rel(file, REAL)}` : `own ${rel(file, OWN)}`
+  test(`round trip ${name}: written back, the same JSON values`, async () => {
+    const container = containerOf(file)
+    const { text, layout } = await writeCases(await readCases(file), container)
+    assert.deepEqual(writtenDocument(text, container), sourceDocument(file))
+    const sidecar = evalcase.sidecar?.(file, container)
+    if (sidecar && existsSync(sidecar)) assert.deepEqual(layout.header, parseYaml(readFileSync(sidecar, 'utf8')))
+  })
+}
+
+// --- 3. own fixtures against their expected canonical cases --------------------------------------
+
+for (const file of caseFiles(OWN)) {
+  test(`fixture ${rel(file, OWN)} decodes to ${rel(file, OWN)}.cases.json`, async () => {
+    const expected = JSON.parse(readFileSync(`${file}.cases.json`, 'utf8')) as unknown
+    assert.deepEqual(await readCases(file), expected)
+  })
+}
+
+// --- writing cases from other formats --------------------------------------------------------------
+
+const foreign: EvalCase[] = [
+  { id: 'q1', input: [{ role: 'user', content: 'What is 2+2?' }], expected_output: [{ role: 'assistant', content: '4' }], expected_outcome: 'Adds', rubrics: [{ expected_outcome: 'Is a number' }, { id: 'r2', expected_outcome: 'Is exact', weight: 2 }] },
+  { id: 'q2', scenario: 'A user asks for a refund', expected_outcome: 'The refund is granted', turns: [{ role: 'user', content: 'Refund please' }] },
+]
+
+test('cases from other formats: evalcases dialect with shorthands and expected_outcome', async () => {
+  const { text } = await writeCases(foreign, 'yaml')
+  assert.deepEqual(parseYaml(text), {
+    evalcases: [
+      { id: 'q1', expected_outcome: 'Adds', input: 'What is 2+2?', expected_output: '4', rubrics: ['Is a number', { id: 'r2', expected_outcome: 'Is exact', weight: 2 }] },
+      { id: 'q2', expected_outcome: 'The refund is granted', input: 'A user asks for a refund' },
+    ],
+  })
+})
+
+test('cases from other formats with --dialect agentv: tests, criteria and rubric outcome', async () => {
+  const { text } = await writeCases(foreign, 'yaml', 'agentv')
+  assert.deepEqual(parseYaml(text), {
+    tests: [
+      { id: 'q1', criteria: 'Adds', input: 'What is 2+2?', expected_output: '4', rubrics: ['Is a number', { id: 'r2', outcome: 'Is exact', weight: 2 }] },
+      { id: 'q2', criteria: 'The refund is granted', input: 'A user asks for a refund' },
+    ],
+  })
+})
+
+test('--dialect agentv writes input for input_messages, which AgentV 4 no longer reads', async () => {
+  const cases = await readCases(join(REAL, 'agentv-2026-02/basic-jsonl--dataset.jsonl'))
+  const record = evalcase.encode(cases[0]!, encodeContext('yaml', 0, 'agentv'))
+  assert.ok('input' in record && !('input_messages' in record))
+  assert.ok('expected_output' in record && !('expected_messages' in record))
+})
+
+test('tool calls: OpenAI arguments text kept exactly, AgentV runtime shape kept', () => {
+  const c = evalcase.decode(
+    {
+      id: 't',
+      input: [
+        { role: 'assistant', content: '', tool_calls: [{ id: 'a', type: 'function', function: { name: 'f', arguments: '{"x": 1}' } }] },
+        { role: 'assistant', content: '', tool_calls: [{ tool: 'g', input: { y: 2 }, output: 'ok' }] },
+      ],
+    },
+    decodeContext('t.yaml', { file: 't.yaml', recordKeys: [], header: {} }, 0),
+  ) as EvalCase
+  assert.deepEqual(c.input?.[0]?.tool_calls?.[0], { id: 'a', type: 'function', name: 'f', arguments: { x: 1 }, extras: { evalcase: { $arguments_text: '{"x": 1}' } } })
+  assert.deepEqual(c.input?.[1]?.tool_calls?.[0], { name: 'g', arguments: { y: 2 }, output: 'ok', extras: { evalcase: { $style: 'agentv' } } })
+  const back = evalcase.encode(c, encodeContext('yaml', 0)) as { input: { tool_calls: unknown[] }[] }
+  assert.deepEqual(back.input[0]?.tool_calls[0], { id: 'a', type: 'function', function: { name: 'f', arguments: '{"x": 1}' } })
+  assert.deepEqual(back.input[1]?.tool_calls[0], { tool: 'g', input: { y: 2 }, output: 'ok' })
+})
+
+test('sidecar and sniff', () => {
+  assert.equal(evalcase.sidecar?.('data/x.jsonl', 'jsonl'), 'data/x.yaml')
+  assert.equal(evalcase.sidecar?.('data/x.yaml', 'yaml'), undefined)
+  assert.ok(evalcase.sniff({ container: 'yaml', records: [{ id: 'a', criteria: 'c', input: 'x' }], header: {}, fileName: 'a.yaml' }) >= 0.9)
+  assert.ok(evalcase.sniff({ container: 'jsonl', records: [{ id: 'a', input_messages: [{ role: 'user', content: 'x' }] }], header: {}, fileName: 'a.jsonl' }) >= 0.9)
+  assert.ok(evalcase.sniff({ container: 'yaml', records: [{ id: 'a', input: [{ role: 'user', content: 'x' }] }], header: { execution: {} }, fileName: 'a.yaml' }) >= 0.9)
+  assert.equal(evalcase.sniff({ container: 'jsonl', records: [{ input: 'q', actual_output: 'a' }], header: {}, fileName: 'goldens.jsonl' }), 0)
+  assert.equal(evalcase.sniff({ container: 'json', records: [{ id: 'a', criteria: 'c' }], header: {}, fileName: 'a.json' }), 0)
+})
+
+// --- 4. bad input ----------------------------------------------------------------------------------
+
+const BAD: [string, unknown, string][] = [
+  ['a case without id', { input: 'hi', criteria: 'c' }, 'id'],
+  ['an empty id', { id: '', input: 'hi' }, 'id'],
+  ['input a number', { id: 'a', input: 5 }, 'input'],
+  ['input_messages a mapping', { id: 'a', input_messages: { role: 'user' } }, 'input_messages'],
+  ['a message without role', { id: 'a', input: [{ role: 'system', content: 's' }, { content: 'hi' }] }, 'input[1].role'],
+  ['an unknown role', { id: 'a', input: [{ role: 'human', content: 'hi' }] }, 'input[0].role'],
+  ['content a number', { id: 'a', input: [{ role: 'user', content: 3 }] }, 'input[0].content'],
+  ['an unknown block type', { id: 'a', input: [{ role: 'user', content: [{ type: 'text', value: 'x' }, { type: 'video', value: 'v.mp4' }] }] }, 'input[0].content[1].type'],
+  ['a text block without value', { id: 'a', input: [{ role: 'user', content: [{ type: 'text' }] }] }, 'input[0].content[0].value'],
+  ['a tool call without name', { id: 'a', input: [{ role: 'assistant', content: '', tool_calls: [{ id: 'c', type: 'function', function: { arguments: '{}' } }] }] }, 'input[0].tool_calls[0].function.name'],
+  ['an expected message without role', { id: 'a', input: 'q', expected_messages: [{ role: 'assistant', content: 'x' }, { content: 'y' }] }, 'expected_messages[1].role'],
+  ['criteria a number', { id: 'a', input: 'q', criteria: 5 }, 'criteria'],
+  ['metadata a string', { id: 'a', input: 'q', metadata: 'x' }, 'metadata'],
+  ['a rubric weight as text', { id: 'a', input: 'q', rubrics: ['ok', { expected_outcome: 'x', weight: 'high' }] }, 'rubrics[1].weight'],
+  ['a rubric without text', { id: 'a', input: 'q', rubrics: [{ id: 'r', weight: 1 }] }, 'rubrics[0].expected_outcome'],
+]
+
+for (const [what, record, field] of BAD) {
+  test(`bad input: ${what} is an error at ${field}`, () => {
+    assert.throws(
+      () => evalcase.decode(record, decodeContext('bad.yaml', { file: 'bad.yaml', recordKeys: [], header: {} }, 0)),
+      (error: unknown) => error instanceof DataError && error.code === 'E_FIELD' && error.location.field === field,
+    )
+  })
+}
