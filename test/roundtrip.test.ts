@@ -1,0 +1,126 @@
+/**
+ * The lossless matrix (SPEC section 3): for every fixture A of every format, and every format B in
+ * every container it writes, reading A, writing B, reading B and writing A gives back the records
+ * that writing A directly gives; and writing A directly gives the records A holds. The fixtures
+ * are found on disk, so a new fixture joins every pair by itself.
+ */
+import { test } from 'node:test'
+import assert from 'node:assert/strict'
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { basename, join, relative } from 'node:path'
+import { FORMAT_NAMES, getAdapter } from '../adapters/index.ts'
+import type { Container, FormatName } from '../adapters/types.ts'
+import { containerOf, readRecords } from '../src/codecs/index.ts'
+import type { EvalCase } from '../src/model.ts'
+import { read, write } from '../src/pipeline.ts'
+
+const SHARED = join(import.meta.dirname, '..', '..', 'shared', 'fixtures', 'real')
+const OWN = join(import.meta.dirname, 'fixtures')
+
+/** Files that are not datasets of their folder's format, each with the reason. */
+const NOT_DATASETS: Record<string, string> = {
+  'evals/evals-eval-case-schema.json': 'the JSON Schema itself, not a case',
+}
+
+export interface Fixture {
+  path: string
+  format: FormatName
+  container: Container
+  /** Holds `file://` includes: its cases come from other files, so it cannot be written back alike. */
+  includes: boolean
+}
+
+function walk(dir: string): string[] {
+  if (!existsSync(dir)) return []
+  return readdirSync(dir).flatMap((name) => {
+    const path = join(dir, name)
+    return statSync(path).isDirectory() ? walk(path) : [path]
+  })
+}
+
+/** Every dataset fixture of every format: the real tools' files and the project's own. */
+export function fixtures(): Fixture[] {
+  const found: Fixture[] = []
+  for (const format of FORMAT_NAMES) {
+    for (const root of [join(SHARED, format), join(OWN, format)]) {
+      for (const path of walk(root).sort()) {
+        const container = containerOf(path)
+        const rel = relative(root === join(SHARED, format) ? SHARED : OWN, path)
+        if (!container || path.endsWith('.cases.json') || rel in NOT_DATASETS) continue
+        // A YAML beside a JSON Lines file of the same stem is that file's settings, not a dataset.
+        if (container === 'yaml' && existsSync(path.replace(/\.ya?ml$/, '.jsonl'))) continue
+        if (/[\\/]bad[\\/]/.test(path)) continue
+        found.push({ path, format, container, includes: /file:\/\//.test(readText(path)) })
+      }
+    }
+  }
+  return found
+}
+
+function readText(path: string): string {
+  return containerOf(path) === 'parquet' ? '' : readFileSync(path, 'utf8')
+}
+
+async function collect<T>(it: AsyncIterable<T>): Promise<T[]> {
+  const out: T[] = []
+  for await (const x of it) out.push(x)
+  return out
+}
+
+/** The records of a file as the codec parses them: the JSON values (for CSV, the cells). */
+async function records(path: string, format: FormatName): Promise<unknown[]> {
+  const adapter = await getAdapter(format)
+  const header = {}
+  const values = (await collect(readRecords(containerOf(path)!, path, { file: path, recordKeys: adapter.recordKeys, header, columns: [] }))).map((r) => r.value)
+  return [header, ...values]
+}
+
+const work = mkdtempSync(join(tmpdir(), 'evalferry-matrix-'))
+process.on('exit', () => rmSync(work, { recursive: true, force: true }))
+let counter = 0
+const scratch = (ext: string) => join(work, `f${counter++}${ext}`)
+const EXT: Record<Container, string> = { json: '.json', jsonl: '.jsonl', csv: '.csv', yaml: '.yaml', parquet: '.parquet' }
+
+const all = fixtures()
+
+test('the fixture folders hold datasets of every format', () => {
+  const formats = new Set(all.map((f) => f.format))
+  assert.deepEqual([...formats].sort(), [...FORMAT_NAMES].sort())
+})
+
+for (const fixture of all) {
+  const name = `${fixture.format}/${basename(fixture.path)}`
+  test(`${name}: every pair of formats round-trips losslessly`, async (t) => {
+    const original = await collect(read(fixture.path, { from: fixture.format }))
+    assert.ok(original.length > 0, 'the fixture holds cases')
+    const source = await getAdapter(fixture.format)
+    const writeBack = source.writes.includes(fixture.container) ? fixture.container : source.writes[0]!
+
+    const direct = scratch(EXT[writeBack])
+    await write(original, direct, { to: fixture.format })
+    if (!fixture.includes && writeBack === fixture.container) {
+      assert.deepEqual(await records(direct, fixture.format), await records(fixture.path, fixture.format), 'writing the cases back as they came gives the same records')
+    }
+    const expected = await records(direct, fixture.format)
+
+    for (const target of FORMAT_NAMES) {
+      const adapter = await getAdapter(target)
+      for (const container of adapter.writes) {
+        await t.test(`→ ${target} ${container} → ${fixture.format}`, async () => {
+          const middle = scratch(EXT[container])
+          await write(original, middle, { to: target })
+          const through = await collect(read(middle, { from: target }))
+          assert.deepEqual(stripUndefined(through), stripUndefined(original), `${target} ${container} gives back the canonical cases`)
+          const back = scratch(EXT[writeBack])
+          await write(through, back, { to: fixture.format })
+          assert.deepEqual(await records(back, fixture.format), expected)
+        })
+      }
+    }
+  })
+}
+
+function stripUndefined(cases: EvalCase[]): unknown {
+  return JSON.parse(JSON.stringify(cases))
+}
