@@ -1,0 +1,24 @@
+/** The public API of evalferry: re-exports only. */
+export { read, write, convert } from './pipeline.ts'
+export type { ReadOptions, WriteOptions, ConvertOptions, Reject } from './pipeline.ts'
+export { detect } from './detect.ts'
+export type { Detection, DetectOptions } from './detect.ts'
+export { EvalferryError, DataError, UsageError, FetchError } from './errors.ts'
+export type { ErrorCode, Location } from './errors.ts'
+export type { ConversionReport, Warning } from './report.ts'
+export type {
+  EvalCase,
+  Message,
+  ContentBlock,
+  Content,
+  ToolCall,
+  Turn,
+  Rubric,
+  Persona,
+  Role,
+  Extras,
+  JsonValue,
+  JsonObject,
+} from './model.ts'
+export type { FormatName, Container, FieldMapping, RowMapper } from '../adapters/types.ts'
+export { FORMAT_NAMES } from '../adapters/index.ts'
