@@ -1,0 +1,182 @@
+import { test } from 'node:test'
+import assert from 'node:assert/strict'
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { parse as parseYaml } from 'yaml'
+import { ROOT, runCli, SHARED_FIXTURES } from './helpers/cli.ts'
+
+const dir = mkdtempSync(join(tmpdir(), 'evalferry-cli-'))
+process.on('exit', () => rmSync(dir, { recursive: true, force: true }))
+
+function file(name: string, text: string): string {
+  const path = join(dir, name)
+  writeFileSync(path, text)
+  return path
+}
+
+/** The files in the scratch folder whose names start with `stem` (outputs and leftover temporaries). */
+function outputsOf(stem: string): string[] {
+  return readdirSync(dir).filter((n) => n.startsWith(stem) || n.startsWith(`.${stem}`))
+}
+
+test('convert: the bundled DeepEval example becomes evalcase YAML with ids, inputs and expectations', async () => {
+  const out = join(dir, 'example.yaml')
+  const result = await runCli(['convert', join(ROOT, 'examples', 'goldens.json'), '--to', 'evalcase', '-o', out])
+  assert.equal(result.code, 0, result.stderr)
+  assert.match(result.stderr, /deepeval → evalcase: 3 read, 3 written, 0 skipped/)
+  const doc = parseYaml(readFileSync(out, 'utf8')) as { evalcases: { id: string; input: unknown; expected_output?: unknown }[] }
+  assert.deepEqual(
+    doc.evalcases.map((c) => [c.id, c.input]),
+    [
+      ['case-1', 'What is the refund window for a damaged item?'],
+      ['case-2', 'Summarise the onboarding guide in three bullet points.'],
+      ['case-3', '¿Cuál es el horario de atención?'],
+    ],
+  )
+  assert.equal(doc.evalcases[0]!.expected_output, '30 days from delivery for damaged items.')
+})
+
+test('convert: --json prints the report; --report writes it; detect names the format', async () => {
+  const out = join(dir, 'report-out.jsonl')
+  const reportPath = join(dir, 'report.json')
+  const result = await runCli(['convert', join(ROOT, 'examples', 'goldens.json'), '--to', 'deepeval', '-o', out, '--json', '--report', reportPath])
+  assert.equal(result.code, 0, result.stderr)
+  const printed = JSON.parse(result.stdout)
+  assert.deepEqual(printed.records, { read: 3, written: 3, skipped: 0 })
+  assert.deepEqual(JSON.parse(readFileSync(reportPath, 'utf8')).records, printed.records)
+  const detected = await runCli(['detect', join(ROOT, 'examples', 'goldens.json'), '--json'])
+  assert.equal(detected.code, 0, detected.stderr)
+  const [d] = JSON.parse(detected.stdout)
+  assert.equal(d.format, 'deepeval')
+  assert.equal(d.container, 'json')
+  assert.equal(d.records, 3)
+  assert.ok(d.fields.includes('additional_metadata'))
+})
+
+interface BadCase {
+  name: string
+  file: string
+  text: string
+  from: string
+  to: string
+  /** What the error line must hold: file:line and the field. */
+  error: RegExp
+}
+
+const BAD: BadCase[] = [
+  {
+    name: 'broken YAML',
+    file: 'broken.yaml',
+    text: 'evalcases:\n  - id: a\n    input: x: y\n',
+    from: 'evalcase',
+    to: 'deepeval',
+    error: /broken\.yaml:3:12: invalid YAML/,
+  },
+  {
+    name: 'a CSV row with an open quote',
+    file: 'open.csv',
+    text: 'input,expected_output\r\nq1,a1\r\nq2,"never closed\r\n',
+    from: 'deepeval',
+    to: 'evalcase',
+    error: /open\.csv:3: a quoted cell is never closed/,
+  },
+  {
+    name: 'a JSON record missing input',
+    file: 'noinput.json',
+    text: '[\n  {"input": "ok"},\n  {"expected_output": "no input here"}\n]',
+    from: 'deepeval',
+    to: 'evalcase',
+    error: /noinput\.json:3: input: /,
+  },
+  {
+    name: 'a duplicate evalcase id',
+    file: 'dup.yaml',
+    text: 'evalcases:\n  - id: same\n    input: one\n  - id: other\n    input: two\n  - id: same\n    input: three\n',
+    from: 'evalcase',
+    to: 'deepeval',
+    error: /dup\.yaml:6: id: duplicate id "same"/,
+  },
+]
+
+for (const bad of BAD) {
+  test(`convert: ${bad.name} exits 1, names file, line and field, and writes no output`, async () => {
+    const input = file(bad.file, bad.text)
+    const stem = `out-${bad.file.replace(/\W/g, '')}`
+    const out = join(dir, `${stem}.json`)
+    const result = await runCli(['convert', input, '--from', bad.from, '--to', bad.to, '-o', out])
+    assert.equal(result.code, 1, result.stderr)
+    assert.match(result.stderr, bad.error)
+    assert.doesNotMatch(result.stderr, /\n\s+at /, 'no stack trace')
+    assert.deepEqual(outputsOf(stem), [], 'no output file and no temporary left behind')
+    assert.equal(readFileSync(input, 'utf8'), bad.text, 'the input is untouched')
+  })
+}
+
+test('convert: a failed conversion leaves an existing output as it was', async () => {
+  const out = file('existing.yaml', 'evalcases: []\n')
+  const input = file('bad-for-existing.json', '[{"input": 1}]')
+  const result = await runCli(['convert', input, '--from', 'deepeval', '--to', 'evalcase', '-o', out])
+  assert.equal(result.code, 1)
+  assert.equal(readFileSync(out, 'utf8'), 'evalcases: []\n')
+})
+
+test('convert: an output that is the input is refused with exit 2', async () => {
+  const input = file('same.json', readFileSync(join(SHARED_FIXTURES, 'deepeval', 'saveas-single_turn.json'), 'utf8'))
+  const before = readFileSync(input, 'utf8')
+  const result = await runCli(['convert', input, '--to', 'deepeval', '-o', input])
+  assert.equal(result.code, 2)
+  assert.match(result.stderr, /never overwrites an input/)
+  assert.equal(readFileSync(input, 'utf8'), before)
+})
+
+test('usage errors exit 2: unknown option, unknown format, missing --to', async () => {
+  const unknownOption = await runCli(['convert', 'x.json', '--to', 'evalcase', '--frobnicate'])
+  assert.equal(unknownOption.code, 2)
+  assert.match(unknownOption.stderr, /frobnicate/)
+  const unknownFormat = await runCli(['convert', 'x.json', '--to', 'promptfoo'])
+  assert.equal(unknownFormat.code, 2)
+  assert.match(unknownFormat.stderr, /unknown format "promptfoo"/)
+  const noTarget = await runCli(['convert', 'x.json'])
+  assert.equal(noTarget.code, 2)
+  assert.match(noTarget.stderr, /--to is required/)
+})
+
+test('convert: --on-error skip converts the good records and writes the bad ones to --rejects', async () => {
+  const input = file('mixed.jsonl', '{"input": "good one"}\n{"input": 42}\n{"input": "good two"}\n')
+  const out = join(dir, 'mixed-out.yaml')
+  const rejects = join(dir, 'rejects.jsonl')
+  const result = await runCli(['convert', input, '--from', 'deepeval', '--to', 'evalcase', '-o', out, '--on-error', 'skip', '--rejects', rejects])
+  assert.equal(result.code, 0, result.stderr)
+  assert.match(result.stderr, /2 read, 2 written, 1 skipped/)
+  const doc = parseYaml(readFileSync(out, 'utf8')) as { evalcases: { input: string }[] }
+  assert.deepEqual(doc.evalcases.map((c) => c.input), ['good one', 'good two'])
+  const [reject] = readFileSync(rejects, 'utf8').trim().split('\n').map((l) => JSON.parse(l))
+  assert.equal(reject.location.line, 2)
+  assert.equal(reject.location.field, 'input')
+  assert.equal(reject.record, '{"input": 42}')
+})
+
+test('validate lists every bad record with file:line and exits 1', async () => {
+  const input = file('validate.jsonl', '{"input": "fine"}\n{"input": 1}\n{"input": "fine"}\n{"nothing": true}\n')
+  const result = await runCli(['validate', input, '--from', 'deepeval'])
+  assert.equal(result.code, 1)
+  const lines = result.stderr.trim().split('\n')
+  assert.equal(lines.length, 2, result.stderr)
+  assert.match(lines[0]!, /validate\.jsonl:2: input: /)
+  assert.match(lines[1]!, /validate\.jsonl:4: input: /)
+  assert.match(result.stdout, /2 cases, 2 errors/)
+})
+
+test('standard input and output need the container named', async () => {
+  const text = readFileSync(join(SHARED_FIXTURES, 'deepeval', 'saveas-single_turn.jsonl'), 'utf8')
+  const result = await runCli(['convert', '-', '--from', 'deepeval', '--from-container', 'jsonl', '--to', 'evalcase', '--quiet'], { input: text })
+  assert.equal(result.code, 0, result.stderr)
+  const doc = parseYaml(result.stdout) as { evalcases: { input: string }[] }
+  assert.deepEqual(doc.evalcases.map((c) => c.input), ['What is the refund policy?', 'Hola ¿qué tal?'])
+  assert.equal(result.stderr, '')
+  const missing = await runCli(['convert', '-', '--from', 'deepeval', '--to', 'evalcase'], { input: text })
+  assert.equal(missing.code, 2)
+  assert.match(missing.stderr, /container/)
+  assert.ok(!existsSync(join(dir, '-')))
+})
