@@ -1,0 +1,915 @@
+/**
+ * DeepEval goldens and test cases, single- and multi-turn, as `EvaluationDataset.save_as` writes
+ * them (JSON, JSON Lines, CSV) and as Confident AI's API spells them (camelCase keys in
+ * `{finalized, version?, goldens | conversationalGoldens}`), plus the older forms DeepEval's own
+ * loaders still read (turns as JSON text, missing columns, tool calls with an `input` key).
+ *
+ * Canonical mapping: `input` is one user message and `expected_output` one assistant message
+ * (older multimodal lists become text and `image` blocks); `additional_metadata` (test cases:
+ * `metadata`) is `metadata`; tool calls' `inputParameters` is `arguments`. What has no canonical
+ * field (`source_file`, `custom_column_key_values`, MCP servers and case-level MCP calls, unknown
+ * keys) stays in `extras.deepeval` under its own key and is written back.
+ *
+ * Markers in `extras.deepeval` (per record, per turn, per tool call, per persona), written only
+ * where the source differs from what this adapter would write anyway:
+ * - `$keys`: the keys as the record wrote them, in order (absent vs null, camelCase, aliases);
+ * - `$form`: a list written joined with `|` where the container holds lists, or the other way
+ *   round; `turns: 'text'` for turns written as a JSON string;
+ * - `$text`: the exact JSON text of a cell (CSV) or string (turns) whose value re-serialised
+ *   differently (other spacing, escaped non-ASCII); used again while the value is unchanged;
+ * - `$image`: older `MLLMImage` objects by position, used again while the URL is unchanged;
+ * - `$columns`: on the first case of a CSV file, its columns when they are not save_as's.
+ *
+ * Arena test cases (`{contestants: [{name, test_case, hyperparameters?}]}`) read as one case per
+ * contestant with `metadata.arena = {group, contestant, hyperparameters?}`; since a case encodes to
+ * one record, they are written back as plain test cases that keep that metadata.
+ */
+import { deepEqual } from '../src/carry.ts'
+import { stringifyJson } from '../src/codecs/json.ts'
+import { fieldError, withFieldPrefix } from '../src/errors.ts'
+import {
+  contentText,
+  isJsonObject,
+  singleText,
+  type ContentBlock,
+  type EvalCase,
+  type JsonObject,
+  type JsonValue,
+  type Message,
+  type Persona,
+  type Role,
+  type ToolCall,
+  type Turn,
+} from '../src/model.ts'
+import type { Adapter, Container, DecodeContext, EncodeContext, FileLayout, SniffSample } from './types.ts'
+
+const FORMAT = 'deepeval'
+const KEYS = '$keys'
+const FORM = '$form'
+const TEXT = '$text'
+const IMAGE = '$image'
+const COLUMNS = '$columns'
+
+type Kind = 'single' | 'multi'
+
+/** The keys of one kind of object: those save_as always writes, those written only when set. */
+interface Shape {
+  always: readonly string[]
+  optional: readonly string[]
+  /** Known keys never written unless the source had them (persona in CSV). */
+  hidden?: readonly string[]
+  /** Other spellings of a key, to the written name. */
+  aliases: Readonly<Record<string, string>>
+  /** The camelCase spelling of a written name (Confident AI's API shape). */
+  camel?: Readonly<Record<string, string>>
+}
+
+const CAMEL: Record<string, string> = {
+  actual_output: 'actualOutput',
+  expected_output: 'expectedOutput',
+  retrieval_context: 'retrievalContext',
+  additional_metadata: 'additionalMetadata',
+  tools_called: 'toolsCalled',
+  expected_tools: 'expectedTools',
+  source_file: 'sourceFile',
+  custom_column_key_values: 'customColumnKeyValues',
+  token_cost: 'tokenCost',
+  completion_time: 'completionTime',
+  expected_outcome: 'expectedOutcome',
+  user_description: 'userDescription',
+  chatbot_role: 'chatbotRole',
+  mcp_servers: 'mcpServers',
+  mcp_tools_called: 'mcpToolsCalled',
+  mcp_resources_called: 'mcpResourcesCalled',
+  mcp_prompts_called: 'mcpPromptsCalled',
+}
+
+const RECORD_ALIASES: Record<string, string> = {
+  ...Object.fromEntries(Object.entries(CAMEL).map(([snake, camel]) => [camel, snake])),
+  // test cases call it `metadata`; the `expected` key is what some hand-written files use
+  metadata: 'additional_metadata',
+  expected: 'expected_output',
+}
+
+const SINGLE: Shape = {
+  always: [
+    'input', 'actual_output', 'expected_output', 'retrieval_context', 'context', 'name', 'comments',
+    'source_file', 'tools_called', 'expected_tools', 'additional_metadata', 'custom_column_key_values',
+  ],
+  optional: ['token_cost', 'completion_time', 'tags', 'mcp_servers', 'mcp_tools_called', 'mcp_resources_called', 'mcp_prompts_called'],
+  aliases: RECORD_ALIASES,
+  camel: CAMEL,
+}
+
+const MULTI: Shape = {
+  always: [
+    'scenario', 'turns', 'expected_outcome', 'user_description', 'persona', 'context', 'name', 'comments',
+    'additional_metadata', 'custom_column_key_values',
+  ],
+  optional: ['chatbot_role', 'tags', 'mcp_servers'],
+  aliases: RECORD_ALIASES,
+  camel: CAMEL,
+}
+
+/** save_as writes no persona column in CSV. */
+const MULTI_CSV: Shape = { ...MULTI, always: MULTI.always.filter((k) => k !== 'persona'), hidden: ['persona'] }
+
+const TURN: Shape = {
+  always: ['role', 'content', 'user_id', 'retrieval_context', 'tools_called', 'mcp_tools_called', 'mcp_resources_called', 'mcp_prompts_called', 'metadata'],
+  optional: [],
+  aliases: {
+    userId: 'user_id',
+    retrievalContext: 'retrieval_context',
+    toolsCalled: 'tools_called',
+    mcpToolsCalled: 'mcp_tools_called',
+    mcpResourcesCalled: 'mcp_resources_called',
+    mcpPromptsCalled: 'mcp_prompts_called',
+    additional_metadata: 'metadata', // before DeepEval 3.9.9
+    additionalMetadata: 'metadata',
+  },
+}
+
+const TOOL: Shape = {
+  always: [],
+  optional: ['name', 'type', 'description', 'reasoning', 'output', 'inputParameters'],
+  // `input` is what some Confident AI exports hold
+  aliases: { input_parameters: 'inputParameters', input: 'inputParameters' },
+}
+
+const PERSONA: Shape = { always: [], optional: ['name', 'characteristics'], aliases: {} }
+
+/** Record fields whose CSV cell is JSON text. */
+const JSON_CELLS = new Set([
+  'turns', 'persona', 'tools_called', 'expected_tools', 'additional_metadata', 'custom_column_key_values',
+  'mcp_servers', 'mcp_tools_called', 'mcp_resources_called', 'mcp_prompts_called',
+])
+
+/** Record fields with no canonical home: kept in `extras.deepeval` under their own name. */
+const EXTRA_FIELDS = ['source_file', 'custom_column_key_values', 'mcp_servers', 'mcp_tools_called', 'mcp_resources_called', 'mcp_prompts_called']
+
+const DELIMITER = '|'
+
+// ---------------------------------------------------------------------------------------------
+// keys and extras
+
+function shapeOf(kind: Kind, container: Container): Shape {
+  if (kind === 'single') return SINGLE
+  return container === 'csv' ? MULTI_CSV : MULTI
+}
+
+function known(shape: Shape, name: string): boolean {
+  return shape.always.includes(name) || shape.optional.includes(name) || (shape.hidden?.includes(name) ?? false)
+}
+
+/** The written name of a source key, or undefined for a key this shape does not know. */
+function resolveKey(shape: Shape, key: string): string | undefined {
+  if (known(shape, key)) return key
+  const alias = shape.aliases[key]
+  return alias !== undefined && known(shape, alias) ? alias : undefined
+}
+
+/** A source key starting with `$` gets one more, so that it never collides with the markers. */
+function toExtraKey(key: string): string {
+  return key.startsWith('$') ? '$' + key : key
+}
+
+function fromExtraKey(key: string): string | undefined {
+  if (key.startsWith('$$')) return key.slice(1)
+  return key.startsWith('$') ? undefined : key
+}
+
+function own(holder: { extras?: { [format: string]: JsonObject } } | undefined): JsonObject {
+  return holder?.extras?.[FORMAT] ?? {}
+}
+
+function withExtras<T extends { extras?: { [format: string]: JsonObject } }>(target: T, extras: JsonObject): T {
+  if (Object.keys(extras).length) target.extras = { ...(target.extras ?? {}), [FORMAT]: extras }
+  return target
+}
+
+function objectOf(value: JsonValue | undefined): JsonObject {
+  return isJsonObject(value) ? value : {}
+}
+
+function stringsOf(value: JsonValue | undefined): string[] | undefined {
+  return Array.isArray(value) && value.every((v) => typeof v === 'string') ? (value as string[]) : undefined
+}
+
+/** Sets a marker entry (`$form.context = 'list'`) in extras. */
+function mark(extras: JsonObject, marker: string, field: string, value: JsonValue): void {
+  const entries = objectOf(extras[marker])
+  entries[field] = value
+  extras[marker] = entries
+}
+
+interface Split {
+  /** Written name to the source key and value; null (and, in CSV, empty) values are left out. */
+  fields: Map<string, { key: string; value: JsonValue }>
+  /** Keys of a shape that the source had, null or not. */
+  seen: Set<string>
+  unknown: [string, JsonValue][]
+}
+
+function splitKeys(shape: Shape, record: JsonObject, blankIsAbsent: boolean): Split {
+  const split: Split = { fields: new Map(), seen: new Set(), unknown: [] }
+  for (const [key, value] of Object.entries(record)) {
+    const name = resolveKey(shape, key)
+    if (name === undefined || split.seen.has(name)) {
+      split.unknown.push([key, value])
+      continue
+    }
+    split.seen.add(name)
+    if (value === null || (blankIsAbsent && value === '')) continue
+    split.fields.set(name, { key, value })
+  }
+  return split
+}
+
+/** The keys this adapter writes for an object whose set fields are `present`. */
+function defaultKeys(shape: Shape, present: (name: string) => boolean): string[] {
+  return [...shape.always, ...shape.optional.filter(present)]
+}
+
+/** Remembers the source's keys when they differ from what would be written. */
+function rememberKeys(shape: Shape, record: JsonObject, split: Split, extras: JsonObject): void {
+  const keys = Object.keys(record)
+  const expected = defaultKeys(shape, (name) => split.fields.get(name)?.key === name)
+  if (keys.length !== expected.length || keys.some((k, i) => k !== expected[i])) extras[KEYS] = keys
+}
+
+/** Unknown source keys into extras; a null one needs no entry, since `$keys` brings it back. */
+function keepUnknown(split: Split, extras: JsonObject): void {
+  for (const [key, value] of split.unknown) if (value !== null) extras[toExtraKey(key)] = value
+}
+
+/**
+ * The object to write: the remembered keys in their order (null where the value is unset), else
+ * the shape's keys; then set fields the source did not have, then unknown keys from extras.
+ */
+function assemble(shape: Shape, values: Record<string, JsonValue | undefined>, extras: JsonObject): JsonObject {
+  const out: JsonObject = {}
+  const used = new Set<string>()
+  const keys = stringsOf(extras[KEYS])
+  const camel = shape.camel
+  const camelCase = keys !== undefined && camel !== undefined && keys.some((k) => Object.values(camel).includes(k))
+  if (keys) {
+    for (const key of keys) {
+      const name = resolveKey(shape, key)
+      if (name !== undefined && !used.has(name)) {
+        used.add(name)
+        out[key] = values[name] ?? null
+      } else {
+        out[key] = extras[toExtraKey(key)] ?? null
+      }
+    }
+  } else {
+    for (const name of shape.always) {
+      used.add(name)
+      out[name] = values[name] ?? null
+    }
+  }
+  for (const name of [...shape.always, ...shape.optional, ...(shape.hidden ?? [])]) {
+    const value = values[name]
+    if (used.has(name) || value === undefined || (shape.hidden?.includes(name) && !keys)) continue
+    out[camelCase ? (camel?.[name] ?? name) : name] = value
+  }
+  for (const [extraKey, value] of Object.entries(extras)) {
+    const key = fromExtraKey(extraKey)
+    if (key === undefined || key in out || resolveKey(shape, key) !== undefined) continue
+    out[key] = value
+  }
+  return out
+}
+
+// ---------------------------------------------------------------------------------------------
+// decoding
+
+function describeType(value: unknown): string {
+  if (value === null) return 'null'
+  if (Array.isArray(value)) return 'a list'
+  return typeof value === 'object' ? 'an object' : `${typeof value} ${JSON.stringify(value)}`
+}
+
+function expectString(value: JsonValue, field: string): string {
+  if (typeof value !== 'string') throw fieldError(field, `expected a string, got ${describeType(value)}`)
+  return value
+}
+
+function expectObject(value: JsonValue, field: string): JsonObject {
+  if (!isJsonObject(value)) throw fieldError(field, `expected an object, got ${describeType(value)}`)
+  return value
+}
+
+function expectList(value: JsonValue, field: string): JsonValue[] {
+  if (!Array.isArray(value)) throw fieldError(field, `expected a list, got ${describeType(value)}`)
+  return value
+}
+
+function expectStrings(value: JsonValue, field: string): string[] {
+  return expectList(value, field).map((item, i) => expectString(item, `${field}[${i}]`))
+}
+
+function under<T>(prefix: string, fn: () => T): T {
+  try {
+    return fn()
+  } catch (error) {
+    throw withFieldPrefix(error, prefix)
+  }
+}
+
+/** JSON text of a CSV cell (or old turns string); remembered when it re-serialises differently. */
+function parseText(text: string, name: string, key: string, extras: JsonObject): JsonValue {
+  let value: JsonValue
+  try {
+    value = JSON.parse(text) as JsonValue
+  } catch (error) {
+    throw fieldError(key, `expected JSON text: ${(error as Error).message}`)
+  }
+  if (pythonJson(value) !== text) mark(extras, TEXT, name, text)
+  return value
+}
+
+function pythonJson(value: JsonValue): string {
+  return stringifyJson(value, { pythonSpacing: true })
+}
+
+function splitJoined(text: string): string[] {
+  return text === '' ? [] : text.split(DELIMITER)
+}
+
+/** Whether the container writes this list field `|`-joined. */
+function joinedByDefault(name: string, kind: Kind, container: Container): boolean {
+  if (container === 'csv') return true
+  return container === 'jsonl' && kind === 'single' && (name === 'context' || name === 'retrieval_context')
+}
+
+interface Reader {
+  kind: Kind
+  container: Container
+  extras: JsonObject
+}
+
+/** A list of strings, joined or not; a list holding older image objects stays raw in extras. */
+function readStrings(r: Reader, name: string, key: string, value: JsonValue): string[] | undefined {
+  const joined = joinedByDefault(name, r.kind, r.container)
+  if (typeof value === 'string') {
+    if (!joined) mark(r.extras, FORM, name, 'joined')
+    return splitJoined(value)
+  }
+  const list = expectList(value, key)
+  if (joined) mark(r.extras, FORM, name, 'list')
+  if (list.some((item) => isImageObject(item))) {
+    list.forEach((item, i) => {
+      if (typeof item !== 'string' && !isImageObject(item)) throw fieldError(`${key}[${i}]`, `expected a string or an image, got ${describeType(item)}`)
+    })
+    r.extras[name] = list
+    return undefined
+  }
+  return expectStrings(list, key)
+}
+
+/** A structured field: JSON text in CSV cells, the value itself elsewhere. */
+function readStructured(r: Reader, name: string, key: string, value: JsonValue): JsonValue {
+  if (r.container === 'csv' && typeof value === 'string') return parseText(value, name, key, r.extras)
+  return value
+}
+
+function isImageObject(value: JsonValue): value is JsonObject {
+  return isJsonObject(value) && (typeof value.url === 'string' || typeof value.dataBase64 === 'string')
+}
+
+/** Text, or the older multimodal list of strings and `MLLMImage` objects, as message content. */
+function readContent(r: Reader, name: string, key: string, value: JsonValue): Message['content'] {
+  if (typeof value === 'string') return value
+  return expectList(value, key).map((item, i): ContentBlock => {
+    if (typeof item === 'string') return { type: 'text', value: item }
+    if (!isImageObject(item)) throw fieldError(`${key}[${i}]`, `expected a string or an image {url, local}, got ${describeType(item)}`)
+    mark(r.extras, IMAGE, `${name}[${i}]`, item)
+    const value = typeof item.url === 'string' ? item.url : (item.dataBase64 as string)
+    return typeof item.mimeType === 'string' ? { type: 'image', value, mime_type: item.mimeType } : { type: 'image', value }
+  })
+}
+
+function readNumber(r: Reader, name: string, key: string, value: JsonValue): number {
+  if (typeof value === 'number') return value
+  if (r.container === 'csv' && typeof value === 'string' && value.trim() !== '' && Number.isFinite(Number(value))) {
+    const n = Number(value)
+    if (String(n) !== value) mark(r.extras, TEXT, name, value)
+    return n
+  }
+  throw fieldError(key, `expected a number, got ${describeType(value)}`)
+}
+
+function readTools(r: Reader, name: string, key: string, value: JsonValue): ToolCall[] {
+  const list = expectList(readStructured(r, name, key, value), key)
+  return list.map((item, i) => under(`${key}[${i}]`, () => decodeTool(item)))
+}
+
+function decodeTool(value: JsonValue): ToolCall {
+  const record = expectObject(value, '')
+  const split = splitKeys(TOOL, record, false)
+  const extras: JsonObject = {}
+  const field = (n: string) => split.fields.get(n)
+  const name = field('name')
+  if (!name) throw fieldError('name', 'a tool call needs a name')
+  const tool: ToolCall = { name: expectString(name.value, name.key) }
+  const type = field('type')
+  if (type) tool.type = expectString(type.value, type.key)
+  const description = field('description')
+  if (description) tool.description = expectString(description.value, description.key)
+  const reasoning = field('reasoning')
+  if (reasoning) tool.reasoning = expectString(reasoning.value, reasoning.key)
+  const output = field('output')
+  if (output) tool.output = output.value
+  const args = field('inputParameters')
+  if (args) tool.arguments = args.value
+  keepUnknown(split, extras)
+  rememberKeys(TOOL, record, split, extras)
+  return withExtras(tool, extras)
+}
+
+function decodePersona(value: JsonValue): Persona {
+  const record = expectObject(value, '')
+  const split = splitKeys(PERSONA, record, false)
+  const extras: JsonObject = {}
+  const persona: Persona = {}
+  const name = split.fields.get('name')
+  if (name) persona.name = expectString(name.value, name.key)
+  const characteristics = split.fields.get('characteristics')
+  if (characteristics) persona.characteristics = expectString(characteristics.value, characteristics.key)
+  keepUnknown(split, extras)
+  rememberKeys(PERSONA, record, split, extras)
+  return withExtras(persona, extras)
+}
+
+function decodeTurn(value: JsonValue): Turn {
+  const record = expectObject(value, '')
+  const split = splitKeys(TURN, record, false)
+  const extras: JsonObject = {}
+  const field = (n: string) => split.fields.get(n)
+  const role = field('role')
+  if (!role) throw fieldError('role', 'a turn needs a role (user or assistant)')
+  if (role.value !== 'user' && role.value !== 'assistant') {
+    throw fieldError(role.key, `expected "user" or "assistant", got ${describeType(role.value)}`)
+  }
+  const content = field('content')
+  if (!content) throw fieldError('content', 'a turn needs content')
+  const turn: Turn = { role: role.value, content: expectString(content.value, content.key) }
+  const userId = field('user_id')
+  if (userId) turn.user_id = expectString(userId.value, userId.key)
+  const retrieval = field('retrieval_context')
+  if (retrieval) turn.retrieval_context = expectStrings(retrieval.value, retrieval.key)
+  const tools = field('tools_called')
+  if (tools) turn.tools_called = expectList(tools.value, tools.key).map((t, i) => under(`${tools.key}[${i}]`, () => decodeTool(t)))
+  for (const name of ['mcp_tools_called', 'mcp_resources_called', 'mcp_prompts_called'] as const) {
+    const calls = field(name)
+    if (calls) turn[name] = expectList(calls.value, calls.key)
+  }
+  const metadata = field('metadata')
+  if (metadata) turn.metadata = expectObject(metadata.value, metadata.key)
+  keepUnknown(split, extras)
+  rememberKeys(TURN, record, split, extras)
+  return withExtras(turn, extras)
+}
+
+function readTurns(r: Reader, key: string, value: JsonValue): Turn[] {
+  let list: JsonValue = value
+  if (typeof value === 'string') {
+    // CSV cells, and JSON files of DeepEval 3.5–3.6.8, hold the turns as JSON text
+    if (r.container !== 'csv') mark(r.extras, FORM, 'turns', 'text')
+    list = parseText(value, 'turns', key, r.extras)
+  }
+  return expectList(list, key).map((t, i) => under(`${key}[${i}]`, () => decodeTurn(t)))
+}
+
+/** The fields both kinds share, in the canonical case. */
+function readCommon(r: Reader, c: EvalCase, split: Split): void {
+  for (const [name, { key, value }] of split.fields) {
+    switch (name) {
+      case 'name':
+        c.name = expectString(value, key)
+        break
+      case 'comments':
+        c.comments = expectString(value, key)
+        break
+      case 'context': {
+        const items = readStrings(r, name, key, value)
+        if (items) c.context = items
+        break
+      }
+      case 'retrieval_context': {
+        const items = readStrings(r, name, key, value)
+        if (items) c.retrieval_context = items
+        break
+      }
+      case 'tags': {
+        const items = readStrings(r, name, key, value)
+        if (items) c.tags = items
+        break
+      }
+      case 'additional_metadata':
+        c.metadata = expectObject(readStructured(r, name, key, value), key)
+        break
+      case 'custom_column_key_values':
+        r.extras[name] = expectObject(readStructured(r, name, key, value), key)
+        break
+      case 'source_file':
+        r.extras[name] = expectString(value, key)
+        break
+      case 'mcp_servers':
+      case 'mcp_tools_called':
+      case 'mcp_resources_called':
+      case 'mcp_prompts_called':
+        r.extras[name] = expectList(readStructured(r, name, key, value), key)
+        break
+    }
+  }
+}
+
+function decodeSingle(record: JsonObject, container: Container): EvalCase {
+  const extras: JsonObject = {}
+  const r: Reader = { kind: 'single', container, extras }
+  const split = splitKeys(SINGLE, record, container === 'csv')
+  const field = (n: string) => split.fields.get(n)
+  const input = field('input')
+  if (!input) throw fieldError('input', 'a single-turn golden needs an input (a string)')
+  const c: EvalCase = { input: [{ role: 'user', content: readContent(r, 'input', input.key, input.value) }] }
+  const actual = field('actual_output')
+  if (actual) {
+    if (typeof actual.value === 'string') c.actual_output = actual.value
+    else if (Array.isArray(actual.value)) extras.actual_output = actual.value // older multimodal list
+    else throw fieldError(actual.key, `expected a string, got ${describeType(actual.value)}`)
+  }
+  const expected = field('expected_output')
+  if (expected) c.expected_output = [{ role: 'assistant', content: readContent(r, 'expected_output', expected.key, expected.value) }]
+  for (const name of ['tools_called', 'expected_tools'] as const) {
+    const tools = field(name)
+    if (tools) c[name] = readTools(r, name, tools.key, tools.value)
+  }
+  for (const name of ['token_cost', 'completion_time'] as const) {
+    const n = field(name)
+    if (n) c[name] = readNumber(r, name, n.key, n.value)
+  }
+  readCommon(r, c, split)
+  keepUnknown(split, extras)
+  if (container !== 'csv') rememberKeys(SINGLE, record, split, extras)
+  return withExtras(c, extras)
+}
+
+function decodeMulti(record: JsonObject, container: Container): EvalCase {
+  const extras: JsonObject = {}
+  const r: Reader = { kind: 'multi', container, extras }
+  const shape = shapeOf('multi', container)
+  const split = splitKeys(shape, record, container === 'csv')
+  const c: EvalCase = {}
+  for (const [name, { key, value }] of split.fields) {
+    if (name === 'scenario') c.scenario = expectString(value, key)
+    else if (name === 'turns') c.turns = readTurns(r, key, value)
+    else if (name === 'expected_outcome') c.expected_outcome = expectString(value, key)
+    else if (name === 'user_description') c.user_description = expectString(value, key)
+    else if (name === 'chatbot_role') c.chatbot_role = expectString(value, key)
+    else if (name === 'persona') c.persona = under(key, () => decodePersona(readStructured(r, name, key, value)))
+  }
+  readCommon(r, c, split)
+  keepUnknown(split, extras)
+  if (container !== 'csv') rememberKeys(shape, record, split, extras)
+  return withExtras(c, extras)
+}
+
+function decodeArena(record: JsonObject, ctx: DecodeContext): EvalCase[] {
+  const contestants = expectList(record.contestants ?? null, 'contestants')
+  const group = `arena-${ctx.index + 1}`
+  return contestants.map((item, i) =>
+    under(`contestants[${i}]`, () => {
+      const contestant = expectObject(item, '')
+      const name = expectString(contestant.name ?? null, 'name')
+      const c = under('test_case', () => decodeSingle(expectObject(contestant.test_case ?? null, ''), ctx.container))
+      const arena: JsonObject = { group, contestant: name }
+      if (contestant.hyperparameters !== undefined && contestant.hyperparameters !== null) arena.hyperparameters = contestant.hyperparameters
+      c.metadata = { ...(c.metadata ?? {}), arena }
+      return c
+    }),
+  )
+}
+
+/** Multi-turn: a non-empty scenario, or (test cases) turns without an input. */
+function recordKind(record: JsonObject): Kind {
+  const scenario = record.scenario
+  if (typeof scenario === 'string' && scenario !== '') return 'multi'
+  const turns = record.turns
+  if (!('input' in record) && turns !== undefined && turns !== null && turns !== '') return 'multi'
+  return 'single'
+}
+
+const CSV_DEFAULT = { single: SINGLE, multi: MULTI_CSV }
+
+/** True when `columns` are save_as's, followed by optional columns in their order. */
+function defaultColumns(shape: Shape, columns: string[]): boolean {
+  if (columns.length < shape.always.length || shape.always.some((k, i) => columns[i] !== k)) return false
+  let at = 0
+  for (const column of columns.slice(shape.always.length)) {
+    const found = shape.optional.indexOf(column, at)
+    if (found === -1) return false
+    at = found + 1
+  }
+  return true
+}
+
+function decode(record: unknown, ctx: DecodeContext): EvalCase | EvalCase[] {
+  if (!isJsonObject(record)) throw fieldError('', `expected an object per golden, got ${describeType(record as JsonValue)}`)
+  const arena = Array.isArray(record.contestants) && !('input' in record) && !('scenario' in record)
+  const kind = arena ? 'single' : recordKind(record)
+  const first = ctx.state.deepevalKind
+  if (first === undefined) ctx.state.deepevalKind = kind
+  else if (first !== kind) {
+    throw fieldError(
+      'scenario',
+      kind === 'multi'
+        ? 'a multi-turn golden (it has a scenario) in a file of single-turn goldens; a DeepEval file holds one kind only'
+        : 'a single-turn golden (no scenario) in a file of multi-turn goldens; a DeepEval file holds one kind only',
+    )
+  }
+  if (arena) return decodeArena(record, ctx)
+  const c = kind === 'multi' ? decodeMulti(record, ctx.container) : decodeSingle(record, ctx.container)
+  if (ctx.container === 'csv' && ctx.index === 0) {
+    const columns = ctx.columns?.length ? ctx.columns : Object.keys(record)
+    if (!defaultColumns(CSV_DEFAULT[kind], columns)) {
+      c.extras = { ...c.extras, [FORMAT]: { ...own(c), [COLUMNS]: [...columns] } }
+    }
+  }
+  return c
+}
+
+// ---------------------------------------------------------------------------------------------
+// encoding
+
+function caseKind(c: EvalCase | undefined): Kind {
+  return c && (c.scenario !== undefined || c.turns !== undefined) ? 'multi' : 'single'
+}
+
+interface Writer {
+  kind: Kind
+  container: Container
+  extras: JsonObject
+  ctx: EncodeContext
+}
+
+/** A list field in the container's form; a `|` inside an item does not survive DeepEval's split. */
+function writeStrings(w: Writer, name: string, items: string[] | undefined): JsonValue | undefined {
+  if (items === undefined) {
+    const raw = w.extras[name] // a list with images, kept raw
+    return raw === undefined ? undefined : writeStructured(w, name, raw)
+  }
+  const form = objectOf(w.extras[FORM])[name]
+  const joined = w.container === 'csv' || (form === 'list' ? false : form === 'joined' || joinedByDefault(name, w.kind, w.container))
+  if (!joined) return items
+  const piped = items.findIndex((item) => item.includes(DELIMITER))
+  if (piped !== -1) {
+    w.ctx.warn(`item ${piped + 1} of ${name} contains "|", which DeepEval splits on when reading; the exact list is carried under evalferry`, name)
+  }
+  return items.join(DELIMITER)
+}
+
+/** JSON text where the container needs it (CSV cells, old-style turns), reusing the source's text. */
+function writeStructured(w: Writer, name: string, value: JsonValue | undefined): JsonValue | undefined {
+  if (value === undefined) return undefined
+  const asText = w.container === 'csv' || (name === 'turns' && objectOf(w.extras[FORM]).turns === 'text')
+  if (!asText) return value
+  const remembered = objectOf(w.extras[TEXT])[name]
+  if (typeof remembered === 'string' && sameJson(remembered, value)) return remembered
+  return pythonJson(value)
+}
+
+function sameJson(text: string, value: JsonValue): boolean {
+  try {
+    return deepEqual(JSON.parse(text), value)
+  } catch {
+    return false
+  }
+}
+
+function writeNumber(w: Writer, name: string, n: number | undefined): JsonValue | undefined {
+  if (n === undefined) return undefined
+  if (w.container !== 'csv') return n
+  const remembered = objectOf(w.extras[TEXT])[name]
+  return typeof remembered === 'string' && Number(remembered) === n ? remembered : String(n)
+}
+
+function writeImage(w: Writer, name: string, index: number, block: { value: string; mime_type?: string }): JsonObject {
+  const remembered = objectOf(w.extras[IMAGE])[`${name}[${index}]`]
+  if (isImageObject(remembered ?? null)) {
+    const r = remembered as JsonObject
+    if ((r.url ?? r.dataBase64) === block.value && (block.mime_type === undefined || r.mimeType === block.mime_type)) return r
+  }
+  if (block.mime_type !== undefined && !/^(https?:|file:|\.{0,2}\/)/.test(block.value)) {
+    return { dataBase64: block.value, mimeType: block.mime_type }
+  }
+  return { url: block.value, local: !/^https?:\/\//.test(block.value) }
+}
+
+/** One message of `role` as DeepEval text, or as the older list of text and images. */
+function writeMessage(w: Writer, name: string, messages: Message[] | undefined, role: Role): JsonValue | undefined {
+  if (messages === undefined) return undefined
+  const text = singleText(messages, role)
+  if (text !== undefined) return text
+  const [only] = messages
+  if (
+    w.container !== 'csv' &&
+    messages.length === 1 &&
+    only &&
+    only.role === role &&
+    Array.isArray(only.content) &&
+    Object.keys(only).every((k) => k === 'role' || k === 'content') &&
+    only.content.every((b) => b.type === 'text' || b.type === 'image')
+  ) {
+    return only.content.map((b, i) => (b.type === 'image' ? writeImage(w, name, i, b) : (b.value as string)))
+  }
+  // Not expressible (several messages, a system prompt): the text of the last message of `role`,
+  // and the carry keeps the exact messages.
+  const last = [...messages].reverse().find((m) => m.role === role) ?? messages[messages.length - 1]
+  return last ? contentText(last.content) : ''
+}
+
+function writeExpected(w: Writer, expected: EvalCase['expected_output']): JsonValue | undefined {
+  if (expected === undefined) return undefined
+  if (typeof expected === 'string') return expected
+  if (Array.isArray(expected) && expected.every((m) => isJsonObject(m) && typeof m.role === 'string')) {
+    return writeMessage(w, 'expected_output', expected as Message[], 'assistant')
+  }
+  // A structured answer has no DeepEval form: its JSON text, with the value carried exactly.
+  return pythonJson(expected as JsonValue)
+}
+
+function encodeTool(tool: ToolCall): JsonObject {
+  const values: Record<string, JsonValue | undefined> = {
+    name: tool.name,
+    type: tool.type,
+    description: tool.description,
+    reasoning: tool.reasoning,
+    output: tool.output,
+    inputParameters: tool.arguments,
+  }
+  return assemble(TOOL, values, own(tool))
+}
+
+function writeTools(w: Writer, name: string, tools: ToolCall[] | undefined): JsonValue | undefined {
+  return tools === undefined ? undefined : writeStructured(w, name, tools.map(encodeTool))
+}
+
+function encodePersona(persona: Persona): JsonObject {
+  return assemble(PERSONA, { name: persona.name, characteristics: persona.characteristics }, own(persona))
+}
+
+function encodeTurn(turn: Turn): JsonObject {
+  const values: Record<string, JsonValue | undefined> = {
+    role: turn.role,
+    content: turn.content,
+    user_id: turn.user_id,
+    retrieval_context: turn.retrieval_context,
+    tools_called: turn.tools_called?.map(encodeTool),
+    mcp_tools_called: turn.mcp_tools_called,
+    mcp_resources_called: turn.mcp_resources_called,
+    mcp_prompts_called: turn.mcp_prompts_called,
+    metadata: turn.metadata,
+  }
+  return assemble(TURN, values, own(turn))
+}
+
+/** The value of every known field of the record, in the container's form; undefined when unset. */
+function recordValues(c: EvalCase, w: Writer): Record<string, JsonValue | undefined> {
+  const x = w.extras
+  const values: Record<string, JsonValue | undefined> = {
+    context: writeStrings(w, 'context', c.context),
+    name: c.name,
+    comments: c.comments,
+    additional_metadata: writeStructured(w, 'additional_metadata', c.metadata),
+    tags: writeStrings(w, 'tags', c.tags),
+  }
+  for (const name of EXTRA_FIELDS) {
+    const value = x[name]
+    values[name] = name === 'source_file' || value === undefined ? value : writeStructured(w, name, value)
+  }
+  if (w.kind === 'single') {
+    values.input = writeMessage(w, 'input', c.input, 'user') ?? ''
+    values.actual_output = c.actual_output ?? (x.actual_output === undefined ? undefined : writeStructured(w, 'actual_output', x.actual_output))
+    values.expected_output = writeExpected(w, c.expected_output)
+    values.retrieval_context = writeStrings(w, 'retrieval_context', c.retrieval_context)
+    values.tools_called = writeTools(w, 'tools_called', c.tools_called)
+    values.expected_tools = writeTools(w, 'expected_tools', c.expected_tools)
+    values.token_cost = writeNumber(w, 'token_cost', c.token_cost)
+    values.completion_time = writeNumber(w, 'completion_time', c.completion_time)
+  } else {
+    values.scenario = c.scenario
+    values.turns = writeStructured(w, 'turns', c.turns?.map(encodeTurn))
+    values.expected_outcome = c.expected_outcome
+    values.user_description = c.user_description
+    values.persona = c.persona === undefined ? undefined : writeStructured(w, 'persona', encodePersona(c.persona))
+    values.chatbot_role = c.chatbot_role
+  }
+  return values
+}
+
+/** A CSV cell: text as is, anything else as JSON text. */
+function cell(value: JsonValue | undefined): JsonValue {
+  if (value === undefined || value === null) return null
+  return typeof value === 'string' ? value : pythonJson(value)
+}
+
+function encode(c: EvalCase, ctx: EncodeContext): JsonObject {
+  const kind = caseKind(c)
+  const w: Writer = { kind, container: ctx.container, extras: own(c), ctx }
+  const values = recordValues(c, w)
+  const shape = shapeOf(kind, ctx.container)
+  if (ctx.container !== 'csv') return assemble(shape, values, w.extras)
+  const columns = ctx.layout?.columns ?? csvColumns(kind, [c])
+  const record: JsonObject = {}
+  const used = new Set<string>()
+  for (const column of columns) {
+    const name = resolveKey(shape, column)
+    if (name !== undefined && !used.has(name)) {
+      used.add(name)
+      record[column] = cell(values[name])
+    } else {
+      record[column] = cell(w.extras[toExtraKey(column)])
+    }
+  }
+  return record
+}
+
+function hasField(c: EvalCase, name: string): boolean {
+  const value = (c as Record<string, unknown>)[name]
+  return value !== undefined || own(c)[name] !== undefined
+}
+
+/** save_as's columns, then optional and unknown columns that the sample's cases use. */
+function csvColumns(kind: Kind, sample: EvalCase[]): string[] {
+  const shape = CSV_DEFAULT[kind]
+  const columns = [...shape.always, ...shape.optional.filter((name) => sample.some((c) => hasField(c, name)))]
+  for (const c of sample) {
+    for (const extraKey of Object.keys(own(c))) {
+      const key = fromExtraKey(extraKey)
+      if (key !== undefined && resolveKey(shape, key) === undefined && !columns.includes(key)) columns.push(key)
+    }
+  }
+  return columns
+}
+
+function layout(container: Container, sample: EvalCase[], _ctx: EncodeContext): FileLayout {
+  const first = sample[0]
+  const kind = caseKind(first)
+  const result: FileLayout = { indent: 4, pythonSpacing: true, newline: '\r\n' }
+  const extras = own(first)
+  if (container === 'json') {
+    const file = extras.$file
+    if (isJsonObject(file) && Object.keys(file).length) {
+      result.header = file
+      result.listKey = kind === 'multi' ? 'conversationalGoldens' : 'goldens'
+    }
+  } else if (container === 'csv') {
+    result.columns = stringsOf(extras[COLUMNS]) ?? csvColumns(kind, sample)
+  }
+  return result
+}
+
+// ---------------------------------------------------------------------------------------------
+// sniffing
+
+const SINGLE_MARKERS = [
+  'actual_output', 'retrieval_context', 'additional_metadata', 'tools_called', 'expected_tools', 'source_file',
+  'custom_column_key_values', 'actualOutput', 'expectedOutput', 'retrievalContext', 'additionalMetadata',
+  'toolsCalled', 'expectedTools', 'sourceFile', 'customColumnKeyValues',
+]
+const MULTI_MARKERS = ['turns', 'expected_outcome', 'expectedOutcome', 'user_description', 'userDescription', 'persona']
+
+function sniff(sample: SniffSample): number {
+  if (!['json', 'jsonl', 'csv'].includes(sample.container)) return 0
+  const keySets: string[][] = sample.records.filter(isJsonObject).map((r) => Object.keys(r))
+  if (sample.columns?.length) keySets.push(sample.columns)
+  let score = 0
+  for (const keys of keySets) {
+    if (keys.includes('scenario') && MULTI_MARKERS.some((k) => keys.includes(k))) score = Math.max(score, 0.95)
+    else if (keys.includes('contestants')) score = Math.max(score, 0.8)
+    else if (keys.includes('input')) {
+      if (SINGLE_MARKERS.some((k) => keys.includes(k))) score = Math.max(score, 0.9)
+      else if (keys.includes('expected_output') && !keys.includes('id')) score = Math.max(score, 0.5)
+      else score = Math.max(score, 0.2)
+    }
+  }
+  if (score > 0 && 'finalized' in sample.header) score = Math.max(score, 0.95)
+  return score
+}
+
+const deepeval: Adapter = {
+  name: FORMAT,
+  aliases: [],
+  title: 'DeepEval goldens and test cases (save_as JSON, JSON Lines, CSV; Confident AI camelCase)',
+  reads: ['json', 'jsonl', 'csv'],
+  writes: ['json', 'jsonl', 'csv'],
+  recordKeys: ['goldens', 'conversationalGoldens', 'conversational_goldens', 'test_cases', 'testCases'],
+  decode,
+  encode,
+  layout,
+  sniff,
+}
+
+export default deepeval
