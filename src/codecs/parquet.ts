@@ -1,0 +1,490 @@
+/**
+ * Parquet through parquet-wasm, with Arrow JS as the in-memory form. Reading opens the file as a
+ * lazily read Blob, so parquet-wasm fetches the footer and then one row group's column chunks at a
+ * time; each record batch crosses to Arrow JS as an IPC stream and becomes plain JSON-able rows.
+ * Writing buffers records into batches, turns each into an Arrow record batch and feeds them to
+ * parquet-wasm's streaming writer, which emits one row group per batch as it goes.
+ *
+ * Values read: strings, booleans and floats as they are; 64-bit integers as numbers when safe,
+ * else as decimal strings; lists as arrays; structs and maps as objects; binary as base64; dates
+ * as `YYYY-MM-DD`; timestamps as ISO strings (millisecond precision); decimals as strings.
+ *
+ * Column types written, from the layout's columns and the first batch of records:
+ * - every non-null value a string → Utf8; a boolean → Bool;
+ * - a number: Int64 when every one is a safe integer, else Float64;
+ * - an array of strings (or nulls) → List<Utf8>;
+ * - anything else (objects, mixed types, empty lists only, nulls only) → Utf8 holding JSON text,
+ *   marked with field metadata `evalferry: json` so that this reader parses it back.
+ * A later value that does not fit its column's type is an E_FIELD error, since a streamed schema
+ * cannot change. A missing key is written as null.
+ */
+import { openAsBlob } from 'node:fs'
+import {
+  Bool,
+  DataType,
+  Field,
+  Float64,
+  Int64,
+  List,
+  makeData,
+  RecordBatch,
+  Schema,
+  Struct,
+  Table,
+  tableFromIPC,
+  tableToIPC,
+  Type,
+  Utf8,
+  util,
+  vectorFromArray,
+  type Vector,
+} from 'apache-arrow'
+import {
+  Compression,
+  ParquetFile,
+  RecordBatch as WasmRecordBatch,
+  Table as WasmTable,
+  transformParquetStream,
+  writeParquet,
+  WriterPropertiesBuilder,
+} from 'parquet-wasm'
+import { DataError, EvalferryError } from '../errors.ts'
+import { ioError, STDIO } from '../io.ts'
+import type { JsonObject, JsonValue } from '../model.ts'
+import type { ReadOptions, RecordWriter, Sink, SourceRecord } from './types.ts'
+
+/** Field metadata that marks a Utf8 column as JSON text written by evalferry. */
+export const JSON_COLUMN_KEY = 'evalferry'
+const JSON_COLUMN_VALUE = 'json'
+/** The key pyarrow keeps the serialized Arrow schema under; it is not user metadata. */
+const ARROW_SCHEMA_KEY = 'ARROW:schema'
+
+/** Rows per record batch handed from parquet-wasm to Arrow JS when reading. */
+const READ_BATCH_ROWS = 4096
+
+export interface ParquetWriteOptions {
+  /** Rows per row group; also how many records the writer holds at once. */
+  batchRows?: number
+  /** Approximate bytes of buffered records that close a row group early. */
+  batchBytes?: number
+  compression?: 'zstd' | 'snappy' | 'none'
+}
+
+const DEFAULT_BATCH_ROWS = 10_000
+const DEFAULT_BATCH_BYTES = 64 << 20
+
+// ---------------------------------------------------------------------------------------------
+// Reading
+
+export async function* readParquet(path: string, options: ReadOptions): AsyncGenerator<SourceRecord> {
+  const { file } = options
+  const blob = await openBlob(path)
+  let parquet: ParquetFile
+  try {
+    parquet = await ParquetFile.fromFile(blob)
+  } catch (error) {
+    throw parseError(file, error)
+  }
+  let reader: ReadableStreamDefaultReader<WasmRecordBatch> | undefined
+  let index = 0
+  try {
+    let schema: Schema
+    try {
+      schema = tableFromIPC(parquet.schema().intoIPCStream()).schema
+    } catch (error) {
+      throw parseError(file, error)
+    }
+    const columns = schema.fields.map((f) => f.name)
+    if (options.columns) options.columns.splice(0, options.columns.length, ...columns)
+    else options.columns = columns
+    const metadata: Record<string, string> = {}
+    for (const [key, value] of schema.metadata) if (key !== ARROW_SCHEMA_KEY) metadata[key] = value
+    if (options.schemaMetadata) {
+      for (const key of Object.keys(options.schemaMetadata)) delete options.schemaMetadata[key]
+      Object.assign(options.schemaMetadata, metadata)
+    } else {
+      options.schemaMetadata = metadata
+    }
+    const converters = schema.fields.map((f) => (isJsonColumn(f) ? parseJsonText : converterFor(f.type)))
+
+    try {
+      reader = ((await parquet.stream({ batchSize: READ_BATCH_ROWS })) as ReadableStream<WasmRecordBatch>).getReader()
+    } catch (error) {
+      throw parseError(file, error)
+    }
+    for (;;) {
+      let batch: Table
+      try {
+        const next = await reader.read()
+        if (next.done) break
+        batch = tableFromIPC(next.value.intoIPCStream())
+      } catch (error) {
+        throw parseError(file, error, index)
+      }
+      const n = batch.numRows
+      const cells = columns.map((_, c) => columnValues(batch.getChildAt(c), n, converters[c]!))
+      for (let r = 0; r < n; r++) {
+        const record: JsonObject = {}
+        for (let c = 0; c < columns.length; c++) record[columns[c]!] = cells[c]![r]!
+        yield { value: record, index: index++ }
+      }
+    }
+  } finally {
+    if (reader) await reader.cancel().catch(() => {})
+    parquet.free()
+  }
+}
+
+/** A file Blob whose bytes are read only when sliced; standard input has to be read whole. */
+async function openBlob(path: string): Promise<Blob> {
+  try {
+    if (path === STDIO) {
+      // Parquet is read from its footer backwards, so a pipe is first collected in memory.
+      const chunks: Buffer[] = []
+      for await (const chunk of process.stdin) chunks.push(chunk as Buffer)
+      return new Blob(chunks)
+    }
+    return await openAsBlob(path)
+  } catch (error) {
+    throw ioError(path, error)
+  }
+}
+
+function parseError(file: string, error: unknown, record?: number): EvalferryError {
+  if (error instanceof EvalferryError) return error
+  const why = (error instanceof Error ? error.message : String(error)).replace(/^(Error|Parquet error): /, '').split('\n')[0]
+  const location = record === undefined ? { file } : { file, record }
+  return new DataError('E_PARSE', `not a Parquet file or cut short: ${why}`, location, { cause: error })
+}
+
+function isJsonColumn(field: Field): boolean {
+  return field.metadata.get(JSON_COLUMN_KEY) === JSON_COLUMN_VALUE && field.type.typeId === Type.Utf8
+}
+
+type Convert = ((value: any) => JsonValue) | undefined // eslint-disable-line @typescript-eslint/no-explicit-any
+
+function parseJsonText(value: string): JsonValue {
+  return JSON.parse(value) as JsonValue
+}
+
+/** Cells of one column of a batch; `undefined` as the converter means the value is already JSON. */
+function columnValues(vector: Vector | null, n: number, convert: Convert): JsonValue[] {
+  const out = new Array<JsonValue>(n)
+  if (!vector) return out.fill(null)
+  let i = 0
+  if (convert) for (const v of vector) out[i++] = v === null || v === undefined ? null : convert(v)
+  else for (const v of vector) out[i++] = v === undefined ? null : (v as JsonValue)
+  return out
+}
+
+/** How to turn an Arrow JS value of a type into a JSON value. */
+function converterFor(type: DataType): Convert {
+  switch (type.typeId) {
+    case Type.Null:
+      return () => null
+    case Type.Utf8:
+    case Type.LargeUtf8:
+    case Type.Bool:
+    case Type.Float:
+      return undefined
+    case Type.Int:
+      return (type as DataType<Type.Int> & { bitWidth: number }).bitWidth === 64 ? bigintToJson : undefined
+    case Type.Binary:
+    case Type.LargeBinary:
+    case Type.FixedSizeBinary:
+      return (v: Uint8Array) => Buffer.from(v.buffer, v.byteOffset, v.byteLength).toString('base64')
+    case Type.Date:
+      return (v: number | Date) => new Date(typeof v === 'number' ? v : v.getTime()).toISOString().slice(0, 10)
+    case Type.Timestamp:
+      return (v: number | Date) => new Date(typeof v === 'number' ? v : v.getTime()).toISOString()
+    case Type.Time:
+    case Type.Duration:
+      return (v: number | bigint) => (typeof v === 'bigint' ? bigintToJson(v) : v)
+    case Type.Decimal: {
+      const scale = (type as DataType & { scale: number }).scale
+      return (v: Uint32Array) => decimalToString(util.bigNumToBigInt(v as never), scale)
+    }
+    case Type.Dictionary:
+      return converterFor((type as DataType & { dictionary: DataType }).dictionary)
+    case Type.List:
+    case Type.LargeList:
+    case Type.FixedSizeList: {
+      const child = converterFor((type.children[0] as Field).type)
+      return (v: Vector) => {
+        const out: JsonValue[] = []
+        for (const item of v) out.push(item === null || item === undefined ? null : child ? child(item) : (item as JsonValue))
+        return out
+      }
+    }
+    case Type.Struct: {
+      const fields = (type.children as Field[]).map((f) => [f.name, converterFor(f.type)] as const)
+      return (row: Record<string, unknown>) => {
+        const out: JsonObject = {}
+        for (const [name, convert] of fields) {
+          const item = row[name]
+          out[name] = item === null || item === undefined ? null : convert ? convert(item) : (item as JsonValue)
+        }
+        return out
+      }
+    }
+    case Type.Map: {
+      const entry = (type.children[0] as Field).type as Struct
+      const [keyField, valueField] = entry.children as [Field, Field]
+      const key = converterFor(keyField.type)
+      const value = converterFor(valueField.type)
+      return (map: Iterable<[unknown, unknown]>) => {
+        const out: JsonObject = {}
+        for (const [k, v] of map) out[String(key ? key(k) : k)] = v === null || v === undefined ? null : value ? value(v) : (v as JsonValue)
+        return out
+      }
+    }
+    default:
+      return (v: unknown) => (typeof v === 'bigint' ? bigintToJson(v) : v === null || typeof v !== 'object' ? (v as JsonValue) : String(v))
+  }
+}
+
+function bigintToJson(v: bigint): number | string {
+  return v >= BigInt(Number.MIN_SAFE_INTEGER) && v <= BigInt(Number.MAX_SAFE_INTEGER) ? Number(v) : v.toString()
+}
+
+function decimalToString(unscaled: bigint, scale: number): string {
+  if (scale <= 0) return (unscaled * 10n ** BigInt(-scale)).toString()
+  const negative = unscaled < 0n
+  const digits = (negative ? -unscaled : unscaled).toString().padStart(scale + 1, '0')
+  return `${negative ? '-' : ''}${digits.slice(0, -scale)}.${digits.slice(-scale)}`
+}
+
+// ---------------------------------------------------------------------------------------------
+// Writing
+
+type ColumnKind = 'string' | 'bool' | 'int' | 'float' | 'strings' | 'json'
+
+/** The kind of column that holds every value of a sample losslessly. */
+function inferKind(values: Iterable<unknown>): ColumnKind {
+  let kind: ColumnKind | undefined
+  let emptyList = false
+  for (const v of values) {
+    if (v === null || v === undefined) continue
+    // An empty list fits a list of strings but says nothing about the items on its own.
+    if (Array.isArray(v) && v.length === 0) {
+      emptyList = true
+      continue
+    }
+    let k: ColumnKind
+    if (typeof v === 'string') k = 'string'
+    else if (typeof v === 'boolean') k = 'bool'
+    else if (typeof v === 'number') k = Number.isSafeInteger(v) ? 'int' : 'float'
+    else if (Array.isArray(v) && v.every((x) => x === null || typeof x === 'string')) k = 'strings'
+    else return 'json'
+    if (kind === undefined || kind === k) kind = k
+    else if ((kind === 'int' && k === 'float') || (kind === 'float' && k === 'int')) kind = 'float'
+    else return 'json'
+  }
+  if (emptyList && kind !== 'strings') return 'json'
+  return kind ?? 'json'
+}
+
+function arrowType(kind: ColumnKind): DataType {
+  switch (kind) {
+    case 'string':
+    case 'json':
+      return new Utf8()
+    case 'bool':
+      return new Bool()
+    case 'int':
+      return new Int64()
+    case 'float':
+      return new Float64()
+    case 'strings':
+      return new List(new Field('item', new Utf8(), true))
+  }
+}
+
+const KIND_NAMES: Record<ColumnKind, string> = {
+  string: 'strings',
+  bool: 'booleans',
+  int: 'integers',
+  float: 'numbers',
+  strings: 'lists of strings',
+  json: 'JSON',
+}
+
+/** A value as its column stores it, or undefined when it does not fit. */
+function cell(kind: ColumnKind, v: unknown): unknown {
+  if (v === null || v === undefined) return null
+  switch (kind) {
+    case 'string':
+      return typeof v === 'string' ? v : undefined
+    case 'bool':
+      return typeof v === 'boolean' ? v : undefined
+    case 'int':
+      return typeof v === 'number' && Number.isSafeInteger(v) ? BigInt(v) : undefined
+    case 'float':
+      return typeof v === 'number' ? v : undefined
+    case 'strings':
+      return Array.isArray(v) && v.every((x) => x === null || typeof x === 'string') ? v : undefined
+    case 'json':
+      return JSON.stringify(v)
+  }
+}
+
+/**
+ * Writes records as Parquet, one row group per batch of `batchRows` records (or fewer when they
+ * exceed `batchBytes`), zstd-compressed. The layout's `schemaMetadata` becomes both the Arrow
+ * schema metadata and top-level Parquet key-value metadata, where pyarrow and `datasets` read it.
+ */
+export function parquetWriter(sink: Sink, layout: { columns?: string[]; schemaMetadata?: Record<string, string> }, options: ParquetWriteOptions = {}): RecordWriter {
+  const batchRows = options.batchRows ?? DEFAULT_BATCH_ROWS
+  const batchBytes = options.batchBytes ?? DEFAULT_BATCH_BYTES
+  const metadata = new Map(Object.entries(layout.schemaMetadata ?? {}).filter(([k]) => k !== ARROW_SCHEMA_KEY))
+  const compression = { zstd: Compression.ZSTD, snappy: Compression.SNAPPY, none: Compression.UNCOMPRESSED }[options.compression ?? 'zstd']
+  const properties = () =>
+    new WriterPropertiesBuilder().setCompression(compression).setMaxRowGroupSize(batchRows).setKeyValueMetadata(metadata).setCreatedBy('evalferry').build()
+
+  let pending: JsonObject[] = []
+  let pendingBytes = 0
+  let written = 0
+  let columns: string[] | undefined
+  let kinds: ColumnKind[] = []
+  let schema: Schema | undefined
+  let output: ParquetOutput | undefined
+
+  function chooseSchema(sample: JsonObject[]): void {
+    const names = [...(layout.columns ?? [])]
+    const seen = new Set(names)
+    for (const record of sample) for (const key of Object.keys(record)) if (!seen.has(key)) seen.add(key), names.push(key)
+    columns = names
+    kinds = names.map((name) => inferKind(sample.map((r) => r[name])))
+    const fields = names.map(
+      (name, i) => new Field(name, arrowType(kinds[i]!), true, kinds[i] === 'json' ? new Map([[JSON_COLUMN_KEY, JSON_COLUMN_VALUE]]) : undefined),
+    )
+    schema = new Schema(fields, metadata)
+  }
+
+  function toBatch(records: JsonObject[]): RecordBatch {
+    const cols = columns!
+    const children = cols.map((name, c) => {
+      const kind = kinds[c]!
+      const values = new Array<unknown>(records.length)
+      for (let r = 0; r < records.length; r++) {
+        const record = records[r]!
+        const raw = record[name]
+        const v = cell(kind, raw)
+        if (v === undefined) {
+          throw new DataError(
+            'E_FIELD',
+            `column "${name}" holds ${KIND_NAMES[kind]} in the first records, but this record has ${JSON.stringify(raw)?.slice(0, 60)}; a Parquet column has one type`,
+            { record: written + r, field: name },
+          )
+        }
+        values[r] = v
+      }
+      return vectorFromArray(values, schema!.fields[c]!.type).data[0]!
+    })
+    for (const [r, record] of records.entries()) {
+      for (const key in record) {
+        if (!cols.includes(key)) {
+          throw new DataError('E_FIELD', `record ${written + r + 1} has a column "${key}" that the first records did not have`, { record: written + r, field: key })
+        }
+      }
+    }
+    return new RecordBatch(schema!, makeData({ type: new Struct(schema!.fields), length: records.length, nullCount: 0, children }))
+  }
+
+  async function flush(): Promise<void> {
+    if (!pending.length) return
+    if (!schema) chooseSchema(pending)
+    const batch = toBatch(pending)
+    written += pending.length
+    pending = []
+    pendingBytes = 0
+    output ??= new ParquetOutput(sink, properties())
+    await output.push(toWasm(new Table([batch])))
+  }
+
+  return {
+    async write(record: JsonObject) {
+      pending.push(record)
+      pendingBytes += roughSize(record)
+      if (pending.length >= batchRows || pendingBytes >= batchBytes) await flush()
+    },
+    async end() {
+      await flush()
+      if (output) return output.end()
+      // No records: a file with the layout's columns as text and no row groups.
+      if (!schema) chooseSchema([])
+      await sink.write(writeParquet(WasmTable.fromIPCStream(tableToIPC(new Table(schema!), 'stream')), properties()))
+    },
+  }
+}
+
+function toWasm(table: Table): WasmRecordBatch {
+  const batch = WasmTable.fromIPCStream(tableToIPC(table, 'stream')).recordBatch(0)
+  if (!batch) throw new Error('Arrow IPC round trip lost the record batch')
+  return batch
+}
+
+/** A cheap estimate of a record's size in memory, to close a batch of very large records early. */
+function roughSize(record: JsonObject): number {
+  let size = 0
+  for (const key in record) {
+    const v = record[key]
+    size += typeof v === 'string' ? v.length * 2 : v === null || typeof v !== 'object' ? 8 : JSON.stringify(v).length * 2
+  }
+  return size
+}
+
+/**
+ * Feeds record batches to parquet-wasm's streaming writer and pumps the bytes it emits to the
+ * sink. At most one batch waits for the writer, so a slow sink slows the producer down.
+ */
+class ParquetOutput {
+  private controller!: ReadableStreamDefaultController<WasmRecordBatch>
+  private onPull: (() => void) | undefined
+  private failure: unknown
+  private readonly pump: Promise<void>
+
+  constructor(sink: Sink, properties: ReturnType<WriterPropertiesBuilder['build']>) {
+    const input = new ReadableStream<WasmRecordBatch>(
+      {
+        start: (controller) => {
+          this.controller = controller
+        },
+        pull: () => {
+          this.onPull?.()
+          this.onPull = undefined
+        },
+      },
+      { highWaterMark: 1 },
+    )
+    this.pump = (async () => {
+      const bytes = (await transformParquetStream(input, properties)) as ReadableStream<Uint8Array>
+      for await (const chunk of bytes as unknown as AsyncIterable<Uint8Array>) await sink.write(chunk)
+    })().catch((error: unknown) => {
+      this.failure = error
+      this.onPull?.()
+      this.onPull = undefined
+    })
+  }
+
+  async push(batch: WasmRecordBatch): Promise<void> {
+    this.check()
+    this.controller.enqueue(batch)
+    while ((this.controller.desiredSize ?? 1) <= 0 && this.failure === undefined) await new Promise<void>((resolve) => (this.onPull = resolve))
+    this.check()
+  }
+
+  async end(): Promise<void> {
+    this.check()
+    this.controller.close()
+    await this.pump
+    this.check()
+  }
+
+  private check(): void {
+    if (this.failure === undefined) return
+    const error = this.failure
+    if (error instanceof EvalferryError) throw error
+    throw new Error(`writing Parquet failed: ${error instanceof Error ? error.message : String(error)}`, { cause: error })
+  }
+}

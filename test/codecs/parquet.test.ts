@@ -1,0 +1,208 @@
+import { test } from 'node:test'
+import { randomBytes } from 'node:crypto'
+import assert from 'node:assert/strict'
+import { mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { asyncBufferFromFile, parquetMetadataAsync, parquetReadObjects } from 'hyparquet'
+import { DataError } from '../../src/errors.ts'
+import type { JsonObject } from '../../src/model.ts'
+import { parquetWriter, readParquet, type ParquetWriteOptions } from '../../src/codecs/parquet.ts'
+import type { ReadOptions, Sink, SourceRecord } from '../../src/codecs/types.ts'
+
+const dir = await mkdtemp(join(tmpdir(), 'evalferry-parquet-'))
+test.after(() => rm(dir, { recursive: true, force: true }))
+
+let fileCount = 0
+async function writeRecords(
+  records: JsonObject[],
+  layout: { columns?: string[]; schemaMetadata?: Record<string, string> } = {},
+  options: ParquetWriteOptions = {},
+): Promise<string> {
+  const chunks: Uint8Array[] = []
+  const sink: Sink = {
+    async write(chunk) {
+      chunks.push(typeof chunk === 'string' ? Buffer.from(chunk) : chunk)
+    },
+  }
+  const writer = parquetWriter(sink, layout, options)
+  for (const r of records) await writer.write(r)
+  await writer.end()
+  const path = join(dir, `f${fileCount++}.parquet`)
+  await writeFile(path, Buffer.concat(chunks))
+  return path
+}
+
+function readOptions(file: string): ReadOptions {
+  return { file, recordKeys: [], header: {}, columns: [], schemaMetadata: {} }
+}
+
+async function readAll(path: string, options = readOptions(path)): Promise<SourceRecord[]> {
+  const out: SourceRecord[] = []
+  for await (const r of readParquet(path, options)) out.push(r)
+  return out
+}
+
+const HF = JSON.stringify({ info: { features: { question: { dtype: 'string', _type: 'Value' }, answer: { dtype: 'int64', _type: 'Value' } } } })
+
+const records: JsonObject[] = [
+  { question: 'What is 2+2?', answer: 4, score: 0.5, ok: true, tags: ['math', 'easy'], meta: { source: 'gsm8k', n: [1, 2] }, note: null },
+  { question: 'Ünïcödé ✓ and "quotes"\nnewline', answer: -9007199254740991, score: 3, ok: false, tags: [], meta: 'a string among objects', note: null },
+  { question: '', answer: null, score: null, ok: null, tags: null, meta: null, note: null },
+]
+
+test('records written and read back are equal, with columns, metadata and indexes', async () => {
+  const path = await writeRecords(records, { schemaMetadata: { huggingface: HF } })
+  const options = readOptions(path)
+  const read = await readAll(path, options)
+  assert.deepEqual(
+    read.map((r) => r.value),
+    records,
+  )
+  assert.deepEqual(
+    read.map((r) => r.index),
+    [0, 1, 2],
+  )
+  assert.equal(read[0]!.line, undefined)
+  assert.deepEqual(options.columns, ['question', 'answer', 'score', 'ok', 'tags', 'meta', 'note'])
+  assert.deepEqual(options.schemaMetadata, { huggingface: HF })
+})
+
+test('columns and metadata are known before the first record', async () => {
+  const path = await writeRecords(records, { schemaMetadata: { huggingface: HF } })
+  const options = readOptions(path)
+  for await (const _ of readParquet(path, options)) {
+    assert.equal(options.columns?.length, 7)
+    assert.equal(options.schemaMetadata?.huggingface, HF)
+    break
+  }
+})
+
+test('an independent reader (hyparquet) sees the same rows, types and the huggingface key-value metadata', async () => {
+  const path = await writeRecords(records, { schemaMetadata: { huggingface: HF } }, { compression: 'snappy' })
+  const file = await asyncBufferFromFile(path)
+  const metadata = await parquetMetadataAsync(file)
+  const kv = Object.fromEntries((metadata.key_value_metadata ?? []).map((e) => [e.key, e.value]))
+  assert.equal(kv.huggingface, HF)
+  assert.ok(kv['ARROW:schema'], 'the Arrow schema travels for pyarrow')
+  const types = Object.fromEntries(metadata.schema.slice(1).filter((s) => s.name !== 'list' && s.name !== 'item').map((s) => [s.name, s.converted_type ?? s.type]))
+  assert.equal(types.question, 'UTF8')
+  assert.equal(types.answer, 'INT64')
+  assert.equal(types.score, 'DOUBLE')
+  assert.equal(types.ok, 'BOOLEAN')
+  assert.equal(types.meta, 'UTF8')
+  const rows = await parquetReadObjects({ file })
+  assert.equal(rows.length, 3)
+  assert.equal(rows[0]!.question, 'What is 2+2?')
+  assert.equal(rows[1]!.question, records[1]!.question)
+  assert.equal(rows[0]!.answer, 4n)
+  assert.equal(rows[1]!.answer, -9007199254740991n)
+  assert.equal(rows[2]!.answer, null)
+  assert.equal(rows[1]!.score, 3)
+  assert.deepEqual(rows[0]!.tags, ['math', 'easy'])
+  assert.deepEqual(rows[1]!.tags, [])
+  // Mixed columns are JSON text to every other reader.
+  assert.equal(rows[0]!.meta, JSON.stringify(records[0]!.meta))
+  assert.equal(rows[1]!.meta, JSON.stringify('a string among objects'))
+})
+
+test('more records than a batch become several row groups, read back in order', async () => {
+  const many: JsonObject[] = Array.from({ length: 2500 }, (_, i) => ({ id: `case-${i}`, n: i, text: 'x'.repeat(i % 50) }))
+  const path = await writeRecords(many, {}, { batchRows: 1000, compression: 'snappy' })
+  const metadata = await parquetMetadataAsync(await asyncBufferFromFile(path))
+  assert.deepEqual(
+    metadata.row_groups.map((g) => Number(g.num_rows)),
+    [1000, 1000, 500],
+  )
+  const read = await readAll(path)
+  assert.equal(read.length, 2500)
+  assert.deepEqual(read.map((r) => r.value), many)
+  assert.deepEqual(read.map((r) => r.index), many.map((_, i) => i))
+})
+
+test('the writer emits bytes as row groups complete, not only at the end', async () => {
+  const sizes: number[] = []
+  const sink: Sink = {
+    async write(chunk) {
+      sizes.push(chunk.length)
+    },
+  }
+  const writer = parquetWriter(sink, {}, { batchRows: 100 })
+  // Random text does not compress, so each row group is large enough to leave the writer's buffer.
+  for (let i = 0; i < 1000; i++) await writer.write({ id: `r${i}`, text: randomBytes(600).toString('base64') })
+  assert.ok(sizes.length >= 5, `expected output before end(), got ${sizes.length} chunks`)
+  await writer.end()
+})
+
+for (const compression of ['zstd', 'snappy', 'none'] as const) {
+  test(`reads a ${compression}-compressed file`, async () => {
+    const many: JsonObject[] = Array.from({ length: 300 }, (_, i) => ({ q: `question ${i} `.repeat(5), a: i % 7 === 0 ? null : `answer ${i}` }))
+    const path = await writeRecords(many, {}, { compression, batchRows: 128 })
+    const metadata = await parquetMetadataAsync(await asyncBufferFromFile(path))
+    const codec = { zstd: 'ZSTD', snappy: 'SNAPPY', none: 'UNCOMPRESSED' }[compression]
+    assert.equal(metadata.row_groups[0]!.columns[0]!.meta_data?.codec, codec)
+    assert.deepEqual((await readAll(path)).map((r) => r.value), many)
+  })
+}
+
+test('the layout fixes column order; missing keys are null', async () => {
+  const path = await writeRecords([{ b: 'x' }, { a: 'y', b: 'z' }], { columns: ['a', 'b'] })
+  const options = readOptions(path)
+  assert.deepEqual((await readAll(path, options)).map((r) => r.value), [{ a: null, b: 'x' }, { a: 'y', b: 'z' }])
+  assert.deepEqual(options.columns, ['a', 'b'])
+})
+
+test('no records: a valid file with the layout columns and no rows', async () => {
+  const path = await writeRecords([], { columns: ['input', 'expected_output'], schemaMetadata: { huggingface: HF } })
+  const options = readOptions(path)
+  assert.deepEqual(await readAll(path, options), [])
+  assert.deepEqual(options.columns, ['input', 'expected_output'])
+  assert.equal(options.schemaMetadata?.huggingface, HF)
+})
+
+test('a value that does not fit its column in a later batch is a field error', async () => {
+  const rows: JsonObject[] = [{ n: 1 }, { n: 2 }, { n: 'three' }]
+  await assert.rejects(writeRecords(rows, {}, { batchRows: 2 }), (e: unknown) => {
+    assert.ok(e instanceof DataError)
+    assert.equal(e.code, 'E_FIELD')
+    assert.equal(e.location.field, 'n')
+    assert.equal(e.location.record, 2)
+    return true
+  })
+  await assert.rejects(writeRecords([{ a: 'x' }, { a: 'y' }, { b: 'z' }], {}, { batchRows: 2 }), /column "b"/)
+})
+
+test('a file cut short, a file that is not Parquet and an empty file are parse errors naming the file', async () => {
+  const good = await writeRecords(Array.from({ length: 500 }, (_, i) => ({ text: `row ${i}`.repeat(20) })))
+  const bytes = await readFile(good)
+  const cut = join(dir, 'cut.parquet')
+  await writeFile(cut, bytes.subarray(0, Math.floor(bytes.length / 2)))
+  const text = join(dir, 'text.parquet')
+  await writeFile(text, 'id,question\n1,what?\n')
+  const empty = join(dir, 'empty.parquet')
+  await writeFile(empty, '')
+  const lastByteGone = join(dir, 'last-byte-gone.parquet')
+  await writeFile(lastByteGone, bytes.subarray(0, bytes.length - 1))
+  for (const path of [cut, text, empty, lastByteGone]) {
+    await assert.rejects(readAll(path), (e: unknown) => {
+      assert.ok(e instanceof DataError, String(e))
+      assert.equal(e.code, 'E_PARSE')
+      assert.equal(e.location.file, path)
+      assert.match(e.message, /^not a Parquet file or cut short: /)
+      assert.doesNotMatch(e.message, /\n|at .*\.js/)
+      return true
+    })
+  }
+})
+
+test('a missing file is an I/O error', async () => {
+  await assert.rejects(readAll(join(dir, 'nope.parquet')), (e: unknown) => e instanceof Error && (e as DataError).code === 'E_IO')
+})
+
+test('stopping early releases the file', async () => {
+  const path = await writeRecords(Array.from({ length: 5000 }, (_, i) => ({ i })), {}, { batchRows: 1000 })
+  let seen = 0
+  for await (const _ of readParquet(path, readOptions(path))) if (++seen === 10) break
+  assert.equal(seen, 10)
+  assert.ok((await stat(path)).size > 0)
+})
