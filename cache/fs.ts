@@ -2,7 +2,7 @@
 
 import { randomBytes } from 'node:crypto'
 import { mkdir, readdir, rename, rm, writeFile } from 'node:fs/promises'
-import { dirname, join } from 'node:path'
+import { basename, dirname, join } from 'node:path'
 
 /** A fresh temporary path inside `tmpDir`, named so that a later run can tell whether its writer is alive. */
 export function tempPath(tmpDir: string): string {
@@ -10,10 +10,10 @@ export function tempPath(tmpDir: string): string {
 }
 
 /** Write `content` to `target` so that readers see either nothing or all of it. */
-export async function writeAtomic(target: string, content: Buffer | string, tmpDir = join(dirname(target), '.tmp')): Promise<void> {
-  await mkdir(tmpDir, { recursive: true })
+export async function writeAtomic(target: string, content: Buffer | string, tmpDir?: string): Promise<void> {
+  if (tmpDir) await mkdir(tmpDir, { recursive: true })
   await mkdir(dirname(target), { recursive: true })
-  const temp = tempPath(tmpDir)
+  const temp = tmpDir ? tempPath(tmpDir) : join(dirname(target), `.${basename(target)}.${basename(tempPath(''))}.tmp`)
   try {
     await writeFile(temp, content)
     await rename(temp, target)

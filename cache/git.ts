@@ -47,8 +47,6 @@ export function gitEnvironment(base: NodeJS.ProcessEnv, config: [string, string]
     ['core.askPass', ''],
     ['credential.interactive', 'false'],
     ['protocol.version', '2'],
-    ['protocol.file.allow', 'never'],
-    ['protocol.ext.allow', 'never'],
     ['gc.auto', '0'],
     ['maintenance.auto', 'false'],
     ['fetch.writeCommitGraph', 'false'],
@@ -65,6 +63,7 @@ export function gitEnvironment(base: NodeJS.ProcessEnv, config: [string, string]
   env.SSH_ASKPASS = ''
   env.GCM_INTERACTIVE = 'never'
   env.GIT_LITERAL_PATHSPECS = '1'
+  env.GIT_ALLOW_PROTOCOL = 'https:http'
   env.LC_ALL = 'C'
   return env
 }

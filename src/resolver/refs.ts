@@ -6,8 +6,10 @@ import { FetchError } from '../errors.ts'
 export type RefMap = Record<string, string>
 
 export interface ResolvedRef {
-  /** The full ref name, or the SHA itself when the URL named a commit. */
+  /** The ref as the URL wrote it (`main`, `feature/x/y`, `v1.0`), or the SHA. */
   ref: string
+  /** The full ref name (`refs/heads/main`), or the SHA. */
+  fullRef: string
   commit: string
   /** The file path inside the repository, `/`-separated. */
   path: string
@@ -55,13 +57,13 @@ function startsWith(segments: string[], prefix: string[]): boolean {
 export function matchRef(url: string, segments: string[], refs: RefMap | undefined, explicitRef?: string): ResolvedRef {
   if (explicitRef !== undefined) {
     const path = segments.join('/')
-    if (isFullSha(explicitRef)) return { ref: explicitRef, commit: explicitRef, path, kind: 'commit' }
+    if (isFullSha(explicitRef)) return { ref: explicitRef, fullRef: explicitRef, commit: explicitRef, path, kind: 'commit' }
     const full = [explicitRef, `refs/heads/${explicitRef}`, `refs/tags/${explicitRef}`].filter((n) => refs && n in refs)
-    if (full.length === 1) return { ref: full[0]!, commit: refs![full[0]!]!, path, kind: kindOf(full[0]!) }
+    if (full.length === 1) return { ref: explicitRef, fullRef: full[0]!, commit: refs![full[0]!]!, path, kind: kindOf(full[0]!) }
     throw refError(url, explicitRef, full, refs)
   }
   const first = segments[0] ?? ''
-  if (isFullSha(first)) return { ref: first, commit: first, path: segments.slice(1).join('/'), kind: 'commit' }
+  if (isFullSha(first)) return { ref: first, fullRef: first, commit: first, path: segments.slice(1).join('/'), kind: 'commit' }
   const matches = new Map<string, number>()
   for (const full of Object.keys(refs ?? {})) {
     for (const name of namesOf(full)) {
@@ -71,7 +73,7 @@ export function matchRef(url: string, segments: string[], refs: RefMap | undefin
   }
   if (matches.size === 1) {
     const [[full, length]] = [...matches] as [[string, number]]
-    return { ref: full, commit: refs![full]!, path: segments.slice(length).join('/'), kind: kindOf(full) }
+    return { ref: segments.slice(0, length).join('/'), fullRef: full, commit: refs![full]!, path: segments.slice(length).join('/'), kind: kindOf(full) }
   }
   throw refError(url, segments.join('/'), [...matches.keys()], refs)
 }

@@ -73,6 +73,9 @@ export function createFixtureRepos(root: string, filesPerRepo = 70): FixtureRepo
     git(work, 'commit', '-q', '-m', 'feature')
     const feature = git(work, 'rev-parse', 'HEAD')
     git(work, 'checkout', '-q', 'main')
+    // A branch and a tag of one name: URLs through `dup/` are ambiguous.
+    git(work, 'branch', 'dup')
+    git(work, 'tag', 'dup')
     const bare = join(root, host, `${path}.git`)
     mkdirSync(dirname(bare), { recursive: true })
     git(root, 'clone', '-q', '--bare', work, bare)

@@ -1,0 +1,72 @@
+/** The resolver: references in cases, host URLs, refs, credentials, prefetch, manifest and rewrite. */
+
+import { writeAtomic } from '../../cache/fs.ts'
+import type { EvalCase } from '../model.ts'
+import type { CaseSource, ManifestEntry, PrefetchOptions, PrefetchResult } from './options.ts'
+import { Session, prefetchUrls } from './prefetch.ts'
+import { findReferences } from './references.ts'
+import { rewriteCases } from './rewrite.ts'
+
+export { credentialFor, type Credential } from './credentials.ts'
+export { BUILTIN_HOSTS, type HostConfig, type HostType, cloneUrl, hostTable, parseHostSpec, rawFileUrl } from './hosts.ts'
+export type { CaseSource, ManifestEntry, PrefetchOptions, PrefetchResult, ResolverOptions } from './options.ts'
+export { prefetchUrls, resolve } from './prefetch.ts'
+export { findReferences, replaceReferences, type Reference } from './references.ts'
+export { isFullSha, matchRef, parseLsRemote, type RefMap, type ResolvedRef } from './refs.ts'
+export { rewriteCases, textOf } from './rewrite.ts'
+export { parseBlobUrl, type BlobUrl } from './url.ts'
+export {
+  type CachedCommit,
+  type CachedRepository,
+  type PruneResult,
+  cacheRoot,
+  clearCache,
+  listCache,
+  parseDuration,
+  pruneCache,
+} from '../../cache/index.ts'
+
+async function* casesOf(source: string | string[] | CaseSource, from: string | undefined): AsyncGenerator<EvalCase> {
+  if (typeof source === 'string' || (Array.isArray(source) && source.every((s) => typeof s === 'string'))) {
+    const { read } = await import('../pipeline.ts')
+    for (const file of typeof source === 'string' ? [source] : (source as string[])) yield* read(file, from ? { from } : {})
+    return
+  }
+  yield* source as CaseSource
+}
+
+/**
+ * Fetch every file the cases reference into the cache. `source` is cases, or dataset files read
+ * through the pipeline. Resolves to one manifest entry per URL; throws a FetchError naming each
+ * URL that failed (after trying them all).
+ */
+export async function prefetch(source: string | string[] | CaseSource, options: PrefetchOptions = {}): Promise<PrefetchResult> {
+  const session = new Session(options)
+  const urls: string[] = []
+  for await (const c of casesOf(source, options.from)) for (const ref of findReferences(c, session.hosts)) urls.push(ref.url)
+  return prefetchUrls(urls, options, session)
+}
+
+/** Write the manifest: `{ entries: [{ url, host, repository, ref, commit, path, local_path, bytes, sha256 }] }`. */
+export async function writeManifest(file: string, entries: ManifestEntry[]): Promise<void> {
+  await writeAtomic(file, `${JSON.stringify({ entries }, null, 2)}\n`)
+}
+
+/**
+ * Write a copy of a dataset, in its own format, whose references point at the cached files
+ * (or, with `embed`, hold their text).
+ */
+export async function rewriteDataset(
+  input: string,
+  output: string,
+  entries: ManifestEntry[],
+  options: { from?: string; embed?: boolean; hosts?: string[]; env?: NodeJS.ProcessEnv } = {},
+): Promise<void> {
+  const { read, write } = await import('../pipeline.ts')
+  const { detect } = await import('../detect.ts')
+  const detected = await detect(input)
+  const from = options.from ?? detected.format
+  const session = new Session({ ...(options.hosts ? { hosts: options.hosts } : {}), ...(options.env ? { env: options.env } : {}) })
+  const cases = rewriteCases(read(input, { from, container: detected.container }), entries, { embed: options.embed === true, hosts: session.hosts })
+  await write(cases, output, { to: from, container: detected.container })
+}

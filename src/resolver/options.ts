@@ -1,0 +1,75 @@
+/** Resolver options, and the environment variables that set them. */
+
+import type { EvalCase } from '../model.ts'
+
+export interface ResolverOptions {
+  /** Cache root. Default: `EVALFERRY_CACHE_DIR`, else the platform's cache directory (env-paths). */
+  cacheDir?: string
+  /** `--host` values, `<name>=<base-url>[,type=github|gitlab|bitbucket|bitbucket-server][,raw=<url>|off]`; `EVALFERRY_HOSTS` adds to them. */
+  hosts?: string[]
+  /** No network at all: serve what is cached, fail naming the URL otherwise. `EVALFERRY_OFFLINE=1` sets it too. */
+  offline?: boolean
+  /** List refs again even when the cached listing is fresh. */
+  refresh?: boolean
+  /** Repositories fetched at once. Default 4. */
+  concurrency?: number
+  /** Seconds a cached listing is trusted for branches (tags and SHAs never expire). Default 600. */
+  refTtlSeconds?: number
+  /** The largest file accepted, in bytes. Default 100 MiB. */
+  maxFileBytes?: number
+  /** Use a host's single-file API when a commit needs at most this many files; 0 turns it off. Default 8. */
+  rawFileLimit?: number
+  /** Seconds without progress before a network step is abandoned. Default 60. */
+  timeoutSeconds?: number
+  /** Where tokens and `EVALFERRY_*` come from. Default `process.env`. */
+  env?: NodeJS.ProcessEnv
+  /** Called with one line per notable step (a listing, a fetch, waiting for a lock). */
+  onProgress?: (message: string) => void
+}
+
+export interface PrefetchOptions extends ResolverOptions {
+  /** Source format of dataset files (detected when absent). */
+  from?: string
+}
+
+/** One file of the manifest (`--manifest`), per URL. */
+export interface ManifestEntry {
+  url: string
+  /** The host as written in the URL. */
+  host: string
+  /** `owner/repo` or `group/subgroup…/project`. */
+  repository: string
+  /** The ref as the URL wrote it, or the SHA. */
+  ref: string
+  commit: string
+  /** The file's path inside the repository. */
+  path: string
+  /** Absolute path of the cached copy. */
+  local_path: string
+  bytes: number
+  /** Hex SHA-256 of the content. */
+  sha256: string
+}
+
+export interface PrefetchResult {
+  entries: ManifestEntry[]
+  /** URLs served from the cache without any network request. */
+  cached: number
+  /** URLs whose file was fetched in this run. */
+  fetched: number
+}
+
+export type CaseSource = AsyncIterable<EvalCase> | Iterable<EvalCase>
+
+export const DEFAULTS = {
+  concurrency: 4,
+  refTtlSeconds: 600,
+  maxFileBytes: 100 * 1024 * 1024,
+  rawFileLimit: 8,
+  timeoutSeconds: 60,
+} as const
+
+export function isOffline(options: ResolverOptions): boolean {
+  const env = options.env ?? process.env
+  return options.offline === true || env.EVALFERRY_OFFLINE === '1' || env.EVALFERRY_OFFLINE === 'true'
+}

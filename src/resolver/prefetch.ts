@@ -1,0 +1,314 @@
+/**
+ * Prefetch: parse every referenced URL, resolve its ref (one listing per repository and run at most),
+ * and bring each repository's files into the cache with one fetch per commit, repositories in parallel.
+ */
+
+import { createHash } from 'node:crypto'
+import { constants } from 'node:fs'
+import { access, readFile } from 'node:fs/promises'
+import {
+  type GitRemote,
+  type RepoLayout,
+  cacheRoot,
+  commitFile,
+  fetchFiles,
+  initRepoDir,
+  lsRemote,
+  readRefListing,
+  repoLayout,
+  sweepTemp,
+  touchCommit,
+  withLock,
+  writeRefListing,
+} from '../../cache/index.ts'
+import { EvalferryError, FetchError } from '../errors.ts'
+import { type Credential, credentialFor } from './credentials.ts'
+import { type HostConfig, cloneUrl, hostTable, rawFileUrl } from './hosts.ts'
+import { DEFAULTS, type ManifestEntry, type PrefetchResult, type ResolverOptions, isOffline } from './options.ts'
+import { type RefMap, type ResolvedRef, isFullSha, matchRef, parseLsRemote } from './refs.ts'
+import { type BlobUrl, parseBlobUrl } from './url.ts'
+
+interface RepoWork {
+  host: HostConfig
+  repository: string
+  layout: RepoLayout
+  urls: BlobUrl[]
+}
+
+/** What one run shares: settings, the host table, and the listings made so far. */
+export class Session {
+  readonly root: string
+  readonly hosts: Map<string, HostConfig>
+  readonly offline: boolean
+  readonly env: NodeJS.ProcessEnv
+  readonly startedAt = Date.now()
+  private readonly listings = new Map<string, Promise<RefMap>>()
+
+  constructor(readonly options: ResolverOptions = {}) {
+    this.env = options.env ?? process.env
+    this.root = cacheRoot(options.cacheDir !== undefined ? { cacheDir: options.cacheDir } : {}, this.env)
+    this.hosts = hostTable(options.hosts ?? [], this.env)
+    this.offline = isOffline(options)
+  }
+
+  setting<K extends keyof typeof DEFAULTS>(key: K): number {
+    return this.options[key] ?? DEFAULTS[key]
+  }
+
+  progress(message: string): void {
+    this.options.onProgress?.(message)
+  }
+
+  /** The remote's refs, listed at most once per repository in this run (under the repository's lock). */
+  listRefs(work: RepoWork, remote: GitRemote, credential: Credential | undefined, seen: string | undefined): Promise<RefMap> {
+    const key = work.layout.dir
+    let listing = this.listings.get(key)
+    if (!listing) {
+      listing = withLock(work.layout.lock, async () => {
+        // Another process may have listed while this one waited for the lock.
+        const current = await readRefListing(work.layout)
+        if (current && current.listed_at !== seen && Date.parse(current.listed_at) >= this.startedAt - 1000) return current.refs
+        this.progress(`listing refs of ${work.host.name}/${work.repository}`)
+        const output = await lsRemote(work.layout.dir, remote, this.gitOptions(credential))
+        return (await writeRefListing(work.layout, parseLsRemote(output))).refs
+      }, this.lockOptions(work))
+      this.listings.set(key, listing)
+    }
+    return listing
+  }
+
+  gitOptions(credential: Credential | undefined): { timeoutMs: number; env: NodeJS.ProcessEnv; secrets: string[] } {
+    return { timeoutMs: this.setting('timeoutSeconds') * 1000, env: this.env, secrets: credential?.secrets ?? [] }
+  }
+
+  lockOptions(work: RepoWork): { onWait: () => void } {
+    return { onWait: () => this.progress(`waiting for another process working on ${work.host.name}/${work.repository}`) }
+  }
+}
+
+/** Run `task` over `items`, at most `limit` at once. */
+async function pool<T>(items: T[], limit: number, task: (item: T) => Promise<void>): Promise<void> {
+  let next = 0
+  const workers = Array.from({ length: Math.max(1, Math.min(limit, items.length)) }, async () => {
+    while (next < items.length) await task(items[next++]!)
+  })
+  await Promise.all(workers)
+}
+
+function remoteFor(work: RepoWork, credential: Credential | undefined): GitRemote {
+  return { url: cloneUrl(work.host, work.repository), label: `${work.host.name}/${work.repository}`, ...(credential ? { headers: credential.gitHeaders } : {}) }
+}
+
+async function resolveRefs(session: Session, work: RepoWork, remote: GitRemote, credential: Credential | undefined, fail: (url: string, e: unknown) => void): Promise<Map<string, ResolvedRef>> {
+  const resolved = new Map<string, ResolvedRef>()
+  const needsListing = work.urls.filter((u) => !(u.ref !== undefined ? isFullSha(u.ref) : isFullSha(u.segments[0] ?? '')))
+  for (const u of work.urls) if (!needsListing.includes(u)) resolved.set(u.url, matchRef(u.url, u.segments, undefined, u.ref))
+  if (needsListing.length === 0) return resolved
+
+  const cached = await readRefListing(work.layout)
+  const ttlMs = session.setting('refTtlSeconds') * 1000
+  const fresh = cached !== undefined && Date.now() - Date.parse(cached.listed_at) < ttlMs
+  const attempt = (refs: RefMap | undefined): { ok: Map<string, ResolvedRef>; errors: Map<string, unknown> } => {
+    const ok = new Map<string, ResolvedRef>()
+    const errors = new Map<string, unknown>()
+    for (const u of needsListing) {
+      try {
+        ok.set(u.url, matchRef(u.url, u.segments, refs, u.ref))
+      } catch (error) {
+        errors.set(u.url, error)
+      }
+    }
+    return { ok, errors }
+  }
+
+  let result = attempt(cached?.refs)
+  // Tags keep their commit; branches are trusted for the TTL; a miss may be a ref pushed since.
+  const relist = !session.offline && (session.options.refresh === true || cached === undefined || result.errors.size > 0 || (!fresh && [...result.ok.values()].some((r) => r.kind !== 'tag')))
+  if (relist) {
+    try {
+      result = attempt(await session.listRefs(work, remote, credential, cached?.listed_at))
+    } catch (error) {
+      for (const u of needsListing) fail(u.url, error)
+      return resolved
+    }
+  } else if (session.offline && cached === undefined) {
+    for (const u of needsListing) fail(u.url, new FetchError('E_OFFLINE', `${u.url}: offline, and the refs of ${work.host.name}/${work.repository} were never listed into the cache`))
+    return resolved
+  }
+  for (const [url, error] of result.errors) fail(url, error)
+  for (const [url, ref] of result.ok) resolved.set(url, ref)
+  return resolved
+}
+
+async function fileEntry(u: BlobUrl, ref: ResolvedRef, local: string): Promise<ManifestEntry> {
+  const content = await readFile(local)
+  return {
+    url: u.url,
+    host: u.host.name,
+    repository: u.repository,
+    ref: ref.ref,
+    commit: ref.commit,
+    path: ref.path,
+    local_path: local,
+    bytes: content.length,
+    sha256: createHash('sha256').update(content).digest('hex'),
+  }
+}
+
+async function prefetchRepository(session: Session, work: RepoWork, result: PrefetchResult, fail: (url: string, e: unknown) => void): Promise<void> {
+  const credential = session.offline ? undefined : credentialFor(work.host, session.env)
+  const remote = remoteFor(work, credential)
+  if (!session.offline) await initRepoDir(work.layout)
+  const resolved = await resolveRefs(session, work, remote, credential, fail)
+
+  const byCommit = new Map<string, BlobUrl[]>()
+  for (const u of work.urls) {
+    const ref = resolved.get(u.url)
+    if (!ref) continue
+    if (ref.path === '') {
+      fail(u.url, new FetchError('E_REF', `${u.url}: names the ref '${ref.ref}' but no file in it`))
+      continue
+    }
+    byCommit.set(ref.commit, [...(byCommit.get(ref.commit) ?? []), u])
+  }
+
+  for (const [commit, urls] of byCommit) await prefetchCommit(session, work, remote, credential, commit, urls, resolved, result, fail)
+}
+
+async function prefetchCommit(
+  session: Session,
+  work: RepoWork,
+  remote: GitRemote,
+  credential: Credential | undefined,
+  commit: string,
+  urls: BlobUrl[],
+  resolved: Map<string, ResolvedRef>,
+  result: PrefetchResult,
+  fail: (url: string, e: unknown) => void,
+): Promise<void> {
+  const pathOf = (u: BlobUrl): string => resolved.get(u.url)!.path
+  const missing: BlobUrl[] = []
+  for (const u of urls) if (!(await readable(commitFile(work.layout, commit, pathOf(u))))) missing.push(u)
+  if (missing.length > 0) {
+    if (session.offline) {
+      for (const u of missing) fail(u.url, new FetchError('E_OFFLINE', `${u.url}: offline, and ${pathOf(u)} at ${commit.slice(0, 12)} is not in the cache`))
+      urls = urls.filter((u) => !missing.includes(u))
+    } else {
+      const describe = (path: string): string => missing.find((u) => pathOf(u) === path)?.url ?? path
+      try {
+        await withLock(work.layout.lock, async () => {
+          await sweepTemp(work.layout.tmp)
+          const how = await fetchFiles(work.layout, commit, missing.map(pathOf), {
+            ...session.gitOptions(credential),
+            remote,
+            rawUrl: (path) => rawFileUrl(work.host, work.repository, commit, path),
+            ...(credential ? { rawHeaders: credential.rawHeaders } : {}),
+            rawLimit: session.setting('rawFileLimit'),
+            maxBytes: session.setting('maxFileBytes'),
+            describe,
+          })
+          if (how.viaGit.length) session.progress(`fetched ${how.viaGit.length} file(s) of ${remote.label} at ${commit.slice(0, 12)} with git`)
+          if (how.viaRaw.length) session.progress(`fetched ${how.viaRaw.length} file(s) of ${remote.label} at ${commit.slice(0, 12)} over HTTP`)
+        }, session.lockOptions(work))
+      } catch (error) {
+        // A problem with one file names its URL: the other files of the commit are tried again without it.
+        const named = error instanceof EvalferryError ? missing.find((u) => error.message.startsWith(`${u.url}:`)) : undefined
+        if (!named) {
+          for (const u of missing) fail(u.url, error)
+          return
+        }
+        fail(named.url, error)
+        const rest = urls.filter((u) => u !== named)
+        if (rest.length) await prefetchCommit(session, work, remote, credential, commit, rest, resolved, result, fail)
+        return
+      }
+    }
+  }
+  if (urls.length === 0) return
+  await touchCommit(work.layout, commit)
+  for (const u of urls) {
+    const local = commitFile(work.layout, commit, pathOf(u))
+    try {
+      result.entries.push(await fileEntry(u, resolved.get(u.url)!, local))
+      if (missing.includes(u)) result.fetched++
+      else result.cached++
+    } catch (error) {
+      fail(u.url, new FetchError('E_CACHE', `${u.url}: cached file ${local} cannot be read: ${(error as Error).message}`))
+    }
+  }
+}
+
+async function readable(path: string): Promise<boolean> {
+  return access(path, constants.R_OK).then(
+    () => true,
+    () => false,
+  )
+}
+
+/**
+ * Bring every file these URLs name into the cache; the result lists each URL's entry in the order
+ * given (duplicates once). Throws a FetchError naming every URL that failed, after trying them all.
+ */
+export async function prefetchUrls(urls: Iterable<string>, options: ResolverOptions = {}, session = new Session(options)): Promise<PrefetchResult> {
+  const result: PrefetchResult = { entries: [], cached: 0, fetched: 0 }
+  const failures = new Map<string, unknown>()
+  const fail = (url: string, error: unknown): void => {
+    if (!failures.has(url)) failures.set(url, error)
+  }
+  const order: string[] = []
+  const work = new Map<string, RepoWork>()
+  for (const url of new Set(urls)) {
+    order.push(url)
+    let parsed: BlobUrl | undefined
+    try {
+      parsed = parseBlobUrl(url, session.hosts)
+    } catch (error) {
+      fail(url, error)
+      continue
+    }
+    if (!parsed) {
+      fail(url, new FetchError('E_REF', `${url}: not a blob URL of a known host (add the host with --host <name>=<base-url>)`))
+      continue
+    }
+    const key = `${parsed.host.name}/${parsed.repository}`
+    let repo = work.get(key)
+    if (!repo) {
+      repo = { host: parsed.host, repository: parsed.repository, layout: repoLayout(session.root, parsed.host.name, parsed.repository), urls: [] }
+      work.set(key, repo)
+    }
+    repo.urls.push(parsed)
+  }
+
+  await pool([...work.values()], session.setting('concurrency'), async (repo) => {
+    try {
+      await prefetchRepository(session, repo, result, fail)
+    } catch (error) {
+      for (const u of repo.urls) fail(u.url, error)
+    }
+  })
+
+  const position = new Map(order.map((u, i) => [u, i]))
+  result.entries.sort((a, b) => position.get(a.url)! - position.get(b.url)!)
+  if (failures.size > 0) throw combinedFailure(failures)
+  return result
+}
+
+function combinedFailure(failures: Map<string, unknown>): FetchError {
+  // One error shared by many URLs (a repository that failed whole) is told once.
+  const groups = new Map<unknown, string[]>()
+  for (const [url, error] of failures) groups.set(error, [...(groups.get(error) ?? []), url])
+  const lines = [...groups].map(([error, urls]) => {
+    const message = error instanceof Error ? error.message : String(error)
+    const named = urls.length === 1 ? (message.includes(urls[0]!) ? message : `${urls[0]}: ${message}`) : `${message} (${urls.length} references, first ${urls[0]})`
+    return named
+  })
+  const first = [...groups.keys()].find((e): e is FetchError => e instanceof FetchError)
+  const message = lines.length === 1 ? lines[0]! : `${failures.size} reference(s) failed:\n  ${lines.slice(0, 50).join('\n  ')}${lines.length > 50 ? `\n  … and ${lines.length - 50} more` : ''}`
+  return new FetchError(first?.code ?? 'E_FETCH', message, {}, { cause: first })
+}
+
+/** The local path of one blob URL's file, fetching it when it is not cached. */
+export async function resolve(url: string, options: ResolverOptions = {}): Promise<string> {
+  const result = await prefetchUrls([url], options)
+  return result.entries[0]!.local_path
+}
