@@ -10,10 +10,18 @@ import type { ByteSource, Sink } from './codecs/types.ts'
 export const STDIO = '-'
 
 /** The text of a file (or standard input, `-`) as UTF-8 chunks, decoded across chunk boundaries. */
-export function textSource(path: string, highWaterMark = 1 << 20): ByteSource {
+export function textSource(path: string, progress?: { bytes: number }, highWaterMark = 1 << 20): ByteSource {
   const stream = path === STDIO ? process.stdin : createReadStream(path, { highWaterMark })
   stream.setEncoding('utf8')
-  return stream as AsyncIterable<string>
+  if (!progress || path === STDIO) return stream as AsyncIterable<string>
+  return counted(stream as AsyncIterable<string> & { bytesRead: number }, progress)
+}
+
+async function* counted(stream: AsyncIterable<string> & { bytesRead: number }, progress: { bytes: number }): AsyncGenerator<string> {
+  for await (const chunk of stream) {
+    progress.bytes = stream.bytesRead
+    yield chunk
+  }
 }
 
 /** Collects small writes into large ones and waits for the stream to drain. */

@@ -39,8 +39,10 @@ export interface ReadOptions {
   onReject?: (reject: Reject) => void
   /** Filled as the read goes: records read, skipped, warnings. */
   report?: ConversionReport
-  /** Only records whose 0-based index in the file satisfies this (used by `--shard`). */
-  recordFilter?: (index: number) => boolean
+  /** Only the records whose 0-based index in the file is in [start, end) (used by `--shard`). */
+  recordRange?: [number, number]
+  /** Counters updated as the read goes, for a progress bar: records decoded, bytes read. */
+  progress?: { records: number; bytes: number }
 }
 
 export interface WriteOptions {
@@ -101,7 +103,14 @@ async function* readFile_(
     if (isJsonObject(parsed)) Object.assign(header, parsed)
   }
   const columns: string[] = []
-  const records = readRecords(container, file, { file, recordKeys: adapter.recordKeys, header, columns })
+  const records = readRecords(container, file, {
+    file,
+    recordKeys: adapter.recordKeys,
+    header,
+    columns,
+    ...(options.progress ? { progress: options.progress } : {}),
+  })
+  const range = options.recordRange
   const report = options.report
   const state: Record<string, unknown> = {}
   let first = true
@@ -118,7 +127,11 @@ async function* readFile_(
   }
 
   for await (const record of records) {
-    if (options.recordFilter && !options.recordFilter(record.index)) continue
+    if (range) {
+      if (record.index < range[0]) continue
+      if (record.index >= range[1]) break
+    }
+    if (options.progress) options.progress.records++
     const location: Location = { file, ...(record.line === undefined ? { record: record.index } : { line: record.line }) }
     ctx.index = record.index
     ctx.warn = (message, field) => report && addWarning(report, message, { ...location, ...(field ? { field } : {}) })
@@ -382,7 +395,8 @@ export async function convert(options: ConvertOptions): Promise<ConversionReport
     ...(options.map ? { map: options.map } : {}),
     onError: options.onError ?? 'fail',
     report,
-    ...(options.recordFilter ? { recordFilter: options.recordFilter } : {}),
+    ...(options.recordRange ? { recordRange: options.recordRange } : {}),
+    ...(options.progress ? { progress: options.progress } : {}),
     onReject: (r) => {
       if (rejects) pendingRejects.push(rejects.sink.write(JSON.stringify(r) + '\n'))
     },

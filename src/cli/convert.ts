@@ -5,9 +5,10 @@ import type { Container, FormatName } from '../../adapters/types.ts'
 import { containerOf } from '../codecs/index.ts'
 import { EvalferryError, UsageError } from '../errors.ts'
 import { AtomicFile, assertNotAnInput, isDirectory, STDIO } from '../io.ts'
-import { convert } from '../pipeline.ts'
+import { parseShard, runBatch, shardJobs, totalBytes, type BatchJob, type BatchProgress } from '../batch.ts'
+import { ProgressBar } from '../progress.ts'
 import { mergeReport, newReport, summarize, type ConversionReport } from '../report.ts'
-import { listOption, stringOption, type Command } from './command.ts'
+import { stringOption, type Command, type OptionValues } from './command.ts'
 import { containerOption, mapOption, onErrorOption } from './options.ts'
 
 /** The container written when the output's extension does not name one. */
@@ -41,6 +42,8 @@ Options:
   --report <file.json>    write the conversion report as JSON
   --from-container <c>    the input container when reading standard input (json, jsonl, csv, yaml, parquet)
   --to-container <c>      the output container when the output's extension does not name one
+  -j, --jobs <n>          files converted at once on worker threads (default: one per core)
+  --shard <i>/<n>         convert only the i-th of n deterministic parts of the input (1/n … n/n)
   --json                  print the report as JSON on standard output
   --quiet                 print nothing but errors`
 
@@ -56,6 +59,14 @@ async function expandInputs(inputs: string[]): Promise<string[]> {
     } else files.push(input)
   }
   return files
+}
+
+function jobsOption(values: OptionValues): number | undefined {
+  const text = stringOption(values, 'jobs')
+  if (text === undefined) return undefined
+  const n = Number(text)
+  if (!Number.isInteger(n) || n < 1) throw new UsageError(`--jobs takes a whole number of at least 1, not "${text}"`)
+  return n
 }
 
 const command: Command = {
@@ -75,8 +86,10 @@ const command: Command = {
     report: { type: 'string' },
     'from-container': { type: 'string' },
     'to-container': { type: 'string' },
+    jobs: { type: 'string', short: 'j' },
+    shard: { type: 'string' },
   },
-  async run({ positionals, values, stdout, stderr }) {
+  async run({ positionals, values, stdout, stderr, interactive }) {
     const to = stringOption(values, 'to')
     if (!to) throw new UsageError(`--to is required\n\n${usage}`)
     if (!positionals.length) throw new UsageError(`name at least one input file\n\n${usage}`)
@@ -116,24 +129,35 @@ const command: Command = {
       ...(containerOption(values, 'from-container') ? { inputContainer: containerOption(values, 'from-container')! } : {}),
     }
     const rejects = stringOption(values, 'rejects')
-    const total: ConversionReport = newReport(from ?? 'detected', target.name, inputs, batch ? output : output === STDIO ? undefined : output)
-    let failure: unknown
-    for (const [i, job] of jobs.entries()) {
+    let planned: BatchJob[] = jobs.map((job, i) => {
       const outputContainer = job.output === STDIO ? (toContainer ?? DEFAULT_CONTAINER[target.name]) : (toContainer ?? containerOf(job.output))
-      try {
-        const report = await convert({
-          ...common,
-          input: job.input,
-          output: job.output,
-          ...(outputContainer ? { outputContainer } : {}),
-          ...(rejects ? { rejects: jobs.length > 1 ? rejects.replace(/(\.jsonl)?$/, `.${i + 1}.jsonl`) : rejects } : {}),
-        })
-        if (jobs.length === 1) total.from = report.from
-        mergeReport(total, report)
-      } catch (error) {
-        failure = error
-        break
+      return {
+        ...common,
+        input: job.input,
+        output: job.output,
+        ...(outputContainer ? { outputContainer } : {}),
+        ...(rejects ? { rejects: jobs.length > 1 ? rejects.replace(/(\.jsonl)?$/, `.${i + 1}.jsonl`) : rejects } : {}),
       }
+    })
+    const shardText = stringOption(values, 'shard')
+    if (shardText) planned = await shardJobs(planned, parseShard(shardText))
+    const parallel = jobsOption(values)
+
+    const total: ConversionReport = newReport(from ?? 'detected', target.name, inputs, batch ? output : output === STDIO ? undefined : output)
+    const bytesTotal = interactive ? await totalBytes(planned.map((j) => j.input)) : 0
+    let latest: BatchProgress = { filesDone: 0, records: 0, bytes: 0 }
+    const bar = interactive
+      ? new ProgressBar(stderr, () => ({ filesDone: latest.filesDone, filesTotal: planned.length, records: latest.records, bytesDone: latest.bytes, bytesTotal }))
+      : undefined
+    let failure: unknown
+    try {
+      const reports = await runBatch(planned, { ...(parallel ? { jobs: parallel } : {}), onProgress: (p) => (latest = p) })
+      for (const report of reports) mergeReport(total, report)
+      if (reports.length) total.from = [...new Set(reports.map((r) => r.from))].join(', ')
+    } catch (error) {
+      failure = error
+    } finally {
+      bar?.stop()
     }
     const reportPath = stringOption(values, 'report')
     if (reportPath) {

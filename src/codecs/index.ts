@@ -37,13 +37,13 @@ export function parseContainer(name: string): Container {
 export function readRecords(container: Container, path: string, options: ReadOptions): AsyncIterable<SourceRecord> {
   switch (container) {
     case 'json':
-      return readJson(textSource(path), options)
+      return readJson(textSource(path, options.progress), options)
     case 'jsonl':
-      return readJsonl(textSource(path), options)
+      return readJsonl(textSource(path, options.progress), options)
     case 'csv':
-      return readCsv(textSource(path), { ...options, delimiter: options.delimiter ?? (extname(path).toLowerCase() === '.tsv' ? '\t' : undefined) })
+      return readCsv(textSource(path, options.progress), { ...options, delimiter: options.delimiter ?? (extname(path).toLowerCase() === '.tsv' ? '\t' : undefined) })
     case 'yaml':
-      return readYaml(textSource(path), options)
+      return readYaml(textSource(path, options.progress), options)
     case 'parquet':
       return readParquetLazily(path, options)
   }

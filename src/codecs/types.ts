@@ -18,12 +18,12 @@ export interface ReadOptions {
   recordKeys: string[]
   /** Filled with the document's other top-level keys as the reader meets them. */
   header: JsonObject
-  /** Set by the YAML reader: the key that held the record list, null for a top-level list. */
-  listKey?: string | null
   /** Filled with the table's columns (CSV, Parquet) once known. */
   columns?: string[]
   /** CSV delimiter; sniffed from the header line when absent. */
   delimiter?: string
+  /** Updated with the bytes read so far, for a progress bar. */
+  progress?: { bytes: number }
   /** Parquet: what the file's schema metadata holds (the `huggingface` key, say). */
   schemaMetadata?: Record<string, string>
 }
@@ -40,3 +40,9 @@ export interface RecordWriter {
 export interface Sink {
   write(chunk: string | Uint8Array): Promise<void>
 }
+
+/**
+ * The header key under which the YAML reader reports which of `recordKeys` held the record list
+ * (evalcase's `evalcases` or `tests` dialect), and which the YAML writer never writes.
+ */
+export const LIST_KEY = '$list'

@@ -1,0 +1,29 @@
+/** A worker thread of a batch: converts the files it is sent, one at a time, and reports back. */
+import { parentPort } from 'node:worker_threads'
+import { EvalferryError } from './errors.ts'
+import { convert, type ConvertOptions } from './pipeline.ts'
+
+const PROGRESS_EVERY_MS = 200
+const port = parentPort
+if (!port) throw new Error('batch-worker runs as a worker thread')
+
+port.on('message', async (job: ConvertOptions) => {
+  const progress = { records: 0, bytes: 0 }
+  const timer = setInterval(() => port.postMessage({ type: 'progress', ...progress }), PROGRESS_EVERY_MS)
+  try {
+    const report = await convert({ ...job, progress })
+    port.postMessage({ type: 'done', report, ...progress })
+  } catch (error) {
+    const known = error instanceof EvalferryError
+    port.postMessage({
+      type: 'error',
+      error: {
+        code: known ? error.code : undefined,
+        message: error instanceof Error ? error.message : String(error),
+        location: known ? error.location : {},
+      },
+    })
+  } finally {
+    clearInterval(timer)
+  }
+})

@@ -1,0 +1,191 @@
+/**
+ * Batches: several files converted in parallel on worker threads (one per core by default), and
+ * shards: the i-th of n deterministic parts of the input, so one dataset runs as n tasks of an
+ * existing batch engine. Shards take whole files when there are at least n of them, else a
+ * contiguous record range of every file, so that the parts, in order, are the whole.
+ */
+import { availableParallelism } from 'node:os'
+import { stat } from 'node:fs/promises'
+import { basename, dirname, extname, join } from 'node:path'
+import { Worker } from 'node:worker_threads'
+import { getAdapter } from '../adapters/index.ts'
+import { containerOf, readRecords } from './codecs/index.ts'
+import { detect } from './detect.ts'
+import { EvalferryError, UsageError, type ErrorCode, type Location } from './errors.ts'
+import { STDIO } from './io.ts'
+import { convert, type ConvertOptions } from './pipeline.ts'
+import type { ConversionReport } from './report.ts'
+
+export interface Shard {
+  /** 1-based. */
+  index: number
+  count: number
+}
+
+export function parseShard(text: string): Shard {
+  const match = /^(\d+)\/(\d+)$/.exec(text.trim())
+  const index = Number(match?.[1])
+  const count = Number(match?.[2])
+  if (!match || count < 1 || index < 1 || index > count) {
+    throw new UsageError(`--shard takes i/n with 1 ≤ i ≤ n (the shards of 4 are 1/4 … 4/4), not "${text}"`)
+  }
+  return { index, count }
+}
+
+export interface BatchJob extends ConvertOptions {}
+
+/** Progress of the running jobs, as the batch reports it. */
+export interface BatchProgress {
+  filesDone: number
+  records: number
+  bytes: number
+}
+
+/** The number of records a file holds, read through its codec only (no decoding). */
+export async function countRecords(file: string, format: string): Promise<number> {
+  const adapter = await getAdapter(format)
+  const container = containerOf(file)
+  if (!container) throw new UsageError(`cannot tell the container of ${file}`)
+  let count = 0
+  for await (const _ of readRecords(container, file, { file, recordKeys: adapter.recordKeys, header: {}, columns: [] })) count++
+  return count
+}
+
+/**
+ * The jobs of one shard. Whole files go round-robin when there are at least `count` of them;
+ * otherwise each file contributes the shard's contiguous record range, written as
+ * `<stem>.part-<i>-of-<n><ext>` beside where the whole would go.
+ */
+export async function shardJobs(jobs: BatchJob[], shard: Shard): Promise<BatchJob[]> {
+  const ordered = [...jobs].sort((a, b) => (a.input < b.input ? -1 : a.input > b.input ? 1 : 0))
+  if (ordered.some((j) => j.input === STDIO)) throw new UsageError('--shard needs files, not standard input')
+  if (ordered.length >= shard.count) return ordered.filter((_, k) => k % shard.count === shard.index - 1)
+  const out: BatchJob[] = []
+  for (const job of ordered) {
+    const from = job.from ?? (await detect(job.input)).format
+    const total = await countRecords(job.input, from)
+    const start = Math.floor((total * (shard.index - 1)) / shard.count)
+    const end = Math.floor((total * shard.index) / shard.count)
+    const ext = extname(job.output)
+    const output = join(dirname(job.output), `${basename(job.output, ext)}.part-${shard.index}-of-${shard.count}${ext}`)
+    out.push({ ...job, from, output, recordRange: [start, end] })
+  }
+  return out
+}
+
+interface WorkerReply {
+  type: 'progress' | 'done' | 'error'
+  records?: number
+  bytes?: number
+  report?: ConversionReport
+  error?: { code: ErrorCode | undefined; message: string; location: Location }
+}
+
+function workerUrl(): URL {
+  // Under tsx the sources are .ts; built, they are .js.
+  const ext = import.meta.url.endsWith('.ts') ? '.ts' : '.js'
+  return new URL(`./batch-worker${ext}`, import.meta.url)
+}
+
+function revive(error: NonNullable<WorkerReply['error']>): Error {
+  return error.code ? new EvalferryError(error.code, error.message, error.location) : new Error(error.message)
+}
+
+export interface BatchOptions {
+  /** Worker threads; one per core by default. 1 runs in this thread. */
+  jobs?: number
+  onProgress?: (progress: BatchProgress) => void
+}
+
+/**
+ * Runs the jobs, `jobs` at a time. The first failure stops new jobs from starting; the ones
+ * running finish (their outputs are complete conversions), and the failure is thrown.
+ */
+export async function runBatch(jobs: BatchJob[], options: BatchOptions = {}): Promise<ConversionReport[]> {
+  const parallel = Math.max(1, Math.min(options.jobs ?? availableParallelism(), jobs.length))
+  const progress: BatchProgress = { filesDone: 0, records: 0, bytes: 0 }
+  const reports: ConversionReport[] = new Array(jobs.length)
+  let failure: unknown
+  let next = 0
+
+  if (parallel === 1) {
+    for (const [i, job] of jobs.entries()) {
+      const counters = { records: 0, bytes: 0 }
+      const tick = setInterval(() => options.onProgress?.({ ...progress, records: progress.records + counters.records, bytes: progress.bytes + counters.bytes }), 100)
+      try {
+        reports[i] = await convert({ ...job, progress: counters })
+      } finally {
+        clearInterval(tick)
+      }
+      progress.filesDone++
+      progress.records += counters.records
+      progress.bytes += counters.bytes
+      options.onProgress?.(progress)
+    }
+    return reports
+  }
+
+  const running = new Map<number, { records: number; bytes: number }>()
+  const report = () => {
+    let records = progress.records
+    let bytes = progress.bytes
+    for (const r of running.values()) {
+      records += r.records
+      bytes += r.bytes
+    }
+    options.onProgress?.({ filesDone: progress.filesDone, records, bytes })
+  }
+
+  const lane = async (): Promise<void> => {
+    const worker = new Worker(workerUrl())
+    try {
+      while (next < jobs.length && failure === undefined) {
+        const i = next++
+        const job = jobs[i]!
+        running.set(i, { records: 0, bytes: 0 })
+        const reply = await new Promise<WorkerReply>((resolve, reject) => {
+          const onMessage = (message: WorkerReply) => {
+            if (message.type === 'progress') {
+              running.set(i, { records: message.records ?? 0, bytes: message.bytes ?? 0 })
+              report()
+              return
+            }
+            worker.off('message', onMessage)
+            worker.off('error', reject)
+            resolve(message)
+          }
+          worker.on('message', onMessage)
+          worker.once('error', reject)
+          worker.postMessage(job)
+        })
+        const done = running.get(i)!
+        running.delete(i)
+        progress.filesDone++
+        progress.records += reply.report?.records.read ?? done.records
+        progress.bytes += done.bytes
+        report()
+        if (reply.type === 'error') failure ??= revive(reply.error!)
+        else reports[i] = reply.report!
+      }
+    } finally {
+      await worker.terminate()
+    }
+  }
+  await Promise.all(Array.from({ length: parallel }, lane))
+  if (failure !== undefined) throw failure
+  return reports
+}
+
+/** Total bytes of the inputs, for the progress bar. */
+export async function totalBytes(files: string[]): Promise<number> {
+  let total = 0
+  for (const f of files) {
+    if (f === STDIO) continue
+    try {
+      total += (await stat(f)).size
+    } catch {
+      // a missing file fails in its own job, with its own message
+    }
+  }
+  return total
+}
