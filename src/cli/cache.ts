@@ -1,0 +1,73 @@
+/** `evalferry cache dir|list|prune|clear`: show or clean the repository cache. */
+
+import { UsageError } from '../errors.ts'
+import { cacheRoot, clearCache, listCache, parseDuration, pruneCache } from '../resolver/index.ts'
+import { type Command, stringOption } from './command.ts'
+
+function human(bytes: number): string {
+  const units = ['B', 'KiB', 'MiB', 'GiB', 'TiB']
+  let n = bytes
+  let u = 0
+  while (n >= 1024 && u < units.length - 1) {
+    n /= 1024
+    u++
+  }
+  return `${u === 0 ? n : n.toFixed(1)} ${units[u]}`
+}
+
+const command: Command = {
+  name: 'cache',
+  summary: 'show or clean the repository cache: dir | list | prune | clear',
+  usage: `Usage: evalferry cache dir|list|prune|clear [--older-than <duration>] [--json]
+
+  dir                        print the cache directory
+  list                       repositories, their commits, files and sizes
+  prune --older-than <dur>   remove commits not used for that long (default 30d; e.g. 12h, 2w)
+  clear                      remove everything in the cache`,
+  options: { 'older-than': { type: 'string' } },
+  async run(ctx) {
+    const [action, ...rest] = ctx.positionals
+    if (rest.length > 0) throw new UsageError(`cache ${action} takes no arguments besides options\n\n${command.usage}`)
+    const dir = stringOption(ctx.values, 'cache-dir')
+    const root = cacheRoot(dir !== undefined ? { cacheDir: dir } : {}, ctx.env)
+    const json = ctx.values.json === true
+    const olderThan = stringOption(ctx.values, 'older-than')
+    if (olderThan !== undefined && action !== 'prune') throw new UsageError('--older-than goes with cache prune')
+    switch (action) {
+      case 'dir':
+        ctx.stdout.write(json ? `${JSON.stringify({ dir: root })}\n` : `${root}\n`)
+        return 0
+      case 'list': {
+        const repositories = await listCache(root)
+        if (json) {
+          ctx.stdout.write(`${JSON.stringify({ dir: root, repositories }, null, 2)}\n`)
+          return 0
+        }
+        const lines: string[] = []
+        for (const r of repositories) {
+          const bytes = r.commits.reduce((sum, c) => sum + c.bytes, 0)
+          lines.push(`${r.host}/${r.repository}  ${r.commits.length} commit(s), ${human(bytes)} of files, ${human(r.mirror_bytes)} mirror`)
+          for (const c of r.commits) lines.push(`  ${c.commit}  ${c.files} file(s)  ${human(c.bytes)}  last used ${c.last_used}`)
+        }
+        ctx.stdout.write(lines.length ? `${lines.join('\n')}\n` : '')
+        if (!ctx.values.quiet && lines.length === 0) ctx.stderr.write(`the cache at ${root} is empty\n`)
+        return 0
+      }
+      case 'prune': {
+        const result = await pruneCache(root, parseDuration(olderThan ?? '30d'))
+        if (json) ctx.stdout.write(`${JSON.stringify(result, null, 2)}\n`)
+        else if (!ctx.values.quiet) ctx.stderr.write(`removed ${result.removed.length} commit(s), ${human(result.bytes)}\n`)
+        return 0
+      }
+      case 'clear':
+        await clearCache(root)
+        if (json) ctx.stdout.write(`${JSON.stringify({ cleared: root })}\n`)
+        else if (!ctx.values.quiet) ctx.stderr.write(`cleared ${root}\n`)
+        return 0
+      default:
+        throw new UsageError(`${action === undefined ? 'name an action' : `unknown action "${action}"`}: dir, list, prune or clear\n\n${command.usage}`)
+    }
+  },
+}
+
+export default command

@@ -1,0 +1,92 @@
+/** `evalferry prefetch <dataset...>`: fetch every referenced git file into the cache. */
+
+import { mkdir, stat } from 'node:fs/promises'
+import { basename, join } from 'node:path'
+import { UsageError } from '../errors.ts'
+import { type PrefetchOptions, prefetch, rewriteDataset, writeManifest } from '../resolver/index.ts'
+import { type Command, type CommandContext, type OptionValues, listOption, stringOption } from './command.ts'
+
+/** Resolver options from the shared and the fetch options of a command line. */
+export function resolverOptions(values: OptionValues, ctx: CommandContext): PrefetchOptions {
+  const options: PrefetchOptions = { env: ctx.env, hosts: listOption(values, 'host') }
+  const cacheDir = stringOption(values, 'cache-dir')
+  if (cacheDir !== undefined) options.cacheDir = cacheDir
+  if (values.offline === true) options.offline = true
+  if (values.refresh === true) options.refresh = true
+  const concurrency = stringOption(values, 'concurrency')
+  if (concurrency !== undefined) {
+    const n = Number(concurrency)
+    if (!Number.isInteger(n) || n < 1) throw new UsageError(`--concurrency takes a whole number of at least 1, not "${concurrency}"`)
+    options.concurrency = n
+  }
+  const from = stringOption(values, 'from')
+  if (from !== undefined) options.from = from
+  if (!values.quiet && !values.json) options.onProgress = (message) => ctx.stderr.write(`${message}\n`)
+  return options
+}
+
+export const FETCH_OPTIONS = {
+  offline: { type: 'boolean' },
+  refresh: { type: 'boolean' },
+  concurrency: { type: 'string' },
+} as const
+
+const command: Command = {
+  name: 'prefetch',
+  summary: 'fetch every git file the datasets reference into the cache',
+  usage: `Usage: evalferry prefetch <dataset...> [--offline] [--refresh] [--concurrency n]
+        [--manifest <file.json>] [--rewrite <out>] [--embed] [--from <format>]
+
+Finds every blob URL in the datasets (file blocks, and any value that is wholly a URL) and
+fetches the files into the repository cache: one ref listing and one fetch per repository.
+
+  --offline            no network: serve what is cached, fail naming each URL that is not
+  --refresh            list refs again even when the cached listing is fresh
+  --concurrency <n>    repositories fetched at once (default 4)
+  --manifest <file>    write per URL: host, repository, ref, commit, path, local path, bytes, sha256
+  --rewrite <out>      write a copy of the dataset pointing at the cached files (a directory for several)
+  --embed              with --rewrite: put the text of text files inline instead
+  --from <format>      the datasets' format when detection cannot tell
+  --cache-dir <dir>    the cache (default: EVALFERRY_CACHE_DIR, else the platform cache directory)
+  --host <name>=<base-url>[,type=github|gitlab|bitbucket|bitbucket-server][,raw=<url>|off]
+                       where a host's git really is (GitHub Enterprise, self-hosted GitLab, a mirror)`,
+  options: {
+    ...FETCH_OPTIONS,
+    manifest: { type: 'string' },
+    rewrite: { type: 'string' },
+    embed: { type: 'boolean' },
+    from: { type: 'string' },
+  },
+  async run(ctx) {
+    const datasets = ctx.positionals
+    if (datasets.length === 0) throw new UsageError(`name at least one dataset\n\n${command.usage}`)
+    const rewrite = stringOption(ctx.values, 'rewrite')
+    if (ctx.values.embed && rewrite === undefined) throw new UsageError('--embed goes with --rewrite <out>')
+    const options = resolverOptions(ctx.values, ctx)
+    const result = await prefetch(datasets, options)
+
+    const manifest = stringOption(ctx.values, 'manifest')
+    if (manifest !== undefined) await writeManifest(manifest, result.entries)
+    if (rewrite !== undefined) {
+      const isDir = datasets.length > 1 || (await stat(rewrite).then((s) => s.isDirectory(), () => false))
+      if (isDir) await mkdir(rewrite, { recursive: true })
+      for (const dataset of datasets) {
+        const output = isDir ? join(rewrite, basename(dataset)) : rewrite
+        await rewriteDataset(dataset, output, result.entries, {
+          ...(options.from ? { from: options.from } : {}),
+          embed: ctx.values.embed === true,
+          hosts: options.hosts ?? [],
+          env: ctx.env,
+        })
+      }
+    }
+    if (ctx.values.json) ctx.stdout.write(`${JSON.stringify({ entries: result.entries }, null, 2)}\n`)
+    else if (!ctx.values.quiet) {
+      const repositories = new Set(result.entries.map((e) => `${e.host}/${e.repository}`)).size
+      ctx.stderr.write(`${result.entries.length} file(s) from ${repositories} repositor${repositories === 1 ? 'y' : 'ies'}: ${result.fetched} fetched, ${result.cached} already cached\n`)
+    }
+    return 0
+  },
+}
+
+export default command
