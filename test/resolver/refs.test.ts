@@ -1,0 +1,74 @@
+import assert from 'node:assert/strict'
+import { test } from 'node:test'
+import { FetchError } from '../../src/errors.ts'
+import { credentialFor } from '../../src/resolver/credentials.ts'
+import { cloneUrl, hostTable, rawFileUrl } from '../../src/resolver/hosts.ts'
+import { matchRef, parseLsRemote } from '../../src/resolver/refs.ts'
+
+const A = 'a'.repeat(40)
+const B = 'b'.repeat(40)
+const C = 'c'.repeat(40)
+const T = 'd'.repeat(40)
+
+const LISTING = parseLsRemote(
+  [`${A}\tHEAD`, `${A}\trefs/heads/main`, `${B}\trefs/heads/feature/x/y`, `${T}\trefs/tags/v1.0`, `${A}\trefs/tags/v1.0^{}`, `${C}\trefs/heads/dup`, `${C}\trefs/tags/dup`, `${B}\trefs/pull/1/head`].join('\n'),
+)
+
+test('ls-remote output: peeled tags replace the tag object', () => {
+  assert.equal(LISTING['refs/tags/v1.0'], A)
+  assert.equal(LISTING['refs/heads/feature/x/y'], B)
+})
+
+test('the one ref that prefixes <ref>/<path> is taken, slashes and all', () => {
+  const cases: [string[], string, string, string, string][] = [
+    [['main', 'a', 'b.txt'], 'main', A, 'a/b.txt', 'branch'],
+    [['feature', 'x', 'y', 'dir', 'f.md'], 'feature/x/y', B, 'dir/f.md', 'branch'],
+    [['v1.0', 'f.md'], 'v1.0', A, 'f.md', 'tag'],
+    [['HEAD', 'f.md'], 'HEAD', A, 'f.md', 'branch'],
+    [['refs', 'heads', 'main', 'f.md'], 'refs/heads/main', A, 'f.md', 'branch'],
+    [[C, 'f.md'], C, C, 'f.md', 'commit'],
+  ]
+  for (const [segments, ref, commit, path, kind] of cases) {
+    const m = matchRef('u', segments, LISTING)
+    assert.deepEqual([m.ref, m.commit, m.path, m.kind], [ref, commit, path, kind], segments.join('/'))
+  }
+  // A full SHA needs no listing at all.
+  assert.equal(matchRef('u', [B, 'x'], undefined).commit, B)
+  assert.equal(matchRef('u', ['x'], LISTING, 'refs/heads/main').commit, A)
+})
+
+test('an ambiguous or missing ref is E_REF naming the candidates', () => {
+  assert.throws(
+    () => matchRef('https://h/o/r/blob/dup/f', ['dup', 'f'], LISTING),
+    (e: unknown) => e instanceof FetchError && e.code === 'E_REF' && /ambiguous/.test(e.message) && e.message.includes('refs/heads/dup') && e.message.includes('refs/tags/dup'),
+  )
+  assert.throws(
+    () => matchRef('https://h/o/r/blob/nope/f', ['nope', 'f'], LISTING),
+    (e: unknown) => e instanceof FetchError && e.code === 'E_REF' && /candidates: .*main.*feature\/x\/y/.test(e.message),
+  )
+  assert.throws(() => matchRef('u', ['abc1234', 'f'], LISTING), /abbreviated SHAs/)
+})
+
+test('clone and single-file URLs per host type', () => {
+  const hosts = hostTable(['bb.corp=https://bb.corp,type=bitbucket-server'], {})
+  const sha = A
+  assert.equal(cloneUrl(hosts.get('gitlab.com')!, 'g/s/p'), 'https://gitlab.com/g/s/p.git')
+  assert.equal(cloneUrl(hosts.get('bb.corp')!, 'PRJ/tool'), 'https://bb.corp/scm/prj/tool.git')
+  assert.equal(rawFileUrl(hosts.get('github.com')!, 'o/r', sha, 'a b/c.txt'), `https://raw.githubusercontent.com/o/r/${sha}/a%20b/c.txt`)
+  assert.equal(rawFileUrl(hosts.get('gitlab.com')!, 'g/s/p', sha, 'a/b.txt'), `https://gitlab.com/api/v4/projects/g%2Fs%2Fp/repository/files/a%2Fb.txt/raw?ref=${sha}`)
+  assert.equal(rawFileUrl(hosts.get('bitbucket.org')!, 'w/r', sha, 'a/b.txt'), `https://api.bitbucket.org/2.0/repositories/w/r/src/${sha}/a/b.txt`)
+  assert.equal(rawFileUrl(hosts.get('bb.corp')!, 'PRJ/tool', sha, 'a.txt'), `https://bb.corp/rest/api/1.0/projects/PRJ/repos/tool/raw/a.txt?at=${sha}`)
+})
+
+test('credentials come from the variables of each host type', () => {
+  const hosts = hostTable(['ghe.io=https://ghe.io,type=github'], {})
+  const env = { GH_TOKEN: 'gh-secret', GH_ENTERPRISE_TOKEN: 'ghe-secret', GITLAB_TOKEN: 'gl-secret', BITBUCKET_TOKEN: 'bb-secret' }
+  const gh = credentialFor(hosts.get('github.com')!, env)!
+  assert.equal(Buffer.from(gh.gitHeaders[0]!.replace('Authorization: Basic ', ''), 'base64').toString(), 'x-access-token:gh-secret')
+  assert.deepEqual(credentialFor(hosts.get('ghe.io')!, env)!.secrets, ['ghe-secret'])
+  assert.equal(credentialFor(hosts.get('gitlab.com')!, env)!.rawHeaders['private-token'], 'gl-secret')
+  assert.equal(credentialFor(hosts.get('bitbucket.org')!, env)!.rawHeaders.authorization, 'Bearer bb-secret')
+  const email = credentialFor(hosts.get('bitbucket.org')!, { BITBUCKET_EMAIL: 'me@x.io', BITBUCKET_API_TOKEN: 'api-secret' })!
+  assert.equal(Buffer.from(email.rawHeaders.authorization!.replace('Basic ', ''), 'base64').toString(), 'me@x.io:api-secret')
+  assert.equal(credentialFor(hosts.get('github.com')!, {}), undefined)
+})

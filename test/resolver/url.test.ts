@@ -1,0 +1,88 @@
+import assert from 'node:assert/strict'
+import { test } from 'node:test'
+import { FetchError } from '../../src/errors.ts'
+import { hostTable, parseHostSpec, splitHostList } from '../../src/resolver/hosts.ts'
+import { parseBlobUrl } from '../../src/resolver/url.ts'
+
+const hosts = hostTable(
+  ['ghe.example.com=https://ghe.example.com,type=github', 'git.corp.io:8443=https://git.corp.io:8443/gitlab,type=gitlab', 'bb.corp.io=https://bb.corp.io,type=bitbucket-server'],
+  {},
+)
+
+// [url, host, repository, segments, extra]
+const CASES: [string, string, string, string[], Record<string, unknown>?][] = [
+  ['https://github.com/o/r/blob/main/a/b.txt', 'github.com', 'o/r', ['main', 'a', 'b.txt']],
+  ['https://github.com/o/r/blob/feature/x/y/dir/file.md?plain=1#L10-L20', 'github.com', 'o/r', ['feature', 'x', 'y', 'dir', 'file.md'], { lines: { start: 10, end: 20 } }],
+  ['https://github.com/o/r/raw/v1.0/with%20space.md', 'github.com', 'o/r', ['v1.0', 'with space.md']],
+  ['https://raw.githubusercontent.com/o/r/main/a.txt', 'github.com', 'o/r', ['main', 'a.txt']],
+  ['https://raw.githubusercontent.com/o/r/refs/heads/main/a.txt', 'github.com', 'o/r', ['refs', 'heads', 'main', 'a.txt']],
+  ['https://GitHub.com:443/o/r/blob/main/%C3%BC.txt#L3', 'github.com', 'o/r', ['main', 'ü.txt'], { lines: { start: 3, end: 3 } }],
+  ['https://gitlab.com/group/sub/deeper/project/-/blob/main/a/b.py#L2-4', 'gitlab.com', 'group/sub/deeper/project', ['main', 'a', 'b.py'], { lines: { start: 2, end: 4 } }],
+  ['https://gitlab.com/group/project/-/raw/release/2.0/x.json', 'gitlab.com', 'group/project', ['release', '2.0', 'x.json']],
+  ['https://bitbucket.org/ws/repo/src/main/docs/a.md#lines-5:9', 'bitbucket.org', 'ws/repo', ['main', 'docs', 'a.md'], { lines: { start: 5, end: 9 } }],
+  ['https://bitbucket.org/ws/repo/raw/0123456789abcdef0123456789abcdef01234567/a.md', 'bitbucket.org', 'ws/repo', ['0123456789abcdef0123456789abcdef01234567', 'a.md']],
+  ['https://ghe.example.com/org/tool/blob/main/x.txt', 'ghe.example.com', 'org/tool', ['main', 'x.txt']],
+  ['https://raw.ghe.example.com/org/tool/main/x.txt', 'ghe.example.com', 'org/tool', ['main', 'x.txt']],
+  ['https://git.corp.io:8443/team/app/-/blob/dev/src/a.ts', 'git.corp.io:8443', 'team/app', ['dev', 'src', 'a.ts']],
+  ['https://unknown.example.org/a/b/c/-/blob/main/f.txt', 'unknown.example.org', 'a/b/c', ['main', 'f.txt']],
+  ['https://bb.corp.io/projects/PRJ/repos/tool/browse/src/a.txt?at=refs%2Fheads%2Fdev', 'bb.corp.io', 'PRJ/tool', ['src', 'a.txt'], { ref: 'refs/heads/dev' }],
+]
+
+test('parses blob URLs of every host form', () => {
+  for (const [url, host, repository, segments, extra = {}] of CASES) {
+    const parsed = parseBlobUrl(url, hosts)
+    assert.ok(parsed, url)
+    assert.equal(parsed.host.name, host, url)
+    assert.equal(parsed.repository, repository, url)
+    assert.deepEqual(parsed.segments, segments, url)
+    for (const [key, value] of Object.entries(extra)) assert.deepEqual((parsed as unknown as Record<string, unknown>)[key], value, `${url} ${key}`)
+  }
+})
+
+test('an unknown host with /-/blob/ is GitLab at that origin', () => {
+  const parsed = parseBlobUrl('https://code.example.net/a/b/-/blob/main/f.txt', hosts)
+  assert.equal(parsed?.host.type, 'gitlab')
+  assert.equal(parsed?.host.gitBase, 'https://code.example.net')
+})
+
+test('what is not a blob URL is left alone', () => {
+  for (const url of [
+    'https://github.com/o/r',
+    'https://github.com/o/r/tree/main/dir',
+    'https://github.com/o/r/blob/main',
+    'https://example.com/o/r/blob/main/a.txt',
+    'http://gitlab.com/g/p/blob/main/a',
+    './docs/orders.md',
+    'see https://github.com/o/r/blob/main/a.txt',
+  ]) {
+    assert.equal(parseBlobUrl(url, hosts), undefined, url)
+  }
+})
+
+test('paths that climb out, absolute paths and bad encodings are refused', () => {
+  for (const url of [
+    'https://github.com/o/r/blob/main/../../etc/passwd',
+    'https://github.com/o/r/blob/main/a/%2e%2e/%2E%2E/b',
+    'https://github.com/o/r/blob/main//etc/passwd',
+    'https://github.com/o/r/blob/main/a%2Fb',
+    'https://github.com/o/r/blob/main/%E0%A4%A',
+    'https://gitlab.com/g/p/-/blob/main/./x',
+  ]) {
+    assert.throws(() => parseBlobUrl(url, hosts), (e: unknown) => e instanceof FetchError && e.code === 'E_UNSAFE', url)
+  }
+})
+
+test('--host specs: types, raw endpoints, credentials refused in URLs', () => {
+  const gh = parseHostSpec('github.com=http://127.0.0.1:9/github.com,type=github')
+  assert.deepEqual(gh, { name: 'github.com', type: 'github', gitBase: 'http://127.0.0.1:9/github.com', rawBase: 'http://127.0.0.1:9/github.com/raw', builtin: false })
+  assert.equal(parseHostSpec('gitlab.local=https://gitlab.local/').rawBase, 'https://gitlab.local/api/v4')
+  assert.equal(parseHostSpec('gl.local=https://gl.local,type=gitlab,raw=off').rawBase, undefined)
+  assert.equal(parseHostSpec('x.io=https://x.io,type=bitbucket,raw=https://api.x.io/2.0').rawBase, 'https://api.x.io/2.0')
+  assert.throws(() => parseHostSpec('x.io=https://user:secret@x.io'), /credentials/)
+  assert.throws(() => parseHostSpec('x.io=ftp://x.io'), /http/)
+  assert.throws(() => parseHostSpec('x.io=https://x.io,type=svn'), /type must be/)
+  assert.deepEqual(splitHostList('a.io=https://a.io,type=gitlab,b.io=https://b.io,type=github,raw=off'), ['a.io=https://a.io,type=gitlab', 'b.io=https://b.io,type=github,raw=off'])
+  const table = hostTable(['a.io=https://cli.a.io'], { EVALFERRY_HOSTS: 'a.io=https://env.a.io,b.io=https://b.io,type=gitlab' })
+  assert.equal(table.get('a.io')?.gitBase, 'https://cli.a.io')
+  assert.equal(table.get('b.io')?.type, 'gitlab')
+})
