@@ -81,10 +81,11 @@ interface WorkerReply {
   error?: { code: ErrorCode | undefined; message: string; location: Location }
 }
 
-function workerUrl(): URL {
-  // Under tsx the sources are .ts; built, they are .js.
-  const ext = import.meta.url.endsWith('.ts') ? '.ts' : '.js'
-  return new URL(`./batch-worker${ext}`, import.meta.url)
+function startWorker(): Worker {
+  if (!import.meta.url.endsWith('.ts')) return new Worker(new URL('./batch-worker.js', import.meta.url))
+  // Running from the TypeScript sources (tests, development): the worker registers tsx itself.
+  const url = new URL('./batch-worker.ts', import.meta.url).href
+  return new Worker(`import('tsx/esm/api').then((tsx) => { tsx.register(); return import(${JSON.stringify(url)}) })`, { eval: true })
 }
 
 function revive(error: NonNullable<WorkerReply['error']>): Error {
@@ -137,7 +138,7 @@ export async function runBatch(jobs: BatchJob[], options: BatchOptions = {}): Pr
   }
 
   const lane = async (): Promise<void> => {
-    const worker = new Worker(workerUrl())
+    const worker = startWorker()
     try {
       while (next < jobs.length && failure === undefined) {
         const i = next++

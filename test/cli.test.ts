@@ -103,7 +103,7 @@ for (const bad of BAD) {
   test(`convert: ${bad.name} exits 1, names file, line and field, and writes no output`, async () => {
     const input = file(bad.file, bad.text)
     const stem = `out-${bad.file.replace(/\W/g, '')}`
-    const out = join(dir, `${stem}.json`)
+    const out = join(dir, `${stem}.${bad.to === 'evalcase' ? 'yaml' : 'json'}`)
     const result = await runCli(['convert', input, '--from', bad.from, '--to', bad.to, '-o', out])
     assert.equal(result.code, 1, result.stderr)
     assert.match(result.stderr, bad.error)

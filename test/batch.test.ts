@@ -1,0 +1,100 @@
+import { test } from 'node:test'
+import assert from 'node:assert/strict'
+import { spawnSync } from 'node:child_process'
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { MAIN, runCli } from './helpers/cli.ts'
+import { parseShard } from '../src/batch.ts'
+
+const dir = mkdtempSync(join(tmpdir(), 'evalferry-batch-'))
+process.on('exit', () => rmSync(dir, { recursive: true, force: true }))
+
+/** A DeepEval JSON Lines file of `count` goldens whose inputs name the file and the record. */
+function goldens(path: string, count: number, tag: string): string[] {
+  const inputs = Array.from({ length: count }, (_, i) => `${tag} question ${i}, with "quotes" and | pipes`)
+  writeFileSync(path, inputs.map((input, i) => JSON.stringify({ input, expected_output: `answer ${i}`, context: ['a', 'b'] })).join('\n') + '\n')
+  return inputs
+}
+
+function inputsOf(path: string): string[] {
+  return readFileSync(path, 'utf8')
+    .trim()
+    .split('\n')
+    .map((line) => (JSON.parse(line) as { input: string }).input)
+}
+
+test('--shard i/n over all i splits one file into record ranges that, in order, are the whole', async () => {
+  const input = join(dir, 'one.jsonl')
+  const all = goldens(input, 101, 'one')
+  const out = join(dir, 'one-out')
+  mkdirSync(out)
+  const parts: string[] = []
+  for (let i = 1; i <= 3; i++) {
+    const result = await runCli(['convert', input, '--from', 'deepeval', '--to', 'deepeval', '-o', join(out, 'one.jsonl'), '--shard', `${i}/3`, '--quiet'])
+    assert.equal(result.code, 0, result.stderr)
+    parts.push(...inputsOf(join(out, `one.part-${i}-of-3.jsonl`)))
+  }
+  assert.deepEqual(parts, all)
+  assert.deepEqual(readdirSync(out).sort(), ['one.part-1-of-3.jsonl', 'one.part-2-of-3.jsonl', 'one.part-3-of-3.jsonl'])
+})
+
+test('--shard i/n over all i of a batch gives every file to exactly one shard, converted in parallel', async () => {
+  const inputs = join(dir, 'many')
+  mkdirSync(inputs)
+  const expected = new Map<string, string[]>()
+  for (let f = 0; f < 5; f++) expected.set(`f${f}.jsonl`, goldens(join(inputs, `f${f}.jsonl`), 10 + f, `f${f}`))
+  const out = join(dir, 'many-out')
+  const seen: string[] = []
+  for (let i = 1; i <= 2; i++) {
+    const before = new Set(readdirSafe(out))
+    const result = await runCli(['convert', inputs, '--from', 'deepeval', '--to', 'deepeval', '-o', out, '--shard', `${i}/2`, '--jobs', '2', '--quiet'])
+    assert.equal(result.code, 0, result.stderr)
+    const added = readdirSafe(out).filter((n) => !before.has(n))
+    assert.ok(added.length >= 2, `shard ${i} converted ${added.length} files`)
+    seen.push(...added)
+  }
+  assert.deepEqual(seen.sort(), [...expected.keys()].sort())
+  for (const [name, inputsOfFile] of expected) assert.deepEqual(inputsOf(join(out, name)), inputsOfFile)
+})
+
+function readdirSafe(path: string): string[] {
+  try {
+    return readdirSync(path)
+  } catch {
+    return []
+  }
+}
+
+test('--shard refuses numbers outside 1..n', () => {
+  assert.deepEqual(parseShard('2/4'), { index: 2, count: 4 })
+  for (const bad of ['0/4', '5/4', '1/0', 'a/b', '1']) assert.throws(() => parseShard(bad), /--shard takes i\/n/)
+})
+
+test('a failing file in a batch exits 1 naming that file, and writes no output for it', async () => {
+  const inputs = join(dir, 'with-bad')
+  mkdirSync(inputs)
+  goldens(join(inputs, 'good.jsonl'), 3, 'good')
+  writeFileSync(join(inputs, 'bad.jsonl'), '{"input": "ok"}\n{"input": 7}\n')
+  const out = join(dir, 'with-bad-out')
+  const result = await runCli(['convert', inputs, '--from', 'deepeval', '--to', 'deepeval', '-o', out, '--jobs', '2'])
+  assert.equal(result.code, 1)
+  assert.match(result.stderr, /bad\.jsonl:2: input: /)
+  assert.ok(!readdirSafe(out).includes('bad.jsonl'))
+})
+
+test('the progress bar shows under a terminal and not when piped', () => {
+  const input = join(dir, 'big.jsonl')
+  goldens(input, 150_000, 'big')
+  const args = [process.execPath, '--import', 'tsx', MAIN, 'convert', input, '--from', 'deepeval', '--to', 'evalcase', '-o', join(dir, 'big.jsonl.out.jsonl')]
+  const quoted = args.map((a) => `'${a.replace(/'/g, `'\\''`)}'`).join(' ')
+  // `script` gives the command a pseudo-terminal and copies what it printed to our stdout.
+  const tty = spawnSync('script', ['-qfec', quoted, '/dev/null'], { encoding: 'utf8', timeout: 120_000 })
+  assert.equal(tty.status, 0, tty.stdout + tty.stderr)
+  assert.match(tty.stdout, /files 0\/1 · [\d,]+ records · [\d.]+ MB\/[\d.]+ MB/)
+  assert.match(tty.stdout, /deepeval → evalcase: 150000 read, 150000 written/)
+  const piped = spawnSync(args[0]!, args.slice(1), { encoding: 'utf8', timeout: 120_000 })
+  assert.equal(piped.status, 0, piped.stderr)
+  assert.doesNotMatch(piped.stderr, /records ·|█|░/)
+  assert.match(piped.stderr, /150000 read, 150000 written/)
+})
