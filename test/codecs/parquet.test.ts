@@ -4,6 +4,25 @@ import assert from 'node:assert/strict'
 import { mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import {
+  Binary,
+  DateDay,
+  Field,
+  Float64,
+  Int32,
+  Int64,
+  List,
+  makeData,
+  RecordBatch,
+  Schema,
+  Struct,
+  Table,
+  tableToIPC,
+  TimestampMillisecond,
+  Utf8,
+  vectorFromArray,
+} from 'apache-arrow'
+import { Table as WasmTable, writeParquet } from 'parquet-wasm'
 import { asyncBufferFromFile, parquetMetadataAsync, parquetReadObjects } from 'hyparquet'
 import { DataError } from '../../src/errors.ts'
 import type { JsonObject } from '../../src/model.ts'
@@ -205,4 +224,44 @@ test('stopping early releases the file', async () => {
   for await (const _ of readParquet(path, readOptions(path))) if (++seen === 10) break
   assert.equal(seen, 10)
   assert.ok((await stat(path)).size > 0)
+})
+
+test('list items may be null; strings keep their bytes', async () => {
+  const rows: JsonObject[] = [
+    { tags: ['a', null, 'ü✓'], s: 'x' },
+    { tags: null, s: null },
+    { tags: [], s: '' },
+  ]
+  const path = await writeRecords(rows)
+  assert.deepEqual((await readAll(path)).map((r) => r.value), rows)
+})
+
+test('types other writers use read as JSON values', async () => {
+  // A file as pyarrow would write it: nested structs, lists of numbers, dates, timestamps, binary.
+  const fields = [
+    new Field('i32', new Int32(), true),
+    new Field('big', new Int64(), true),
+    new Field('when', new TimestampMillisecond('UTC'), true),
+    new Field('day', new DateDay(), true),
+    new Field('bytes', new Binary(), true),
+    new Field('nums', new List(new Field('item', new Float64(), true)), true),
+    new Field('choices', new Struct([new Field('text', new List(new Field('item', new Utf8(), true))), new Field('label', new Utf8())]), true),
+  ]
+  const columns = [
+    vectorFromArray([1, null], fields[0]!.type),
+    vectorFromArray([2n ** 60n, 5n], fields[1]!.type),
+    vectorFromArray([new Date('2024-05-06T07:08:09.010Z'), null], fields[2]!.type),
+    vectorFromArray([new Date('2024-05-06T00:00:00Z'), null], fields[3]!.type),
+    vectorFromArray([new Uint8Array([104, 105]), null], fields[4]!.type),
+    vectorFromArray([[1.5, null], []], fields[5]!.type),
+    vectorFromArray([{ text: ['yes', 'no'], label: 'A' }, null], fields[6]!.type),
+  ]
+  const schema = new Schema(fields)
+  const batch = new RecordBatch(schema, makeData({ type: new Struct(fields), length: 2, nullCount: 0, children: columns.map((c) => c.data[0]!) }))
+  const path = join(dir, 'typed.parquet')
+  await writeFile(path, writeParquet(WasmTable.fromIPCStream(tableToIPC(new Table([batch]), 'stream'))))
+  assert.deepEqual((await readAll(path)).map((r) => r.value), [
+    { i32: 1, big: '1152921504606846976', when: '2024-05-06T07:08:09.010Z', day: '2024-05-06', bytes: 'aGk=', nums: [1.5, null], choices: { text: ['yes', 'no'], label: 'A' } },
+    { i32: null, big: 5, when: null, day: null, bytes: null, nums: [], choices: null },
+  ])
 })
