@@ -28,6 +28,7 @@ import { deepEqual } from '../src/carry.ts'
 import { stringifyJson } from '../src/codecs/json.ts'
 import { fieldError, withFieldPrefix } from '../src/errors.ts'
 import {
+  CARRY_KEY,
   contentText,
   isJsonObject,
   singleText,
@@ -384,9 +385,10 @@ function readContent(r: Reader, name: string, key: string, value: JsonValue): Me
   return expectList(value, key).map((item, i): ContentBlock => {
     if (typeof item === 'string') return { type: 'text', value: item }
     if (!isImageObject(item)) throw fieldError(`${key}[${i}]`, `expected a string or an image {url, local}, got ${describeType(item)}`)
-    mark(r.extras, IMAGE, `${name}[${i}]`, item)
     const value = typeof item.url === 'string' ? item.url : (item.dataBase64 as string)
-    return typeof item.mimeType === 'string' ? { type: 'image', value, mime_type: item.mimeType } : { type: 'image', value }
+    const block: ContentBlock = typeof item.mimeType === 'string' ? { type: 'image', value, mime_type: item.mimeType } : { type: 'image', value }
+    if (!deepEqual(item, defaultImage(value, block.mime_type))) mark(r.extras, IMAGE, `${name}[${i}]`, item)
+    return block
   })
 }
 
@@ -652,6 +654,8 @@ interface Writer {
   container: Container
   extras: JsonObject
   ctx: EncodeContext
+  /** Fields the pipeline already carries under `evalferry` (no second warning for them). */
+  carried: JsonObject
 }
 
 /** A list field in the container's form; a `|` inside an item does not survive DeepEval's split. */
@@ -664,7 +668,7 @@ function writeStrings(w: Writer, name: string, items: string[] | undefined): Jso
   const joined = w.container === 'csv' || (form === 'list' ? false : form === 'joined' || joinedByDefault(name, w.kind, w.container))
   if (!joined) return items
   const piped = items.findIndex((item) => item.includes(DELIMITER))
-  if (piped !== -1) {
+  if (piped !== -1 && !(name in w.carried)) {
     w.ctx.warn(`item ${piped + 1} of ${name} contains "|", which DeepEval splits on when reading; the exact list is carried under evalferry`, name)
   }
   return items.join(DELIMITER)
@@ -701,10 +705,13 @@ function writeImage(w: Writer, name: string, index: number, block: { value: stri
     const r = remembered as JsonObject
     if ((r.url ?? r.dataBase64) === block.value && (block.mime_type === undefined || r.mimeType === block.mime_type)) return r
   }
-  if (block.mime_type !== undefined && !/^(https?:|file:|\.{0,2}\/)/.test(block.value)) {
-    return { dataBase64: block.value, mimeType: block.mime_type }
-  }
-  return { url: block.value, local: !/^https?:\/\//.test(block.value) }
+  return defaultImage(block.value, block.mime_type)
+}
+
+/** An image as the older `MLLMImage` wrote it: base64 data with its type, or a URL or local path. */
+function defaultImage(value: string, mimeType: string | undefined): JsonObject {
+  if (mimeType !== undefined && !/^(https?:|file:|\.{0,2}\/)/.test(value)) return { dataBase64: value, mimeType }
+  return { url: value, local: !/^https?:\/\//.test(value) }
 }
 
 /** One message of `role` as DeepEval text, or as the older list of text and images. */
@@ -817,7 +824,7 @@ function cell(value: JsonValue | undefined): JsonValue {
 
 function encode(c: EvalCase, ctx: EncodeContext): JsonObject {
   const kind = caseKind(c)
-  const w: Writer = { kind, container: ctx.container, extras: own(c), ctx }
+  const w: Writer = { kind, container: ctx.container, extras: own(c), ctx, carried: objectOf(c.metadata?.[CARRY_KEY]) }
   const values = recordValues(c, w)
   const shape = shapeOf(kind, ctx.container)
   if (ctx.container !== 'csv') return assemble(shape, values, w.extras)

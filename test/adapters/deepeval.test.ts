@@ -1,0 +1,347 @@
+import { test } from 'node:test'
+import assert from 'node:assert/strict'
+import { mkdtempSync, readdirSync, readFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import deepeval from '../../adapters/deepeval.ts'
+import type { DecodeContext, EncodeContext } from '../../adapters/types.ts'
+import { EvalferryError } from '../../src/errors.ts'
+import type { EvalCase, JsonValue } from '../../src/model.ts'
+import { read, write } from '../../src/pipeline.ts'
+import { newReport } from '../../src/report.ts'
+
+const REAL = '/work/shared/fixtures/real/deepeval/'
+const OWN = join(import.meta.dirname, '../fixtures/deepeval/')
+const out = mkdtempSync(join(tmpdir(), 'evalferry-deepeval-'))
+
+async function readAll(path: string): Promise<EvalCase[]> {
+  const cases: EvalCase[] = []
+  for await (const c of read(path, { from: 'deepeval' })) cases.push(c)
+  return cases
+}
+
+/** Writes `cases` as DeepEval in the container `ext`; returns the text and the report. */
+async function writeAll(cases: EvalCase[], name: string) {
+  const path = join(out, name)
+  const report = newReport('deepeval', 'deepeval', [], path)
+  await write(cases, path, { to: 'deepeval', report })
+  return { text: readFileSync(path, 'utf8'), report }
+}
+
+/** The records of a file as JSON values: CSV rows as cells by column, JSON Lines per line. */
+function records(text: string, ext: string): JsonValue {
+  if (ext === 'json') return JSON.parse(text) as JsonValue
+  if (ext === 'jsonl') return text.split('\n').filter((l) => l.trim() !== '').map((l) => JSON.parse(l) as JsonValue)
+  return text
+}
+
+const extOf = (f: string) => f.slice(f.lastIndexOf('.') + 1)
+const realFiles = readdirSync(REAL).sort()
+const ownFiles = readdirSync(OWN).filter((f) => /\.(json|jsonl|csv)$/.test(f) && !f.endsWith('.cases.json')).sort()
+
+// ---------------------------------------------------------------------------------------------
+// real files: what they read as
+
+const input = (c: EvalCase | undefined) => c?.input?.[0]?.content
+
+test('every real DeepEval file reads, with the right number of cases', async () => {
+  const expected: Record<string, number> = {
+    'repo-community_chatbot_dataset.json': 3,
+    'repo-confident_goldens.json': 4,
+    'repo-confident_goldens_multi_turn.json': 5,
+    'repo-convo_goldens.csv': 15,
+    'repo-convo_goldens.json': 15,
+    'repo-goldens.csv': 15,
+    'repo-goldens.json': 15,
+    'saveas-multi_turn.csv': 2,
+    'saveas-multi_turn.json': 2,
+    'saveas-multi_turn.jsonl': 2,
+    'saveas-single_turn.csv': 2,
+    'saveas-single_turn.json': 2,
+    'saveas-single_turn.jsonl': 2,
+    'saveas-with_test_cases.json': 2,
+  }
+  assert.deepEqual(realFiles, Object.keys(expected).sort())
+  for (const f of realFiles) assert.equal((await readAll(REAL + f)).length, expected[f], f)
+})
+
+test('community file: the `expected` key is the expected output', async () => {
+  const [first] = await readAll(REAL + 'repo-community_chatbot_dataset.json')
+  assert.deepEqual(first?.input, [{ role: 'user', content: 'What is Dubai?' }])
+  assert.deepEqual(first?.expected_output, [{ role: 'assistant', content: 'Dubai is a city in the UAE' }])
+  assert.deepEqual(first?.extras?.deepeval?.$keys, ['input', 'expected'])
+})
+
+test('Confident exports: tool calls with an `input` key become arguments', async () => {
+  const cases = await readAll(REAL + 'repo-confident_goldens.json')
+  const third = cases[2]
+  assert.equal(input(third), 'Explain the concept of photosynthesis and its importance in the ecosystem.')
+  assert.deepEqual(
+    third?.tools_called?.map((t) => [t.name, t.arguments]),
+    [
+      ['search_biology_database', { query: 'photosynthesis process mechanism' }],
+      ['search_ecology_database', { query: 'photosynthesis ecosystem importance' }],
+    ],
+  )
+  assert.deepEqual(third?.metadata, { topic: 'biology', difficulty: 'medium', subtopics: ['ecology', 'biochemistry'] })
+  assert.equal(third?.context?.length, 5)
+})
+
+test('Confident multi-turn goldens: turns, metadata, custom columns', async () => {
+  const cases = await readAll(REAL + 'repo-confident_goldens_multi_turn.json')
+  assert.equal(cases[0]?.turns?.length, 6)
+  assert.deepEqual(cases[0]?.turns?.[1]?.role, 'assistant')
+  assert.equal(cases[0]?.metadata?.expected_turns, 6)
+  assert.ok(cases[0]?.user_description?.startsWith('Frustrated customer'))
+  const last = cases[4]
+  assert.ok(last?.extras?.deepeval?.custom_column_key_values !== undefined)
+  assert.equal(last?.user_description, undefined)
+})
+
+test('older multi-turn files: turns as JSON text, in JSON and in CSV, read the same', async () => {
+  const fromJson = await readAll(REAL + 'repo-convo_goldens.json')
+  const fromCsv = await readAll(REAL + 'repo-convo_goldens.csv')
+  const turns = fromJson[0]?.turns
+  assert.equal(turns?.length, 2)
+  assert.equal(turns?.[1]?.content, "It's expected to be rainy with temperatures around 18°C.")
+  assert.deepEqual(turns?.[0]?.retrieval_context, ['Weather API docs', 'Weather API reference'])
+  assert.deepEqual(fromJson[0]?.extras?.deepeval?.$form, { turns: 'text' })
+  assert.equal(fromJson[2]?.turns?.[1]?.retrieval_context, undefined) // null there
+  for (let i = 0; i < fromJson.length; i++) {
+    assert.deepEqual(fromCsv[i]?.turns?.map((t) => [t.role, t.content, t.retrieval_context]), fromJson[i]?.turns?.map((t) => [t.role, t.content, t.retrieval_context]))
+    assert.deepEqual(fromCsv[i]?.context, fromJson[i]?.context)
+  }
+})
+
+test('repo goldens: CSV tool-call cells with odd spacing, a trailing empty source_file', async () => {
+  const [first] = await readAll(REAL + 'repo-goldens.csv')
+  assert.deepEqual(first?.tools_called, [{ name: 'mountain_lookup', arguments: { query: 'tallest mountain' } }])
+  assert.deepEqual(first?.retrieval_context, ['Mountain heights list', 'Moutain list'])
+  assert.equal(first?.extras?.deepeval?.source_file, undefined)
+  assert.ok(Array.isArray(first?.extras?.deepeval?.$columns)) // not save_as's column order
+})
+
+test('save_as single-turn: the same cases from JSON and JSON Lines; CSV splits the piped item', async () => {
+  const json = await readAll(REAL + 'saveas-single_turn.json')
+  const jsonl = await readAll(REAL + 'saveas-single_turn.jsonl')
+  const csv = await readAll(REAL + 'saveas-single_turn.csv')
+  const first = json[0]
+  assert.equal(input(first), 'What is the refund policy?')
+  assert.equal(first?.actual_output, undefined)
+  assert.deepEqual(first?.retrieval_context, ['chunk one', 'deepeval_source=doc.pdf,deepeval_context=chunk two'])
+  assert.deepEqual(first?.context, ['Policy A: refunds, 30 days', 'Line2\nwith newline', 'has | pipe'])
+  assert.deepEqual(first?.tools_called, [{ name: 'search', type: 'FUNCTION', output: { hits: 2 }, arguments: { q: 'refund' } }])
+  assert.deepEqual(first?.expected_tools, [{ name: 'search', type: 'FUNCTION', description: 'kb search', reasoning: 'needs kb' }])
+  assert.deepEqual(first?.metadata, { difficulty: 'easy', tags: ['a', 'b'], n: 1 })
+  assert.deepEqual(first?.extras, { deepeval: { source_file: 'policy.pdf', custom_column_key_values: { team: 'support', myColumn: 'x' } } })
+  assert.deepEqual(json[1], { input: [{ role: 'user', content: 'Hola ¿qué tal?' }] })
+  // JSON Lines joins with `|` and splits the piped item, as DeepEval does
+  assert.deepEqual(jsonl[0]?.context, ['Policy A: refunds, 30 days', 'Line2\nwith newline', 'has ', ' pipe'])
+  assert.deepEqual(csv[0]?.context, jsonl[0]?.context)
+  assert.deepEqual({ ...csv[0], context: undefined }, { ...jsonl[0], context: undefined })
+  assert.deepEqual(csv[1], json[1])
+})
+
+test('save_as multi-turn: turns, persona and metadata per turn', async () => {
+  const [first, second] = await readAll(REAL + 'saveas-multi_turn.json')
+  assert.equal(first?.scenario, 'User wants to cancel subscription')
+  assert.deepEqual(first?.turns?.[0], { role: 'user', content: 'Cancel my plan', user_id: 'u1', metadata: { ch: 'web' } })
+  assert.deepEqual(first?.turns?.[1]?.tools_called, [{ name: 'cancel', type: 'FUNCTION', output: 'ok', arguments: { plan: 'pro' } }])
+  assert.deepEqual(first?.persona, { name: 'Ann', characteristics: 'Impatient 40yo, terse' })
+  assert.deepEqual(first?.metadata, { lang: 'en' })
+  assert.deepEqual(second, { scenario: 'Just say hi', user_description: 'legacy description', persona: { characteristics: 'legacy description' } })
+})
+
+test('save_as with test cases', async () => {
+  const [, tc] = await readAll(REAL + 'saveas-with_test_cases.json')
+  assert.equal(tc?.actual_output, 'tc output')
+  assert.deepEqual(tc?.retrieval_context, ['deepeval_source=s,deepeval_context=c'])
+  assert.deepEqual(tc?.tools_called, [{ name: 't', type: 'FUNCTION', arguments: { a: 1 } }])
+})
+
+// ---------------------------------------------------------------------------------------------
+// writing
+
+for (const f of realFiles.filter((f) => f.startsWith('saveas-'))) {
+  test(`writing ${f} back gives the same bytes`, async () => {
+    const { text } = await writeAll(await readAll(REAL + f), f)
+    assert.equal(text, readFileSync(REAL + f, 'utf8'))
+  })
+}
+
+for (const f of [...realFiles.map((f) => REAL + f), ...ownFiles.filter((f) => f !== 'arena.json').map((f) => OWN + f)]) {
+  const name = f.slice(f.lastIndexOf('/') + 1)
+  test(`${name}: a round trip within DeepEval gives the same records`, async () => {
+    const ext = extOf(name)
+    const { text } = await writeAll(await readAll(f), `rt-${name}`)
+    assert.deepEqual(records(text, ext), records(readFileSync(f, 'utf8'), ext))
+  })
+}
+
+test('cases from another format get the full save_as layout, with nulls', async () => {
+  const c: EvalCase = { input: [{ role: 'user', content: 'q' }], tags: ['t'], token_cost: 0.5 }
+  const { text: json } = await writeAll([c], 'other.json')
+  assert.equal(
+    json,
+    '[\n    {\n        "input": "q",\n        "actual_output": null,\n        "expected_output": null,\n        "retrieval_context": null,\n        "context": null,\n        "name": null,\n        "comments": null,\n        "source_file": null,\n        "tools_called": null,\n        "expected_tools": null,\n        "additional_metadata": null,\n        "custom_column_key_values": null,\n        "token_cost": 0.5,\n        "tags": [\n            "t"\n        ]\n    }\n]',
+  )
+  const { text: csv } = await writeAll([c], 'other.csv')
+  assert.equal(
+    csv,
+    'input,actual_output,expected_output,retrieval_context,context,name,comments,source_file,tools_called,expected_tools,additional_metadata,custom_column_key_values,token_cost,tags\r\nq,,,,,,,,,,,,0.5,t\r\n',
+  )
+})
+
+test('a list item holding `|` warns in joined containers and travels whole under evalferry', async () => {
+  const c: EvalCase = { input: [{ role: 'user', content: 'q' }], context: ['a|b', 'c'] }
+  const { text, report } = await writeAll([c], 'piped.jsonl')
+  assert.equal(report.warnings.length, 1)
+  assert.equal(report.warnings[0]?.location.field, 'context')
+  assert.deepEqual(report.carried, { context: 1 })
+  assert.equal((JSON.parse(text) as { context: string }).context, 'a|b|c')
+  const [back] = await readAll(join(out, 'piped.jsonl'))
+  assert.deepEqual(back?.context, ['a|b', 'c'])
+  const { report: jsonReport } = await writeAll([c], 'piped.json')
+  assert.equal(jsonReport.warnings.length, 0) // JSON keeps lists
+})
+
+test('a structured expected output is written as JSON text and carried exactly', async () => {
+  const c: EvalCase = { input: [{ role: 'user', content: 'q' }], expected_output: { answer: 42 } }
+  const { text, report } = await writeAll([c], 'structured.json')
+  assert.equal((JSON.parse(text) as [{ expected_output: string }])[0].expected_output, '{"answer": 42}')
+  assert.deepEqual(report.carried, { expected_output: 1 })
+  assert.deepEqual((await readAll(join(out, 'structured.json')))[0]?.expected_output, { answer: 42 })
+})
+
+test('the Confident shape is written back with its header and list key', async () => {
+  const { text } = await writeAll(await readAll(OWN + 'confident.json'), 'confident.json')
+  const doc = JSON.parse(text) as Record<string, unknown>
+  assert.deepEqual(Object.keys(doc), ['finalized', 'version', 'goldens'])
+  assert.deepEqual(Object.keys((doc.goldens as object[])[0]!).slice(0, 3), ['input', 'actualOutput', 'expectedOutput'])
+})
+
+test('older multimodal images: image blocks, written back as MLLMImage objects', async () => {
+  const c: EvalCase = {
+    input: [{ role: 'user', content: [{ type: 'text', value: 'look' }, { type: 'image', value: 'https://x.test/a.png' }, { type: 'image', value: 'iVBOR', mime_type: 'image/png' }] }],
+  }
+  const { text } = await writeAll([c], 'images.json')
+  assert.deepEqual((JSON.parse(text) as [{ input: JsonValue }])[0].input, ['look', { url: 'https://x.test/a.png', local: false }, { dataBase64: 'iVBOR', mimeType: 'image/png' }])
+  assert.deepEqual((await readAll(join(out, 'images.json')))[0]?.input, c.input)
+})
+
+test('arena contestants become cases linked by a group id and keep it through a write', async () => {
+  const cases = await readAll(OWN + 'arena.json')
+  assert.deepEqual(cases.map((c) => c.metadata?.arena), [
+    { group: 'arena-1', contestant: 'gpt', hyperparameters: { temperature: 0.2 } },
+    { group: 'arena-1', contestant: 'claude' },
+  ])
+  await writeAll(cases, 'arena-out.json')
+  const back = await readAll(join(out, 'arena-out.json'))
+  assert.deepEqual(back.map((c) => [c.actual_output, c.metadata]), cases.map((c) => [c.actual_output, c.metadata]))
+})
+
+// ---------------------------------------------------------------------------------------------
+// own fixtures: decode against the expected canonical cases
+
+for (const f of ownFiles) {
+  test(`fixture ${f} decodes to ${f}.cases.json`, async () => {
+    const expected = JSON.parse(readFileSync(OWN + f + '.cases.json', 'utf8')) as EvalCase[]
+    assert.deepEqual(await readAll(OWN + f), expected)
+  })
+}
+
+test('the full fixture holds every single-turn field', async () => {
+  const [first, mllm] = await readAll(OWN + 'single_turn_full.json')
+  assert.equal(first?.token_cost, 0.0042)
+  assert.equal(first?.completion_time, 1.5)
+  assert.deepEqual(first?.tags, ['charts', 'q3'])
+  assert.equal(input(first), 'Summarise the attached chart [DEEPEVAL:IMAGE:4f2a]') // DeepEval 4 placeholders stay text
+  for (const k of ['mcp_servers', 'mcp_tools_called', 'mcp_resources_called', 'mcp_prompts_called']) assert.ok(first?.extras?.deepeval?.[k], k)
+  assert.deepEqual(mllm?.input?.[0]?.content, [
+    { type: 'text', value: 'What is in this picture?' },
+    { type: 'image', value: 'https://example.com/cat.png' },
+    { type: 'image', value: './images/dog.jpg' },
+  ])
+})
+
+test('CSV cells stay text: NA, null and None are strings; numbers keep their spelling', async () => {
+  const [k2, na] = await readAll(OWN + 'single_turn.csv')
+  assert.equal(input(na), 'NA')
+  assert.equal(na?.actual_output, 'null')
+  assert.equal(k2?.completion_time, 2)
+  assert.deepEqual(k2?.extras?.deepeval?.$text, { completion_time: '2.0' })
+})
+
+// ---------------------------------------------------------------------------------------------
+// bad input
+
+function decodeContext(container: DecodeContext['container'] = 'json'): DecodeContext {
+  return { file: 'x', container, header: {}, index: 0, state: {}, warn: () => {} }
+}
+
+function fieldOf(fn: () => unknown): string | undefined {
+  try {
+    fn()
+  } catch (error) {
+    assert.ok(error instanceof EvalferryError)
+    assert.equal(error.code, 'E_FIELD')
+    return error.location.field
+  }
+  assert.fail('expected an error')
+}
+
+test('a single-turn record without input names the field input', () => {
+  assert.equal(fieldOf(() => deepeval.decode({ expected_output: 'x' }, decodeContext())), 'input')
+  assert.equal(fieldOf(() => deepeval.decode({ input: 3 }, decodeContext())), 'input')
+  assert.equal(fieldOf(() => deepeval.decode({ input: '', name: 'n' }, decodeContext('csv'))), 'input')
+})
+
+test('wrong types name the field path', () => {
+  const multi = { scenario: 's', turns: [{ role: 'user', content: 'a' }, { role: 'system', content: 'b' }] }
+  assert.equal(fieldOf(() => deepeval.decode(multi, decodeContext())), 'turns[1].role')
+  assert.equal(fieldOf(() => deepeval.decode({ scenario: 's', turns: [{ role: 'user', content: 1 }] }, decodeContext())), 'turns[0].content')
+  assert.equal(fieldOf(() => deepeval.decode({ input: 'q', context: ['a', 2] }, decodeContext())), 'context[1]')
+  assert.equal(fieldOf(() => deepeval.decode({ input: 'q', tools_called: [{ inputParameters: {} }] }, decodeContext())), 'tools_called[0].name')
+  assert.equal(fieldOf(() => deepeval.decode({ input: 'q', additionalMetadata: 'x' }, decodeContext())), 'additionalMetadata')
+  assert.equal(fieldOf(() => deepeval.decode({ input: 'q', tools_called: '[{' }, decodeContext('csv'))), 'tools_called')
+  assert.equal(fieldOf(() => deepeval.decode({ scenario: 's', turns: [{ role: 'user', content: 'a', tools_called: [{ name: 1 }] }] }, decodeContext())), 'turns[0].tools_called[0].name')
+})
+
+test('a file that mixes single- and multi-turn records is an error at the second kind', () => {
+  const ctx = decodeContext()
+  deepeval.decode({ input: 'q' }, ctx)
+  assert.equal(fieldOf(() => deepeval.decode({ scenario: 's' }, ctx)), 'scenario')
+  const multiFirst = decodeContext()
+  deepeval.decode({ scenario: 's' }, multiFirst)
+  assert.equal(fieldOf(() => deepeval.decode({ input: 'q' }, multiFirst)), 'scenario')
+})
+
+test('a mixed file read through the pipeline reports file and line', async () => {
+  await assert.rejects(readAll(join(OWN, 'bad/mixed.jsonl')), (error: unknown) => {
+    assert.ok(error instanceof EvalferryError)
+    assert.deepEqual(error.location, { file: join(OWN, 'bad/mixed.jsonl'), line: 2, field: 'scenario' })
+    return true
+  })
+})
+
+// ---------------------------------------------------------------------------------------------
+// sniffing and layout
+
+test('sniff: sure for DeepEval keys, unsure for a bare input', () => {
+  const sample = (records: unknown[], header = {}) => ({ container: 'json' as const, records, header, fileName: 'x.json' })
+  assert.ok(deepeval.sniff(sample([{ input: 'q', retrieval_context: [] }])) >= 0.9)
+  assert.ok(deepeval.sniff(sample([{ scenario: 's', turns: [] }])) >= 0.9)
+  assert.ok(deepeval.sniff(sample([{ input: 'q', actualOutput: 'a' }], { finalized: true })) >= 0.9)
+  assert.ok(deepeval.sniff(sample([{ input: 'q' }])) < 0.5)
+  assert.equal(deepeval.sniff(sample([{ question: 'q' }])), 0)
+})
+
+test('layout: indent 4, Python spacing, CRLF; save_as columns per kind', () => {
+  const ctx: EncodeContext = { container: 'csv', index: 0, warn: () => {} }
+  assert.deepEqual(deepeval.layout('csv', [{ scenario: 's' }], ctx), {
+    indent: 4,
+    pythonSpacing: true,
+    newline: '\r\n',
+    columns: ['scenario', 'turns', 'expected_outcome', 'user_description', 'context', 'name', 'comments', 'additional_metadata', 'custom_column_key_values'],
+  })
+})
