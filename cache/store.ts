@@ -47,6 +47,13 @@ export async function exists(path: string): Promise<boolean> {
   )
 }
 
+async function isFile(path: string): Promise<boolean> {
+  return stat(path).then(
+    (s) => s.isFile(),
+    () => false,
+  )
+}
+
 /** Record that a commit's files were used now (what `cache prune` goes by). */
 export async function touchCommit(layout: RepoLayout, commit: string): Promise<void> {
   const now = new Date()
@@ -80,7 +87,7 @@ const MAX_SYMLINK_HOPS = 8
  */
 export async function fetchFiles(layout: RepoLayout, commit: string, paths: string[], options: FetchFilesOptions): Promise<FetchFilesResult> {
   const missing: string[] = []
-  for (const path of new Set(paths)) if (!(await exists(commitFile(layout, commit, path)))) missing.push(path)
+  for (const path of new Set(paths)) if (!(await isFile(commitFile(layout, commit, path)))) missing.push(path)
   const result: FetchFilesResult = { viaRaw: [], viaGit: [] }
   if (missing.length === 0) return result
 

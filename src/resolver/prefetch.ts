@@ -4,8 +4,7 @@
  */
 
 import { createHash } from 'node:crypto'
-import { constants } from 'node:fs'
-import { access, readFile } from 'node:fs/promises'
+import { readFile, stat } from 'node:fs/promises'
 import {
   type GitRemote,
   type RepoLayout,
@@ -239,8 +238,8 @@ async function prefetchCommit(
 }
 
 async function readable(path: string): Promise<boolean> {
-  return access(path, constants.R_OK).then(
-    () => true,
+  return stat(path).then(
+    (s) => s.isFile(),
     () => false,
   )
 }

@@ -194,6 +194,9 @@ export async function startGitServer(root: string, options: GitServerOptions = {
     if (req.headers['git-protocol']) env.GIT_PROTOCOL = String(req.headers['git-protocol'])
     if (req.headers['content-encoding']) env.HTTP_CONTENT_ENCODING = String(req.headers['content-encoding'])
     const child = spawn(`${GIT_EXEC_PATH}/git-http-backend`, [], { env, stdio: ['pipe', 'pipe', 'ignore'] })
+    child.stdin.on('error', () => undefined) // http-backend may exit before reading a body it does not need
+    child.on('error', () => undefined)
+    res.on('error', () => undefined)
     child.stdin.end(body)
     let head = Buffer.alloc(0)
     let headersDone = false

@@ -1,0 +1,162 @@
+import assert from 'node:assert/strict'
+import { existsSync, readdirSync, readFileSync } from 'node:fs'
+import { after, before, test } from 'node:test'
+import { FetchError } from '../../src/errors.ts'
+import type { EvalCase } from '../../src/model.ts'
+import { prefetch, prefetchUrls, resolve } from '../../src/resolver/index.ts'
+import { type Fixture, pushToBranch, sha256, startFixture, twoHundredReferences } from '../helpers/fixture.ts'
+import { blobUrl } from '../helpers/repos.ts'
+
+let fx: Fixture
+let cache: string
+
+before(async () => {
+  fx = await startFixture()
+  cache = fx.newCache()
+})
+after(() => fx.cleanup())
+
+const options = () => ({ cacheDir: cache, hosts: fx.server.hostSpecs(), env: {} })
+
+/** The cases of a dataset: file blocks, and plain strings that are wholly a URL. */
+function casesOf(urls: string[]): EvalCase[] {
+  const cases: EvalCase[] = []
+  for (let i = 0; i < urls.length; i += 4) {
+    const [a, b, c, d] = urls.slice(i, i + 4)
+    cases.push({
+      id: `case-${i}`,
+      input: [{ role: 'user', content: [{ type: 'text', value: 'read these' }, ...[a, b].filter((u) => u !== undefined).map((value) => ({ type: 'file' as const, value }))] }],
+      ...(c ? { context: [c, 'not a url'] } : {}),
+      ...(d ? { metadata: { fixture: d } } : {}),
+    })
+  }
+  return cases
+}
+
+test('200 references in 3 repositories: the right bytes, one ref listing and one fetch per repository', async () => {
+  const expected = twoHundredReferences(fx.repos)
+  assert.equal(expected.length, 200)
+  const result = await prefetch(casesOf(expected.map((e) => e.url)), options())
+  assert.equal(result.entries.length, 200)
+  assert.equal(result.fetched, 200)
+  for (const [i, e] of expected.entries()) {
+    const entry = result.entries[i]!
+    assert.equal(entry.url, e.url)
+    assert.equal(entry.commit, e.commit)
+    assert.equal(entry.path, e.path)
+    assert.equal(entry.host, e.repo.host)
+    assert.equal(entry.repository, e.repo.path)
+    assert.equal(entry.bytes, e.content.length)
+    assert.equal(entry.sha256, sha256(e.content))
+    assert.deepEqual(readFileSync(entry.local_path), e.content, e.url)
+  }
+  // Protocol v2 over smart HTTP: every git process opens with GET info/refs (capabilities only).
+  // "One ref listing" is one `ls-refs` command; "one fetch" is the fetch of one commit, which is
+  // two `fetch` commands: the commit with its trees (--filter=blob:none), then every blob needed
+  // in a single batch, however many files point into the repository. No lazy per-file fetch.
+  for (const repo of fx.repos) {
+    assert.equal(fx.server.count(repo.repository, 'ls-refs'), 1, repo.repository)
+    assert.equal(fx.server.count(repo.repository, 'fetch'), 2, repo.repository)
+    assert.equal(fx.server.count(repo.repository, 'info-refs'), 3, repo.repository)
+    assert.equal(fx.server.count(repo.repository, 'raw'), 0, repo.repository)
+  }
+  // The cache holds one directory per commit and nothing half-written.
+  for (const repo of fx.repos) {
+    const dir = `${cache}/${repo.repository}`
+    assert.deepEqual(readdirSync(`${dir}/commits`), [repo.main])
+    assert.deepEqual(readdirSync(`${dir}/tmp`), [])
+    assert.ok(!existsSync(`${dir}/lock`))
+  }
+})
+
+test('a second prefetch over the warm cache makes no request at all', async () => {
+  const seen = fx.server.requests.length
+  const result = await prefetch(casesOf(twoHundredReferences(fx.repos).map((e) => e.url)), options())
+  assert.equal(result.cached, 200)
+  assert.equal(result.fetched, 0)
+  assert.equal(fx.server.requests.length, seen)
+})
+
+test('refs with slashes, tags and names with spaces resolve; a file of another commit is one more fetch', async () => {
+  const gitlab = fx.repos[1]!
+  const url = blobUrl(gitlab, 'feature/x/y', 'data/file-0.txt')
+  const spaced = blobUrl(gitlab, 'feature/x/y', 'docs/with space.md')
+  const result = await prefetchUrls([url, spaced, blobUrl(gitlab, 'feature/x/y', 'x/feature-only.txt')], { ...options(), rawFileLimit: 0 })
+  assert.equal(result.entries[0]!.commit, gitlab.feature)
+  assert.equal(result.entries[0]!.ref, 'feature/x/y')
+  assert.deepEqual(readFileSync(result.entries[0]!.local_path), gitlab.featureFiles.get('data/file-0.txt'))
+  assert.deepEqual(readFileSync(result.entries[1]!.local_path), gitlab.featureFiles.get('docs/with space.md'))
+  assert.ok(result.entries[1]!.local_path.endsWith('/docs/with space.md'))
+  assert.equal(fx.server.count(gitlab.repository, 'ls-refs'), 1) // the listing was fresh: no second one
+  assert.equal(fx.server.count(gitlab.repository, 'fetch'), 4)
+})
+
+test('an ambiguous ref and a missing ref fail naming the candidates', async () => {
+  const github = fx.repos[0]!
+  await assert.rejects(prefetchUrls([blobUrl(github, 'dup', 'data/file-1.txt')], options()), (e: unknown) => {
+    assert.ok(e instanceof FetchError)
+    assert.equal(e.code, 'E_REF')
+    assert.match(e.message, /ambiguous.*refs\/heads\/dup.*refs\/tags\/dup|ambiguous.*refs\/tags\/dup.*refs\/heads\/dup/)
+    return true
+  })
+  await assert.rejects(prefetchUrls([blobUrl(github, 'no-such-branch', 'a.txt')], options()), (e: unknown) => {
+    assert.ok(e instanceof FetchError)
+    assert.equal(e.code, 'E_REF')
+    assert.match(e.message, /no-such-branch\/a\.txt/)
+    assert.match(e.message, /candidates: .*feature\/x\/y/)
+    return true
+  })
+})
+
+test('safety: .. and symlinks leaving the repository are refused, symlinks inside are followed, sizes are limited', async () => {
+  const bitbucket = fx.repos[2]!
+  const before = fx.server.requests.length
+  await assert.rejects(prefetchUrls([`https://bitbucket.org/${bitbucket.path}/src/main/../../../etc/passwd`], options()), (e: unknown) => e instanceof FetchError && e.code === 'E_UNSAFE')
+  assert.equal(fx.server.requests.length, before, 'refused before any request')
+  await assert.rejects(prefetchUrls([blobUrl(bitbucket, 'main', 'link-out')], { ...options(), rawFileLimit: 0 }), (e: unknown) => e instanceof FetchError && e.code === 'E_UNSAFE' && /outside the repository/.test(e.message))
+  const inside = await prefetchUrls([blobUrl(bitbucket, 'main', 'link-in')], { ...options(), rawFileLimit: 0 })
+  assert.deepEqual(readFileSync(inside.entries[0]!.local_path), bitbucket.files.get('data/file-1.txt'))
+  await assert.rejects(prefetchUrls([blobUrl(bitbucket, 'main', 'data/file-68.txt')], { ...options(), rawFileLimit: 0, maxFileBytes: 10 }), (e: unknown) => e instanceof FetchError && e.code === 'E_UNSAFE' && /size limit/.test(e.message))
+  await assert.rejects(prefetchUrls([blobUrl(bitbucket, 'main', 'data')], { ...options(), rawFileLimit: 0 }), /is a directory/)
+  await assert.rejects(prefetchUrls([blobUrl(bitbucket, 'main', 'nope.txt')], { ...options(), rawFileLimit: 0 }), /no file 'nope.txt'/)
+  // Hooks of the mirror never run and none were installed.
+  assert.ok(!existsSync(`${cache}/${bitbucket.repository}/git/hooks`))
+})
+
+test('a branch that moved is seen after the TTL or with refresh; before, the cached listing serves without a request', async () => {
+  const github = fx.repos[0]!
+  const url = blobUrl(github, 'feature/x/y', 'x/feature-only.txt')
+  const first = await prefetchUrls([url], options())
+  assert.equal(first.entries[0]!.commit, github.feature)
+  const moved = pushToBranch(fx.server, github, 'feature/x/y', 'x/feature-only.txt', 'moved\n')
+  const listings = fx.server.count(github.repository, 'ls-refs')
+  const stillFresh = await prefetchUrls([url], options())
+  assert.equal(stillFresh.entries[0]!.commit, github.feature)
+  assert.equal(fx.server.count(github.repository, 'ls-refs'), listings)
+  const refreshed = await prefetchUrls([url], { ...options(), refresh: true })
+  assert.equal(refreshed.entries[0]!.commit, moved)
+  assert.equal(readFileSync(refreshed.entries[0]!.local_path, 'utf8'), 'moved\n')
+  assert.equal(fx.server.count(github.repository, 'ls-refs'), listings + 1)
+  // A tag never expires: with a TTL of zero it still needs no listing.
+  const tagged = await prefetchUrls([blobUrl(github, 'v1.0', 'data/file-3.txt')], { ...options(), refTtlSeconds: 0 })
+  assert.equal(tagged.entries[0]!.commit, github.main)
+  assert.equal(fx.server.count(github.repository, 'ls-refs'), listings + 1)
+})
+
+test('resolve gives the local path', async () => {
+  const path = await resolve(blobUrl(fx.repos[0]!, 'main', 'data/file-5.txt'), options())
+  assert.deepEqual(readFileSync(path), fx.repos[0]!.files.get('data/file-5.txt'))
+})
+
+test('offline (option or EVALFERRY_OFFLINE=1) serves every cached file with the server stopped; a miss names the URL', async () => {
+  await fx.server.close()
+  const urls = twoHundredReferences(fx.repos).map((e) => e.url)
+  const result = await prefetch(casesOf(urls), { ...options(), offline: true })
+  assert.equal(result.cached, 200)
+  const viaEnv = await prefetchUrls(urls.slice(0, 5), { ...options(), env: { EVALFERRY_OFFLINE: '1' } })
+  assert.equal(viaEnv.entries.length, 5)
+  const missing = blobUrl(fx.repos[1]!, 'main', 'data/file-69.txt')
+  await assert.rejects(prefetchUrls([missing], { ...options(), offline: true }), (e: unknown) => e instanceof FetchError && e.code === 'E_OFFLINE' && e.message.includes(missing))
+  const neverListed = 'https://github.com/other/repo/blob/main/a.txt'
+  await assert.rejects(prefetchUrls([neverListed], { ...options(), offline: true }), (e: unknown) => e instanceof FetchError && e.code === 'E_OFFLINE' && e.message.includes(neverListed))
+})
