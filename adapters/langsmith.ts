@@ -765,7 +765,7 @@ const langsmith: Adapter = {
   title: 'LangSmith examples (inputs/outputs/metadata/split): kv, llm and chat datasets',
   reads: ['json', 'jsonl', 'csv'],
   writes: ['json', 'jsonl', 'csv'],
-  recordKeys: ['examples'],
+  recordKeys: [],
 
   decode(record, ctx) {
     if (typeof ctx.map === 'function') return ctx.map(expectObject(record, ''))

@@ -1,0 +1,58 @@
+/** Shared by the adapter tests: fixture pairs, temporary outputs, and a file's records as plain JSON. */
+import { existsSync, mkdtempSync, readdirSync, readFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import Papa from 'papaparse'
+import { read } from '../../src/pipeline.ts'
+import type { EvalCase } from '../../src/model.ts'
+
+export interface Fixture {
+  name: string
+  file: string
+  expected: EvalCase[]
+  options: Record<string, unknown>
+}
+
+/** Every `<name>.<ext>` in `dir` that has a `<name>.<ext>.cases.json` beside it. */
+export function fixtures(dir: string): Fixture[] {
+  return readdirSync(dir)
+    .filter((name) => existsSync(join(dir, `${name}.cases.json`)))
+    .sort()
+    .map((name) => {
+      const file = join(dir, name)
+      const optionsFile = `${file}.options.json`
+      return {
+        name,
+        file,
+        expected: JSON.parse(readFileSync(`${file}.cases.json`, 'utf8')) as EvalCase[],
+        options: existsSync(optionsFile) ? (JSON.parse(readFileSync(optionsFile, 'utf8')) as Record<string, unknown>) : {},
+      }
+    })
+}
+
+export async function readAll(file: string, options: Parameters<typeof read>[1]): Promise<EvalCase[]> {
+  const cases: EvalCase[] = []
+  for await (const c of read(file, options)) cases.push(c)
+  return cases
+}
+
+/** Cases as they would be serialised: what "the same JSON values" compares. */
+export function plain<T>(value: T): T {
+  return JSON.parse(JSON.stringify(value)) as T
+}
+
+export function tempDir(): string {
+  return mkdtempSync(join(tmpdir(), 'evalferry-test-'))
+}
+
+/** The records of a JSON, JSON Lines or CSV file; a CSV row keeps only its non-empty cells. */
+export function fileRecords(file: string): unknown[] {
+  const text = readFileSync(file, 'utf8')
+  if (file.endsWith('.jsonl')) return text.split('\n').filter((l) => l.trim() !== '').map((l) => JSON.parse(l) as unknown)
+  if (file.endsWith('.csv')) {
+    const rows = Papa.parse<Record<string, string>>(text, { header: true, skipEmptyLines: true }).data
+    return rows.map((row) => Object.fromEntries(Object.entries(row).filter(([, v]) => v !== '')))
+  }
+  const value = JSON.parse(text) as unknown
+  return Array.isArray(value) ? value : [value]
+}

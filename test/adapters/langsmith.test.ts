@@ -1,0 +1,226 @@
+import { test } from 'node:test'
+import assert from 'node:assert/strict'
+import { readFileSync, writeFileSync } from 'node:fs'
+import { join } from 'node:path'
+import langsmith from '../../adapters/langsmith.ts'
+import type { DecodeContext, EncodeContext } from '../../adapters/types.ts'
+import { DataError } from '../../src/errors.ts'
+import { convert, write } from '../../src/pipeline.ts'
+import type { EvalCase, JsonObject } from '../../src/model.ts'
+import { fileRecords, fixtures, plain, readAll, tempDir } from './fixture-helpers.ts'
+
+const DIR = 'test/fixtures/langsmith'
+const PLAIN_TABLES = ['plain.csv', 'columns.csv']
+
+function decodeContext(overrides: Partial<DecodeContext> = {}): DecodeContext {
+  return { file: 'x.jsonl', container: 'jsonl', header: {}, index: 0, state: {}, warn: () => {}, ...overrides }
+}
+
+function encodeContext(container: EncodeContext['container'] = 'jsonl'): EncodeContext {
+  return { container, index: 0, warn: () => {} }
+}
+
+for (const fixture of fixtures(DIR)) {
+  test(`langsmith ${fixture.name} reads as its expected cases`, async () => {
+    const cases = await readAll(fixture.file, { from: 'langsmith', ...fixture.options })
+    assert.deepEqual(plain(cases), fixture.expected)
+  })
+
+  test(`langsmith ${fixture.name} written back as langsmith gives the same records`, async () => {
+    const cases = await readAll(fixture.file, { from: 'langsmith', ...fixture.options })
+    const out = join(tempDir(), fixture.name)
+    await write(cases, out, { to: 'langsmith' })
+    if (PLAIN_TABLES.includes(fixture.name)) {
+      // A plain table is written as evalferry's own CSV, which reads back without the map.
+      assert.deepEqual(plain(await readAll(out, { from: 'langsmith' })), fixture.expected)
+    } else {
+      assert.deepEqual(fileRecords(out), fileRecords(fixture.file))
+    }
+  })
+}
+
+test('every chat shape and kv file survives JSON Lines → CSV → JSON Lines', async () => {
+  for (const name of ['kv.jsonl', 'chat.jsonl', 'chat-legacy.json', 'attachments.jsonl', 'llm.json']) {
+    const dir = tempDir()
+    const source = join(DIR, name)
+    await convert({ input: source, output: join(dir, 'x.csv'), from: 'langsmith', to: 'langsmith' })
+    await convert({ input: join(dir, 'x.csv'), output: join(dir, name), from: 'langsmith', to: 'langsmith' })
+    assert.deepEqual(fileRecords(join(dir, name)), fileRecords(source), name)
+  }
+})
+
+test('own CSV names columns inputs.<key>, outputs.<key>, metadata.<key> and quotes strings that read as JSON', async () => {
+  const dir = tempDir()
+  await convert({ input: join(DIR, 'kv.jsonl'), output: join(dir, 'kv.csv'), from: 'langsmith', to: 'langsmith' })
+  const text = readFileSync(join(dir, 'kv.csv'), 'utf8')
+  const header = text.split('\n')[0]!
+  assert.equal(
+    header,
+    'id,inputs.question,inputs.context,inputs.language,inputs.topic,outputs.answer,outputs.explanation,outputs,metadata.difficulty,metadata.dataset_split,metadata,dataset_id,created_at,modified_at,source_run_id',
+  )
+  const [first, second, third] = fileRecords(join(dir, 'kv.csv')) as Record<string, string>[]
+  assert.equal(first!['inputs.question'], 'What is the capital of France?')
+  assert.equal(first!['inputs.context'], '["France is a country in Europe.","Paris is its capital."]')
+  assert.equal(first!['metadata.dataset_split'], '["test"]')
+  assert.equal(first!.source_run_id, 'null')
+  assert.equal(second!['outputs.answer'], '"5"') // the string "5", not the number
+  assert.equal(third!.outputs, 'null')
+  assert.equal(third!.metadata, '{}') // an empty object is kept, not dropped
+})
+
+test('a line whose inputs is not an object is a data error naming file, line and field', async () => {
+  const file = join(DIR, 'bad', 'inputs-string.jsonl')
+  await assert.rejects(readAll(file, { from: 'langsmith' }), (error: unknown) => {
+    assert.ok(error instanceof DataError)
+    assert.equal(error.code, 'E_FIELD')
+    assert.equal(error.exitCode, 1)
+    assert.deepEqual(error.location, { file, line: 2, field: 'inputs' })
+    assert.match(error.describe(), /inputs-string\.jsonl:2: inputs: expected an object, got string "What is 2 \+ 2\?"/)
+    return true
+  })
+})
+
+test('a missing inputs and a non-object outputs are field errors too', () => {
+  assert.throws(() => langsmith.decode({ outputs: { answer: 'x' } }, decodeContext()), (e: unknown) => e instanceof DataError && e.location.field === 'inputs')
+  assert.throws(() => langsmith.decode({ inputs: {}, outputs: 'x' }, decodeContext()), (e: unknown) => e instanceof DataError && e.location.field === 'outputs')
+  assert.throws(
+    () => langsmith.decode({ inputs: { messages: [{ role: 'robot', content: 'x' }] } }, decodeContext()),
+    (e: unknown) => e instanceof DataError && e.location.field === 'inputs.messages[0].role',
+  )
+})
+
+test('cases from other formats: a conversation is written in the current chat shape', () => {
+  const c: EvalCase = {
+    id: 'conv-1',
+    input: [
+      { role: 'system', content: 'Be brief.' },
+      { role: 'user', content: 'Weather in Oslo?' },
+    ],
+    expected_output: [
+      { role: 'assistant', content: '', tool_calls: [{ id: 'c1', name: 'weather', arguments: { city: 'Oslo' } }] },
+    ],
+    split: 'test',
+    metadata: { owner: 'qa' },
+  }
+  const record = langsmith.encode(c, encodeContext())
+  assert.deepEqual(record, {
+    id: 'conv-1',
+    inputs: { messages: [{ role: 'system', content: 'Be brief.' }, { role: 'user', content: 'Weather in Oslo?' }] },
+    outputs: {
+      message: {
+        role: 'assistant',
+        content: '',
+        tool_calls: [{ id: 'c1', type: 'function', function: { name: 'weather', arguments: '{"city":"Oslo"}' } }],
+      },
+    },
+    metadata: { owner: 'qa', dataset_split: ['test'] },
+  })
+  const back = langsmith.decode(record, decodeContext()) as EvalCase
+  assert.deepEqual(back.input, c.input)
+  assert.equal(back.split, 'test')
+  assert.deepEqual(back.metadata, { owner: 'qa' })
+})
+
+test('cases from other formats: text in, text out is a kv example with question and answer', () => {
+  const record = langsmith.encode(
+    { input: [{ role: 'user', content: 'Capital of Peru?' }], expected_output: [{ role: 'assistant', content: 'Lima' }], context: ['Peru is in South America.'], split: ['a', 'b'] },
+    encodeContext(),
+  )
+  assert.deepEqual(record, {
+    inputs: { question: 'Capital of Peru?', context: ['Peru is in South America.'] },
+    outputs: { answer: 'Lima' },
+    metadata: { dataset_split: ['a', 'b'] },
+  })
+})
+
+test('legacy LangChain messages keep their type and data keys, tool calls included', async () => {
+  const cases = await readAll(join(DIR, 'chat-legacy.json'), { from: 'langsmith' })
+  const expected = cases[1]!.expected_output as EvalCase['input']
+  assert.deepEqual(expected![0]!.tool_calls, [
+    { name: 'convert_units', id: 'call_1', arguments: { value: 10, from: 'km', to: 'mi' }, extras: { langsmith: { type: 'tool_call' } } },
+  ])
+  const record = langsmith.encode(cases[1]!, encodeContext())
+  const outputs = record.outputs as JsonObject
+  assert.equal((outputs.output as JsonObject).type, 'ai')
+  assert.deepEqual(((outputs.output as JsonObject).data as JsonObject).tool_calls, [
+    { name: 'convert_units', args: { value: 10, from: 'km', to: 'mi' }, id: 'call_1', type: 'tool_call' },
+  ])
+})
+
+test('tool call arguments keep their exact JSON text, but edited arguments are written afresh', async () => {
+  const [first] = await readAll(join(DIR, 'chat.jsonl'), { from: 'langsmith' })
+  const call = first!.input![2]!.tool_calls![0]!
+  assert.deepEqual(call.arguments, { city: 'Paris', unit: 'celsius' })
+  const written = langsmith.encode(first!, encodeContext())
+  const fn = (((written.inputs as JsonObject).messages as JsonObject[])[2]!.tool_calls as JsonObject[])[0]!.function as JsonObject
+  assert.equal(fn.arguments, '{"city": "Paris", "unit": "celsius"}')
+  call.arguments = { city: 'Lyon' }
+  const edited = langsmith.encode(first!, encodeContext())
+  const fn2 = (((edited.inputs as JsonObject).messages as JsonObject[])[2]!.tool_calls as JsonObject[])[0]!.function as JsonObject
+  assert.equal(fn2.arguments, '{"city":"Lyon"}')
+})
+
+test('attachments keep name, MIME type and presigned URL, untouched', async () => {
+  const cases = await readAll(join(DIR, 'attachments.jsonl'), { from: 'langsmith' })
+  assert.deepEqual(cases[0]!.extras?.langsmith?.attachments, {
+    chart: { presigned_url: 'https://storage.example.com/attachments/chart.png?X-Amz-Signature=abc123&X-Amz-Expires=3600', mime_type: 'image/png' },
+    report: { presigned_url: 'https://storage.example.com/attachments/report.pdf?X-Amz-Signature=def456&X-Amz-Expires=3600', mime_type: 'application/pdf' },
+  })
+  assert.equal(cases[1]!.split, 'train')
+  assert.deepEqual(langsmith.encode(cases[1]!, encodeContext()).split, 'train')
+})
+
+test('a dotted --map path picks the input and expected keys of JSON examples', () => {
+  const record = { inputs: { question: 'ignored as input', text: 'Use me' }, outputs: { answer: 'no', gold: 'yes' } }
+  const c = langsmith.decode(record, decodeContext({ map: { input: 'inputs.text', expected_output: 'outputs.gold' } })) as EvalCase
+  assert.deepEqual(c.input, [{ role: 'user', content: 'Use me' }])
+  assert.deepEqual(c.expected_output, [{ role: 'assistant', content: 'yes' }])
+  assert.deepEqual(c.extras?.langsmith?.$inputs, { question: 'ignored as input' })
+  assert.deepEqual(langsmith.encode(c, encodeContext()), record)
+})
+
+test('a map naming a column the table lacks is a field error naming it', async () => {
+  const dir = tempDir()
+  const file = join(dir, 't.csv')
+  writeFileSync(file, 'q,a\nhello,world\n')
+  await assert.rejects(readAll(file, { from: 'langsmith', map: { inputs: 'question' } }), (e: unknown) => {
+    assert.ok(e instanceof DataError)
+    assert.deepEqual(e.location, { file, line: 2, field: 'question' })
+    return true
+  })
+})
+
+test('a row function given as the map makes the cases itself', async () => {
+  const cases = await readAll(join(DIR, 'plain.csv'), {
+    from: 'langsmith',
+    map: (row) => ({ id: String(row.row_hash), input: [{ role: 'user', content: String(row.question) }] }),
+  })
+  assert.deepEqual(plain(cases.map((c) => c.id)), ['a1f3', 'b2e4'])
+})
+
+test('LangSmith → EvalCase JSON → LangSmith gives the same records', async () => {
+  for (const name of ['kv.jsonl', 'chat.jsonl', 'chat-legacy.json', 'attachments.jsonl']) {
+    const dir = tempDir()
+    const source = join(DIR, name)
+    const middle = join(dir, 'middle.jsonl')
+    await convert({ input: source, output: middle, from: 'langsmith', to: 'evals' })
+    await convert({ input: middle, output: join(dir, name), from: 'evals', to: 'langsmith' })
+    assert.deepEqual(fileRecords(join(dir, name)), fileRecords(source), name)
+  }
+})
+
+test('sniff: examples with inputs objects are LangSmith; own CSV columns too; plain tables are not', () => {
+  const sample = (records: unknown[], container: 'json' | 'jsonl' | 'csv' = 'jsonl', columns?: string[]) => ({
+    container,
+    records,
+    header: {},
+    fileName: 'x',
+    ...(columns ? { columns } : {}),
+  })
+  assert.equal(langsmith.sniff(sample([{ inputs: { messages: [] }, outputs: { message: {} } }])), 0.95)
+  assert.equal(langsmith.sniff(sample([{ inputs: { q: 'x' }, dataset_id: 'd' }])), 0.95)
+  assert.equal(langsmith.sniff(sample([{ inputs: { q: 'x' } }])), 0.8)
+  assert.equal(langsmith.sniff(sample([{ id: 'x', input: 'hello', expected: 'y' }])), 0)
+  assert.equal(langsmith.sniff(sample([], 'csv', ['id', 'inputs.question', 'outputs.answer'])), 0.9)
+  assert.equal(langsmith.sniff(sample([], 'csv', ['question', 'answer'])), 0)
+})
