@@ -3,9 +3,9 @@
  * again and compares: every canonical field that did not come back whole travels under
  * `metadata.evalferry`, which every adapter maps to its format's free-form slot. Reading, the
  * carried fields replace what the record expressed, so the next writer sees the original case.
- * A carried `null` means the field was absent.
+ * A carried `null` means the field was absent. Extras are compared and carried per format.
  */
-import { CARRY_KEY, isJsonObject, type EvalCase, type JsonObject, type JsonValue } from './model.ts'
+import { CARRY_KEY, isJsonObject, type EvalCase, type Extras, type JsonObject, type JsonValue } from './model.ts'
 
 export function deepEqual(a: unknown, b: unknown): boolean {
   if (a === b) return true
@@ -38,10 +38,22 @@ export function applyCarry(c: EvalCase): EvalCase {
   else delete c.metadata
   const target = c as Record<string, unknown>
   for (const [field, value] of Object.entries(carried)) {
-    if (value === null) delete target[field]
+    if (field === 'extras' && isJsonObject(value)) applyExtras(c, value)
+    else if (value === null) delete target[field]
     else target[field] = value
   }
   return c
+}
+
+/** Extras are carried per format, so that what the reading format adds itself stays its own. */
+function applyExtras(c: EvalCase, carried: JsonObject): void {
+  const extras = { ...c.extras }
+  for (const [format, value] of Object.entries(carried)) {
+    if (isJsonObject(value)) extras[format] = value
+    else delete extras[format]
+  }
+  if (Object.keys(extras).length) c.extras = extras
+  else delete c.extras
 }
 
 /** The fields of `original` that `roundTripped` did not give back, as carried values. */
@@ -52,9 +64,20 @@ export function lostFields(original: EvalCase, roundTripped: EvalCase, ignore: r
   const keys = new Set([...Object.keys(a), ...Object.keys(b)])
   for (const key of keys) {
     if (key === 'generated' || ignore.includes(key)) continue
-    if (!deepEqual(a[key], b[key])) carried[key] = a[key] === undefined ? null : (a[key] as JsonValue)
+    if (key === 'extras') {
+      const extras = lostExtras(original.extras ?? {}, roundTripped.extras ?? {})
+      if (extras) carried.extras = extras
+    } else if (!deepEqual(a[key], b[key])) carried[key] = a[key] === undefined ? null : (a[key] as JsonValue)
   }
   return carried
+}
+
+function lostExtras(a: Extras, b: Extras): JsonObject | undefined {
+  let lost: JsonObject | undefined
+  for (const format of new Set([...Object.keys(a), ...Object.keys(b)])) {
+    if (!deepEqual(a[format], b[format])) (lost ??= {})[format] = a[format] ?? null
+  }
+  return lost
 }
 
 /** `c` with `carried` under `metadata.evalferry`. */
