@@ -103,11 +103,13 @@ async function* readFile_(
     if (isJsonObject(parsed)) Object.assign(header, parsed)
   }
   const columns: string[] = []
+  const schemaMetadata: Record<string, string> = {}
   const records = readRecords(container, file, {
     file,
     recordKeys: adapter.recordKeys,
     header,
     columns,
+    schemaMetadata,
     ...(options.progress ? { progress: options.progress } : {}),
   })
   const range = options.recordRange
@@ -122,6 +124,7 @@ async function* readFile_(
     index: 0,
     columns,
     map: options.map,
+    schemaMetadata,
     state,
     warn: () => {},
   }

@@ -1,0 +1,271 @@
+/**
+ * Hugging Face dataset rows (format `hf`, alias `huggingface`): dataset-viewer `/rows` and
+ * `/first-rows` responses, `Dataset.to_json` JSON Lines, CSV, and Parquet with the `huggingface`
+ * features metadata. Rows map to cases through the shared field mapping (`src/mapping.ts`).
+ *
+ * Features are read from the viewer's `features` list or the Parquet schema metadata: a ClassLabel
+ * integer becomes its name in the case (-1, missing, becomes null); a Json column's text is parsed;
+ * Image and Audio cells keep their source (`{src, height, width}`, a list of `{src, type}`, bytes
+ * as base64). The features travel with the first case (`extras.hf.$file.features`). Parquet is
+ * written with the `huggingface` metadata so that `datasets` loads the right features: ClassLabel
+ * columns go back to integers, and every column the Parquet writer cannot type exactly (objects of
+ * varying keys, lists of numbers, images) is a JSON-text column with the feature `{"_type": "Json"}`.
+ * JSON Lines and CSV have no features, so ClassLabel columns are written as their names there.
+ */
+import { fieldError } from '../src/errors.ts'
+import { caseToRow, defaultColumns, mapRow, type RowOptions } from '../src/mapping.ts'
+import { CARRY_KEY, isJsonObject, type EvalCase, type JsonObject, type JsonValue } from '../src/model.ts'
+import { fileKeys, layoutMaps, missingCarryColumn, rememberHeader, sampleColumns, sampleNeedsCarry } from './table.ts'
+import type { Adapter, Container, DecodeContext, EncodeContext, FieldMapping, FileLayout, SniffSample } from './types.ts'
+
+const FORMAT = 'hf'
+
+/** A `datasets` feature as JSON: `{"_type": "Value", "dtype": "string"}`, `{"_type": "ClassLabel", "names": [...]}`... */
+export type Feature = JsonValue
+export type Features = { [column: string]: Feature }
+
+function rowOptions(container: Container): RowOptions {
+  if (container === 'csv') return { format: FORMAT, text: true }
+  // Parquet gives every row every column: a null there is a column the row has no value in.
+  return container === 'parquet' ? { format: FORMAT, nullIsAbsent: true } : { format: FORMAT }
+}
+
+/** Features as a name → feature object, from the viewer's list form or the `datasets` dict form. */
+export function normalizeFeatures(value: unknown): Features | undefined {
+  if (Array.isArray(value)) {
+    const out: Features = {}
+    for (const f of value) if (isJsonObject(f) && typeof f.name === 'string' && f.type !== undefined) out[f.name] = f.type
+    return out
+  }
+  return isJsonObject(value) ? value : undefined
+}
+
+/** The features of the file being read: Parquet schema metadata, else the viewer header. */
+function featuresOf(ctx: DecodeContext): Features | undefined {
+  if (ctx.state.features !== undefined) return (ctx.state.features as Features | null) ?? undefined
+  let features: Features | undefined
+  const meta = ctx.schemaMetadata?.huggingface
+  if (meta) {
+    try {
+      const parsed: unknown = JSON.parse(meta)
+      features = isJsonObject(parsed) && isJsonObject(parsed.info) ? normalizeFeatures(parsed.info.features) : undefined
+    } catch {
+      ctx.warn('the Parquet "huggingface" metadata is not JSON; reading without features')
+    }
+    // The pipeline hands file-level keys to the first case, so the features travel with it.
+    if (features && ctx.header.features === undefined) ctx.header.features = features
+  }
+  features ??= normalizeFeatures(ctx.header.features)
+  ctx.state.features = features ?? null
+  return features
+}
+
+function typeOf(feature: Feature | undefined): string | undefined {
+  return isJsonObject(feature) && typeof feature._type === 'string' ? feature._type : undefined
+}
+
+function innerOf(feature: Feature | undefined): Feature | undefined {
+  if (Array.isArray(feature)) return feature[0]
+  const t = typeOf(feature)
+  return (t === 'List' || t === 'Sequence' || t === 'LargeList') && isJsonObject(feature) ? feature.feature : undefined
+}
+
+/** A stored cell to its canonical value under its feature (ClassLabel index → name, Json text → value). */
+export function fromFeature(value: JsonValue, feature: Feature | undefined): JsonValue {
+  if (value === null || feature === undefined) return value
+  const t = typeOf(feature)
+  if (t === 'ClassLabel' && typeof value === 'number' && isJsonObject(feature) && Array.isArray(feature.names)) {
+    if (value === -1) return null
+    const name = feature.names[value]
+    return typeof name === 'string' ? name : value
+  }
+  if (t === 'Json' && typeof value === 'string') {
+    try {
+      return JSON.parse(value) as JsonValue
+    } catch {
+      return value
+    }
+  }
+  const inner = innerOf(feature)
+  if (inner !== undefined) return Array.isArray(value) ? value.map((v) => fromFeature(v, inner)) : value
+  if (t === undefined && isJsonObject(feature) && isJsonObject(value)) {
+    const out: JsonObject = {}
+    for (const [k, v] of Object.entries(value)) out[k] = fromFeature(v, feature[k])
+    return out
+  }
+  return value
+}
+
+/** A canonical value to the cell its feature stores (name → ClassLabel index, value → Json text). */
+export function toFeature(value: JsonValue, feature: Feature | undefined): JsonValue {
+  if (feature === undefined) return value
+  const t = typeOf(feature)
+  if (t === 'ClassLabel' && isJsonObject(feature) && Array.isArray(feature.names)) {
+    if (value === null) return -1
+    const i = typeof value === 'string' ? feature.names.indexOf(value) : -1
+    return i === -1 ? value : i
+  }
+  if (value === null) return null
+  if (t === 'Json') return JSON.stringify(value)
+  if (t === 'Value' && isJsonObject(feature)) {
+    const dtype = String(feature.dtype)
+    // A value the column's type cannot hold is left for the carry; text columns take its JSON.
+    if (/string/.test(dtype)) return typeof value === 'string' ? value : JSON.stringify(value)
+    if (dtype === 'bool') return typeof value === 'boolean' ? value : null
+    return typeof value === 'number' ? value : null
+  }
+  const inner = innerOf(feature)
+  if (inner !== undefined) return Array.isArray(value) ? value.map((v) => toFeature(v, inner)) : null
+  return value
+}
+
+const STRING: Feature = { dtype: 'string', _type: 'Value' }
+const JSON_FEATURE: Feature = { _type: 'Json' }
+
+/**
+ * The feature a column is written with in Parquet: the source's when the Parquet writer stores
+ * it as `datasets` expects (text, numbers, booleans, ClassLabel, lists of text), else Json text.
+ */
+function writableFeature(feature: Feature | undefined, values: JsonValue[]): Feature {
+  const t = typeOf(feature)
+  if (t === 'ClassLabel') return feature!
+  if (t === 'Value' && isJsonObject(feature)) {
+    const dtype = String(feature.dtype)
+    if (/string|^bool$|^u?int\d+$|^float\d+$|^double$/.test(dtype)) return feature
+    return STRING
+  }
+  const inner = innerOf(feature)
+  if (inner !== undefined && typeOf(inner) === 'Value' && isJsonObject(inner) && /string/.test(String(inner.dtype))) return feature!
+  if (feature !== undefined) return JSON_FEATURE
+  const present = values.filter((v) => v !== null)
+  if (present.length === 0) return JSON_FEATURE
+  if (present.every((v) => typeof v === 'string')) return STRING
+  if (present.every((v) => typeof v === 'boolean')) return { dtype: 'bool', _type: 'Value' }
+  if (present.every((v) => typeof v === 'number' && Number.isSafeInteger(v))) return { dtype: 'int64', _type: 'Value' }
+  if (present.every((v) => typeof v === 'number')) return { dtype: 'float64', _type: 'Value' }
+  if (present.every((v) => Array.isArray(v) && v.every((x) => typeof x === 'string'))) return { feature: STRING, _type: 'List' }
+  return JSON_FEATURE
+}
+
+/** The features each Parquet layout was chosen with, for encoding its rows. */
+const layoutFeatures = new WeakMap<FileLayout, Features>()
+
+function isViewerResponse(record: JsonObject): boolean {
+  return Array.isArray(record.features) || 'num_rows_total' in record || ('dataset' in record && 'config' in record && 'split' in record)
+}
+
+function decode(record: unknown, ctx: DecodeContext): EvalCase | EvalCase[] {
+  if (!isJsonObject(record)) throw fieldError('', 'expected a row (an object of columns)')
+  const options = rowOptions(ctx.container)
+  let row: JsonObject = record
+  let rowIdx: JsonValue | undefined
+  if (ctx.container === 'json' && isJsonObject(record.row) && ('row_idx' in record || 'truncated_cells' in record)) {
+    rowIdx = record.row_idx
+    row = record.row
+    const truncated = record.truncated_cells
+    if (Array.isArray(truncated)) {
+      for (const name of truncated) ctx.warn(`the dataset viewer truncated this cell; its value is incomplete`, `row.${String(name)}`)
+    }
+  } else if (ctx.container === 'json' && 'row' in record && 'row_idx' in record) {
+    throw fieldError('row', 'expected the row as an object of columns')
+  } else if (ctx.container === 'json' && isViewerResponse(record)) {
+    throw fieldError('rows', 'a dataset-viewer response needs a "rows" list of {row_idx, row, truncated_cells}')
+  }
+
+  const features = ctx.container === 'csv' ? undefined : featuresOf(ctx)
+  if (features) {
+    const typed: JsonObject = {}
+    for (const [k, v] of Object.entries(row)) typed[k] = fromFeature(v, features[k])
+    row = typed
+  } else {
+    rememberHeader(ctx, ctx.columns?.length ? ctx.columns : Object.keys(row))
+  }
+  const columns = features ? Object.keys(features) : ctx.columns?.length ? ctx.columns : Object.keys(row)
+  const decoded = mapRow(row, ctx.map, { ...options, columns })
+  // The row's place in the dataset is worth keeping as data: it is written back as a `row_idx` column.
+  if (rowIdx !== undefined && !Array.isArray(decoded) && !(decoded.metadata && 'row_idx' in decoded.metadata)) {
+    decoded.metadata = { ...decoded.metadata, row_idx: rowIdx }
+  }
+  return decoded
+}
+
+function encode(c: EvalCase, ctx: EncodeContext): JsonObject {
+  const options = rowOptions(ctx.container)
+  let header = ctx.layout?.columns ?? defaultColumns(c, options)
+  // A JSON Lines record may add the carry key; a table's header is fixed.
+  if (ctx.container === 'jsonl' && c.metadata?.[CARRY_KEY] !== undefined && !header.includes(CARRY_KEY)) header = [...header, CARRY_KEY]
+  missingCarryColumn(c, header)
+  const map = ctx.layout ? layoutMaps.get(ctx.layout) : undefined
+  const row = caseToRow(c, header, { ...options, fill: ctx.container !== 'jsonl', ...(map ? { map } : {}) })
+  const features = ctx.layout ? layoutFeatures.get(ctx.layout) : undefined
+  if (!features) return row
+  const stored: JsonObject = {}
+  for (const [k, v] of Object.entries(row)) stored[k] = toFeature(v, features[k])
+  return stored
+}
+
+const huggingface: Adapter = {
+  name: 'hf',
+  aliases: ['huggingface'],
+  title: 'Hugging Face dataset rows: dataset-viewer responses, to_json JSON Lines, CSV, Parquet with features',
+  reads: ['parquet', 'jsonl', 'json', 'csv'],
+  writes: ['jsonl', 'parquet', 'csv'],
+  recordKeys: ['rows'],
+
+  decode,
+  encode,
+
+  layout(container, sample, ctx): FileLayout {
+    const options = rowOptions(container)
+    const keys = fileKeys(sample, FORMAT)
+    const source = normalizeFeatures(keys.features)
+    const columns = sampleColumns(sample, FORMAT, options)
+    // The source's feature columns first, in their order; what the cases hold beyond them after.
+    if (source && !Array.isArray(keys.columns)) columns.splice(0, columns.length, ...new Set([...Object.keys(source), ...columns]))
+    const layout: FileLayout = { columns }
+    if (isJsonObject(keys.map)) layoutMaps.set(layout, keys.map as FieldMapping)
+    if (container === 'jsonl') return layout
+
+    const needsCarry = (l: FileLayout) => sampleNeedsCarry(sample, FORMAT, l, encode, decode, { ...ctx, container })
+    if (container === 'csv') {
+      if (!columns.includes(CARRY_KEY) && needsCarry(layout)) columns.push(CARRY_KEY)
+      return layout
+    }
+    // Parquet: features from the source where the writer stores them faithfully, else from the values.
+    const withFeatures = (cols: string[]): FileLayout => {
+      const rows = sample.map((c) => caseToRow(c, cols, { ...options, fill: true }))
+      const features: Features = {}
+      for (const col of cols) features[col] = writableFeature(source?.[col], rows.map((r) => r[col] ?? null))
+      if (cols.includes(CARRY_KEY)) features[CARRY_KEY] = JSON_FEATURE
+      const l: FileLayout = {
+        columns: cols,
+        header: { features },
+        schemaMetadata: { huggingface: JSON.stringify({ info: { features } }) },
+      }
+      layoutFeatures.set(l, features)
+      const map = layoutMaps.get(layout)
+      if (map) layoutMaps.set(l, map)
+      return l
+    }
+    let parquet = withFeatures(columns)
+    if (!columns.includes(CARRY_KEY) && needsCarry(parquet)) parquet = withFeatures([...columns, CARRY_KEY])
+    return parquet
+  },
+
+  sniff(sample: SniffSample): number {
+    const first = sample.records[0]
+    if (sample.container === 'parquet') return 0.6
+    if (sample.container === 'json') {
+      if (Array.isArray(sample.header.features) && isJsonObject(first) && 'row_idx' in first && 'row' in first) return 0.95
+      return isJsonObject(first) && Array.isArray(first.features) ? 0.6 : 0
+    }
+    if (sample.container === 'jsonl' && isJsonObject(first)) {
+      // Flat rows with a well-known column: to_json output, but other formats' records match better.
+      const keys = Object.keys(first)
+      return keys.some((k) => ['messages', 'question', 'prompt', 'instruction', 'text', 'label'].includes(k)) ? 0.3 : 0.1
+    }
+    return sample.container === 'csv' ? 0.15 : 0
+  },
+}
+
+export default huggingface

@@ -1,0 +1,157 @@
+/**
+ * Any table (format `csv`, alias `table`): `.csv` and `.tsv` rows mapped to cases by the field
+ * mapping of SPEC section 4 (`--map`, or the well-known column names; every other column goes to
+ * `metadata`). Cells stay text. A header that the writer would not produce by itself (its own
+ * column names, its own order) travels with the first case as `extras.csv.$file.columns`, with
+ * the mapping it was read with, so that writing the cases back gives the same header.
+ */
+import { lostFields } from '../src/carry.ts'
+import { fieldError } from '../src/errors.ts'
+import { caseToRow, defaultColumns, isDefaultHeader, isRowMapper, mapRow, unionColumns, type RowOptions } from '../src/mapping.ts'
+import { CARRY_KEY, isJsonObject, type EvalCase, type JsonObject } from '../src/model.ts'
+import type { Adapter, DecodeContext, EncodeContext, FieldMapping, FileLayout, SniffSample } from './types.ts'
+
+const FORMAT = 'csv'
+const TEXT: RowOptions = { format: FORMAT, text: true }
+
+/** What a layout was chosen with, beyond its columns: the mapping the source table was read with. */
+export const layoutMaps = new WeakMap<FileLayout, FieldMapping>()
+
+/**
+ * On the first row of a file: puts the header (and the user's mapping) into the file-level keys,
+ * which the pipeline hands to the first case as `extras[format].$file`, unless the header is one
+ * that writing gives back by itself.
+ */
+export function rememberHeader(ctx: DecodeContext, columns: readonly string[]): void {
+  if (ctx.state.header) return
+  ctx.state.header = true
+  const map = isRowMapper(ctx.map) ? undefined : ctx.map
+  const kept = columns.filter((c) => !map?.ignore?.includes(c))
+  const mapped = map && Object.keys(map).some((k) => k !== 'ignore')
+  if (isDefaultHeader(kept) && !mapped) return
+  ctx.header.columns = kept
+  if (mapped) ctx.header.map = map as JsonObject
+}
+
+/** The file-level keys a source table left on the first case. */
+export function fileKeys(sample: EvalCase[], format: string): JsonObject {
+  const keys = sample[0]?.extras?.[format]?.$file
+  return isJsonObject(keys) ? keys : {}
+}
+
+function withoutOwnFile(c: EvalCase, format: string): EvalCase {
+  const own = c.extras?.[format]
+  if (!own || !('$file' in own)) return c
+  const rest = { ...own }
+  delete rest.$file
+  const extras = { ...c.extras }
+  if (Object.keys(rest).length) extras[format] = rest
+  else delete extras[format]
+  const copy = { ...c }
+  if (Object.keys(extras).length) copy.extras = extras
+  else delete copy.extras
+  return copy
+}
+
+function withoutGenerated(c: EvalCase): EvalCase {
+  if (!c.generated) return c
+  const copy = { ...c } as Record<string, unknown>
+  for (const field of c.generated) delete copy[field]
+  delete copy.generated
+  return copy as EvalCase
+}
+
+/**
+ * True when some case of the sample does not read back whole from a row under `columns`, so that
+ * the file needs an `evalferry` column for the pipeline to carry the rest in. `encode` and
+ * `decode` are the adapter's own, seeing the layout the pipeline will give them.
+ */
+export function sampleNeedsCarry(
+  sample: EvalCase[],
+  format: string,
+  layout: FileLayout,
+  encode: (c: EvalCase, ctx: EncodeContext) => JsonObject,
+  decode: (record: unknown, ctx: DecodeContext) => EvalCase | EvalCase[],
+  ectx: EncodeContext,
+): boolean {
+  const dctx: DecodeContext = {
+    file: '',
+    container: ectx.container,
+    header: { ...(layout.header ?? {}) },
+    index: 0,
+    columns: layout.columns ?? [],
+    state: {},
+    warn: () => {},
+  }
+  const ctx: EncodeContext = { ...ectx, layout }
+  return sample.some((original, i) => {
+    const c = withoutGenerated(i === 0 ? withoutOwnFile(original, format) : original)
+    ctx.index = dctx.index = i
+    const decoded = decode(encode(c, ctx), dctx)
+    const back = Array.isArray(decoded) ? decoded[0] : decoded
+    return !back || Object.keys(lostFields(c, back)).length > 0
+  })
+}
+
+/** The columns a table of `sample` is written under: the source header, or the union of default headers. */
+export function sampleColumns(sample: EvalCase[], format: string, options: RowOptions): string[] {
+  const keys = fileKeys(sample, format)
+  const columns = keys.columns
+  if (Array.isArray(columns) && columns.every((c) => typeof c === 'string')) return [...(columns as string[])]
+  return unionColumns(sample.map((c, i) => defaultColumns(withoutGenerated(i === 0 ? withoutOwnFile(c, format) : c), options)))
+}
+
+/** The one error a case gets when it needs a column the streamed header no longer can add. */
+export function missingCarryColumn(c: EvalCase, header: readonly string[]): void {
+  const carried = c.metadata?.[CARRY_KEY]
+  if (carried === undefined || header.includes(CARRY_KEY)) return
+  const fields = isJsonObject(carried) ? Object.keys(carried).join(', ') : CARRY_KEY
+  throw fieldError(
+    CARRY_KEY,
+    `this case needs an "${CARRY_KEY}" column to carry ${fields}, but none of the first cases did, so the header has none; put a case like it among the first 100`,
+  )
+}
+
+function decode(record: unknown, ctx: DecodeContext): EvalCase | EvalCase[] {
+  if (!isJsonObject(record)) throw fieldError('', 'expected a table row')
+  const columns = ctx.columns?.length ? ctx.columns : Object.keys(record)
+  rememberHeader(ctx, columns)
+  return mapRow(record, ctx.map, { ...TEXT, columns })
+}
+
+function encode(c: EvalCase, ctx: EncodeContext): JsonObject {
+  const header = ctx.layout?.columns ?? defaultColumns(c, TEXT)
+  missingCarryColumn(c, header)
+  const map = ctx.layout ? layoutMaps.get(ctx.layout) : undefined
+  return caseToRow(c, header, { ...TEXT, fill: true, ...(map ? { map } : {}) })
+}
+
+const table: Adapter = {
+  name: 'csv',
+  aliases: ['table'],
+  title: 'any table (CSV, TSV): columns mapped to fields by --map or by well-known names',
+  reads: ['csv'],
+  writes: ['csv'],
+  recordKeys: [],
+
+  decode,
+  encode,
+
+  layout(container, sample, ctx): FileLayout {
+    const keys = fileKeys(sample, FORMAT)
+    const layout: FileLayout = { columns: sampleColumns(sample, FORMAT, TEXT) }
+    if (isJsonObject(keys.map)) layoutMaps.set(layout, keys.map as FieldMapping)
+    if (!layout.columns!.includes(CARRY_KEY) && sampleNeedsCarry(sample, FORMAT, layout, encode, decode, { ...ctx, container })) {
+      layout.columns!.push(CARRY_KEY)
+    }
+    return layout
+  },
+
+  sniff(sample: SniffSample): number {
+    if (sample.container !== 'csv') return 0
+    // Any table reads as one; the formats with their own columns score higher.
+    return /\.tsv$/i.test(sample.fileName) ? 0.5 : 0.2
+  },
+}
+
+export default table

@@ -1,0 +1,527 @@
+/**
+ * The field mapping of tables (SPEC section 4), shared by every adapter whose records are rows of
+ * arbitrary columns: plain CSV, Hugging Face rows and LangSmith `inputs`/`outputs`.
+ *
+ * Reading, a row becomes one canonical case: the columns named by `--map` (or, without it, by the
+ * well-known names) fill canonical fields; every other column goes to `metadata` under its own
+ * name, so nothing is lost. Writing is the inverse: a case becomes a row under a header, either
+ * the header the table was read with (so a table round-trips with its own column names) or the
+ * default header, whose columns are named after the canonical fields.
+ *
+ * Cells of a text table (CSV) stay text: a list field (`context`, `tags`) holds a JSON array when
+ * the cell starts with `[`, else the cell is its one item; an empty cell is an absent field.
+ */
+import type { FieldMapping, RowMapper } from '../adapters/types.ts'
+import { deepEqual } from './carry.ts'
+import { UsageError, fieldError } from './errors.ts'
+import { CARRY_KEY, isJsonObject, isMessageList, singleText, type EvalCase, type JsonObject, type JsonValue, type Message } from './model.ts'
+
+type Kind = 'input' | 'expected' | 'messages' | 'text' | 'list' | 'split' | 'number'
+
+/** The canonical fields a column can fill, in the order the default header lists them. */
+const FIELD_KINDS = {
+  id: 'text',
+  name: 'text',
+  description: 'text',
+  tags: 'list',
+  split: 'split',
+  conversation_id: 'text',
+  input: 'input',
+  messages: 'messages',
+  expected_output: 'expected',
+  expected_outcome: 'text',
+  actual_output: 'text',
+  token_cost: 'number',
+  completion_time: 'number',
+  context: 'list',
+  retrieval_context: 'list',
+  scenario: 'text',
+  user_description: 'text',
+  chatbot_role: 'text',
+  comments: 'text',
+  note: 'text',
+} as const satisfies Record<string, Kind>
+
+export type MappedField = keyof typeof FIELD_KINDS
+
+/** Canonical fields a `--map` key may name (`messages` is the chat column: input and expected messages). */
+export const MAPPED_FIELDS = Object.keys(FIELD_KINDS) as MappedField[]
+
+/** Fields that come after the metadata columns in the default header. */
+const AFTER_METADATA = new Set<string>(['comments', 'note'])
+
+/** Column names recognised without `--map`, after a column named exactly like a canonical field. */
+export const WELL_KNOWN_NAMES: Readonly<Partial<Record<MappedField, readonly string[]>>> = {
+  id: ['id', 'task_id', 'example_id'],
+  input: ['input', 'question', 'prompt', 'query', 'user_input', 'instruction'],
+  expected_output: ['expected_output', 'answer', 'target', 'reference', 'ground_truth', 'output', 'completion', 'ideal'],
+  context: ['context', 'contexts', 'retrieved_contexts', 'retrieval_context'],
+  messages: ['messages'],
+}
+
+/** Names a metadata key may not take as a column of its own: reading would give it to a field. */
+const RESERVED = new Set<string>([...MAPPED_FIELDS, ...Object.values(WELL_KNOWN_NAMES).flat(), CARRY_KEY])
+
+/** A mapping resolved against one table's columns: which column (or dotted path) fills which field. */
+export interface ResolvedMapping {
+  /** Canonical field to the column name or dotted path that fills it, in canonical order. */
+  fields: [MappedField, string][]
+  /** Fields the user's mapping named: a row without their column is an error. */
+  explicit: Set<MappedField>
+  /** Columns that go to `metadata` even though a well-known name would claim them. */
+  metadata: string[]
+  /** Columns left out. */
+  ignore: string[]
+}
+
+/** How a row's values are held. */
+export interface RowOptions {
+  /** The extras key of the format reading or writing the row (`csv`, `hf`, `langsmith`). */
+  format: string
+  /** Every cell is text (CSV): lists are JSON text, numbers are digits, an empty cell is absent. */
+  text?: boolean
+  /** A null value is an absent field, in `metadata` too (Parquet, where every row has every column). */
+  nullIsAbsent?: boolean
+}
+
+function isMappedField(name: string): name is MappedField {
+  return Object.hasOwn(FIELD_KINDS, name)
+}
+
+/**
+ * Parses `--map` arguments (`input=question`, `metadata=difficulty,domain`, `ignore=row_hash`,
+ * `input=inputs.question`) into a mapping. `metadata` and `ignore` take comma-separated lists and
+ * may repeat; every other key names one canonical field once. Bad syntax is a usage error.
+ */
+export function parseMapArgs(args: readonly string[]): FieldMapping {
+  const mapping: FieldMapping = {}
+  for (const arg of args) {
+    const eq = arg.indexOf('=')
+    const key = eq === -1 ? '' : arg.slice(0, eq).trim()
+    const value = eq === -1 ? '' : arg.slice(eq + 1).trim()
+    if (!key || !value) throw new UsageError(`--map expects field=column (e.g. input=question), got "${arg}"`)
+    if (key === 'metadata' || key === 'ignore') {
+      const columns = value.split(',').map((c) => c.trim())
+      if (columns.some((c) => c === '')) throw new UsageError(`--map ${key}= expects comma-separated column names, got "${value}"`)
+      mapping[key] = [...(mapping[key] ?? []), ...columns]
+      continue
+    }
+    if (!isMappedField(key)) {
+      throw new UsageError(`--map: unknown field "${key}"; expected one of ${[...MAPPED_FIELDS, 'metadata', 'ignore'].join(', ')}`)
+    }
+    if (mapping[key] !== undefined) throw new UsageError(`--map ${key} is given twice`)
+    mapping[key] = value
+  }
+  return mapping
+}
+
+/** True when the library was handed a function per row rather than a field mapping. */
+export function isRowMapper(map: FieldMapping | RowMapper | undefined): map is RowMapper {
+  return typeof map === 'function'
+}
+
+/** The top-level column a path reads: the path itself when a column has that name (`inputs.question` in a flat export). */
+export function columnOf(path: string, columns: readonly string[]): string {
+  if (columns.includes(path)) return path
+  const dot = path.indexOf('.')
+  return dot === -1 ? path : path.slice(0, dot)
+}
+
+/** The value at a column name or dotted path of `row` (a column named with the dots wins). */
+export function getPath(row: JsonObject, path: string): JsonValue | undefined {
+  if (Object.hasOwn(row, path)) return row[path]
+  let value: JsonValue | undefined = row
+  for (const part of path.split('.')) {
+    if (!isJsonObject(value) || !Object.hasOwn(value, part)) return undefined
+    value = value[part]
+  }
+  return value
+}
+
+/** Sets a dotted path of `row`, creating (or copying) the objects on the way. */
+function setPath(row: JsonObject, path: string, value: JsonValue, literal: boolean): void {
+  if (literal || !path.includes('.')) {
+    row[path] = value
+    return
+  }
+  const parts = path.split('.')
+  let target = row
+  for (const part of parts.slice(0, -1)) {
+    const next = target[part]
+    const copy: JsonObject = isJsonObject(next) ? { ...next } : {}
+    target[part] = copy
+    target = copy
+  }
+  target[parts[parts.length - 1]!] = value
+}
+
+/** `value` without the sub-paths a mapping took out of it; undefined when nothing is left. */
+function withoutPaths(value: JsonValue, paths: string[][]): JsonValue | undefined {
+  if (!isJsonObject(value)) return value
+  const copy: JsonObject = { ...value }
+  for (const path of paths) {
+    const [head, ...rest] = path
+    if (head === undefined || !Object.hasOwn(copy, head)) continue
+    if (rest.length === 0) delete copy[head]
+    else {
+      const inner = withoutPaths(copy[head]!, [rest])
+      if (inner === undefined) delete copy[head]
+      else copy[head] = inner
+    }
+  }
+  return Object.keys(copy).length ? copy : undefined
+}
+
+/**
+ * Which column fills which field, for a table with `columns`. A user mapping comes first; then a
+ * column named exactly like a canonical field fills it; then the well-known names, first listed
+ * first (a `messages` column stands for the input and expected messages, so it turns the input
+ * and expected aliases off). Columns left over go to `metadata`.
+ */
+export function resolveMapping(columns: readonly string[], map: FieldMapping = {}): ResolvedMapping {
+  const claimed = new Set<string>()
+  const fields = new Map<MappedField, string>()
+  const explicit = new Set<MappedField>()
+  const metadata = map.metadata ?? []
+  const ignore = map.ignore ?? []
+  for (const c of [...metadata, ...ignore]) claimed.add(c)
+  for (const [key, value] of Object.entries(map)) {
+    if (key === 'metadata' || key === 'ignore' || value === undefined) continue
+    if (!isMappedField(key)) throw new UsageError(`field mapping: unknown field "${key}"`)
+    if (typeof value !== 'string') throw new UsageError(`field mapping: ${key} takes one column name, got a list`)
+    fields.set(key, value)
+    explicit.add(key)
+    claimed.add(columnOf(value, columns))
+  }
+  const claim = (field: MappedField, column: string): void => {
+    fields.set(field, column)
+    claimed.add(column)
+  }
+  for (const field of MAPPED_FIELDS) {
+    if (!fields.has(field) && columns.includes(field) && !claimed.has(field)) claim(field, field)
+  }
+  const chat = fields.has('messages')
+  for (const [field, names] of Object.entries(WELL_KNOWN_NAMES) as [MappedField, string[]][]) {
+    if (fields.has(field) || (chat && (field === 'input' || field === 'expected_output'))) continue
+    const column = names.find((n) => columns.includes(n) && !claimed.has(n))
+    if (column !== undefined) claim(field, column)
+  }
+  const ordered = MAPPED_FIELDS.filter((f) => fields.has(f)).map((f): [MappedField, string] => [f, fields.get(f)!])
+  return { fields: ordered, explicit, metadata, ignore }
+}
+
+// ---------------------------------------------------------------------------------------------
+// cells to canonical values and back
+
+function isAbsent(value: JsonValue | undefined, options: RowOptions): boolean {
+  return value === undefined || value === null || (options.text === true && value === '')
+}
+
+function parseJsonArray(text: string): JsonValue[] | undefined {
+  if (!text.startsWith('[')) return undefined
+  try {
+    const parsed: unknown = JSON.parse(text)
+    return Array.isArray(parsed) ? (parsed as JsonValue[]) : undefined
+  } catch {
+    return undefined
+  }
+}
+
+function isStringList(value: unknown): value is string[] {
+  return Array.isArray(value) && value.every((v) => typeof v === 'string')
+}
+
+/** The canonical value of one cell for `field`, or undefined when the cell does not fit the field. */
+function cellToField(field: MappedField, value: JsonValue, options: RowOptions): unknown {
+  const kind: Kind = FIELD_KINDS[field]
+  switch (kind) {
+    case 'text':
+      if (typeof value === 'string') return value
+      return typeof value === 'number' || typeof value === 'boolean' ? String(value) : undefined
+    case 'number': {
+      if (typeof value === 'number') return value
+      if (typeof value !== 'string' || value.trim() === '') return undefined
+      const n = Number(value)
+      return Number.isFinite(n) ? n : undefined
+    }
+    case 'list':
+    case 'split': {
+      if (isStringList(value)) return value
+      if (typeof value !== 'string') return undefined
+      const list = options.text ? parseJsonArray(value) : undefined
+      if (list) return isStringList(list) ? list : undefined
+      return kind === 'split' ? value : [value]
+    }
+    case 'input':
+      if (typeof value === 'string') return [{ role: 'user', content: value }]
+      if (isMessageList(value)) return value
+      return [{ role: 'user', content: [{ type: 'json', value }] }]
+    case 'expected':
+      if (typeof value === 'string') return [{ role: 'assistant', content: value }]
+      return value
+    case 'messages': {
+      const list = typeof value === 'string' && options.text ? parseJsonArray(value) : value
+      return isMessageList(list) ? list : undefined
+    }
+  }
+}
+
+/** The cell that holds `value` of `field`, for a row of `options`' kind. */
+function fieldToCell(field: MappedField, value: unknown, options: RowOptions): JsonValue {
+  const kind: Kind = FIELD_KINDS[field]
+  let cell: JsonValue
+  switch (kind) {
+    case 'list':
+      cell = value as JsonValue
+      if (options.text && isStringList(value) && value.length === 1 && value[0] !== '' && !value[0]!.startsWith('[')) cell = value[0]!
+      break
+    case 'input': {
+      const messages = value as Message[]
+      const text = singleText(messages, 'user')
+      const only = messages.length === 1 ? messages[0] : undefined
+      const block = only && only.role === 'user' && Array.isArray(only.content) && only.content.length === 1 ? only.content[0] : undefined
+      if (text !== undefined) cell = text
+      else if (block?.type === 'json' && Object.keys(only!).length === 2) cell = block.value
+      else cell = messages as unknown as JsonValue
+      break
+    }
+    case 'expected': {
+      const text = isMessageList(value) ? singleText(value, 'assistant') : undefined
+      cell = text ?? (value as JsonValue)
+      break
+    }
+    default:
+      cell = value as JsonValue
+  }
+  if (options.text && typeof cell !== 'string') return cell === null ? '' : JSON.stringify(cell)
+  return cell
+}
+
+/** A chat list split as reading does: the last message, when the assistant's, is the expected output. */
+function splitMessages(messages: Message[]): { input?: Message[]; expected_output?: Message[] } {
+  const last = messages[messages.length - 1]
+  if (last?.role !== 'assistant') return { input: messages }
+  const rest = messages.slice(0, -1)
+  return rest.length ? { input: rest, expected_output: [last] } : { expected_output: [last] }
+}
+
+/** Marker keys in a case's `extras[format]`: source values a canonical field cannot show as they were. */
+const RAW = '$raw'
+
+function ownExtras(c: EvalCase, format: string): JsonObject | undefined {
+  return c.extras?.[format]
+}
+
+/**
+ * One row to one canonical case under a resolved mapping. A column a well-known name claims but
+ * whose value does not fit the field (an object where text belongs) goes to `metadata` instead; a
+ * column the user mapped must be there and fit, or the row is an error naming the field.
+ */
+export function rowToCase(row: JsonObject, resolved: ResolvedMapping, options: RowOptions): EvalCase {
+  const c: EvalCase = {}
+  const target = c as Record<string, unknown>
+  const raw: JsonObject = {}
+  const taken = new Set<string>()
+  const takenPaths = new Map<string, string[][]>()
+  const columns = Object.keys(row)
+
+  for (const [field, path] of resolved.fields) {
+    const value = getPath(row, path)
+    if (value === undefined) {
+      if (resolved.explicit.has(field)) throw fieldError(path, `the column "${path}" mapped to ${field} is missing from this row`)
+      continue
+    }
+    const column = columnOf(path, columns)
+    if (isAbsent(value, options)) {
+      if (column === path) taken.add(column)
+      // A JSON null in a typed row is kept so that writing gives it back.
+      if (value === null && !options.nullIsAbsent) raw[path] = null
+      continue
+    }
+    const canonical = cellToField(field, value, options)
+    if (canonical === undefined) {
+      if (resolved.explicit.has(field)) throw fieldError(path, `the column "${path}" does not hold a value for ${field}`)
+      continue
+    }
+    if (column === path) taken.add(column)
+    else takenPaths.set(column, [...(takenPaths.get(column) ?? []), path.split('.').slice(1)])
+    if (field === 'messages') Object.assign(target, splitMessages(canonical as Message[]))
+    else target[field] = canonical
+    if (!deepEqual(fieldToCell(field, canonical, options), value)) raw[path] = value
+  }
+
+  const metadata: JsonObject = {}
+  for (const column of columns) {
+    if (taken.has(column) || resolved.ignore.includes(column)) continue
+    let value: JsonValue | undefined = row[column]
+    const paths = takenPaths.get(column)
+    if (paths && value !== undefined) value = withoutPaths(value, paths)
+    if (value === undefined || (options.text && value === '') || (value === null && options.nullIsAbsent)) continue
+    if (column === CARRY_KEY) {
+      const carried = typeof value === 'string' ? parseCarry(value) : value
+      if (!isJsonObject(carried)) throw fieldError(CARRY_KEY, 'expected a JSON object of carried fields')
+      value = carried
+    }
+    metadata[column] = value
+  }
+  // Canonical fields first, then metadata, as the model lists them.
+  if (Object.keys(metadata).length) c.metadata = metadata
+  if (Object.keys(raw).length) c.extras = { [options.format]: { [RAW]: raw } }
+  return c
+}
+
+function parseCarry(text: string): unknown {
+  try {
+    return JSON.parse(text)
+  } catch {
+    throw fieldError(CARRY_KEY, `expected a JSON object of carried fields, got ${JSON.stringify(text.slice(0, 40))}`)
+  }
+}
+
+/**
+ * Rows to cases with `map`: a function is called as it is; a field mapping (or none: the
+ * well-known names) is resolved against `columns` (the table's header; a JSON row's own keys when
+ * absent) and applied.
+ */
+export function mapRow(
+  row: JsonObject,
+  map: FieldMapping | RowMapper | undefined,
+  options: RowOptions & { columns?: readonly string[] },
+): EvalCase | EvalCase[] {
+  if (isRowMapper(map)) return map(row)
+  const columns = options.columns?.length ? options.columns : Object.keys(row)
+  return rowToCase(row, resolveMapping(columns, map), options)
+}
+
+// ---------------------------------------------------------------------------------------------
+// writing
+
+/** Whether `input` reads back from a plain `input` column (one user message of text, or one JSON value). */
+function plainInput(input: Message[], options: RowOptions): boolean {
+  if (singleText(input, 'user') !== undefined) return true
+  if (options.text) return false
+  const cell = fieldToCell('input', input, options)
+  return !isMessageList(cell)
+}
+
+/**
+ * The header a case would be written under when no table header travels with it: the canonical
+ * fields it holds by their own names (a chat as `messages`), its metadata keys, then `evalferry`
+ * when it carries anything. Reading that header gives the same fields back without a mapping.
+ */
+export function defaultColumns(c: EvalCase, options: RowOptions): string[] {
+  const columns: string[] = []
+  const has = (f: string): boolean => (c as Record<string, unknown>)[f] !== undefined
+  const chat = c.input !== undefined && !plainInput(c.input, options)
+  const after: string[] = []
+  for (const field of MAPPED_FIELDS) {
+    const into = AFTER_METADATA.has(field) ? after : columns
+    if (field === 'messages') {
+      if (chat) into.push('messages')
+    } else if (field === 'input') {
+      if (c.input !== undefined && !chat) into.push('input')
+    } else if (field === 'expected_output') {
+      if (has(field) && !(chat && isMessageList(c.expected_output))) into.push(field)
+    } else if (has(field)) into.push(field)
+  }
+  for (const key of Object.keys(c.metadata ?? {})) if (!RESERVED.has(key)) columns.push(key)
+  columns.push(...after)
+  if (c.metadata?.[CARRY_KEY] !== undefined) columns.push(CARRY_KEY)
+  return columns
+}
+
+/** Where a column sits in a default header: canonical fields in order, metadata between them. */
+function rank(column: string): number {
+  if (column === CARRY_KEY) return MAPPED_FIELDS.length + 1
+  const i = MAPPED_FIELDS.indexOf(column as MappedField)
+  if (i !== -1) return AFTER_METADATA.has(column) ? MAPPED_FIELDS.length - AFTER_METADATA.size + i : i
+  return MAPPED_FIELDS.indexOf('chatbot_role') + 0.5
+}
+
+/** The header of several cases written together with default headers: their union, in default order. */
+export function unionColumns(headers: Iterable<readonly string[]>): string[] {
+  const seen: string[] = []
+  for (const header of headers) for (const column of header) if (!seen.includes(column)) seen.push(column)
+  return seen.map((column, i) => ({ column, i })).sort((a, b) => rank(a.column) - rank(b.column) || a.i - b.i).map((x) => x.column)
+}
+
+/**
+ * True when `columns` is a header that default headers give: canonical names in order, metadata
+ * columns between them, `evalferry` last. Such a header need not travel with the cases: writing
+ * them again without it gives it back. Any other header (its own names, its own order) does.
+ */
+export function isDefaultHeader(columns: readonly string[]): boolean {
+  for (let i = 1; i < columns.length; i++) if (rank(columns[i - 1]!) > rank(columns[i]!)) return false
+  const chat = columns.includes('messages')
+  // An alias column would be read as its field, and with `messages` an `input` column is metadata.
+  return columns.every((c) => isMappedField(c) || c === CARRY_KEY || !RESERVED.has(c)) && !(chat && columns.includes('input'))
+}
+
+/**
+ * One case to a row under `header` (a source table's header and the mapping it was read with, or
+ * a default header). Cells for the header's columns come from the fields and metadata keys that
+ * reading the header would fill them from; a value a source cell held in another form (a number
+ * id, `["a", "b"]` with spaces) is written as it was. Every header column gets a cell (absent:
+ * `''` in text, null otherwise, when `fill` is set); the rest of the case is left out, for the
+ * pipeline to carry under `evalferry`.
+ */
+export function caseToRow(
+  c: EvalCase,
+  header: readonly string[],
+  options: RowOptions & { map?: FieldMapping; fill?: boolean },
+): JsonObject {
+  const resolved = resolveMapping(header, options.map)
+  const raw = ownExtras(c, options.format)?.[RAW]
+  const rawCells = isJsonObject(raw) ? raw : {}
+  const source = c as Record<string, unknown>
+  const values: JsonObject = {}
+  const taken = new Set<string>()
+
+  for (const [field, path] of resolved.fields) {
+    const literal = header.includes(path)
+    taken.add(columnOf(path, header))
+    let canonical: unknown
+    if (field === 'messages') {
+      if (c.input === undefined && !isMessageList(c.expected_output)) continue
+      canonical = [...(c.input ?? []), ...(isMessageList(c.expected_output) ? c.expected_output : [])]
+    } else canonical = source[field]
+    const before = rawCells[path]
+    if (before !== undefined && readsAs(field, before, canonical, options)) {
+      setPath(values, path, before, literal)
+      continue
+    }
+    if (canonical === undefined) continue
+    setPath(values, path, fieldToCell(field, canonical, options), literal)
+  }
+
+  const metadata = c.metadata ?? {}
+  for (const column of header) {
+    if (resolved.ignore.includes(column) || (taken.has(column) && !isJsonObject(values[column]))) continue
+    let value = metadata[column]
+    if (value === undefined) continue
+    if (column === CARRY_KEY) {
+      if (options.text) value = JSON.stringify(value)
+    } else if (isJsonObject(values[column]) && isJsonObject(value)) {
+      // A column a dotted path reached into: the mapped keys join the rest of its object.
+      value = { ...value, ...(values[column] as JsonObject) }
+    } else if (taken.has(column)) continue
+    else if (options.text && typeof value !== 'string') value = JSON.stringify(value)
+    values[column] = value
+  }
+
+  const row: JsonObject = {}
+  for (const column of header) {
+    const value = values[column]
+    if (value !== undefined) row[column] = value
+    else if (options.fill) row[column] = options.text ? '' : null
+  }
+  return row
+}
+
+/** Whether the source cell `before` still reads as `canonical` (so writing it keeps the source's form). */
+function readsAs(field: MappedField, before: JsonValue, canonical: unknown, options: RowOptions): boolean {
+  if (before === null || (options.text && before === '')) return canonical === undefined
+  if (canonical === undefined) return false
+  const back = cellToField(field, before, options)
+  return deepEqual(back, canonical)
+}
