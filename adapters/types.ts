@@ -33,6 +33,8 @@ export interface DecodeContext {
   /** Table column order, for CSV and Parquet. */
   columns?: string[]
   map?: FieldMapping | RowMapper
+  /** Parquet: the file's schema metadata (the `huggingface` features key), once the reader has it. */
+  schemaMetadata?: Record<string, string>
   /** Scratch space that lives as long as one file is read (e.g. which kind of record came first). */
   state: Record<string, unknown>
   /** Report a warning about the current record (a truncated cell, a deprecated key). */
