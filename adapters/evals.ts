@@ -18,6 +18,7 @@
 import schemaDocument from './evals-schema.json' with { type: 'json' }
 import { fieldError } from '../src/errors.ts'
 import {
+  CARRY_KEY,
   contentText,
   isJsonObject,
   isMessageList,
@@ -220,11 +221,14 @@ function validMetadata(metadata: JsonObject, ctx: EncodeContext): JsonObject {
   const schema = EVALS_SCHEMA.properties?.metadata
   if (!schema) return metadata
   const out = { ...metadata }
+  // The pipeline encodes again with the carry added; by then the refusal has been reported.
+  const carry = metadata[CARRY_KEY]
+  const reported = isJsonObject(carry) && 'metadata' in carry
   for (const v of validate(metadata, schema)) {
     const key = v.path.split(/[.[]/)[0]
     if (key && key in out) {
       delete out[key]
-      ctx.warn(`metadata.${v.path} ${v.message}; the schema refuses it, so it travels under evalferry`, `metadata.${key}`)
+      if (!reported) ctx.warn(`${v.message}; the schema refuses it, so the written metadata leaves it out`, `metadata.${key}`)
     }
   }
   return out

@@ -516,8 +516,36 @@ function decodeExample(record: unknown, ctx: DecodeContext): EvalCase {
     if (k === 'split' && form.split === 'top') continue
     extras[toExtraKey(k)] = v
   }
+  trimForm(c, form)
   if (Object.keys(form).length) extras[FORM] = form
   return setExtras(c, extras)
+}
+
+/** Forgets the spellings that encoding would choose anyway, so a case from elsewhere reads back unmarked. */
+function trimForm(c: EvalCase, form: JsonObject): void {
+  const inputText = c.input === undefined ? undefined : singleText(c.input, 'user')
+  if (form.input_key === DEFAULT_INPUT_KEY && form.input_style === undefined) delete form.input_key
+  if (form.input_key === 'messages' && form.input_style === 'openai' && c.input !== undefined && inputText === undefined) {
+    delete form.input_key
+    delete form.input_style
+  }
+  const expected = c.expected_output
+  if (expected === undefined) return
+  if (!isMessageList(expected)) {
+    if (form.expected_key === DEFAULT_EXPECTED_KEY) delete form.expected_key
+    return
+  }
+  if (form.expected_style === 'langchain') return
+  const conversation = form.input_style !== undefined || (c.input !== undefined && inputText === undefined)
+  const kv = singleText(expected, 'assistant') !== undefined && !conversation
+  if (form.expected_list === true) {
+    if (form.expected_key === 'messages' && expected.length !== 1) {
+      delete form.expected_key
+      delete form.expected_list
+    }
+  } else if (kv ? form.expected_key === DEFAULT_EXPECTED_KEY : form.expected_key === 'message' && expected.length === 1) {
+    delete form.expected_key
+  }
 }
 
 // ---------------------------------------------------------------------------------------------
