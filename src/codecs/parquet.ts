@@ -452,6 +452,7 @@ export function parquetWriter(sink: Sink, layout: { columns?: string[]; schemaMe
         }
         values[r] = v
       }
+      if (kind === 'string' || kind === 'json') return utf8Data(values as (string | null)[])
       return vectorFromArray(values, schema!.fields[c]!.type).data[0]!
     })
     for (const [r, record] of records.entries()) {
@@ -491,19 +492,44 @@ export function parquetWriter(sink: Sink, layout: { columns?: string[]; schemaMe
   }
 }
 
+/** Utf8 data built with one Buffer for all strings: Arrow JS's builder encodes each one apart. */
+function utf8Data(values: (string | null)[]): Data<Utf8> {
+  const n = values.length
+  const offsets = new Int32Array(n + 1)
+  const nullBitmap = new Uint8Array(((n + 63) & ~63) >> 3)
+  let bytes = 0
+  let nullCount = 0
+  for (let i = 0; i < n; i++) {
+    const v = values[i]
+    if (v === null || v === undefined) nullCount++
+    else {
+      nullBitmap[i >> 3]! |= 1 << (i & 7)
+      bytes += Buffer.byteLength(v, 'utf8')
+    }
+    offsets[i + 1] = bytes
+  }
+  if (bytes > 0x7fffffff) throw new DataError('E_FIELD', 'a column holds more than 2 GiB of text in one batch; write smaller batches')
+  const data = Buffer.allocUnsafe(bytes)
+  for (let i = 0; i < n; i++) {
+    const v = values[i]
+    if (v) data.write(v, offsets[i]!, 'utf8')
+  }
+  return makeData({ type: new Utf8(), length: n, nullCount, nullBitmap, valueOffsets: offsets, data })
+}
+
 function toWasm(table: Table): WasmRecordBatch {
   const batch = WasmTable.fromIPCStream(tableToIPC(table, 'stream')).recordBatch(0)
   if (!batch) throw new Error('Arrow IPC round trip lost the record batch')
   return batch
 }
 
-/** A cheap estimate of a record's size in memory, to close a batch of very large records early. */
-function roughSize(record: JsonObject): number {
-  let size = 0
-  for (const key in record) {
-    const v = record[key]
-    size += typeof v === 'string' ? v.length * 2 : v === null || typeof v !== 'object' ? 8 : JSON.stringify(v).length * 2
-  }
+/** A cheap estimate of a value's size in memory, to close a batch of very large records early. */
+function roughSize(value: unknown): number {
+  if (typeof value === 'string') return 16 + value.length * 2
+  if (value === null || typeof value !== 'object') return 8
+  let size = 16
+  if (Array.isArray(value)) for (const item of value) size += roughSize(item)
+  else for (const key in value) size += key.length * 2 + roughSize((value as Record<string, unknown>)[key])
   return size
 }
 
