@@ -1,30 +1,70 @@
-/** Runs the real CLI in a child process, as a user would, and collects what it printed. */
+/** Running the real `evalferry` command line in a child process, and writing datasets for it. */
+
 import { spawn } from 'node:child_process'
-import { join } from 'node:path'
+import { writeFileSync } from 'node:fs'
+import { dirname, join } from 'node:path'
+import { fileURLToPath } from 'node:url'
 
-export const ROOT = join(import.meta.dirname, '..', '..')
-export const MAIN = join(ROOT, 'src', 'cli', 'main.ts')
-export const SHARED_FIXTURES = join(ROOT, '..', 'shared', 'fixtures', 'real')
+const REPO_ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..')
+export const MAIN = join(REPO_ROOT, 'src', 'cli', 'main.ts')
 
-export interface CliResult {
+export interface CliRun {
   code: number | null
+  signal: NodeJS.Signals | null
   stdout: string
   stderr: string
+  ms: number
 }
 
-export function runCli(args: string[], options: { cwd?: string; env?: NodeJS.ProcessEnv; input?: string } = {}): Promise<CliResult> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', MAIN, ...args], {
-      cwd: options.cwd ?? ROOT,
-      env: { ...process.env, ...options.env },
-      stdio: ['pipe', 'pipe', 'pipe'],
-    })
-    let stdout = ''
-    let stderr = ''
-    child.stdout.setEncoding('utf8').on('data', (d: string) => (stdout += d))
-    child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d))
-    child.on('error', reject)
-    child.on('close', (code) => resolve({ code, stdout, stderr }))
-    child.stdin.end(options.input ?? '')
+export interface CliProcess {
+  pid: number
+  done: Promise<CliRun>
+}
+
+/** Start `evalferry <args>` in its own process group (so a test can kill it with its git children). */
+export function startCli(args: string[], env: NodeJS.ProcessEnv = {}, timeoutMs = 60_000): CliProcess {
+  const started = Date.now()
+  const child = spawn(process.execPath, ['--import', 'tsx', MAIN, ...args], {
+    cwd: REPO_ROOT,
+    env: { PATH: process.env.PATH, HOME: process.env.HOME, ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+    detached: true,
   })
+  let stdout = ''
+  let stderr = ''
+  child.stdout.on('data', (c: Buffer) => (stdout += c.toString()))
+  child.stderr.on('data', (c: Buffer) => (stderr += c.toString()))
+  const timer = setTimeout(() => kill(child.pid!), timeoutMs)
+  const done = new Promise<CliRun>((resolve) => {
+    child.on('close', (code, signal) => {
+      clearTimeout(timer)
+      resolve({ code, signal, stdout, stderr, ms: Date.now() - started })
+    })
+  })
+  return { pid: child.pid!, done }
+}
+
+export function runCli(args: string[], env: NodeJS.ProcessEnv = {}, timeoutMs = 60_000): Promise<CliRun> {
+  return startCli(args, env, timeoutMs).done
+}
+
+/** SIGKILL a CLI process and everything it started. */
+export function kill(pid: number): void {
+  try {
+    process.kill(-pid, 'SIGKILL')
+  } catch {
+    // already gone
+  }
+}
+
+/** An evalcase YAML dataset referencing `urls`: file blocks, and messages whose content is just the URL. */
+export function writeEvalcaseDataset(path: string, urls: string[]): void {
+  const lines = ['evalcases:']
+  for (let i = 0; i < urls.length; i += 3) {
+    const [a, b, c] = urls.slice(i, i + 3)
+    lines.push(`  - id: case-${i}`, '    input_messages:', '      - role: user', '        content:', '          - type: text', '            value: read these')
+    for (const u of [a, b]) if (u) lines.push('          - type: file', `            value: ${JSON.stringify(u)}`)
+    if (c) lines.push('      - role: user', `        content: ${JSON.stringify(c)}`)
+  }
+  writeFileSync(path, `${lines.join('\n')}\n`)
 }
