@@ -12,10 +12,22 @@
  * varying keys, lists of numbers, images) is a JSON-text column with the feature `{"_type": "Json"}`.
  * JSON Lines and CSV have no features, so ClassLabel columns are written as their names there.
  */
+import { deepEqual } from '../src/carry.ts'
 import { fieldError } from '../src/errors.ts'
 import { caseToRow, defaultColumns, mapRow, type RowOptions } from '../src/mapping.ts'
 import { CARRY_KEY, isJsonObject, type EvalCase, type JsonObject, type JsonValue } from '../src/model.ts'
-import { fileKeys, layoutMaps, missingCarryColumn, rememberHeader, sampleColumns, sampleNeedsCarry } from './table.ts'
+import {
+  fileKeys,
+  fileKeysToCarry,
+  layoutFileCarry,
+  layoutMaps,
+  missingCarryColumn,
+  rememberHeader,
+  sampleColumns,
+  sampleNeedsCarry,
+  takeFileCarry,
+  withFileCarry,
+} from './table.ts'
 import type { Adapter, Container, DecodeContext, EncodeContext, FieldMapping, FileLayout, SniffSample } from './types.ts'
 
 const FORMAT = 'hf'
@@ -52,8 +64,9 @@ function featuresOf(ctx: DecodeContext): Features | undefined {
     } catch {
       ctx.warn('the Parquet "huggingface" metadata is not JSON; reading without features')
     }
-    // The pipeline hands file-level keys to the first case, so the features travel with it.
-    if (features && ctx.header.features === undefined) ctx.header.features = features
+    // The pipeline hands file-level keys to the first case, so the features travel with it, unless
+    // they are what writing infers from the values anyway.
+    if (features && ctx.header.features === undefined && !Object.values(features).every(isInferable)) ctx.header.features = features
   }
   features ??= normalizeFeatures(ctx.header.features)
   ctx.state.features = features ?? null
@@ -147,6 +160,15 @@ function writableFeature(feature: Feature | undefined, values: JsonValue[]): Fea
   return JSON_FEATURE
 }
 
+/** Whether writing Parquet gives this feature back from the values alone (see `writableFeature`). */
+function isInferable(feature: Feature): boolean {
+  if (deepEqual(feature, JSON_FEATURE) || deepEqual(feature, STRING)) return true
+  if (typeOf(feature) === 'Value' && isJsonObject(feature) && Object.keys(feature).length === 2) {
+    return ['bool', 'int64', 'float64'].includes(String(feature.dtype))
+  }
+  return deepEqual(feature, { feature: STRING, _type: 'List' })
+}
+
 /** The features each Parquet layout was chosen with, for encoding its rows. */
 const layoutFeatures = new WeakMap<FileLayout, Features>()
 
@@ -182,6 +204,7 @@ function decode(record: unknown, ctx: DecodeContext): EvalCase | EvalCase[] {
   }
   const columns = features ? Object.keys(features) : ctx.columns?.length ? ctx.columns : Object.keys(row)
   const decoded = mapRow(row, ctx.map, { ...options, columns })
+  for (const c of Array.isArray(decoded) ? decoded : [decoded]) takeFileCarry(c, ctx)
   // The row's place in the dataset is worth keeping as data: it is written back as a `row_idx` column.
   if (rowIdx !== undefined && !Array.isArray(decoded) && !(decoded.metadata && 'row_idx' in decoded.metadata)) {
     decoded.metadata = { ...decoded.metadata, row_idx: rowIdx }
@@ -189,7 +212,8 @@ function decode(record: unknown, ctx: DecodeContext): EvalCase | EvalCase[] {
   return decoded
 }
 
-function encode(c: EvalCase, ctx: EncodeContext): JsonObject {
+function encode(original: EvalCase, ctx: EncodeContext): JsonObject {
+  const c = withFileCarry(original, ctx)
   const options = rowOptions(ctx.container)
   let header = ctx.layout?.columns ?? defaultColumns(c, options)
   // A JSON Lines record may add the carry key; a table's header is fixed.
@@ -224,9 +248,17 @@ const huggingface: Adapter = {
     if (source && !Array.isArray(keys.columns)) columns.splice(0, columns.length, ...new Set([...Object.keys(source), ...columns]))
     const layout: FileLayout = { columns }
     if (isJsonObject(keys.map)) layoutMaps.set(layout, keys.map as FieldMapping)
-    if (container === 'jsonl') return layout
-
-    const needsCarry = (l: FileLayout) => sampleNeedsCarry(sample, FORMAT, l, encode, decode, { ...ctx, container })
+    const ectx = { ...ctx, container }
+    const fileCarry = (l: FileLayout): boolean => {
+      const carried = fileKeysToCarry(sample, FORMAT, l, encode, decode, ectx)
+      if (carried) layoutFileCarry.set(l, carried)
+      return carried !== undefined
+    }
+    if (container === 'jsonl') {
+      fileCarry(layout)
+      return layout
+    }
+    const needsCarry = (l: FileLayout) => fileCarry(l) || sampleNeedsCarry(sample, FORMAT, l, encode, decode, ectx)
     if (container === 'csv') {
       if (!columns.includes(CARRY_KEY) && needsCarry(layout)) columns.push(CARRY_KEY)
       return layout
@@ -248,7 +280,10 @@ const huggingface: Adapter = {
       return l
     }
     let parquet = withFeatures(columns)
-    if (!columns.includes(CARRY_KEY) && needsCarry(parquet)) parquet = withFeatures([...columns, CARRY_KEY])
+    if (!columns.includes(CARRY_KEY) && needsCarry(parquet)) {
+      parquet = withFeatures([...columns, CARRY_KEY])
+      fileCarry(parquet)
+    }
     return parquet
   },
 

@@ -5,7 +5,7 @@
  * column names, its own order) travels with the first case as `extras.csv.$file.columns`, with
  * the mapping it was read with, so that writing the cases back gives the same header.
  */
-import { lostFields } from '../src/carry.ts'
+import { deepEqual, lostFields } from '../src/carry.ts'
 import { fieldError } from '../src/errors.ts'
 import { caseToRow, defaultColumns, isDefaultHeader, isRowMapper, mapRow, unionColumns, type RowOptions } from '../src/mapping.ts'
 import { CARRY_KEY, isJsonObject, type EvalCase, type JsonObject } from '../src/model.ts'
@@ -26,7 +26,8 @@ export function rememberHeader(ctx: DecodeContext, columns: readonly string[]): 
   if (ctx.state.header) return
   ctx.state.header = true
   const map = isRowMapper(ctx.map) ? undefined : ctx.map
-  const kept = columns.filter((c) => !map?.ignore?.includes(c))
+  // The carry column is the writer's own; it comes and goes with what the cases need.
+  const kept = columns.filter((c) => !map?.ignore?.includes(c) && c !== CARRY_KEY)
   const mapped = map && Object.keys(map).some((k) => k !== 'ignore')
   if (isDefaultHeader(kept) && !mapped) return
   ctx.header.columns = kept
@@ -93,6 +94,65 @@ export function sampleNeedsCarry(
   })
 }
 
+/** File-level keys that must ride on the first row (under `evalferry.$file`), per layout. */
+export const layoutFileCarry = new WeakMap<FileLayout, JsonObject>()
+
+const FILE = '$file'
+
+/**
+ * The file-level keys of the sample's source that a file under `layout` would not give back by
+ * itself (a viewer header in JSON Lines, a mapping a CSV was read with), found by reading the
+ * first row as the reader will; undefined when reading gives them back.
+ */
+export function fileKeysToCarry(
+  sample: EvalCase[],
+  format: string,
+  layout: FileLayout,
+  encode: (c: EvalCase, ctx: EncodeContext) => JsonObject,
+  decode: (record: unknown, ctx: DecodeContext) => EvalCase | EvalCase[],
+  ectx: EncodeContext,
+): JsonObject | undefined {
+  const original = fileKeys(sample, format)
+  const first = sample[0]
+  if (!first || Object.keys(original).length === 0) return undefined
+  const row = encode(withoutGenerated(withoutOwnFile(first, format)), { ...ectx, index: 0, layout })
+  const header: JsonObject = {}
+  decode(row, {
+    file: '',
+    container: ectx.container,
+    header,
+    index: 0,
+    columns: ectx.container === 'jsonl' ? [] : (layout.columns ?? []),
+    ...(layout.schemaMetadata ? { schemaMetadata: layout.schemaMetadata } : {}),
+    state: {},
+    warn: () => {},
+  })
+  return deepEqual(header, original) ? undefined : original
+}
+
+/** `c` with the file-level keys its layout must carry, when it is the first case of the file. */
+export function withFileCarry(c: EvalCase, ctx: EncodeContext): EvalCase {
+  const keys = ctx.index === 0 && ctx.layout ? layoutFileCarry.get(ctx.layout) : undefined
+  if (!keys) return c
+  const carried = c.metadata?.[CARRY_KEY]
+  return { ...c, metadata: { ...c.metadata, [CARRY_KEY]: { ...(isJsonObject(carried) ? carried : {}), [FILE]: keys } } }
+}
+
+/** Takes file-level keys a first row carried off the case and makes them the file's header again. */
+export function takeFileCarry(c: EvalCase, ctx: DecodeContext): void {
+  const carried = c.metadata?.[CARRY_KEY]
+  if (!isJsonObject(carried) || !isJsonObject(carried[FILE])) return
+  for (const key of Object.keys(ctx.header)) delete ctx.header[key]
+  Object.assign(ctx.header, carried[FILE])
+  const rest = { ...carried }
+  delete rest[FILE]
+  const metadata = { ...c.metadata }
+  if (Object.keys(rest).length) metadata[CARRY_KEY] = rest
+  else delete metadata[CARRY_KEY]
+  if (Object.keys(metadata).length) c.metadata = metadata
+  else delete c.metadata
+}
+
 /** The columns a table of `sample` is written under: the source header, or the union of default headers. */
 export function sampleColumns(sample: EvalCase[], format: string, options: RowOptions): string[] {
   const keys = fileKeys(sample, format)
@@ -116,10 +176,13 @@ function decode(record: unknown, ctx: DecodeContext): EvalCase | EvalCase[] {
   if (!isJsonObject(record)) throw fieldError('', 'expected a table row')
   const columns = ctx.columns?.length ? ctx.columns : Object.keys(record)
   rememberHeader(ctx, columns)
-  return mapRow(record, ctx.map, { ...TEXT, columns })
+  const decoded = mapRow(record, ctx.map, { ...TEXT, columns })
+  for (const c of Array.isArray(decoded) ? decoded : [decoded]) takeFileCarry(c, ctx)
+  return decoded
 }
 
-function encode(c: EvalCase, ctx: EncodeContext): JsonObject {
+function encode(original: EvalCase, ctx: EncodeContext): JsonObject {
+  const c = withFileCarry(original, ctx)
   const header = ctx.layout?.columns ?? defaultColumns(c, TEXT)
   missingCarryColumn(c, header)
   const map = ctx.layout ? layoutMaps.get(ctx.layout) : undefined
@@ -141,7 +204,9 @@ const table: Adapter = {
     const keys = fileKeys(sample, FORMAT)
     const layout: FileLayout = { columns: sampleColumns(sample, FORMAT, TEXT) }
     if (isJsonObject(keys.map)) layoutMaps.set(layout, keys.map as FieldMapping)
-    if (!layout.columns!.includes(CARRY_KEY) && sampleNeedsCarry(sample, FORMAT, layout, encode, decode, { ...ctx, container })) {
+    const fileCarry = fileKeysToCarry(sample, FORMAT, layout, encode, decode, { ...ctx, container })
+    if (fileCarry) layoutFileCarry.set(layout, fileCarry)
+    if (!layout.columns!.includes(CARRY_KEY) && (fileCarry || sampleNeedsCarry(sample, FORMAT, layout, encode, decode, { ...ctx, container }))) {
       layout.columns!.push(CARRY_KEY)
     }
     return layout

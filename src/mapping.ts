@@ -100,14 +100,15 @@ export function parseMapArgs(args: readonly string[]): FieldMapping {
     const key = eq === -1 ? '' : arg.slice(0, eq).trim()
     const value = eq === -1 ? '' : arg.slice(eq + 1).trim()
     if (!key || !value) throw new UsageError(`--map expects field=column (e.g. input=question), got "${arg}"`)
-    if (key === 'metadata' || key === 'ignore') {
+    // `inputs`/`outputs` are LangSmith's upload_csv input_keys/output_keys: lists, like metadata.
+    if (key === 'metadata' || key === 'ignore' || key === 'inputs' || key === 'outputs') {
       const columns = value.split(',').map((c) => c.trim())
       if (columns.some((c) => c === '')) throw new UsageError(`--map ${key}= expects comma-separated column names, got "${value}"`)
       mapping[key] = [...(mapping[key] ?? []), ...columns]
       continue
     }
     if (!isMappedField(key)) {
-      throw new UsageError(`--map: unknown field "${key}"; expected one of ${[...MAPPED_FIELDS, 'metadata', 'ignore'].join(', ')}`)
+      throw new UsageError(`--map: unknown field "${key}"; expected one of ${[...MAPPED_FIELDS, 'metadata', 'ignore', 'inputs', 'outputs'].join(', ')}`)
     }
     if (mapping[key] !== undefined) throw new UsageError(`--map ${key} is given twice`)
     mapping[key] = value
