@@ -30,6 +30,7 @@
  */
 import { applyCarry, deepEqual, lostFields, withCarry } from '../src/carry.ts'
 import { fieldError, withFieldPrefix } from '../src/errors.ts'
+import { WELL_KNOWN_NAMES } from '../src/mapping.ts'
 import {
   isJsonObject,
   isMessageList,
@@ -55,10 +56,10 @@ const OUTPUTS = '$outputs'
 const FILE = '$file'
 
 /** Well-known keys (SPEC section 4) that `inputs`/`outputs` keys and plain CSV columns are matched against. */
-const INPUT_KEYS = ['input', 'question', 'prompt', 'query', 'user_input', 'instruction']
-const EXPECTED_KEYS = ['expected_output', 'answer', 'target', 'reference', 'ground_truth', 'output', 'completion', 'ideal']
-const CONTEXT_KEYS = ['context', 'contexts', 'retrieved_contexts', 'retrieval_context']
-const ID_KEYS = ['id', 'example_id', 'task_id']
+const INPUT_KEYS: readonly string[] = WELL_KNOWN_NAMES.input ?? []
+const EXPECTED_KEYS: readonly string[] = WELL_KNOWN_NAMES.expected_output ?? []
+const CONTEXT_KEYS: readonly string[] = WELL_KNOWN_NAMES.context ?? []
+const ID_KEYS: readonly string[] = WELL_KNOWN_NAMES.id ?? []
 
 /** Keys written for cases that never were LangSmith examples. */
 const DEFAULT_INPUT_KEY = 'question'

@@ -441,8 +441,10 @@ function rank(column: string): number {
 
 /** The header of several cases written together with default headers: their union, in default order. */
 export function unionColumns(headers: Iterable<readonly string[]>): string[] {
-  const seen: string[] = []
+  let seen: string[] = []
   for (const header of headers) for (const column of header) if (!seen.includes(column)) seen.push(column)
+  // With a chat column, plain inputs and answers are written as a chat too, as reading expects.
+  if (seen.includes('messages')) seen = seen.filter((c) => c !== 'input' && c !== 'expected_output')
   return seen.map((column, i) => ({ column, i })).sort((a, b) => rank(a.column) - rank(b.column) || a.i - b.i).map((x) => x.column)
 }
 
@@ -487,7 +489,8 @@ export function caseToRow(
       canonical = [...(c.input ?? []), ...(isMessageList(c.expected_output) ? c.expected_output : [])]
     } else canonical = source[field]
     const before = rawCells[path]
-    if (before !== undefined && readsAs(field, before, canonical, options)) {
+    // A text table writes text: a typed source value (a number id) cannot stand in a cell as it was.
+    if (before !== undefined && (!options.text || typeof before === 'string') && readsAs(field, before, canonical, options)) {
       setPath(values, path, before, literal)
       continue
     }

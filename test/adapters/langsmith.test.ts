@@ -5,6 +5,7 @@ import { join } from 'node:path'
 import langsmith from '../../adapters/langsmith.ts'
 import type { DecodeContext, EncodeContext } from '../../adapters/types.ts'
 import { DataError } from '../../src/errors.ts'
+import { parseMapArgs } from '../../src/mapping.ts'
 import { convert, write } from '../../src/pipeline.ts'
 import type { EvalCase, JsonObject } from '../../src/model.ts'
 import { fileRecords, fixtures, plain, readAll, tempDir } from './fixture-helpers.ts'
@@ -177,6 +178,13 @@ test('a dotted --map path picks the input and expected keys of JSON examples', (
   assert.deepEqual(c.expected_output, [{ role: 'assistant', content: 'yes' }])
   assert.deepEqual(c.extras?.langsmith?.$inputs, { question: 'ignored as input' })
   assert.deepEqual(langsmith.encode(c, encodeContext()), record)
+})
+
+test('--map inputs=a,b --map outputs=c parses to upload_csv key lists and reads a plain table', async () => {
+  const map = parseMapArgs(['inputs=question', 'context=docs', 'outputs=answer', 'ignore=row_hash'])
+  assert.deepEqual(map, { inputs: ['question'], context: 'docs', outputs: ['answer'], ignore: ['row_hash'] })
+  const expected = JSON.parse(readFileSync(join(DIR, 'plain.csv.cases.json'), 'utf8')) as unknown
+  assert.deepEqual(plain(await readAll(join(DIR, 'plain.csv'), { from: 'langsmith', map })), expected)
 })
 
 test('a map naming a column the table lacks is a field error naming it', async () => {
