@@ -1,0 +1,102 @@
+import { test } from 'node:test'
+import assert from 'node:assert/strict'
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { EvalferryError } from '../../src/errors.ts'
+import type { EvalCase } from '../../src/model.ts'
+import { convert, read, write } from '../../src/pipeline.ts'
+
+const FIXTURES = join(import.meta.dirname, '..', 'fixtures', 'csv')
+const work = mkdtempSync(join(tmpdir(), 'evalferry-table-'))
+process.on('exit', () => rmSync(work, { recursive: true, force: true }))
+
+async function collect(file: string, options: Parameters<typeof read>[1] = { from: 'csv' }): Promise<EvalCase[]> {
+  const out: EvalCase[] = []
+  for await (const c of read(file, options)) out.push(c)
+  return out
+}
+
+const withoutBom = (text: string) => text.replace(/^\uFEFF/, '')
+
+for (const name of readdirSync(FIXTURES).filter((n) => /\.(csv|tsv)$/.test(n))) {
+  test(`csv/${name}: reads as the expected cases, and writes back the same cells`, async () => {
+    const path = join(FIXTURES, name)
+    const cases = await collect(path)
+    assert.deepEqual(JSON.parse(JSON.stringify(cases)), JSON.parse(readFileSync(`${path}.cases.json`, 'utf8')))
+    const out = join(work, name.replace(/\.tsv$/, '.csv'))
+    await write(cases, out, { to: 'csv' })
+    const source = withoutBom(readFileSync(path, 'utf8'))
+    const written = readFileSync(out, 'utf8')
+    // The same header names and order, and the same cells (a TSV comes back comma-separated).
+    const cells = (text: string, d: string) => text.split('\n')[0]!.split(d)
+    assert.deepEqual(cells(written, ','), cells(source, name.endsWith('.tsv') ? '\t' : source.includes(';') ? ';' : ','))
+    if (!name.endsWith('.tsv') && !source.includes(';')) assert.equal(written, source)
+    assert.deepEqual(await collect(out), cases)
+  })
+}
+
+test('BOM, quoted newlines and JSON list cells', async () => {
+  const [first, second] = await collect(join(FIXTURES, 'qa.csv'))
+  assert.deepEqual(first!.input, [{ role: 'user', content: 'What is 2+2?' }])
+  assert.deepEqual(first!.context, ['Arithmetic: 2+2=4', 'Numbers add up'])
+  assert.equal(second!.input?.[0]?.content, 'Name the capital\nof France')
+  assert.deepEqual(second!.metadata, { domain: 'geography' })
+})
+
+test('semicolon delimiter; a header in its own order travels with the first case, a default one does not', async () => {
+  const cases = await collect(join(FIXTURES, 'semicolon.csv'))
+  assert.equal(cases.length, 2)
+  assert.deepEqual(cases[0]!.tags, ['smalltalk', 'en'])
+  assert.equal(cases[1]!.input?.[0]?.content, 'Say "yes"')
+  assert.deepEqual(cases[0]!.extras?.csv?.$file, { columns: ['id', 'input', 'expected_output', 'context', 'tags', 'notes'] })
+  const path = join(work, 'default.csv')
+  writeFileSync(path, 'id,tags,input,notes\n1,x,q,n\n')
+  assert.deepEqual(await collect(path), [{ id: '1', tags: ['x'], input: [{ role: 'user', content: 'q' }], metadata: { notes: 'n' } }])
+})
+
+test('--map with dotted and explicit columns; written back under the source header', async () => {
+  const path = join(work, 'mapped.csv')
+  writeFileSync(path, 'q,gold,docs,row_hash\nWhy?,Because,d1,abc\n')
+  const cases = await collect(path, { from: 'csv', map: { input: 'q', expected_output: 'gold', context: 'docs', ignore: ['row_hash'] } })
+  assert.deepEqual(cases[0]!.input, [{ role: 'user', content: 'Why?' }])
+  assert.deepEqual(cases[0]!.context, ['d1'])
+  assert.equal(cases[0]!.metadata, undefined)
+  const out = join(work, 'mapped-out.csv')
+  await write(cases, out, { to: 'csv' })
+  assert.equal(readFileSync(out, 'utf8').split('\n')[0], 'q,gold,docs,evalferry')
+  // Read back without the map, the carried fields restore the same case.
+  assert.deepEqual(await collect(out), cases)
+})
+
+test('fields a cell cannot hold go to the evalferry column', async () => {
+  const cases: EvalCase[] = [
+    { id: 'a', input: [{ role: 'user', content: 'q' }], metadata: { score: 3, lang: 'en' } },
+    { id: 'b', input: [{ role: 'user', content: 'q2' }], turns: [{ role: 'user', content: 'hi' }] },
+  ]
+  const out = join(work, 'carry.csv')
+  const report = await write(cases, out, { to: 'csv' })
+  const lines = readFileSync(out, 'utf8').trimEnd().split('\n')
+  assert.equal(lines[0], 'id,input,score,lang,evalferry')
+  assert.deepEqual(report.carried, { metadata: 1, turns: 1 })
+  assert.deepEqual(await collect(out), cases)
+})
+
+test('a row with more cells than the header: file, line and field', async () => {
+  const path = join(FIXTURES, 'bad', 'extra-cell.csv')
+  await assert.rejects(collect(path), (e: EvalferryError) => {
+    assert.equal(e.code, 'E_PARSE')
+    assert.equal(e.exitCode, 1)
+    assert.deepEqual(e.location, { file: path, line: 2, field: 'column 3' })
+    return true
+  })
+})
+
+test('a row missing the mapped input column: an error naming the field and line', async () => {
+  const path = join(FIXTURES, 'qa.csv')
+  await assert.rejects(convert({ input: path, output: join(work, 'never.csv'), from: 'csv', to: 'csv', map: { input: 'x' } }), (e: EvalferryError) => {
+    assert.equal(e.code, 'E_FIELD')
+    assert.deepEqual(e.location, { file: path, line: 2, field: 'x' })
+    return true
+  })
+})

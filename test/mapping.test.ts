@@ -1,0 +1,97 @@
+import { test } from 'node:test'
+import assert from 'node:assert/strict'
+import { EvalferryError } from '../src/errors.ts'
+import { caseToRow, defaultColumns, getPath, isDefaultHeader, mapRow, parseMapArgs, resolveMapping, rowToCase } from '../src/mapping.ts'
+
+const TEXT = { format: 'csv', text: true }
+
+test('parseMapArgs: fields, metadata and ignore lists, dotted paths', () => {
+  assert.deepEqual(parseMapArgs(['input=question', 'metadata=difficulty,domain', 'ignore=row_hash', 'metadata=lang', 'expected_output=outputs.answer']), {
+    input: 'question',
+    metadata: ['difficulty', 'domain', 'lang'],
+    ignore: ['row_hash'],
+    expected_output: 'outputs.answer',
+  })
+})
+
+test('parseMapArgs: bad syntax is a usage error', () => {
+  for (const bad of [['input'], ['=question'], ['input='], ['nonsense=x'], ['metadata=a,,b'], ['input=a', 'input=b']]) {
+    assert.throws(() => parseMapArgs(bad), (e: EvalferryError) => e.code === 'E_USAGE' && e.exitCode === 2, bad.join(' '))
+  }
+})
+
+test('resolveMapping: well-known names, first listed first; the rest is metadata', () => {
+  const r = resolveMapping(['query', 'question', 'ground_truth', 'contexts', 'task_id', 'x'])
+  assert.deepEqual(r.fields, [['id', 'task_id'], ['input', 'question'], ['expected_output', 'ground_truth'], ['context', 'contexts']])
+  const row = { query: 'q', question: 'Q?', ground_truth: 'A', contexts: '["c1", "c2"]', task_id: 'T1', x: '' }
+  assert.deepEqual(rowToCase(row, r, TEXT), {
+    id: 'T1',
+    input: [{ role: 'user', content: 'Q?' }],
+    expected_output: [{ role: 'assistant', content: 'A' }],
+    context: ['c1', 'c2'],
+    metadata: { query: 'q' },
+    extras: { csv: { $raw: { contexts: '["c1", "c2"]' } } },
+  })
+})
+
+test('a column named like a canonical field fills it before the aliases (retrieval_context is not context)', () => {
+  const r = resolveMapping(['question', 'retrieval_context', 'actual_output', 'token_cost'])
+  assert.deepEqual(r.fields, [['input', 'question'], ['actual_output', 'actual_output'], ['token_cost', 'token_cost'], ['retrieval_context', 'retrieval_context']])
+  const c = rowToCase({ question: 'q', retrieval_context: 'only', actual_output: 'a', token_cost: '0.25' }, r, TEXT)
+  assert.deepEqual(c.retrieval_context, ['only'])
+  assert.equal(c.token_cost, 0.25)
+})
+
+test('an explicit map turns its columns off for the well-known names; metadata= keeps a well-known column as data', () => {
+  const c = mapRow({ q: 'Hi', answer: '42', input: 'not this' }, { input: 'q', metadata: ['answer'] }, TEXT)
+  assert.deepEqual(c, { input: [{ role: 'user', content: 'Hi' }], metadata: { answer: '42', input: 'not this' } })
+})
+
+test('dotted paths reach into objects; the rest of the object stays in metadata and is merged back on writing', () => {
+  const row = { inputs: { question: 'Why?', lang: 'en' }, outputs: { answer: 'Because' } }
+  const map = { input: 'inputs.question', expected_output: 'outputs.answer' }
+  const c = mapRow(row, map, { format: 'langsmith' })
+  assert.deepEqual(c, { input: [{ role: 'user', content: 'Why?' }], expected_output: [{ role: 'assistant', content: 'Because' }], metadata: { inputs: { lang: 'en' } } })
+  assert.deepEqual(caseToRow(c as never, ['inputs', 'outputs'], { format: 'langsmith', map }), row)
+  assert.equal(getPath({ 'a.b': 1, a: { b: 2 } }, 'a.b'), 1)
+})
+
+test('a row without the mapped column is an error naming it', () => {
+  assert.throws(
+    () => mapRow({ question: 'q' }, { input: 'x' }, TEXT),
+    (e: EvalferryError) => e.code === 'E_FIELD' && e.location.field === 'x' && /mapped to input is missing/.test(e.message),
+  )
+})
+
+test('a function maps rows as it is', () => {
+  const c = mapRow({ a: '1' }, (row) => [{ id: String(row.a) }, { id: 'two' }], TEXT)
+  assert.deepEqual(c, [{ id: '1' }, { id: 'two' }])
+})
+
+test('messages: the last assistant message is the expected output; writing joins them again', () => {
+  const messages = [
+    { role: 'system', content: 's' },
+    { role: 'user', content: 'u' },
+    { role: 'assistant', content: 'a' },
+  ]
+  const c = mapRow({ messages }, undefined, { format: 'hf' })
+  assert.deepEqual(c, { input: messages.slice(0, 2), expected_output: messages.slice(2) })
+  assert.deepEqual(defaultColumns(c as never, { format: 'hf' }), ['messages'])
+  assert.deepEqual(caseToRow(c as never, ['messages'], { format: 'hf' }), { messages })
+})
+
+test('default headers: canonical names in order, metadata between them, read back without a map', () => {
+  const c = { id: 'x', input: [{ role: 'user' as const, content: 'q' }], context: ['a', 'b'], note: 'n', metadata: { lang: 'en', question: 'reserved' } }
+  const header = defaultColumns(c, TEXT)
+  assert.deepEqual(header, ['id', 'input', 'context', 'lang', 'note'])
+  assert.ok(isDefaultHeader(header))
+  assert.ok(!isDefaultHeader(['question', 'answer']))
+  assert.ok(!isDefaultHeader(['note', 'id']))
+  const row = caseToRow(c, header, { ...TEXT, fill: true })
+  assert.deepEqual(row, { id: 'x', input: 'q', context: '["a","b"]', lang: 'en', note: 'n' })
+  assert.deepEqual(mapRow(row, undefined, TEXT), { id: 'x', input: c.input, context: ['a', 'b'], note: 'n', metadata: { lang: 'en' } })
+})
+
+test('text cells: a list cell not starting with [ is its one item; an empty cell is absent', () => {
+  assert.deepEqual(mapRow({ input: 'q', context: 'just one', expected_output: '' }, undefined, TEXT), { input: [{ role: 'user', content: 'q' }], context: ['just one'] })
+})
