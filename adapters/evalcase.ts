@@ -3,10 +3,13 @@
  * `expected_outcome`/`input_messages`/`expected_messages`, and AgentV 4's `tests:` with `criteria`
  * and `assertions`. JSON Lines files hold one case a line, with file-level keys in a sibling YAML.
  *
- * Reading remembers per case which spelling each field used (`extras.evalcase.$form`), so that
- * writing a case read from evalcase gives back the same keys. Cases from other formats are written
- * in the form both the spec and AgentV 4.42.4's loader read: `input` and `expected_output`, string
- * shorthands where they fit, `expected_outcome` (or `criteria` with `--dialect agentv`).
+ * Each field has a default spelling: `input` and `expected_output` (string shorthands where they
+ * fit), and the outcome key of the file's dialect (`expected_outcome` under `evalcases:`, `criteria`
+ * under `tests:`, which `--dialect agentv` writes). Cases from other formats are written so, which
+ * both the spec and AgentV 4.42.4's loader read. Reading remembers, per case, only the spellings
+ * that differ from the default (`extras.evalcase.$form`), so that a case writes back as it was read
+ * and a default-spelled record decodes to no marker at all, which the carry check relies on.
+ * The dialect travels in the YAML header as `$list` (the list key), which the YAML codec reports.
  *
  * A case with no input (DeepEval multi-turn goldens have a `scenario` instead) is written with its
  * scenario as the one user message, because AgentV refuses a case without `input`; the carry keeps
@@ -28,6 +31,7 @@ import {
   type Rubric,
   type ToolCall,
 } from '../src/model.ts'
+import { LIST_KEY } from '../src/codecs/types.ts'
 import type { Adapter, Container, DecodeContext, EncodeContext, FileLayout, SniffSample } from './types.ts'
 
 const FORMAT = 'evalcase'
@@ -35,7 +39,6 @@ const FORMAT = 'evalcase'
 /** Keys of extras that are this adapter's own markers, not keys of the source record. */
 const FORM = '$form'
 const FILE = '$file'
-const LIST = '$list'
 
 const RECORD_KEYS = ['evalcases', 'eval_cases', 'cases', 'tests']
 const INCLUDE_PREFIX = 'file://'
@@ -189,7 +192,8 @@ function decodeToolCall(raw: unknown): ToolCall {
   } else if ('tool' in call) {
     // AgentV's runtime shape.
     tc = { name: expectString(call.tool, 'tool') }
-    extras.$style = 'agentv'
+    // Without an output, a call is written OpenAI-style unless marked.
+    if (call.output === undefined) extras.$style = 'agentv'
     if (call.id !== undefined) tc.id = expectString(call.id, 'id')
     if (call.input !== undefined) tc.arguments = call.input
     if (call.output !== undefined) tc.output = call.output
@@ -239,25 +243,30 @@ function looksLikeMessages(raw: unknown[]): boolean {
 }
 
 /** `expected_output`/`expected_messages`: a string is one assistant message; a mapping without a role is a structured answer. */
-function decodeExpectedOutput(raw: unknown, key: string): { value: Message[] | JsonValue; text: boolean } {
-  if (typeof raw === 'string') return { value: [{ role: 'assistant', content: raw }], text: true }
+function decodeExpectedOutput(raw: unknown, key: string): { value: Message[] | JsonValue; shape: 'text' | 'list' | 'message' | 'value' } {
+  if (typeof raw === 'string') return { value: [{ role: 'assistant', content: raw }], shape: 'text' }
   if (Array.isArray(raw) && (raw.length === 0 || looksLikeMessages(raw))) {
-    return { value: under(key, () => decodeMessages(raw)), text: false }
+    return { value: under(key, () => decodeMessages(raw)), shape: 'list' }
   }
   if (isJsonObject(raw) && 'role' in raw) {
     // One message written without its list.
-    return { value: [under(key, () => decodeMessage(raw))], text: false }
+    return { value: [under(key, () => decodeMessage(raw))], shape: 'message' }
   }
-  return { value: raw as JsonValue, text: false }
+  return { value: raw as JsonValue, shape: 'value' }
 }
 
-function decodeRubric(raw: unknown): Rubric {
+/** The key of a rubric's text when written as an object: AgentV 4 reads only `outcome`. */
+function rubricTextKey(agentv: boolean): string {
+  return agentv ? 'outcome' : 'expected_outcome'
+}
+
+function decodeRubric(raw: unknown, agentv: boolean): Rubric {
   if (typeof raw === 'string') return { expected_outcome: raw }
   const r = expectObject(raw, '')
   const textKey = RUBRIC_TEXT_KEYS.find((k) => k in r)
   if (textKey === undefined) throw fieldError('expected_outcome', 'a rubric needs its text (`expected_outcome`, or `outcome` in AgentV 4)')
   const rubric: Rubric = { expected_outcome: expectString(r[textKey], textKey) }
-  const extras: JsonObject = { $text_key: textKey }
+  const extras: JsonObject = {}
   if (r.id !== undefined) rubric.id = expectString(r.id, 'id')
   if (r.weight !== undefined) {
     if (typeof r.weight !== 'number') throw fieldError('weight', `expected a number, got ${describeType(r.weight)}`)
@@ -271,7 +280,45 @@ function decodeRubric(raw: unknown): Rubric {
   for (const [k, v] of Object.entries(r)) {
     if (k !== textKey && !['id', 'weight', 'required', 'score_ranges'].includes(k)) extras[toExtraKey(k)] = v
   }
+  // An object holding only text would be written as a plain string unless marked.
+  if (textKey !== rubricTextKey(agentv) || rubricIsPlain(rubric, extras)) extras.$text_key = textKey
   return setExtras(rubric, extras)
+}
+
+function rubricIsPlain(r: Rubric, extras: JsonObject): boolean {
+  const unknownKeys = Object.keys(extras).some((k) => fromExtraKey(k) !== undefined)
+  return r.id === undefined && r.weight === undefined && r.required === undefined && r.score_ranges === undefined && !unknownKeys
+}
+
+/**
+ * The file's dialect from its list key: AgentV 4's `tests:`, or the earlier `evalcases:` family.
+ * JSON Lines files and bare lists (included case files) have none; they came with AgentV 4.
+ */
+function isAgentv(listKey: unknown): boolean {
+  return listKey === 'tests' || listKey === undefined
+}
+
+/**
+ * The dialect of the file being read, from the list key the YAML reader reports, kept for the
+ * whole file. `evalcases`, the default, is taken off the header, so that it rides in no case.
+ */
+function fileIsAgentv(ctx: DecodeContext): boolean {
+  if (typeof ctx.state.agentv !== 'boolean') {
+    const listKey = ctx.header[LIST_KEY]
+    ctx.state.agentv = isAgentv(listKey)
+    if (listKey === 'evalcases') delete ctx.header[LIST_KEY]
+  }
+  return ctx.state.agentv as boolean
+}
+
+/** How a message list is written by default: a string when it is one plain message of `role`. */
+function defaultShape(messages: Message[], role: Role): 'text' | 'list' {
+  return singleText(messages, role) === undefined ? 'list' : 'text'
+}
+
+/** The `$form` entry for a field written as `key` in `shape`, or undefined when that is the default. */
+function formEntry(key: string, shape: string, defaultKey: string, defaultShape: string): string | undefined {
+  return key === defaultKey && shape === defaultShape ? undefined : `${key}:${shape}`
 }
 
 function decodeCase(record: unknown, ctx: DecodeContext): EvalCase {
@@ -293,28 +340,31 @@ function decodeCase(record: unknown, ctx: DecodeContext): EvalCase {
   for (const key of OBJECT_FIELDS) if (r[key] !== undefined) c[key] = expectObject(r[key], key)
 
   // Of two spellings of one field, the first present is canonical; the other stays as written.
+  const agentv = fileIsAgentv(ctx)
   const inputKey = INPUT_KEYS.find((k) => r[k] !== undefined)
   if (inputKey !== undefined) {
     const { messages, text } = decodeInput(r[inputKey], inputKey)
     c.input = messages
-    f.input = text ? `${inputKey}:text` : inputKey
+    const entry = formEntry(inputKey, text ? 'text' : 'list', 'input', defaultShape(messages, 'user'))
+    if (entry) f.input = entry
   }
   const expectedKey = EXPECTED_OUTPUT_KEYS.find((k) => r[k] !== undefined)
   if (expectedKey !== undefined) {
-    const { value, text } = decodeExpectedOutput(r[expectedKey], expectedKey)
+    const { value, shape } = decodeExpectedOutput(r[expectedKey], expectedKey)
     c.expected_output = value
-    const single = isJsonObject(r[expectedKey]) && 'role' in (r[expectedKey] as JsonObject)
-    f.expected_output = text ? `${expectedKey}:text` : single ? `${expectedKey}:message` : expectedKey
+    const usual = shape === 'value' ? 'value' : defaultShape(value as Message[], 'assistant')
+    const entry = formEntry(expectedKey, shape, 'expected_output', usual)
+    if (entry) f.expected_output = entry
   }
   const outcomeKey = OUTCOME_KEYS.find((k) => r[k] !== undefined)
   if (outcomeKey !== undefined) {
     c.expected_outcome = expectString(r[outcomeKey], outcomeKey)
-    f.expected_outcome = outcomeKey
-    if (outcomeKey === 'expected_outcome' && ctx.listKey === 'tests') ctx.warn('AgentV 4 reads `expected_outcome` as the deprecated spelling of `criteria`', outcomeKey)
+    if (outcomeKey !== (agentv ? 'criteria' : 'expected_outcome')) f.expected_outcome = outcomeKey
+    if (outcomeKey === 'expected_outcome' && agentv) ctx.warn('AgentV 4 reads `expected_outcome` as the deprecated spelling of `criteria`', outcomeKey)
   }
   if (r.rubrics !== undefined) {
     if (!Array.isArray(r.rubrics)) throw fieldError('rubrics', `expected a list, got ${describeType(r.rubrics)}`)
-    c.rubrics = r.rubrics.map((x, i) => under(`rubrics[${i}]`, () => decodeRubric(x)))
+    c.rubrics = r.rubrics.map((x, i) => under(`rubrics[${i}]`, () => decodeRubric(x, agentv)))
   }
 
   for (const [key, value] of Object.entries(r)) {
@@ -323,7 +373,6 @@ function decodeCase(record: unknown, ctx: DecodeContext): EvalCase {
     if (!HANDLED_KEYS.has(key) || (isSpelling && !used)) extras[toExtraKey(key)] = value as JsonValue
   }
   if (Object.keys(f).length) extras[FORM] = f
-  if (ctx.index === 0 && ctx.listKey !== undefined) extras[LIST] = ctx.listKey
   return setExtras(c, extras)
 }
 
@@ -344,14 +393,14 @@ function encodeToolCall(tc: ToolCall): JsonObject {
   const extras = ownExtras(tc)
   const out: JsonObject = {}
   // A call with an output can only be written in AgentV's runtime shape.
-  if (extras.$style === 'agentv' || (tc.output !== undefined && extras.$arguments_text === undefined)) {
+  if (extras.$style === 'agentv' || tc.output !== undefined) {
     if (tc.id !== undefined) out.id = tc.id
     out.tool = tc.name
     if (tc.arguments !== undefined) out.input = tc.arguments
     if (tc.output !== undefined) out.output = tc.output
   } else {
     if (tc.id !== undefined) out.id = tc.id
-    out.type = tc.type ?? 'function'
+    if (tc.type !== undefined) out.type = tc.type
     const fn: JsonObject = { name: tc.name }
     if (tc.arguments !== undefined) {
       const text = extras.$arguments_text
@@ -380,12 +429,10 @@ function encodeMessage(m: Message): JsonObject {
 function encodeRubric(r: Rubric, agentv: boolean): JsonValue {
   const extras = ownExtras(r)
   const textKey = typeof extras.$text_key === 'string' ? extras.$text_key : undefined
-  const onlyText = r.id === undefined && r.weight === undefined && r.required === undefined && r.score_ranges === undefined
-  const unknownKeys = Object.keys(extras).some((k) => fromExtraKey(k) !== undefined)
-  if (textKey === undefined && onlyText && !unknownKeys) return r.expected_outcome
+  if (textKey === undefined && rubricIsPlain(r, extras)) return r.expected_outcome
   const out: JsonObject = {}
   if (r.id !== undefined) out.id = r.id
-  out[textKey ?? (agentv ? 'outcome' : 'expected_outcome')] = r.expected_outcome
+  out[textKey ?? rubricTextKey(agentv)] = r.expected_outcome
   if (r.weight !== undefined) out.weight = r.weight
   if (r.required !== undefined) out.required = r.required
   if (r.score_ranges !== undefined) out.score_ranges = r.score_ranges
@@ -401,8 +448,20 @@ function spelling(c: EvalCase, field: string): { key?: string; shape?: string } 
   return { key, ...(shape === undefined ? {} : { shape }) }
 }
 
+/** The dialect a case is written in: that of the layout's list key, or `--dialect`. */
+function writesAgentv(ctx: EncodeContext): boolean {
+  return isAgentv(ctx.layout ? ctx.layout.listKey : dialectListKey(ctx.container, ctx.dialect))
+}
+
+/** The list key `--dialect` asks for, or, without one, the default of the container. */
+function dialectListKey(container: Container, dialect: string | undefined): string | undefined {
+  if (dialect === 'agentv') return 'tests'
+  if (dialect === 'evalcase' || container === 'yaml') return 'evalcases'
+  return undefined
+}
+
 function encodeCase(c: EvalCase, ctx: EncodeContext): JsonObject {
-  const agentv = ctx.dialect === 'agentv'
+  const agentv = writesAgentv(ctx)
   const out: JsonObject = {}
   if (c.id !== undefined) {
     out.id = spelling(c, 'id').key === 'number' && /^-?\d+$/.test(c.id) ? Number(c.id) : c.id
@@ -412,31 +471,31 @@ function encodeCase(c: EvalCase, ctx: EncodeContext): JsonObject {
   if (c.note !== undefined) out.note = c.note
 
   if (c.expected_outcome !== undefined) {
-    // AgentV 4 still reads `expected_outcome`, so a remembered spelling wins over the dialect.
-    const key = spelling(c, 'expected_outcome').key ?? (agentv ? 'criteria' : 'expected_outcome')
-    out[key] = c.expected_outcome
+    out[spelling(c, 'expected_outcome').key ?? (agentv ? 'criteria' : 'expected_outcome')] = c.expected_outcome
   }
 
+  // AgentV refuses a case without input: a multi-turn case's scenario stands in for it.
   const input = c.input ?? (c.scenario !== undefined ? [{ role: 'user' as const, content: c.scenario }] : undefined)
   if (input !== undefined) {
     const remembered = spelling(c, 'input')
-    // AgentV 4 no longer reads `input_messages`; its dialect writes `input`.
-    const key = agentv ? 'input' : (remembered.key ?? 'input')
+    // AgentV 4 no longer reads `input_messages`; `--dialect agentv` writes `input`.
+    const key = ctx.dialect === 'agentv' ? 'input' : (remembered.key ?? 'input')
     const text = singleText(input, 'user')
-    const useText = text !== undefined && (remembered.key === undefined || remembered.shape === 'text')
-    out[key] = useText ? text : input.map(encodeMessage)
+    const shape = remembered.shape ?? defaultShape(input, 'user')
+    out[key] = shape === 'text' && text !== undefined ? text : input.map(encodeMessage)
   } else {
-    ctx.warn('the case has no input; AgentV needs one', 'input')
+    ctx.warn('the case has no input, which AgentV requires', 'input')
   }
 
   if (c.expected_output !== undefined) {
     const remembered = spelling(c, 'expected_output')
-    const key = agentv ? 'expected_output' : (remembered.key ?? 'expected_output')
+    const key = ctx.dialect === 'agentv' ? 'expected_output' : (remembered.key ?? 'expected_output')
     const value = c.expected_output
     if (isMessageList(value)) {
       const text = singleText(value, 'assistant')
-      if (text !== undefined && (remembered.key === undefined || remembered.shape === 'text')) out[key] = text
-      else if (remembered.shape === 'message' && value.length === 1 && value[0]) out[key] = encodeMessage(value[0])
+      const shape = remembered.shape ?? defaultShape(value, 'assistant')
+      if (shape === 'text' && text !== undefined) out[key] = text
+      else if (shape === 'message' && value.length === 1 && value[0]) out[key] = encodeMessage(value[0])
       else out[key] = value.map(encodeMessage)
     } else {
       out[key] = value as JsonValue
@@ -457,6 +516,8 @@ const CASE_MARKERS = ['expected_outcome', 'criteria', 'input_messages', 'expecte
 function sniff(sample: SniffSample): number {
   if (sample.container !== 'yaml' && sample.container !== 'jsonl') return 0
   if (/\.eval\.ya?ml$/i.test(sample.fileName)) return 0.95
+  const listKey = sample.header[LIST_KEY]
+  if (listKey === 'evalcases' || listKey === 'eval_cases' || listKey === 'tests') return 0.95
   let score = 0
   for (const raw of sample.records) {
     if (typeof raw === 'string' && raw.startsWith(INCLUDE_PREFIX)) score = Math.max(score, 0.8)
@@ -465,23 +526,31 @@ function sniff(sample: SniffSample): number {
     const input = raw.input
     if (typeof input === 'string' || isMessageList(input)) score = Math.max(score, 0.7)
   }
-  if (score > 0 && ('execution' in sample.header || 'evalcases' in sample.header || 'tests' in sample.header)) score = 0.9
+  if (score > 0 && 'execution' in sample.header) score = 0.9
   return score
 }
 
 // ---------------------------------------------------------------------------------------------
 
+/**
+ * The header is the source file's keys; the list key that of the source (`evalcases`, `tests`...),
+ * `tests` with `--dialect agentv`, `evalcases` otherwise. A bare list of cases (an included file)
+ * is written under a list key, since AgentV loads no bare list as an eval file. The header's
+ * `$list` tells the dialect to the decoding that checks each written record.
+ */
 function layout(container: Container, sample: EvalCase[], ctx: EncodeContext): FileLayout {
-  const extras = ownExtras(sample[0])
-  const header = isJsonObject(extras[FILE]) ? extras[FILE] : undefined
-  const result: FileLayout = header && Object.keys(header).length ? { header } : {}
-  if (container !== 'yaml') return result
-  const remembered = extras[LIST]
-  if (ctx.dialect === 'agentv') result.listKey = 'tests'
-  else if (remembered === null) return result // the source was a bare list of cases
-  else if (typeof remembered === 'string') result.listKey = remembered
-  else result.listKey = ctx.dialect === 'evalcase' || !sample.some((c) => spelling(c, 'expected_outcome').key === 'criteria') ? 'evalcases' : 'tests'
-  return result
+  const source = ownExtras(sample[0])[FILE]
+  const header: JsonObject = isJsonObject(source) ? { ...source } : {}
+  const remembered = header[LIST_KEY]
+  delete header[LIST_KEY]
+  const listKey =
+    ctx.dialect === undefined && container === 'yaml' && typeof remembered === 'string' && RECORD_KEYS.includes(remembered)
+      ? remembered
+      : dialectListKey(container, ctx.dialect)
+  if (listKey === undefined) return { header }
+  // The JSON Lines writer ignores the list key; it still tells the dialect.
+  header[LIST_KEY] = listKey
+  return { header, listKey }
 }
 
 const evalcase: Adapter = {

@@ -28,8 +28,6 @@ export interface DecodeContext {
   header: JsonObject
   /** 0-based index of the record within the file. */
   index: number
-  /** The document key that held the record list (`evalcases`, `tests`...), null for a top-level list; absent when unknown. */
-  listKey?: string | null
   /** Table column order, for CSV and Parquet. */
   columns?: string[]
   map?: FieldMapping | RowMapper

@@ -5,7 +5,7 @@
 import { isMap, isSeq, LineCounter, parseDocument, stringify, type Node } from 'yaml'
 import { DataError } from '../errors.ts'
 import type { JsonObject } from '../model.ts'
-import type { ByteSource, ReadOptions, RecordWriter, Sink, SourceRecord } from './types.ts'
+import { LIST_KEY, type ByteSource, type ReadOptions, type RecordWriter, type Sink, type SourceRecord } from './types.ts'
 
 /** Aliases expanded per document before it is refused as an alias bomb. */
 const MAX_ALIASES = 1000
@@ -36,13 +36,12 @@ export async function* readYaml(source: ByteSource, options: ReadOptions): Async
   let items: Node[] | undefined
   if (isSeq(contents)) {
     items = contents.items as Node[]
-    options.listKey = null
   } else if (isMap(contents)) {
     for (const pair of contents.items) {
       const key = String((pair.key as Node & { value?: unknown })?.toJSON?.() ?? pair.key)
       if (items === undefined && recordKeys.includes(key) && isSeq(pair.value)) {
         items = pair.value.items as Node[]
-        options.listKey = key
+        header[LIST_KEY] = key
       } else {
         header[key] = toJs(pair.value) as JsonObject[string]
       }
@@ -74,7 +73,9 @@ export function yamlWriter(sink: Sink, layout: { header?: JsonObject; listKey?: 
   const open = async () => {
     opened = true
     let head = ''
-    if (layout.header && Object.keys(layout.header).length) head += stringify(layout.header, STRINGIFY_OPTIONS) + '\n'
+    const header = { ...layout.header }
+    delete header[LIST_KEY]
+    if (Object.keys(header).length) head += stringify(header, STRINGIFY_OPTIONS) + '\n'
     if (layout.listKey) head += `${layout.listKey}:\n`
     if (head) await sink.write(head)
   }

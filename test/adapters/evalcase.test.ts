@@ -1,15 +1,14 @@
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
-import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs'
-import { createReadStream } from 'node:fs'
+import { after } from 'node:test'
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
 import { dirname, join, relative, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { parse as parseYaml } from 'yaml'
 import evalcase from '../../adapters/evalcase.ts'
 import type { Container, DecodeContext, EncodeContext } from '../../adapters/types.ts'
-import { readJsonl, jsonlWriter } from '../../src/codecs/jsonl.ts'
-import { readYaml, yamlWriter } from '../../src/codecs/yaml.ts'
-import type { ReadOptions, SourceRecord } from '../../src/codecs/types.ts'
+import { read, write } from '../../src/pipeline.ts'
 import { DataError } from '../../src/errors.ts'
 import type { EvalCase, JsonObject } from '../../src/model.ts'
 
@@ -21,51 +20,14 @@ function containerOf(file: string): Container {
   return file.endsWith('.jsonl') ? 'jsonl' : 'yaml'
 }
 
-async function records(file: string, options: ReadOptions): Promise<SourceRecord[]> {
-  const out: SourceRecord[] = []
-  const reader = containerOf(file) === 'jsonl' ? readJsonl : readYaml
-  for await (const r of reader(createReadStream(file), options)) out.push(r)
-  return out
+function decodeContext(header: JsonObject = {}): DecodeContext {
+  return { file: 'test.yaml', container: 'yaml', header, index: 0, state: {}, warn() {} }
 }
 
-function decodeContext(file: string, options: ReadOptions, index: number): DecodeContext {
-  return {
-    file,
-    container: containerOf(file),
-    header: options.header,
-    index,
-    ...(options.listKey === undefined ? {} : { listKey: options.listKey }),
-    state: {},
-    warn() {},
-  }
-}
-
-/**
- * Reads a file as the pipeline does: includes in place, the sidecar's keys as the header, and the
- * header in the first case as `extras.evalcase.$file`.
- */
+/** The canonical cases of a file, read by the pipeline (includes, sidecar, `$file`). */
 async function readCases(file: string): Promise<EvalCase[]> {
-  const header: JsonObject = {}
-  const sidecar = evalcase.sidecar?.(file, containerOf(file))
-  if (sidecar && existsSync(sidecar)) {
-    const [doc] = await records(sidecar, { file: sidecar, recordKeys: [], header: {} })
-    Object.assign(header, doc?.value)
-  }
-  const options: ReadOptions = { file, recordKeys: evalcase.recordKeys, header }
   const cases: EvalCase[] = []
-  for (const record of await records(file, options)) {
-    const included = evalcase.include?.(record.value)
-    if (included !== undefined) {
-      cases.push(...(await readCases(resolve(dirname(file), included))))
-      continue
-    }
-    const decoded = evalcase.decode(record.value, decodeContext(file, options, record.index))
-    cases.push(...(Array.isArray(decoded) ? decoded : [decoded]))
-  }
-  const first = cases[0]
-  if (first && Object.keys(header).length) {
-    first.extras = { ...first.extras, evalcase: { ...first.extras?.evalcase, $file: header } }
-  }
+  for await (const c of read(file, { from: 'evalcase' })) cases.push(c)
   return cases
 }
 
@@ -73,15 +35,15 @@ function encodeContext(container: Container, index: number, dialect?: string): E
   return { container, index, ...(dialect === undefined ? {} : { dialect }), warn() {} }
 }
 
-/** Writes cases with the adapter and a codec, as text, and the layout used. */
-async function writeCases(cases: EvalCase[], container: Container, dialect?: string) {
-  let text = ''
-  const sink = { write: async (chunk: string | Uint8Array) => void (text += String(chunk)) }
-  const layout = evalcase.layout(container, cases, encodeContext(container, 0, dialect))
-  const writer = container === 'jsonl' ? jsonlWriter(sink, layout) : yamlWriter(sink, layout)
-  for (const [i, c] of cases.entries()) await writer.write(evalcase.encode(c, { ...encodeContext(container, i, dialect), layout }))
-  await writer.end()
-  return { text, layout }
+const scratch = mkdtempSync(join(tmpdir(), 'evalferry-evalcase-'))
+after(() => rmSync(scratch, { recursive: true, force: true }))
+let written = 0
+
+/** Writes cases through the pipeline (which carries what does not survive) and returns the text. */
+async function writeCases(cases: EvalCase[], container: Container, dialect?: string): Promise<{ text: string; output: string }> {
+  const output = join(scratch, `out-${++written}.${container}`)
+  await write(cases, output, { to: 'evalcase', ...(dialect === undefined ? {} : { dialect }) })
+  return { text: readFileSync(output, 'utf8'), output }
 }
 
 function walk(dir: string): string[] {
@@ -162,7 +124,6 @@ test('real 2026-02 basic: shorthands, blocks, structured output, file header', a
   assert.equal(review?.expected_outcome, 'Assistant provides helpful code analysis and mentions SUPERSECRET_INSTRUCTION_MARKER_JAVASCRIPT')
   assert.deepEqual(review?.input?.[1]?.content instanceof Array ? review.input[1].content[1] : undefined, { type: 'file', value: 'javascript.instructions.md' })
   assert.deepEqual(review?.extras?.evalcase?.$file, { description: 'Example showing basic features, conversation threading, multiple evaluators', execution: { target: 'default' } })
-  assert.equal(review?.extras?.evalcase?.$list, 'evalcases')
 
   const python = byId.get('code-gen-python-comprehensive')
   assert.equal(python?.conversation_id, 'python-code-generation')
@@ -174,7 +135,9 @@ test('real 2026-02 basic: shorthands, blocks, structured output, file header', a
   const shorthand = byId.get('shorthand-string-example')
   assert.deepEqual(shorthand?.input, [{ role: 'user', content: 'What is 2+2?' }])
   assert.deepEqual(shorthand?.expected_output, [{ role: 'assistant', content: 'The answer is 4.' }])
-  assert.deepEqual(shorthand?.extras?.evalcase?.$form, { input: 'input:text', expected_output: 'expected_output:text', expected_outcome: 'expected_outcome' })
+  // Default spellings leave no marker; a one-message list where a string would do is marked.
+  assert.equal(shorthand?.extras, undefined)
+  assert.deepEqual(byId.get('shorthand-array-syntax')?.extras, { evalcase: { $form: { expected_output: 'expected_output:list' } } })
 
   const structured = byId.get('shorthand-structured-output')
   assert.deepEqual(structured?.expected_output, { riskLevel: 'Low', confidence: 0.95, reasoning: 'Transaction amount and pattern are within normal bounds' })
@@ -190,7 +153,8 @@ test('real 2026-02 JSON Lines: input_messages, expected_messages and the sidecar
     execution: { target: 'default' },
     evaluator: 'llm_judge',
   })
-  assert.deepEqual(cases[0]?.extras?.evalcase?.$form, { input: 'input_messages', expected_output: 'expected_messages', expected_outcome: 'expected_outcome' })
+  // A JSON Lines file has no list key; its default outcome key is AgentV 4's `criteria`.
+  assert.deepEqual(cases[0]?.extras?.evalcase?.$form, { input: 'input_messages:list', expected_output: 'expected_messages:list', expected_outcome: 'expected_outcome' })
   assert.equal(cases[0]?.input?.[0]?.role, 'system')
   assert.equal(cases[1]?.expected_output, undefined)
   assert.deepEqual(cases[1]?.execution, { target: 'azure_base' })
@@ -218,10 +182,9 @@ test('real 4.42.4 assert: criteria and assertions', async () => {
   const cases = await readCases(join(REAL, 'agentv-4.42.4/assert--dataset.eval.yaml'))
   assert.deepEqual(cases.map((c) => c.id), ['contains-check', 'json-response', 'regex-check', 'equals-check'])
   assert.equal(cases[0]?.expected_outcome, 'Response must contain the word Hello')
-  assert.equal(cases[0]?.extras?.evalcase?.$form && (cases[0].extras.evalcase.$form as JsonObject).expected_outcome, 'criteria')
+  assert.equal(cases[0]?.extras?.evalcase?.$form, undefined) // criteria is the default under tests:
   assert.deepEqual(cases[3]?.extras?.evalcase?.assertions, [{ type: 'equals', value: '4', required: true }])
-  assert.deepEqual(cases[0]?.extras?.evalcase?.$file, { name: 'assert-demo', description: 'Demonstrates eval spec v2 assert features', version: '1.0', tags: ['demo', 'assert'], execution: { target: 'llm' } })
-  assert.equal(cases[0]?.extras?.evalcase?.$list, 'tests')
+  assert.deepEqual(cases[0]?.extras?.evalcase?.$file, { name: 'assert-demo', description: 'Demonstrates eval spec v2 assert features', version: '1.0', tags: ['demo', 'assert'], execution: { target: 'llm' }, $list: 'tests' })
 })
 
 test('real 4.42.4 external datasets: file:// includes read in place, in order', async () => {
@@ -235,14 +198,31 @@ test('real 4.42.4 external datasets: file:// includes read in place, in order', 
 
 // --- 2. within-format round trip ---------------------------------------------------------------
 
+/**
+ * Files that do not write back as they are, with the reason and what is written instead. A bare
+ * list of cases is an include file, which AgentV does not load as an eval file; it has no dialect,
+ * so it is written as an `evalcases:` document with `expected_outcome`, which AgentV 4 also reads.
+ */
+const WRITTEN_DIFFERENTLY: Record<string, (source: unknown) => unknown> = {
+  'agentv-4.42.4/external-datasets/cases/accuracy.yaml': (source) => ({
+    evalcases: (source as { criteria: string }[]).map(({ criteria, ...rest }) => ({ ...rest, expected_outcome: criteria })),
+  }),
+}
+
 for (const file of [...caseFiles(REAL), ...caseFiles(OWN)]) {
   const name = file.startsWith(REAL) ? `real ${rel(file, REAL)}` : `own ${rel(file, OWN)}`
   test(`round trip ${name}: written back, the same JSON values`, async () => {
     const container = containerOf(file)
-    const { text, layout } = await writeCases(await readCases(file), container)
-    assert.deepEqual(writtenDocument(text, container), sourceDocument(file))
+    const cases = await readCases(file)
+    const { text } = await writeCases(cases, container)
+    const differently = file.startsWith(REAL) ? WRITTEN_DIFFERENTLY[rel(file, REAL)] : undefined
+    const expected = differently ? differently(sourceDocument(file)) : sourceDocument(file)
+    assert.deepEqual(writtenDocument(text, container), expected)
     const sidecar = evalcase.sidecar?.(file, container)
-    if (sidecar && existsSync(sidecar)) assert.deepEqual(layout.header, parseYaml(readFileSync(sidecar, 'utf8')))
+    if (sidecar && existsSync(sidecar)) {
+      const { $list, ...header } = evalcase.layout(container, cases, encodeContext(container, 0)).header ?? {}
+      assert.deepEqual(header, parseYaml(readFileSync(sidecar, 'utf8')))
+    }
   })
 }
 
@@ -257,29 +237,38 @@ for (const file of caseFiles(OWN)) {
 
 // --- writing cases from other formats --------------------------------------------------------------
 
+/** `cases` as read back from a written file: the first case carries the list key as its file key. */
+function withFile(cases: EvalCase[], listKey: string): EvalCase[] {
+  // The default `evalcases` is no file key.
+  if (listKey === 'evalcases') return cases
+  return cases.map((c, i) => (i === 0 ? { ...c, extras: { evalcase: { $file: { $list: listKey } } } } : c))
+}
+
 const foreign: EvalCase[] = [
   { id: 'q1', input: [{ role: 'user', content: 'What is 2+2?' }], expected_output: [{ role: 'assistant', content: '4' }], expected_outcome: 'Adds', rubrics: [{ expected_outcome: 'Is a number' }, { id: 'r2', expected_outcome: 'Is exact', weight: 2 }] },
   { id: 'q2', scenario: 'A user asks for a refund', expected_outcome: 'The refund is granted', turns: [{ role: 'user', content: 'Refund please' }] },
 ]
 
 test('cases from other formats: evalcases dialect with shorthands and expected_outcome', async () => {
-  const { text } = await writeCases(foreign, 'yaml')
+  const { text, output } = await writeCases(foreign, 'yaml')
   assert.deepEqual(parseYaml(text), {
     evalcases: [
       { id: 'q1', expected_outcome: 'Adds', input: 'What is 2+2?', expected_output: '4', rubrics: ['Is a number', { id: 'r2', expected_outcome: 'Is exact', weight: 2 }] },
-      { id: 'q2', expected_outcome: 'The refund is granted', input: 'A user asks for a refund' },
+      { id: 'q2', expected_outcome: 'The refund is granted', input: 'A user asks for a refund', metadata: { evalferry: { input: null, scenario: 'A user asks for a refund', turns: [{ role: 'user', content: 'Refund please' }] } } },
     ],
   })
+  assert.deepEqual(await readCases(output), withFile(foreign, 'evalcases'))
 })
 
 test('cases from other formats with --dialect agentv: tests, criteria and rubric outcome', async () => {
-  const { text } = await writeCases(foreign, 'yaml', 'agentv')
+  const { text, output } = await writeCases(foreign, 'yaml', 'agentv')
   assert.deepEqual(parseYaml(text), {
     tests: [
       { id: 'q1', criteria: 'Adds', input: 'What is 2+2?', expected_output: '4', rubrics: ['Is a number', { id: 'r2', outcome: 'Is exact', weight: 2 }] },
-      { id: 'q2', criteria: 'The refund is granted', input: 'A user asks for a refund' },
+      { id: 'q2', criteria: 'The refund is granted', input: 'A user asks for a refund', metadata: { evalferry: { input: null, scenario: 'A user asks for a refund', turns: [{ role: 'user', content: 'Refund please' }] } } },
     ],
   })
+  assert.deepEqual(await readCases(output), withFile(foreign, 'tests'))
 })
 
 test('--dialect agentv writes input for input_messages, which AgentV 4 no longer reads', async () => {
@@ -298,10 +287,10 @@ test('tool calls: OpenAI arguments text kept exactly, AgentV runtime shape kept'
         { role: 'assistant', content: '', tool_calls: [{ tool: 'g', input: { y: 2 }, output: 'ok' }] },
       ],
     },
-    decodeContext('t.yaml', { file: 't.yaml', recordKeys: [], header: {} }, 0),
+    decodeContext(),
   ) as EvalCase
   assert.deepEqual(c.input?.[0]?.tool_calls?.[0], { id: 'a', type: 'function', name: 'f', arguments: { x: 1 }, extras: { evalcase: { $arguments_text: '{"x": 1}' } } })
-  assert.deepEqual(c.input?.[1]?.tool_calls?.[0], { name: 'g', arguments: { y: 2 }, output: 'ok', extras: { evalcase: { $style: 'agentv' } } })
+  assert.deepEqual(c.input?.[1]?.tool_calls?.[0], { name: 'g', arguments: { y: 2 }, output: 'ok' })
   const back = evalcase.encode(c, encodeContext('yaml', 0)) as { input: { tool_calls: unknown[] }[] }
   assert.deepEqual(back.input[0]?.tool_calls[0], { id: 'a', type: 'function', function: { name: 'f', arguments: '{"x": 1}' } })
   assert.deepEqual(back.input[1]?.tool_calls[0], { tool: 'g', input: { y: 2 }, output: 'ok' })
@@ -340,8 +329,20 @@ const BAD: [string, unknown, string][] = [
 for (const [what, record, field] of BAD) {
   test(`bad input: ${what} is an error at ${field}`, () => {
     assert.throws(
-      () => evalcase.decode(record, decodeContext('bad.yaml', { file: 'bad.yaml', recordKeys: [], header: {} }, 0)),
+      () => evalcase.decode(record, decodeContext()),
       (error: unknown) => error instanceof DataError && error.code === 'E_FIELD' && error.location.field === field,
     )
   })
 }
+
+test('a duplicate id is an error naming the field id and the line', async () => {
+  const file = join(scratch, 'dup.yaml')
+  writeFileSync(file, 'evalcases:\n  - id: a\n    input: one\n  - id: b\n    input: two\n  - id: a\n    input: three\n')
+  await assert.rejects(readCases(file), (error: unknown) => error instanceof DataError && error.code === 'E_DUPLICATE_ID' && error.location.field === 'id' && error.location.line === 6)
+})
+
+test('a case without id is an error naming the field id and the line, through the pipeline', async () => {
+  const file = join(scratch, 'noid.yaml')
+  writeFileSync(file, 'tests:\n  - id: a\n    input: one\n  - criteria: c\n    input: two\n')
+  await assert.rejects(readCases(file), (error: unknown) => error instanceof DataError && error.location.field === 'id' && error.location.line === 4)
+})

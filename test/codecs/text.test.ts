@@ -157,7 +157,7 @@ test('YAML: records under a record key keep their lines; errors name line and co
     [{ id: 'a', input: 'x' }, 5],
     [{ id: 'b', input: 'two\nlines' }, 8],
   ])
-  assert.deepEqual(opts.header, { description: 'd', execution: { target: 't' } })
+  assert.deepEqual(opts.header, { description: 'd', execution: { target: 't' }, $list: 'evalcases' })
   await assert.rejects(collect(readYaml(chunks('tests:\n  - id: a\n    input: x: y\n', 5), options(['tests']))), (e: DataError) => {
     assert.equal(e.code, 'E_PARSE')
     assert.equal(e.location.line, 3)
@@ -182,5 +182,5 @@ test('YAML writer: header, list key, block scalars, read back equal', async () =
   const opts = options(['evalcases'])
   const back = await collect(readYaml(chunks(sink.text, 10), opts))
   assert.deepEqual(back.map((r) => r.value), cases)
-  assert.deepEqual(opts.header, { description: 'd' })
+  assert.deepEqual(opts.header, { description: 'd', $list: 'evalcases' })
 })
