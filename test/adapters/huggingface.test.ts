@@ -1,0 +1,132 @@
+import { test } from 'node:test'
+import assert from 'node:assert/strict'
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { fromFeature, toFeature } from '../../adapters/huggingface.ts'
+import { readRecords } from '../../src/codecs/index.ts'
+import { EvalferryError } from '../../src/errors.ts'
+import type { EvalCase } from '../../src/model.ts'
+import { newReport, type ConversionReport } from '../../src/report.ts'
+import { read, write } from '../../src/pipeline.ts'
+
+const FIXTURES = join(import.meta.dirname, '..', 'fixtures', 'hf')
+const REAL = join(import.meta.dirname, '..', '..', '..', 'shared', 'fixtures', 'real', 'hf')
+const work = mkdtempSync(join(tmpdir(), 'evalferry-hf-'))
+process.on('exit', () => rmSync(work, { recursive: true, force: true }))
+
+async function collect(file: string, report?: ConversionReport): Promise<EvalCase[]> {
+  const out: EvalCase[] = []
+  for await (const c of read(file, { from: 'hf', ...(report ? { report } : {}) })) out.push(c)
+  return out
+}
+
+async function rows(file: string): Promise<unknown[]> {
+  const out: unknown[] = []
+  const container = file.endsWith('.parquet') ? 'parquet' : file.endsWith('.csv') ? 'csv' : 'jsonl'
+  for await (const r of readRecords(container, file, { file, recordKeys: [], header: {}, columns: [] })) out.push(r.value)
+  return out
+}
+
+for (const name of readdirSync(FIXTURES).filter((n) => /\.(jsonl|csv|json|parquet)$/.test(n) && !n.endsWith('.cases.json'))) {
+  test(`hf/${name}: reads as the expected cases, and writes back the same rows`, async () => {
+    const path = join(FIXTURES, name)
+    const cases = await collect(path)
+    assert.deepEqual(JSON.parse(JSON.stringify(cases)), JSON.parse(readFileSync(`${path}.cases.json`, 'utf8')))
+    const out = join(work, name)
+    await write(cases, out, { to: 'hf' })
+    assert.deepEqual(await rows(out), await rows(path))
+  })
+}
+
+const real = (name: string) => join(REAL, name)
+
+test('viewer /first-rows: ClassLabel names, row_idx, the response header on the first case', async () => {
+  const cases = await collect(real('viewer-first-rows-a-simple-dataset-stanfordnlp-stanfordnlp-imdb-with.json'))
+  assert.equal(cases.length, 3)
+  assert.deepEqual(cases.map((c) => [c.metadata?.label, c.metadata?.row_idx]), [['neg', 0], ['neg', 1], ['neg', 2]])
+  assert.match(String(cases[0]!.metadata?.text), /^I rented I AM CURIOUS-YELLOW/)
+  const file = cases[0]!.extras?.hf?.$file as { dataset: string; split: string }
+  assert.equal(file.dataset, 'stanfordnlp/imdb')
+  assert.equal(file.split, 'train')
+})
+
+test('viewer /rows: a slice keeps its row_idx', async () => {
+  const cases = await collect(real('viewer-rows-a-slice-of-a-simple-dataset-stanfordnlp-imdb.json'))
+  assert.deepEqual(cases.map((c) => c.metadata?.row_idx), [234, 235, 236])
+  assert.ok(cases.every((c) => c.metadata?.label === 'neg'))
+})
+
+test('Image cells keep their source', async () => {
+  for (const [name, first] of [
+    ['viewer-first-rows-image-column.json', 0],
+    ['viewer-rows-a-slice-of-an-image-dataset-huggan-horse2zebra.json', 234],
+  ] as const) {
+    const cases = await collect(real(name))
+    assert.equal(cases.length, 3)
+    const image = cases[0]!.metadata?.imageA as { src: string; height: number; width: number }
+    assert.match(image.src, new RegExp(`^https://datasets-server\\.huggingface\\.co/(cached-)?assets/huggan/horse2zebra/.*/train/${first}/imageA/image\\.jpg\\?`))
+    assert.equal(image.height, 256)
+    assert.equal(image.width, 256)
+    assert.equal(cases[0]!.metadata?.row_idx, first)
+  }
+})
+
+test('Audio cells keep their source; ClassLabel language becomes its name', async () => {
+  const cases = await collect(real('viewer-first-rows-audio-column.json'))
+  assert.equal(cases.length, 3)
+  assert.deepEqual(cases.map((c) => c.metadata?.language), ['cs', 'cs', 'cs'])
+  const audio = cases[0]!.metadata?.audio as { src: string; type: string }[]
+  assert.equal(audio[0]!.type, 'audio/wav')
+  assert.match(audio[0]!.src, /voxpopuli\/--\/cs\/train\/0\/audio\/audio\.wav/)
+  assert.equal(cases[0]!.metadata?.is_gold_transcript, true)
+})
+
+test('truncated cells are reported as warnings naming the column', async () => {
+  const report = newReport('hf', 'hf', [])
+  const file = real('viewer-first-rows-truncated-cells.json')
+  const cases = await collect(file, report)
+  assert.equal(cases.length, 10)
+  assert.equal(report.warnings.length, 20)
+  assert.deepEqual(report.warnings.slice(0, 2).map((w) => w.location.field), ['row.target', 'row.feat_dynamic_real'])
+  assert.equal(report.warnings[0]!.location.file, file)
+  assert.match(report.warnings[0]!.message, /truncated/)
+  assert.deepEqual(cases[0]!.metadata?.feat_static_cat, [0])
+})
+
+test('Parquet written carries the huggingface features: ClassLabel back to integers, objects as Json', async () => {
+  const cases = await collect(real('viewer-first-rows-a-simple-dataset-stanfordnlp-stanfordnlp-imdb-with.json'))
+  cases[1]!.metadata = { ...cases[1]!.metadata, extra: { varying: ['keys'] } }
+  const out = join(work, 'imdb.parquet')
+  await write(cases, out, { to: 'hf' })
+  const schemaMetadata: Record<string, string> = {}
+  const stored: unknown[] = []
+  for await (const r of readRecords('parquet', out, { file: out, recordKeys: [], header: {}, columns: [], schemaMetadata })) stored.push(r.value)
+  const features = JSON.parse(schemaMetadata.huggingface!).info.features
+  assert.deepEqual(features.label, { names: ['neg', 'pos'], _type: 'ClassLabel' })
+  assert.deepEqual(features.extra, { _type: 'Json' })
+  assert.deepEqual((stored as { label: number }[]).map((r) => r.label), [0, 0, 0])
+  assert.equal((stored[1] as { extra: string }).extra, '{"varying":["keys"]}')
+  assert.deepEqual(JSON.parse(JSON.stringify(await collect(out))), JSON.parse(JSON.stringify(cases)))
+})
+
+test('features: ClassLabel -1 is missing, Json text is parsed, lists map their items', () => {
+  const label = { names: ['a', 'b'], _type: 'ClassLabel' }
+  assert.equal(fromFeature(-1, label), null)
+  assert.equal(toFeature(null, label), -1)
+  assert.equal(toFeature('b', label), 1)
+  assert.deepEqual(fromFeature([1, 0], { feature: label, _type: 'List' }), ['b', 'a'])
+  assert.deepEqual(fromFeature([1], [label]), ['b'])
+  assert.deepEqual(fromFeature('{"x":1}', { _type: 'Json' }), { x: 1 })
+})
+
+test('a viewer response without rows: an error naming the file and the field rows', async () => {
+  const file = join(FIXTURES, 'bad', 'no-rows.json')
+  await assert.rejects(collect(file), (e: EvalferryError) => {
+    assert.equal(e.code, 'E_FIELD')
+    assert.equal(e.exitCode, 1)
+    assert.equal(e.location.file, file)
+    assert.equal(e.location.field, 'rows')
+    return true
+  })
+})
