@@ -21,6 +21,8 @@ const OWN = join(import.meta.dirname, 'fixtures')
 /** Files that are not datasets of their folder's format, each with the reason. */
 const NOT_DATASETS: Record<string, string> = {
   'evals/evals-eval-case-schema.json': 'the JSON Schema itself, not a case',
+  'langsmith/plain.csv': 'a plain table read with --map as upload_csv takes it; LangSmith writes its own CSV columns',
+  'langsmith/columns.csv': 'a plain table read with --map as upload_csv takes it; LangSmith writes its own CSV columns',
 }
 
 export interface Fixture {

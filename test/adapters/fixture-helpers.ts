@@ -3,14 +3,16 @@ import { existsSync, mkdtempSync, readdirSync, readFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import Papa from 'papaparse'
+import { parseMapArgs } from '../../src/mapping.ts'
 import { read } from '../../src/pipeline.ts'
+import type { FieldMapping } from '../../adapters/types.ts'
 import type { EvalCase } from '../../src/model.ts'
 
 export interface Fixture {
   name: string
   file: string
   expected: EvalCase[]
-  options: Record<string, unknown>
+  options: { map?: FieldMapping }
 }
 
 /** Every `<name>.<ext>` in `dir` that has a `<name>.<ext>.cases.json` beside it. */
@@ -20,12 +22,14 @@ export function fixtures(dir: string): Fixture[] {
     .sort()
     .map((name) => {
       const file = join(dir, name)
-      const optionsFile = `${file}.options.json`
+      // `<name>.<ext>.map` holds `--map` arguments, one a line, as the command line takes them.
+      const mapFile = `${file}.map`
+      const map = existsSync(mapFile) ? parseMapArgs(readFileSync(mapFile, 'utf8').split('\n').filter((l) => l.trim() !== '')) : undefined
       return {
         name,
         file,
         expected: JSON.parse(readFileSync(`${file}.cases.json`, 'utf8')) as EvalCase[],
-        options: existsSync(optionsFile) ? (JSON.parse(readFileSync(optionsFile, 'utf8')) as Record<string, unknown>) : {},
+        options: map ? { map } : {},
       }
     })
 }

@@ -180,8 +180,8 @@ test('a dotted --map path picks the input and expected keys of JSON examples', (
   assert.deepEqual(langsmith.encode(c, encodeContext()), record)
 })
 
-test('--map inputs=a,b --map outputs=c parses to upload_csv key lists and reads a plain table', async () => {
-  const map = parseMapArgs(['inputs=question', 'context=docs', 'outputs=answer', 'ignore=row_hash'])
+test('the --map lines of plain.csv.map parse to upload_csv key lists', async () => {
+  const map = parseMapArgs(readFileSync(join(DIR, 'plain.csv.map'), 'utf8').trim().split('\n'))
   assert.deepEqual(map, { inputs: ['question'], context: 'docs', outputs: ['answer'], ignore: ['row_hash'] })
   const expected = JSON.parse(readFileSync(join(DIR, 'plain.csv.cases.json'), 'utf8')) as unknown
   assert.deepEqual(plain(await readAll(join(DIR, 'plain.csv'), { from: 'langsmith', map })), expected)
