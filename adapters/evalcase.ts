@@ -502,6 +502,9 @@ function encodeCase(c: EvalCase, ctx: EncodeContext): JsonObject {
     }
   }
 
+  if (out.expected_outcome === undefined && out.criteria === undefined && c.expected_output === undefined && !('assertions' in ownExtras(c)) && !('assert' in ownExtras(c))) {
+    ctx.warn('the case has no criteria, expected output or assertions; AgentV skips such a case', 'expected_outcome')
+  }
   if (c.rubrics !== undefined) out.rubrics = c.rubrics.map((r) => encodeRubric(r, agentv))
   for (const key of OBJECT_FIELDS) if (c[key] !== undefined) out[key] = c[key] as JsonObject
   writeExtras(out, ownExtras(c))
