@@ -295,7 +295,7 @@ function rubricIsPlain(r: Rubric, extras: JsonObject): boolean {
  * JSON Lines files and bare lists (included case files) have none; they came with AgentV 4.
  */
 function isAgentv(listKey: unknown): boolean {
-  return listKey === 'tests' || listKey === undefined
+  return listKey === 'tests' || listKey === undefined || listKey === ''
 }
 
 /**
@@ -546,6 +546,8 @@ function layout(container: Container, sample: EvalCase[], ctx: EncodeContext): F
   const header: JsonObject = isJsonObject(source) ? { ...source } : {}
   const remembered = header[LIST_KEY]
   delete header[LIST_KEY]
+  // A bare list (an included case file) is written bare again.
+  if (ctx.dialect === undefined && container === 'yaml' && remembered === '') return { header }
   const listKey =
     ctx.dialect === undefined && container === 'yaml' && typeof remembered === 'string' && RECORD_KEYS.includes(remembered)
       ? remembered

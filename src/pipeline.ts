@@ -6,7 +6,7 @@
  */
 import { dirname, resolve as resolvePath } from 'node:path'
 import { readFile } from 'node:fs/promises'
-import { parse as parseYaml } from 'yaml'
+import { parse as parseYaml, stringify as stringifyYaml } from 'yaml'
 import { getAdapter } from '../adapters/index.ts'
 import type { Adapter, Container, DecodeContext, EncodeContext, FieldMapping, FileLayout, RowMapper } from '../adapters/types.ts'
 import { applyCarry, lostFields, withCarry } from './carry.ts'
@@ -95,6 +95,7 @@ async function* readFile_(
   adapter: Adapter,
   options: ReadOptions,
   seenIds: Map<string, string>,
+  isIncluded = false,
 ): AsyncGenerator<EvalCase> {
   const header: JsonObject = {}
   const sidecar = file !== STDIO ? adapter.sidecar?.(file, container) : undefined
@@ -144,7 +145,7 @@ async function* readFile_(
       const path = resolvePath(dirname(file), included)
       const includedContainer = requireContainer(path, undefined, 'input')
       try {
-        yield* readFile_(path, includedContainer, adapter, options, seenIds)
+        yield* readFile_(path, includedContainer, adapter, options, seenIds, true)
       } catch (error) {
         if (error instanceof EvalferryError && error.code === 'E_IO') error.location = { ...location, field: String(record.value) }
         throw error
@@ -170,7 +171,8 @@ async function* readFile_(
       options.onReject?.({ error: located.message, code: located.code, location: located.location, record: record.raw ?? record.value })
       continue
     }
-    if (first && cases[0]) {
+    // Included cases join the including file, whose own keys ride on its first case.
+    if (first && cases[0] && !isIncluded) {
       first = false
       const fileKeys = withoutRecordKeys(header, adapter.recordKeys)
       if (Object.keys(fileKeys).length) {
@@ -223,11 +225,21 @@ export async function write(
   }
   const report = options.report ?? newReport('canonical', adapter.name, [], output)
   const file = await AtomicFile.create(output)
+  let sidecar: AtomicFile | undefined
   try {
-    await writeCases(cases, adapter, container, file, options, report)
+    const layout = await writeCases(cases, adapter, container, file, options, report)
+    // JSON Lines has no place for file-level keys: they go to the sidecar the adapter names.
+    const header = Object.fromEntries(Object.entries(layout.header ?? {}).filter(([k]) => !k.startsWith('$')))
+    const sidecarPath = output !== STDIO && container === 'jsonl' ? adapter.sidecar?.(output, container) : undefined
+    if (sidecarPath && Object.keys(header).length) {
+      sidecar = await AtomicFile.create(sidecarPath)
+      await sidecar.sink.write(stringifyYaml(header, { lineWidth: 0 }))
+    }
     await file.commit()
+    await sidecar?.commit()
   } catch (error) {
     await file.abort()
+    await sidecar?.abort()
     throw error
   }
   return report
@@ -240,7 +252,7 @@ async function writeCases(
   file: AtomicFile,
   options: WriteOptions,
   report: ConversionReport,
-): Promise<void> {
+): Promise<FileLayout> {
   const iterator = (Symbol.asyncIterator in cases ? cases[Symbol.asyncIterator]() : cases[Symbol.iterator]()) as
     | AsyncIterator<EvalCase>
     | Iterator<EvalCase>
@@ -285,6 +297,7 @@ async function writeCases(
     }
   }
   await writer.end()
+  return layout
 }
 
 /** Encodes one case and carries, under `evalferry`, whatever the record would not give back. */

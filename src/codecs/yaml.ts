@@ -36,6 +36,8 @@ export async function* readYaml(source: ByteSource, options: ReadOptions): Async
   let items: Node[] | undefined
   if (isSeq(contents)) {
     items = contents.items as Node[]
+    // An empty list key marks a bare list (an included case file), so a writer can keep it bare.
+    header[LIST_KEY] = ''
   } else if (isMap(contents)) {
     for (const pair of contents.items) {
       const key = String((pair.key as Node & { value?: unknown })?.toJSON?.() ?? pair.key)

@@ -198,16 +198,8 @@ test('real 4.42.4 external datasets: file:// includes read in place, in order', 
 
 // --- 2. within-format round trip ---------------------------------------------------------------
 
-/**
- * Files that do not write back as they are, with the reason and what is written instead. A bare
- * list of cases is an include file, which AgentV does not load as an eval file; it has no dialect,
- * so it is written as an `evalcases:` document with `expected_outcome`, which AgentV 4 also reads.
- */
-const WRITTEN_DIFFERENTLY: Record<string, (source: unknown) => unknown> = {
-  'agentv-4.42.4/external-datasets/cases/accuracy.yaml': (source) => ({
-    evalcases: (source as { criteria: string }[]).map(({ criteria, ...rest }) => ({ ...rest, expected_outcome: criteria })),
-  }),
-}
+/** Files that do not write back as they are, with the reason and what is written instead. */
+const WRITTEN_DIFFERENTLY: Record<string, (source: unknown) => unknown> = {}
 
 for (const file of [...caseFiles(REAL), ...caseFiles(OWN)]) {
   const name = file.startsWith(REAL) ? `real ${rel(file, REAL)}` : `own ${rel(file, OWN)}`
