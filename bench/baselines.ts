@@ -1,0 +1,129 @@
+/**
+ * What each conversion is measured against: the parser alone, fed the same file the same way
+ * evalferry's codec feeds it. Each returns the number of records it saw, so that a baseline that
+ * silently parses nothing shows up as a record count that differs from evalferry's.
+ */
+import { createReadStream, openAsBlob } from 'node:fs'
+import { readFile, writeFile } from 'node:fs/promises'
+import Papa from 'papaparse'
+import { ParquetFile, type RecordBatch as WasmRecordBatch } from 'parquet-wasm'
+import { tableFromIPC } from 'apache-arrow'
+import { parse as parseYaml, stringify as stringifyYaml } from 'yaml'
+import { dump as dumpJsYaml, load as loadJsYaml } from 'js-yaml'
+
+/** The chunk size of evalferry's text source (`src/io.ts` `textSource`). */
+export const CHUNK_BYTES = 1 << 20
+
+function textChunks(path: string): AsyncIterable<string> {
+  const stream = createReadStream(path, { highWaterMark: CHUNK_BYTES })
+  stream.setEncoding('utf8')
+  return stream as AsyncIterable<string>
+}
+
+interface CoreParser {
+  parse(input: string, baseIndex: number, ignoreLastRow: boolean): Papa.ParseResult<string[]>
+}
+
+/**
+ * papaparse's core parser over the file in 1 MiB chunks, each parse handing back the unfinished
+ * last row, as the CSV codec does; rows stay arrays of cells. Returns data rows (header excluded).
+ */
+export async function papaparseRows(path: string): Promise<number> {
+  const ParserClass = (Papa as unknown as { Parser: new (config: object) => CoreParser }).Parser
+  let parser: CoreParser | undefined
+  let pending = ''
+  let rows = 0
+  let minParse = 0
+  for await (const chunk of textChunks(path)) {
+    pending += chunk
+    if (pending.length < minParse) continue
+    if (!parser) {
+      const nl = pending.indexOf('\n')
+      if (nl === -1) continue
+      parser = new ParserClass({ delimiter: ',', newline: pending.charCodeAt(nl - 1) === 0x0d ? '\r\n' : '\n', quoteChar: '"' })
+    }
+    const result = parser.parse(pending, 0, true)
+    pending = pending.slice(result.meta.cursor)
+    minParse = pending.length * 2
+    rows += result.data.length
+  }
+  if (parser && pending !== '') rows += parser.parse(pending, 0, false).data.length
+  return rows - 1
+}
+
+/** `JSON.parse` per line over the file in 1 MiB chunks. */
+export async function jsonParseLines(path: string): Promise<number> {
+  let rest = ''
+  let records = 0
+  for await (const chunk of textChunks(path)) {
+    const text = rest + chunk
+    let start = 0
+    for (let nl = text.indexOf('\n'); nl !== -1; nl = text.indexOf('\n', start)) {
+      if (nl > start) {
+        JSON.parse(text.slice(start, nl))
+        records++
+      }
+      start = nl + 1
+    }
+    rest = text.slice(start)
+  }
+  if (rest.trim() !== '') {
+    JSON.parse(rest)
+    records++
+  }
+  return records
+}
+
+/** Rows per batch, as the Parquet codec asks parquet-wasm for them. */
+const PARQUET_BATCH_ROWS = 4096
+
+async function eachParquetBatch(path: string, use: (batch: WasmRecordBatch) => void): Promise<number> {
+  const file = await ParquetFile.fromFile(await openAsBlob(path))
+  let rows = 0
+  try {
+    const stream = (await file.stream({ batchSize: PARQUET_BATCH_ROWS })) as ReadableStream<WasmRecordBatch>
+    for await (const batch of stream as unknown as AsyncIterable<WasmRecordBatch>) {
+      rows += batch.numRows
+      use(batch)
+    }
+  } finally {
+    file.free()
+  }
+  return rows
+}
+
+/** parquet-wasm alone: every row group decoded into wasm-side Arrow record batches. */
+export function parquetWasmRows(path: string): Promise<number> {
+  return eachParquetBatch(path, (batch) => batch.free())
+}
+
+/** parquet-wasm, then each batch handed to Arrow JS as an IPC stream (columns, not rows). */
+export function parquetArrowJsRows(path: string): Promise<number> {
+  return eachParquetBatch(path, (batch) => {
+    tableFromIPC(batch.intoIPCStream())
+  })
+}
+
+/** The document's record list, for counting. */
+function listOf(doc: unknown): unknown[] {
+  const list = (doc as { evalcases?: unknown[] } | null)?.evalcases
+  return Array.isArray(list) ? list : []
+}
+
+export async function yamlParseFile(path: string): Promise<number> {
+  return listOf(parseYaml(await readFile(path, 'utf8'))).length
+}
+
+export async function jsYamlLoadFile(path: string): Promise<number> {
+  return listOf(loadJsYaml(await readFile(path, 'utf8'))).length
+}
+
+export async function yamlStringifyFile(doc: unknown, path: string): Promise<number> {
+  await writeFile(path, stringifyYaml(doc, { lineWidth: 0, minContentWidth: 0 }))
+  return listOf(doc).length
+}
+
+export async function jsYamlDumpFile(doc: unknown, path: string): Promise<number> {
+  await writeFile(path, dumpJsYaml(doc, { lineWidth: -1 }))
+  return listOf(doc).length
+}

@@ -1,0 +1,522 @@
+/**
+ * `npm run bench [-- --size 50MB] [--runs 3] [--only csv-evalcase,yaml-read] [--no-profile]`
+ *
+ * Generates seeded eval-like datasets under `.bench/` (reused while the size and generator stay the
+ * same) and prints one row per measurement, each pairing evalferry with a baseline timed in the same
+ * run on the same file. Ratios come first: evalferry throughput over the baseline's (1.00 = as fast
+ * as parsing alone); absolute figures beside them. Every timing is one warm-up, then the best of
+ * `--runs`, evalferry and baseline alternating. MB is 10^6 bytes.
+ *
+ * Rows (`--size` S, default 10MB, is the size of each input unless said otherwise):
+ * - csv-evalcase      plain CSV table → evalcase JSON Lines (`from: 'csv'`), against papaparse's core
+ *                     parser over the same file in the same 1 MiB chunks, rows left as cell arrays.
+ * - csv-deepeval      DeepEval `save_as` CSV → DeepEval JSON Lines, against papaparse likewise.
+ * - parquet-hf        Hugging Face Parquet (S of text before compression) → hf JSON Lines, against
+ *                     parquet-wasm decoding every row group alone, and parquet-wasm + Arrow JS tables.
+ * - parquet-langsmith the same Parquet file → LangSmith JSON Lines, against the same baselines.
+ * - jsonl-parquet     LangSmith JSON Lines → Hugging Face Parquet, against `JSON.parse` per line.
+ * - yaml-read         evalcase YAML (S/4) read to cases, against `yaml` parse and `js-yaml` load of
+ *                     the whole file; the ratio is of times (evalferry time ÷ baseline time).
+ * - yaml-write        those cases written as evalcase YAML, against `yaml` stringify and `js-yaml`
+ *                     dump of the parsed document, each written to a file; times likewise.
+ * - memory            peak RSS of a child process converting a CSV table of 10×S to evalcase JSON
+ *                     Lines, against a child running papaparse alone over the same file.
+ * - batch             8 CSV tables of S/8 through the CLI with `--jobs 1` and with one job per core.
+ * A row whose adapter or option is missing prints its error and the others still run. Conversion
+ * rows below 0.7 are profiled once (V8's CPU profiler, as `node --cpu-prof`, after a warm-up run);
+ * their top self-time functions follow.
+ */
+import { spawn } from 'node:child_process'
+import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs'
+import { SourceMap } from 'node:module'
+import { mkdir, readFile, rm, writeFile } from 'node:fs/promises'
+import { availableParallelism, loadavg } from 'node:os'
+import { dirname, join, relative, resolve } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { setFlagsFromString } from 'node:v8'
+import { runInNewContext } from 'node:vm'
+import { parse as parseYaml } from 'yaml'
+import { convert, read, write, type ConvertOptions, type EvalCase } from '../src/index.ts'
+import {
+  jsonParseLines,
+  jsYamlDumpFile,
+  jsYamlLoadFile,
+  papaparseRows,
+  parquetArrowJsRows,
+  parquetWasmRows,
+  yamlParseFile,
+  yamlStringifyFile,
+} from './baselines.ts'
+import type { ChildJob, ChildResult } from './child.ts'
+import { DATA_VERSION, generate, type Dataset, type DatasetKind } from './data.ts'
+
+const ROOT = resolve(fileURLToPath(new URL('..', import.meta.url)))
+const BENCH = join(ROOT, 'bench')
+const WORK = join(ROOT, '.bench')
+const SEED = 20240601
+const CORES = availableParallelism()
+
+// A full collection between timings keeps one run's garbage out of the next one's time.
+setFlagsFromString('--expose-gc')
+const collectGarbage = runInNewContext('gc') as () => void
+
+// ---------------------------------------------------------------------------------------------
+// Arguments
+
+interface Options {
+  size: number
+  runs: number
+  only?: Set<string>
+  profile: boolean
+}
+
+function parseSize(text: string): number {
+  const match = /^(\d+(?:\.\d+)?)\s*(b|kb|k|mb|m|gb|g)?$/i.exec(text.trim())
+  if (!match) throw new Error(`--size takes a size like 50MB, 500KB or 1GB, not "${text}"`)
+  const unit = (match[2] ?? 'mb').toLowerCase()
+  const scale = unit.startsWith('g') ? 1e9 : unit.startsWith('m') ? 1e6 : unit.startsWith('k') ? 1e3 : 1
+  return Math.round(Number(match[1]) * scale)
+}
+
+function parseArgs(argv: string[]): Options {
+  const options: Options = { size: 10e6, runs: 3, profile: true }
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i]!
+    const [name, inline] = arg.includes('=') ? [arg.slice(0, arg.indexOf('=')), arg.slice(arg.indexOf('=') + 1)] : [arg, undefined]
+    const value = () => inline ?? argv[++i] ?? ''
+    if (name === '--size') options.size = parseSize(value())
+    else if (name === '--runs') options.runs = Math.max(1, Number(value()) || 3)
+    else if (name === '--only') options.only = new Set(value().split(','))
+    else if (name === '--no-profile') options.profile = false
+    else if (name === '--help' || name === '-h') {
+      process.stdout.write('usage: npm run bench -- [--size 10MB] [--runs 3] [--only row,row] [--no-profile]\n')
+      process.exit(0)
+    } else throw new Error(`unknown argument ${arg}`)
+  }
+  return options
+}
+
+// ---------------------------------------------------------------------------------------------
+// Measuring
+
+interface Timing {
+  seconds: number
+  records: number
+}
+
+/** One warm-up of each, then `runs` rounds alternating them; the best time of each. */
+async function race(runs: number, contenders: (() => Promise<number>)[]): Promise<Timing[]> {
+  const best: Timing[] = contenders.map(() => ({ seconds: Infinity, records: 0 }))
+  for (const run of contenders) {
+    collectGarbage()
+    await run()
+  }
+  for (let round = 0; round < runs; round++) {
+    for (const [i, run] of contenders.entries()) {
+      collectGarbage()
+      const started = performance.now()
+      const records = await run()
+      const seconds = (performance.now() - started) / 1000
+      if (seconds < best[i]!.seconds) best[i] = { seconds, records }
+    }
+  }
+  return best
+}
+
+const mb = (bytes: number) => bytes / 1e6
+const fixed = (n: number, digits = 2) => n.toFixed(digits)
+const thousands = (n: number) => Math.round(n).toLocaleString('en-US')
+
+function throughput(t: Timing, bytes: number): string {
+  return `${fixed(mb(bytes) / t.seconds, 1)} MB/s  ${thousands(t.records / t.seconds)} rec/s  ${fixed(t.seconds)} s`
+}
+
+interface Row {
+  id: string
+  title: string
+  ratio: string
+  evalferry: string
+  baseline: string
+  /** Throughput ratio against the main baseline, for conversions (what decides profiling). */
+  conversionRatio?: number
+  profileJob?: ConvertOptions
+}
+
+// ---------------------------------------------------------------------------------------------
+// Data
+
+class Datasets {
+  readonly dir: string
+  constructor(private readonly size: number) {
+    this.dir = join(WORK, `data-v${DATA_VERSION}-${size}`)
+  }
+
+  /** The dataset, generated on first use and then reused (its record count kept beside it). */
+  async get(kind: DatasetKind, name: string, bytes: number, seed = SEED): Promise<Dataset> {
+    const path = join(this.dir, name)
+    // Kept apart from the data so that a directory of inputs holds only datasets.
+    const meta = join(this.dir, 'meta', `${name.replaceAll('/', '_')}.json`)
+    if (existsSync(path) && existsSync(meta)) return JSON.parse(await readFile(meta, 'utf8')) as Dataset
+    progress(`generating ${relative(ROOT, path)} (${fixed(mb(bytes), 1)} MB)`)
+    const dataset = await generate(kind, path, bytes, seed)
+    await mkdir(dirname(meta), { recursive: true })
+    await writeFile(meta, JSON.stringify(dataset))
+    return dataset
+  }
+}
+
+function progress(message: string): void {
+  process.stderr.write(`bench: ${message}\n`)
+}
+
+// ---------------------------------------------------------------------------------------------
+// Rows
+
+const OUT = join(WORK, 'out')
+
+async function conversionRow(
+  id: string,
+  title: string,
+  input: Dataset,
+  options: Omit<ConvertOptions, 'input' | 'output'> & { output: string },
+  runs: number,
+  baselines: [string, (path: string) => Promise<number>][],
+): Promise<Row> {
+  const job: ConvertOptions = { ...options, input: input.path, output: join(OUT, options.output) }
+  const timings = await race(runs, [
+    async () => (await convert(job)).records.written,
+    ...baselines.map(([, run]) => () => run(input.path)),
+  ])
+  await rm(job.output, { force: true })
+  const [ours, ...theirs] = timings as [Timing, ...Timing[]]
+  const ratios = theirs.map((t, i) => `${fixed(t.seconds / ours.seconds)} × ${baselines[i]![0]}`)
+  const counts = new Set([ours.records, ...theirs.map((t) => t.records)])
+  return {
+    id,
+    title,
+    ratio: ratios.join(', '),
+    evalferry: throughput(ours, input.bytes),
+    baseline: theirs.map((t, i) => `${baselines[i]![0]}: ${throughput(t, input.bytes)}`).join('; ') + (counts.size > 1 ? `  (records differ: ${[...counts].join(' vs ')})` : ''),
+    conversionRatio: theirs[0]!.seconds / ours.seconds,
+    profileJob: job,
+  }
+}
+
+async function yamlRows(data: Datasets, size: number, runs: number): Promise<Row[]> {
+  const input = await data.get('evalcase-yaml', 'evalcase.yaml', size / 4)
+  const readTimes = await race(runs, [
+    async () => {
+      let n = 0
+      for await (const _ of read(input.path, { from: 'evalcase' })) n++
+      return n
+    },
+    () => yamlParseFile(input.path),
+    () => jsYamlLoadFile(input.path),
+  ])
+  const cases: EvalCase[] = []
+  for await (const c of read(input.path, { from: 'evalcase' })) cases.push(c)
+  const doc: unknown = parseYaml(await readFile(input.path, 'utf8'))
+  const output = join(OUT, 'evalcase-written.yaml')
+  const writeTimes = await race(runs, [
+    async () => (await write(cases, output, { to: 'evalcase' })).records.written,
+    () => yamlStringifyFile(doc, output),
+    () => jsYamlDumpFile(doc, output),
+  ])
+  await rm(output, { force: true })
+  const row = (id: string, title: string, [ours, yaml, jsYaml]: Timing[]): Row => ({
+    id,
+    title,
+    ratio: `time ${fixed(ours!.seconds / yaml!.seconds)} × yaml, ${fixed(ours!.seconds / jsYaml!.seconds)} × js-yaml`,
+    evalferry: throughput(ours!, input.bytes),
+    baseline: `yaml: ${throughput(yaml!, input.bytes)}; js-yaml: ${throughput(jsYaml!, input.bytes)}`,
+  })
+  return [row('yaml-read', 'evalcase YAML read', readTimes), row('yaml-write', 'evalcase YAML write', writeTimes)]
+}
+
+/** Runs a command; resolves with its stdout, or rejects with the last line of its stderr. */
+function runProcess(args: string[], options: { cwd?: string } = {}): Promise<string> {
+  return new Promise((resolvePromise, reject) => {
+    const child = spawn(process.execPath, args, { cwd: options.cwd ?? ROOT, stdio: ['ignore', 'pipe', 'pipe'] })
+    let stdout = ''
+    let stderr = ''
+    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()))
+    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()))
+    child.on('error', reject)
+    child.on('close', (code) => {
+      if (code === 0) resolvePromise(stdout)
+      else reject(new Error(stderr.trim().split('\n').filter(Boolean).slice(-1)[0] ?? `exit code ${code}`))
+    })
+  })
+}
+
+async function runChild(job: ChildJob): Promise<ChildResult> {
+  const out = await runProcess(['--import', 'tsx', join(BENCH, 'child.ts'), JSON.stringify(job)])
+  return JSON.parse(out.trim().split('\n').pop()!) as ChildResult
+}
+
+async function memoryRow(data: Datasets, size: number): Promise<Row> {
+  const input = await data.get('table-csv', 'table-x10.csv', size * 10, SEED + 10)
+  const output = join(OUT, 'table-x10.jsonl')
+  const ours = await runChild({ kind: 'convert', options: { input: input.path, output, from: 'csv', to: 'evalcase' } })
+  await rm(output, { force: true })
+  const theirs = await runChild({ kind: 'papaparse', path: input.path })
+  const describe = (r: ChildResult) => `peak ${fixed(mb(r.peakRss), 0)} MB (${fixed(mb(r.peakRss - r.startRss), 0)} MB over start), ${fixed(r.seconds)} s`
+  return {
+    id: 'memory',
+    title: `peak RSS, CSV ${fixed(mb(input.bytes), 0)} MB → evalcase JSONL`,
+    ratio: `${fixed(ours.peakRss / theirs.peakRss)} × papaparse's peak`,
+    evalferry: describe(ours),
+    baseline: `papaparse: ${describe(theirs)}`,
+  }
+}
+
+/** Newest modification time of the TypeScript sources the build compiles. */
+function newestSource(dir = ROOT): number {
+  let newest = 0
+  for (const sub of dir === ROOT ? ['src', 'adapters', 'cache'] : ['']) {
+    const path = join(dir, sub)
+    if (!existsSync(path)) continue
+    for (const e of readdirSync(path, { withFileTypes: true })) {
+      const child = join(path, e.name)
+      newest = Math.max(newest, e.isDirectory() ? newestSource(child) : e.name.endsWith('.ts') ? statSync(child).mtimeMs : 0)
+    }
+  }
+  return newest
+}
+
+/**
+ * Compiled JavaScript of the sources: `dist/` when it is newer than every source, else a private
+ * build under `.bench/dist` (made when stale). Batches run it, as users do, since a worker thread
+ * that loads TypeScript through tsx spends its start-up compiling; profiles get real line numbers.
+ */
+let compiling: Promise<string> | undefined
+function compiled(): Promise<string> {
+  compiling ??= compile()
+  return compiling
+}
+
+async function compile(): Promise<string> {
+  const newest = newestSource()
+  for (const dir of [join(ROOT, 'dist'), join(WORK, 'dist')]) {
+    const main = join(dir, 'src', 'cli', 'main.js')
+    if (existsSync(main) && statSync(main).mtimeMs >= newest) return dir
+  }
+  const dir = join(WORK, 'dist')
+  progress('compiling the sources into .bench/dist (dist/ is absent or older than the sources)')
+  await rm(dir, { recursive: true, force: true })
+  // tsc emits despite type errors elsewhere in a tree under work; only a missing file is fatal.
+  await runProcess([join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', 'tsconfig.build.json', '--outDir', dir]).catch(() => {})
+  if (!existsSync(join(dir, 'src', 'cli', 'main.js'))) throw new Error('compiling the sources failed')
+  return dir
+}
+
+async function batchRow(data: Datasets, size: number, runs: number): Promise<Row> {
+  const title = `batch of 8 CSV tables → evalcase JSONL, --jobs 1 vs ${CORES}`
+  const cli = [join(await compiled(), 'src', 'cli', 'main.js')]
+  const help = await runProcess([...cli, 'convert', '--help']).catch((e: Error) => e.message)
+  if (!help.includes('--jobs')) return { id: 'batch', title, ratio: 'n/a (needs --jobs)', evalferry: '', baseline: '' }
+  let bytes = 0
+  let records = 0
+  for (let i = 1; i <= 8; i++) {
+    const part = await data.get('table-csv', join('batch', `part-${i}.csv`), size / 8, SEED + 100 + i)
+    bytes += part.bytes
+    records += part.records
+  }
+  const outDir = join(OUT, 'batch')
+  const runCli = (jobs: number) => async () => {
+    await rm(outDir, { recursive: true, force: true })
+    await mkdir(outDir, { recursive: true })
+    await runProcess([...cli, 'convert', join(data.dir, 'batch'), '--from', 'csv', '--to', 'evalcase', '--to-container', 'jsonl', '-o', outDir, '--jobs', String(jobs), '--quiet'])
+    return records
+  }
+  const [one, all] = (await race(runs, [runCli(1), runCli(CORES)])) as [Timing, Timing]
+  await rm(outDir, { recursive: true, force: true })
+  return {
+    id: 'batch',
+    title,
+    ratio: `${fixed(one.seconds / all.seconds)} × --jobs 1 (ideal ${CORES}.00)`,
+    evalferry: `--jobs ${CORES}: ${throughput(all, bytes)}`,
+    baseline: `--jobs 1: ${throughput(one, bytes)}`,
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Profiles
+
+interface ProfileNode {
+  id: number
+  callFrame: { functionName: string; url: string; lineNumber: number; columnNumber: number }
+}
+
+const sourceMaps = new Map<string, SourceMap | undefined>()
+
+/** `file:line` of a profiled function, mapped back to the TypeScript source when compiled. */
+function sourcePosition(url: string, line: number, column: number): string {
+  if (!url) return ''
+  const path = url.startsWith('file:') ? fileURLToPath(url) : url
+  if (!sourceMaps.has(path)) {
+    let map: SourceMap | undefined
+    try {
+      map = new SourceMap(JSON.parse(readFileSync(`${path}.map`, 'utf8')))
+    } catch {
+      map = undefined
+    }
+    sourceMaps.set(path, map)
+  }
+  const entry = sourceMaps.get(path)?.findEntry(line, column) as { originalSource?: string; originalLine?: number } | undefined
+  if (entry?.originalSource && entry.originalLine !== undefined) {
+    const original = entry.originalSource.startsWith('file:') ? fileURLToPath(entry.originalSource) : resolve(dirname(path), entry.originalSource)
+    return `${relative(ROOT, original)}:${entry.originalLine + 1}`
+  }
+  return `${path.startsWith('/') ? relative(ROOT, path) : path}:${line + 1}`
+}
+
+interface Hotspot {
+  name: string
+  where: string
+  share: number
+}
+
+/**
+ * Self time per function (and per file) of a `.cpuprofile`, as shares of the non-idle samples;
+ * samples are counted rather than weighted by their time deltas, which pile up on the profiler's
+ * own start and stop.
+ */
+function hotspots(profile: { nodes: ProfileNode[]; samples: number[] }): { functions: Hotspot[]; files: Hotspot[] } {
+  const byId = new Map(profile.nodes.map((n) => [n.id, n]))
+  const functions = new Map<string, Hotspot>()
+  const files = new Map<string, Hotspot>()
+  let total = 0
+  for (const id of profile.samples) {
+    const node = byId.get(id)
+    const delta = 1
+    if (!node || node.callFrame.functionName === '(idle)') continue
+    total += delta
+    const { functionName, url, lineNumber, columnNumber } = node.callFrame
+    const where = sourcePosition(url, lineNumber, columnNumber)
+    const file = where.replace(/:\d+$/, '')
+    const fn = functions.get(functionName + where) ?? { name: functionName || '(anonymous)', where, share: 0 }
+    fn.share += delta
+    functions.set(functionName + where, fn)
+    const key = file || functionName
+    const f = files.get(key) ?? { name: key, where: '', share: 0 }
+    f.share += delta
+    files.set(key, f)
+  }
+  const top = (m: Map<string, Hotspot>, n: number) =>
+    [...m.values()].map((h) => ({ ...h, share: h.share / (total || 1) })).sort((a, b) => b.share - a.share).slice(0, n)
+  return { functions: top(functions, 12), files: top(files, 8) }
+}
+
+async function profileRow(row: Row): Promise<string> {
+  const dir = join(WORK, 'prof', row.id)
+  await rm(dir, { recursive: true, force: true })
+  await mkdir(dir, { recursive: true })
+  const path = join(dir, `${row.id}.cpuprofile`)
+  const lib = join(await compiled(), 'src', 'index.js')
+  await runProcess(['--import', 'tsx', join(BENCH, 'child.ts'), JSON.stringify({ kind: 'convert', options: row.profileJob!, profile: path, lib } satisfies ChildJob)])
+  await rm(row.profileJob!.output, { force: true })
+  const { functions, files } = hotspots(JSON.parse(await readFile(path, 'utf8')))
+  const lines = [`${row.id} (${fixed(row.conversionRatio!)}): top self time, profile in ${relative(ROOT, path)}`]
+  for (const h of functions) lines.push(`  ${fixed(h.share * 100, 1).padStart(5)}%  ${h.name}  ${h.where}`)
+  lines.push('  by file: ' + files.map((h) => `${h.name} ${fixed(h.share * 100, 1)}%`).join(', '))
+  return lines.join('\n')
+}
+
+// ---------------------------------------------------------------------------------------------
+
+function printTable(rows: Row[]): void {
+  const header: Row = { id: '', title: 'measurement', ratio: 'ratio (evalferry ÷ baseline)', evalferry: 'evalferry', baseline: 'baseline' }
+  const all = [header, ...rows]
+  const width = (key: 'title' | 'ratio' | 'evalferry') => Math.max(...all.map((r) => r[key].length))
+  const [w1, w2, w3] = [width('title'), width('ratio'), width('evalferry')]
+  const line = (r: Row) => `${r.title.padEnd(w1)}  ${r.ratio.padEnd(w2)}  ${r.evalferry.padEnd(w3)}  ${r.baseline}`.trimEnd()
+  process.stdout.write(line(header) + '\n' + '-'.repeat(w1 + w2 + w3 + 6 + 40) + '\n')
+  for (const r of rows) process.stdout.write(line(r) + '\n')
+}
+
+async function main(): Promise<void> {
+  const options = parseArgs(process.argv.slice(2))
+  const { size, runs } = options
+  const data = new Datasets(size)
+  await mkdir(OUT, { recursive: true })
+  const wanted = (id: string) => !options.only || options.only.has(id)
+
+  const plan: { ids: string[]; title: string; run: () => Promise<Row | Row[]> }[] = [
+    {
+      ids: ['csv-evalcase'],
+      title: 'CSV table → evalcase JSONL',
+      run: async () =>
+        conversionRow('csv-evalcase', 'CSV table → evalcase JSONL', await data.get('table-csv', 'table.csv', size), { output: 'table.jsonl', from: 'csv', to: 'evalcase' }, runs, [
+          ['papaparse', papaparseRows],
+        ]),
+    },
+    {
+      ids: ['csv-deepeval'],
+      title: 'CSV DeepEval → DeepEval JSONL',
+      run: async () =>
+        conversionRow('csv-deepeval', 'CSV DeepEval → DeepEval JSONL', await data.get('deepeval-csv', 'deepeval.csv', size), { output: 'deepeval.jsonl', from: 'deepeval', to: 'deepeval' }, runs, [
+          ['papaparse', papaparseRows],
+        ]),
+    },
+    {
+      ids: ['parquet-hf'],
+      title: 'Parquet hf → hf JSONL',
+      run: async () =>
+        conversionRow('parquet-hf', 'Parquet hf → hf JSONL', await data.get('hf-parquet', 'hf.parquet', size), { output: 'hf.jsonl', from: 'hf', to: 'hf' }, runs, [
+          ['parquet-wasm', parquetWasmRows],
+          ['parquet-wasm+Arrow JS', parquetArrowJsRows],
+        ]),
+    },
+    {
+      ids: ['parquet-langsmith'],
+      title: 'Parquet hf → LangSmith JSONL',
+      run: async () =>
+        conversionRow('parquet-langsmith', 'Parquet hf → LangSmith JSONL', await data.get('hf-parquet', 'hf.parquet', size), { output: 'langsmith.jsonl', from: 'hf', to: 'langsmith' }, runs, [
+          ['parquet-wasm', parquetWasmRows],
+          ['parquet-wasm+Arrow JS', parquetArrowJsRows],
+        ]),
+    },
+    {
+      ids: ['jsonl-parquet'],
+      title: 'LangSmith JSONL → hf Parquet',
+      run: async () =>
+        conversionRow('jsonl-parquet', 'LangSmith JSONL → hf Parquet', await data.get('langsmith-jsonl', 'langsmith.jsonl', size), { output: 'hf.parquet', from: 'langsmith', to: 'hf' }, runs, [
+          ['JSON.parse', jsonParseLines],
+        ]),
+    },
+    { ids: ['yaml-read', 'yaml-write'], title: 'evalcase YAML read / write', run: () => yamlRows(data, size, runs) },
+    { ids: ['memory'], title: 'peak RSS', run: () => memoryRow(data, size) },
+    { ids: ['batch'], title: 'batch of 8 files', run: () => batchRow(data, size, runs) },
+  ]
+
+  process.stdout.write(
+    `evalferry bench: inputs of ${fixed(mb(size), 1)} MB (YAML ${fixed(mb(size / 4), 1)} MB, memory ${fixed(mb(size * 10), 0)} MB, batch 8 × ${fixed(mb(size / 8), 1)} MB); ` +
+      `best of ${runs} after one warm-up; node ${process.version}, ${CORES} cores, load average ${fixed(loadavg()[0]!, 1)} at start\n\n`,
+  )
+  const rows: Row[] = []
+  for (const step of plan) {
+    if (!step.ids.some(wanted)) continue
+    progress(step.title)
+    try {
+      const result = await step.run()
+      rows.push(...(Array.isArray(result) ? result : [result]).filter((r) => wanted(r.id)))
+    } catch (error) {
+      const message = (error instanceof Error ? error.message : String(error)).split('\n')[0]!
+      rows.push({ id: step.ids[0]!, title: step.title, ratio: 'error', evalferry: '', baseline: message.slice(0, 200) })
+    }
+  }
+  printTable(rows)
+
+  const slow = rows.filter((r) => r.conversionRatio !== undefined && r.conversionRatio < 0.7 && r.profileJob)
+  if (options.profile && slow.length) {
+    process.stdout.write('\nConversions below 0.7 of their baseline, profiled once each after a warm-up (V8 CPU profiler):\n')
+    for (const row of slow) {
+      progress(`profiling ${row.id}`)
+      process.stdout.write((await profileRow(row).catch((e: Error) => `${row.id}: profiling failed: ${e.message}`)) + '\n')
+    }
+  }
+  await rm(OUT, { recursive: true, force: true })
+}
+
+await main()
