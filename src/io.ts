@@ -4,24 +4,82 @@ import { mkdir, open, realpath, rename, rm, stat } from 'node:fs/promises'
 import { basename, dirname, join, resolve } from 'node:path'
 import { randomBytes } from 'node:crypto'
 import { once } from 'node:events'
-import { EvalferryError, UsageError } from './errors.ts'
+import { DataError, EvalferryError, UsageError } from './errors.ts'
 import type { ByteSource, Sink } from './codecs/types.ts'
 
 export const STDIO = '-'
 
-/** The text of a file (or standard input, `-`) as UTF-8 chunks, decoded across chunk boundaries. */
+/**
+ * The text of a file (or standard input, `-`) as UTF-8 chunks, decoded across chunk boundaries.
+ * Bytes that are not UTF-8 are an error naming the line, never silently replaced.
+ */
 export function textSource(path: string, progress?: { bytes: number }, highWaterMark = 1 << 20): ByteSource {
   const stream = path === STDIO ? process.stdin : createReadStream(path, { highWaterMark })
-  stream.setEncoding('utf8')
-  if (!progress || path === STDIO) return stream as AsyncIterable<string>
-  return counted(stream as AsyncIterable<string> & { bytesRead: number }, progress)
+  return decodeUtf8(stream as AsyncIterable<Buffer | string>, path, progress)
 }
 
-async function* counted(stream: AsyncIterable<string> & { bytesRead: number }, progress: { bytes: number }): AsyncGenerator<string> {
+async function* decodeUtf8(stream: AsyncIterable<Buffer | string>, path: string, progress?: { bytes: number }): AsyncGenerator<string> {
+  // ignoreBOM keeps a leading byte-order mark in the text, where each codec skips it.
+  const decoder = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true })
+  let bytes = 0
+  let lines = 1
   for await (const chunk of stream) {
-    progress.bytes = stream.bytesRead
-    yield chunk
+    const buffer = typeof chunk === 'string' ? Buffer.from(chunk, 'utf8') : chunk
+    if (bytes === 0 && buffer.length >= 2 && ((buffer[0] === 0xff && buffer[1] === 0xfe) || (buffer[0] === 0xfe && buffer[1] === 0xff))) {
+      throw new DataError('E_PARSE', 'the file is UTF-16 (it starts with a UTF-16 byte-order mark); save it as UTF-8', { file: path, line: 1 })
+    }
+    let text: string
+    try {
+      text = decoder.decode(buffer, { stream: true })
+    } catch {
+      throw invalidUtf8(path, buffer, bytes, lines)
+    }
+    bytes += buffer.length
+    if (progress && path !== STDIO) progress.bytes = bytes
+    lines += countLines(text)
+    if (text) yield text
   }
+  let rest: string
+  try {
+    rest = decoder.decode()
+  } catch {
+    throw new DataError('E_PARSE', 'invalid UTF-8: the file ends inside a multi-byte character', { file: path, line: lines })
+  }
+  if (rest) yield rest
+}
+
+const STRICT = new TextDecoder('utf-8', { fatal: true })
+
+function countLines(text: string): number {
+  let n = 0
+  for (let at = text.indexOf('\n'); at !== -1; at = text.indexOf('\n', at + 1)) n++
+  return n
+}
+
+/** The error for a chunk that does not decode: the line and byte offset of its first bad byte. */
+function invalidUtf8(path: string, buffer: Buffer, offset: number, line: number): DataError {
+  // A sequence cut by the previous chunk's end is rare enough to report at this chunk's start.
+  let at = 0
+  while (at < buffer.length) {
+    const b = buffer[at]!
+    const size = b < 0x80 ? 1 : b >= 0xc2 && b <= 0xdf ? 2 : b >= 0xe0 && b <= 0xef ? 3 : b >= 0xf0 && b <= 0xf4 ? 4 : 0
+    if (size === 0 || at + size > buffer.length) break
+    let ok = true
+    for (let k = 1; k < size; k++) if ((buffer[at + k]! & 0xc0) !== 0x80) ok = false
+    if (ok && size > 1) {
+      try {
+        STRICT.decode(buffer.subarray(at, at + size))
+      } catch {
+        ok = false // an overlong form or a surrogate
+      }
+    }
+    if (!ok) break
+    if (b === 0x0a) line++
+    at += size
+  }
+  const byte = buffer[at]
+  const what = byte === undefined ? 'a truncated character' : `byte 0x${byte.toString(16).padStart(2, '0')}`
+  return new DataError('E_PARSE', `invalid UTF-8: ${what} at byte offset ${offset + at}; the file must be UTF-8`, { file: path, line })
 }
 
 /** Collects small writes into large ones and waits for the stream to drain. */
