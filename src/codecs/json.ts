@@ -7,7 +7,7 @@
  */
 import { DataError } from '../errors.ts'
 import type { JsonObject, JsonValue } from '../model.ts'
-import type { ByteSource, ReadOptions, RecordWriter, Sink, SourceRecord } from './types.ts'
+import { MAX_RECORD_CHARS, tooLong, type ByteSource, type ReadOptions, type RecordWriter, type Sink, type SourceRecord } from './types.ts'
 
 /** Deeper than this, a document is refused before `JSON.parse` would exhaust the stack. */
 export const MAX_DEPTH = 2000
@@ -32,6 +32,7 @@ export async function* readJson(source: ByteSource, options: ReadOptions): Async
   let sawRecordKey = false
   let currentKey = ''
   let lastWasSeparator = true // in a list: whether a `,` (or the opening bracket) came since the last element
+  let afterComma = false // in a list: whether the last thing was a `,`
 
   // The value being cut out: its text so far (across chunks), depth inside it, and string state.
   let capturing = false
@@ -190,14 +191,13 @@ export async function* readJson(source: ByteSource, options: ReadOptions): Async
           continue
         case Mode.TopObjectKey: {
           if (c === 0x7d) {
+            if (afterComma) fail(`unexpected '}' after ',': a trailing comma is not JSON`)
             mode = Mode.Done
             i++
             continue
           }
-          if (c === 0x2c) {
-            i++
-            continue
-          }
+          if (c === 0x2c) fail(`unexpected ',' in the top-level object`)
+          afterComma = false
           if (c !== 0x22) fail(`expected a key in the top-level object, found ${describeChar(c)}`)
           const end = findStringEnd(text, i + 1)
           if (end === -1) {
@@ -226,8 +226,10 @@ export async function* readJson(source: ByteSource, options: ReadOptions): Async
           }
           break // the value is captured below, into `header`
         case Mode.AfterTopObjectValue:
-          if (c === 0x2c) mode = Mode.TopObjectKey
-          else if (c === 0x7d) mode = Mode.Done
+          if (c === 0x2c) {
+            mode = Mode.TopObjectKey
+            afterComma = true
+          } else if (c === 0x7d) mode = Mode.Done
           else fail(`expected ',' or '}' after the value of "${currentKey}", found ${describeChar(c)}`)
           i++
           continue
@@ -236,10 +238,12 @@ export async function* readJson(source: ByteSource, options: ReadOptions): Async
           if (c === 0x2c) {
             if (lastWasSeparator) fail(`unexpected ',' in the list of records`)
             lastWasSeparator = true
+            afterComma = true
             i++
             continue
           }
           if (c === 0x5d) {
+            if (afterComma) fail(`unexpected ']' after ',': a trailing comma is not JSON`)
             mode = mode === Mode.TopArray ? Mode.Done : Mode.AfterTopObjectValue
             i++
             continue
@@ -250,6 +254,7 @@ export async function* readJson(source: ByteSource, options: ReadOptions): Async
           fail(`unexpected ${describeChar(c)} after the end of the JSON document`)
       }
       // Start of a value to cut out.
+      afterComma = false
       capturing = true
       captured = ''
       captureStart = i
@@ -271,6 +276,8 @@ export async function* readJson(source: ByteSource, options: ReadOptions): Async
       i++
     }
     if (capturing && captureStart !== -1) captured += text.slice(captureStart)
+    if (captured.length > MAX_RECORD_CHARS) fail(tooLong(isRecordList() ? 'record' : 'value'), captureLine)
+    if (decoderTail.length > MAX_RECORD_CHARS) fail(tooLong('key'))
     if (!isRecordList() && mode !== Mode.TopObjectValue && mode !== Mode.Done && capturing) {
       // unreachable: values are only captured in lists or as header values
     }
