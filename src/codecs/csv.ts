@@ -6,7 +6,7 @@
 import Papa from 'papaparse'
 import { DataError } from '../errors.ts'
 import type { JsonObject } from '../model.ts'
-import type { ByteSource, ReadOptions, RecordWriter, Sink, SourceRecord } from './types.ts'
+import { MAX_RECORD_CHARS, tooLong, type ByteSource, type ReadOptions, type RecordWriter, type Sink, type SourceRecord } from './types.ts'
 
 const DELIMITERS = [',', ';', '\t', '|']
 
@@ -57,6 +57,9 @@ export async function* readCsv(source: ByteSource, options: ReadOptions): AsyncG
       if (cells.length === 1 && cells[0] === '' ) continue // a blank line
       if (!columns) {
         columns = cells.map((c, i) => (i === 0 && c.charCodeAt(0) === 0xfeff ? c.slice(1) : c))
+        // Two columns of one name would collapse into one key of the record, losing a cell.
+        const twice = columns.find((c, i) => columns!.indexOf(c) !== i)
+        if (twice !== undefined) throw new DataError('E_PARSE', `the header names the column "${twice}" twice`, { file, line: rowLine, field: twice })
         if (options.columns) options.columns.splice(0, options.columns.length, ...columns)
         continue
       }
@@ -76,6 +79,7 @@ export async function* readCsv(source: ByteSource, options: ReadOptions): AsyncG
 
   for await (const chunk of source) {
     pending += typeof chunk === 'string' ? chunk : chunk.toString('utf8')
+    if (pending.length > MAX_RECORD_CHARS) throw new DataError('E_PARSE', tooLong('row'), { file, line })
     // A row longer than a chunk would be re-scanned each time: wait until twice as much is in.
     if (pending.length < minParse) continue
     if (!parser) {
