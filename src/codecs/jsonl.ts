@@ -1,8 +1,8 @@
 /** JSON Lines: one record a line; blank lines are skipped; a byte-order mark is ignored. */
 import { DataError } from '../errors.ts'
 import type { JsonObject } from '../model.ts'
-import { positionIn, stringifyJson } from './json.ts'
-import type { ByteSource, ReadOptions, RecordWriter, Sink, SourceRecord } from './types.ts'
+import { MAX_DEPTH, positionIn, stringifyJson } from './json.ts'
+import { MAX_RECORD_CHARS, tooLong, type ByteSource, type ReadOptions, type RecordWriter, type Sink, type SourceRecord } from './types.ts'
 
 export async function* readJsonl(source: ByteSource, options: ReadOptions): AsyncGenerator<SourceRecord> {
   let rest = ''
@@ -16,17 +16,23 @@ export async function* readJsonl(source: ByteSource, options: ReadOptions): Asyn
     }
     if (text.endsWith('\r')) text = text.slice(0, -1)
     if (text.trim() === '') return undefined
+    let value: unknown
     try {
-      return { value: JSON.parse(text), line: at, index: index++, raw: text }
+      value = JSON.parse(text)
     } catch (error) {
       const { column } = positionIn(text, error)
       throw new DataError('E_PARSE', `invalid JSON: ${(error as Error).message}`, { file: options.file, line: at, column })
     }
+    // Only a line of more than two characters a level can nest deeper than the limit.
+    if (text.length > 2 * MAX_DEPTH && depthOver(value, MAX_DEPTH)) {
+      throw new DataError('E_PARSE', `nested deeper than ${MAX_DEPTH} levels`, { file: options.file, line: at })
+    }
+    return { value, line: at, index: index++, raw: text }
   }
   for await (const chunk of source) {
     const text = rest + (typeof chunk === 'string' ? chunk : chunk.toString('utf8'))
     let start = 0
-    let nl = text.indexOf('\n')
+    let nl = text.indexOf('\n', rest.length) // `rest` holds no newline
     while (nl !== -1) {
       line++
       const record = parse(text.slice(start, nl), line)
@@ -35,11 +41,20 @@ export async function* readJsonl(source: ByteSource, options: ReadOptions): Asyn
       nl = text.indexOf('\n', start)
     }
     rest = text.slice(start)
+    if (rest.length > MAX_RECORD_CHARS) throw new DataError('E_PARSE', tooLong('record'), { file: options.file, line: line + 1 })
   }
   if (rest !== '') {
     const record = parse(rest, line + 1)
     if (record) yield record
   }
+}
+
+/** True when `value` nests more than `limit` arrays and objects deep. */
+function depthOver(value: unknown, limit: number): boolean {
+  if (typeof value !== 'object' || value === null) return false
+  if (limit === 0) return true
+  for (const item of Array.isArray(value) ? value : Object.values(value)) if (depthOver(item, limit - 1)) return true
+  return false
 }
 
 export function jsonlWriter(sink: Sink, layout: { pythonSpacing?: boolean }): RecordWriter {

@@ -1,5 +1,13 @@
 import type { JsonObject } from '../model.ts'
 
+/** Longer records are refused, so that memory stays bounded whatever a file holds. */
+export const MAX_RECORD_CHARS = 32 * 1024 * 1024
+
+/** The message for a record, value or cell over `MAX_RECORD_CHARS`. */
+export function tooLong(what: string): string {
+  return `the ${what} is longer than ${MAX_RECORD_CHARS / (1024 * 1024)} MiB; evalferry holds one record in memory at a time and refuses larger ones`
+}
+
 /** One parsed record and where it came from. */
 export interface SourceRecord {
   value: unknown
