@@ -170,12 +170,12 @@ test('validate lists every bad record with file:line and exits 1', async () => {
 
 test('standard input and output need the container named', async () => {
   const text = readFileSync(join(SHARED_FIXTURES, 'deepeval', 'saveas-single_turn.jsonl'), 'utf8')
-  const result = await runCli(['convert', '-', '--from', 'deepeval', '--from-container', 'jsonl', '--to', 'evalcase', '--quiet'], { input: text })
+  const result = await runCli(['convert', '-', '--from', 'deepeval', '--from-container', 'jsonl', '--to', 'evalcase', '--quiet'], {}, 60_000, text)
   assert.equal(result.code, 0, result.stderr)
   const doc = parseYaml(result.stdout) as { evalcases: { input: string }[] }
   assert.deepEqual(doc.evalcases.map((c) => c.input), ['What is the refund policy?', 'Hola ¿qué tal?'])
   assert.equal(result.stderr, '')
-  const missing = await runCli(['convert', '-', '--from', 'deepeval', '--to', 'evalcase'], { input: text })
+  const missing = await runCli(['convert', '-', '--from', 'deepeval', '--to', 'evalcase'], {}, 60_000, text)
   assert.equal(missing.code, 2)
   assert.match(missing.stderr, /container/)
   assert.ok(!existsSync(join(dir, '-')))

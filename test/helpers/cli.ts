@@ -6,7 +6,9 @@ import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 
 const REPO_ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..')
+export const ROOT = REPO_ROOT
 export const MAIN = join(REPO_ROOT, 'src', 'cli', 'main.ts')
+export const SHARED_FIXTURES = join(REPO_ROOT, '..', 'shared', 'fixtures', 'real')
 
 export interface CliRun {
   code: number | null
@@ -22,18 +24,19 @@ export interface CliProcess {
 }
 
 /** Start `evalferry <args>` in its own process group (so a test can kill it with its git children). */
-export function startCli(args: string[], env: NodeJS.ProcessEnv = {}, timeoutMs = 60_000): CliProcess {
+export function startCli(args: string[], env: NodeJS.ProcessEnv = {}, timeoutMs = 60_000, input?: string): CliProcess {
   const started = Date.now()
   const child = spawn(process.execPath, ['--import', 'tsx', MAIN, ...args], {
     cwd: REPO_ROOT,
     env: { PATH: process.env.PATH, HOME: process.env.HOME, ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
+    stdio: [input === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'],
     detached: true,
   })
+  child.stdin?.end(input)
   let stdout = ''
   let stderr = ''
-  child.stdout.on('data', (c: Buffer) => (stdout += c.toString()))
-  child.stderr.on('data', (c: Buffer) => (stderr += c.toString()))
+  child.stdout!.on('data', (c: Buffer) => (stdout += c.toString()))
+  child.stderr!.on('data', (c: Buffer) => (stderr += c.toString()))
   const timer = setTimeout(() => kill(child.pid!), timeoutMs)
   const done = new Promise<CliRun>((resolve) => {
     child.on('close', (code, signal) => {
@@ -44,8 +47,8 @@ export function startCli(args: string[], env: NodeJS.ProcessEnv = {}, timeoutMs 
   return { pid: child.pid!, done }
 }
 
-export function runCli(args: string[], env: NodeJS.ProcessEnv = {}, timeoutMs = 60_000): Promise<CliRun> {
-  return startCli(args, env, timeoutMs).done
+export function runCli(args: string[], env: NodeJS.ProcessEnv = {}, timeoutMs = 60_000, input?: string): Promise<CliRun> {
+  return startCli(args, env, timeoutMs, input).done
 }
 
 /** SIGKILL a CLI process and everything it started. */
