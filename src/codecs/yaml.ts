@@ -5,7 +5,7 @@
 import { isMap, isSeq, LineCounter, parseDocument, stringify, type Node } from 'yaml'
 import { DataError } from '../errors.ts'
 import type { JsonObject } from '../model.ts'
-import { LIST_KEY, type ByteSource, type ReadOptions, type RecordWriter, type Sink, type SourceRecord } from './types.ts'
+import { LIST_KEY, MAX_RECORD_CHARS, type ByteSource, type ReadOptions, type RecordWriter, type Sink, type SourceRecord } from './types.ts'
 
 /** Aliases expanded per document before it is refused as an alias bomb. */
 const MAX_ALIASES = 1000
@@ -13,7 +13,14 @@ const MAX_ALIASES = 1000
 export async function* readYaml(source: ByteSource, options: ReadOptions): AsyncGenerator<SourceRecord> {
   const { file, recordKeys, header } = options
   let text = ''
-  for await (const chunk of source) text += typeof chunk === 'string' ? chunk : chunk.toString('utf8')
+  for await (const chunk of source) {
+    text += typeof chunk === 'string' ? chunk : chunk.toString('utf8')
+    // A YAML document is parsed whole, so its size is what bounds memory.
+    if (text.length > MAX_RECORD_CHARS) {
+      const line = text.split('\n').length
+      throw new DataError('E_PARSE', `the YAML document is longer than ${MAX_RECORD_CHARS / (1024 * 1024)} MiB; YAML is read whole, so write datasets this large as JSON Lines`, { file, line })
+    }
+  }
   const lineCounter = new LineCounter()
   const doc = parseDocument(text, { lineCounter, uniqueKeys: true, prettyErrors: false, strict: true })
   const where = (offset: number | undefined) => {
