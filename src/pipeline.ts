@@ -209,6 +209,10 @@ function locate(error: unknown, location: Location): EvalferryError {
     error.location = { ...location, ...error.location }
     return error
   }
+  if (error instanceof RangeError && /call stack/i.test(error.message)) {
+    // A value nested past what recursion can walk (JSON text in a CSV cell, say) is bad data, not a crash.
+    return new DataError('E_PARSE', 'nested too deeply: a value holds more levels of lists and objects than can be read', location, { cause: error })
+  }
   return new DataError('E_FIELD', (error as Error)?.message ?? String(error), location, { cause: error })
 }
 
