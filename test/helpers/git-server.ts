@@ -23,6 +23,8 @@ export interface LoggedRequest {
   command?: string
   headers: IncomingMessage['headers']
   status?: number
+  /** This response was cut and left hanging (GitServerOptions.stallFetch). */
+  stalled?: boolean
 }
 
 export interface GitServerOptions {
@@ -30,8 +32,8 @@ export interface GitServerOptions {
   requireToken?: string
   /** How the single-file APIs answer: serve the file, or fail with this status. */
   raw?: 'serve' | 404 | 500 | 503
-  /** Send this many bytes of a fetch response, then hang until the connection is destroyed. */
-  stallFetchAfterBytes?: number
+  /** Answer the `nth` fetch command (1-based, counted across the server) with `afterBytes` bytes, then hang. */
+  stallFetch?: { nth: number; afterBytes: number }
 }
 
 export interface GitServer {
@@ -111,6 +113,8 @@ export async function startGitServer(root: string, options: GitServerOptions = {
       if (req.method === 'POST') {
         const command = v2Command(body, req.headers['content-encoding'])
         if (command) entry.command = command
+        const nth = requests.filter((r) => r.command === 'fetch').length + 1
+        if (command === 'fetch' && options.stallFetch?.nth === nth) entry.stalled = true
       }
       if (options.requireToken !== undefined && !authorized(req, options.requireToken)) {
         entry.status = 401
@@ -201,7 +205,7 @@ export async function startGitServer(root: string, options: GitServerOptions = {
     let head = Buffer.alloc(0)
     let headersDone = false
     let sent = 0
-    const stallAt = entry.command === 'fetch' ? options.stallFetchAfterBytes : undefined
+    const stallAt = entry.stalled ? (options.stallFetch?.afterBytes ?? 0) : undefined
     child.stdout.on('data', (chunk: Buffer) => {
       if (!headersDone) {
         head = Buffer.concat([head, chunk])

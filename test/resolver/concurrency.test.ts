@@ -1,0 +1,72 @@
+import assert from 'node:assert/strict'
+import { existsSync, readdirSync, readFileSync } from 'node:fs'
+import { join } from 'node:path'
+import { after, before, test } from 'node:test'
+import { kill, runCli, startCli, writeEvalcaseDataset } from '../helpers/cli.ts'
+import { type Fixture, startFixture } from '../helpers/fixture.ts'
+import { blobUrl } from '../helpers/repos.ts'
+
+let fx: Fixture
+let hostArgs: string[]
+let dataset: string
+before(async () => {
+  fx = await startFixture({}, 20)
+  hostArgs = fx.server.hostSpecs().flatMap((h) => ['--host', h])
+  dataset = join(fx.dir, 'cases.yaml')
+  writeEvalcaseDataset(dataset, expected().map((e) => e.url))
+})
+after(() => fx.cleanup())
+
+function expected() {
+  return fx.repos.flatMap((repo) => ['docs/with space.md', ...Array.from({ length: 20 }, (_, i) => `data/file-${i}.txt`)].map((path) => ({ url: blobUrl(repo, 'main', path), repo, path })))
+}
+
+/** Every file present with the right bytes, one commit directory per repository, nothing half-written, no lock. */
+function assertCompleteCache(cache: string): void {
+  for (const e of expected()) {
+    assert.deepEqual(readFileSync(join(cache, e.repo.repository, 'commits', e.repo.main, ...e.path.split('/'))), e.repo.files.get(e.path), e.url)
+  }
+  for (const repo of fx.repos) {
+    const dir = join(cache, repo.repository)
+    assert.deepEqual(readdirSync(join(dir, 'commits')), [repo.main])
+    assert.deepEqual(readdirSync(join(dir, 'tmp')), [])
+    assert.ok(!existsSync(join(dir, 'lock')), `${dir}/lock left behind`)
+    assert.deepEqual(readdirSync(join(dir, 'git')).filter((n) => n.endsWith('.lock')), [])
+  }
+}
+
+test('eight prefetch processes at once on one cold cache all succeed, fetching each repository about once', { timeout: 150_000 }, async () => {
+  const cache = fx.newCache()
+  const start = fx.server.requests.length
+  const runs = await Promise.all(Array.from({ length: 8 }, () => runCli(['prefetch', dataset, '--cache-dir', cache, ...hostArgs, '--quiet'], {}, 120_000)))
+  for (const run of runs) assert.equal(run.code, 0, run.stderr)
+  assertCompleteCache(cache)
+  const seen = fx.server.requests.slice(start)
+  for (const repo of fx.repos) {
+    // The lock makes the first process list and fetch while the others wait and then find it done;
+    // "a few" allows a process whose ref listing was read just before another's rename.
+    const listings = seen.filter((r) => r.repository === repo.repository && r.command === 'ls-refs').length
+    const fetches = seen.filter((r) => r.repository === repo.repository && r.command === 'fetch').length
+    assert.ok(listings >= 1 && listings <= 3, `${repo.repository}: ${listings} ref listings`)
+    assert.ok(fetches >= 2 && fetches <= 6, `${repo.repository}: ${fetches} fetch commands (2 per fetch of a commit)`)
+  }
+})
+
+test('a process killed in the middle of a fetch leaves a cache the next run repairs without help', { timeout: 150_000 }, async () => {
+  const cache = fx.newCache()
+  // The second fetch command is a blob batch: the mirror already holds the commit and its trees.
+  fx.server.options.stallFetch = { nth: fx.server.requests.filter((r) => r.command === 'fetch').length + 2, afterBytes: 60 }
+  const victim = startCli(['prefetch', dataset, '--cache-dir', cache, ...hostArgs, '--concurrency', '1', '--quiet'])
+  const stalled = await fx.server.waitFor((r) => r.stalled === true)
+  await new Promise((r) => setTimeout(r, 300))
+  kill(victim.pid)
+  const killed = await victim.done
+  assert.equal(killed.signal, 'SIGKILL')
+  delete fx.server.options.stallFetch
+  const repo = stalled.repository!
+  assert.ok(existsSync(join(cache, repo, 'lock')), 'the dead process still holds the lock')
+
+  const repair = await runCli(['prefetch', dataset, '--cache-dir', cache, ...hostArgs], {}, 120_000)
+  assert.equal(repair.code, 0, repair.stderr)
+  assertCompleteCache(cache)
+})
