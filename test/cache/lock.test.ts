@@ -1,0 +1,77 @@
+import assert from 'node:assert/strict'
+import { spawnSync } from 'node:child_process'
+import { existsSync, mkdtempSync, readFileSync, rmSync, utimesSync, writeFileSync } from 'node:fs'
+import { hostname, tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { after, test } from 'node:test'
+import { setTimeout as sleep } from 'node:timers/promises'
+import { withLock } from '../../cache/lock.ts'
+import { FetchError } from '../../src/errors.ts'
+
+const dir = mkdtempSync(join(tmpdir(), 'evalferry-lock-'))
+after(() => rmSync(dir, { recursive: true, force: true }))
+
+/** The pid of a process that has exited. */
+function deadPid(): number {
+  const child = spawnSync(process.execPath, ['-e', 'process.stdout.write(String(process.pid))'], { encoding: 'utf8' })
+  return Number(child.stdout)
+}
+
+test('holders never overlap, and the lock is gone after', async () => {
+  const lock = join(dir, 'a', 'lock')
+  let inside = 0
+  let most = 0
+  await Promise.all(
+    Array.from({ length: 6 }, () =>
+      withLock(lock, async () => {
+        inside++
+        most = Math.max(most, inside)
+        await sleep(20)
+        inside--
+      }),
+    ),
+  )
+  assert.equal(most, 1)
+  assert.ok(!existsSync(lock))
+})
+
+test('a lock whose holder died is taken over at once', async () => {
+  const lock = join(dir, 'dead')
+  writeFileSync(lock, JSON.stringify({ pid: deadPid(), hostname: hostname(), acquired_at: new Date().toISOString(), token: 'x' }))
+  const started = Date.now()
+  assert.equal(await withLock(lock, async () => JSON.parse(readFileSync(lock, 'utf8')).pid as number), process.pid)
+  assert.ok(Date.now() - started < 2000)
+  assert.ok(!existsSync(lock))
+})
+
+test('a lock from another machine is taken over when its heartbeat is older than staleMs; an empty one after a moment', async () => {
+  const lock = join(dir, 'remote')
+  writeFileSync(lock, JSON.stringify({ pid: 1, hostname: 'elsewhere', acquired_at: '', token: 'y' }))
+  const old = new Date(Date.now() - 120_000)
+  utimesSync(lock, old, old)
+  assert.equal(await withLock(lock, async () => 'ok', { staleMs: 60_000 }), 'ok')
+  writeFileSync(lock, '') // a holder killed between creating the file and writing it
+  utimesSync(lock, old, old)
+  assert.equal(await withLock(lock, async () => 'ok'), 'ok')
+})
+
+test('a live holder is waited for, and a wait that is too long is E_CACHE naming the holder', async () => {
+  const lock = join(dir, 'live')
+  let waited = false
+  let release!: () => void
+  const holding = withLock(lock, () => new Promise<void>((r) => (release = r)))
+  await sleep(20)
+  const waiting = withLock(lock, async () => 'second', { onWait: () => (waited = true) })
+  await sleep(100)
+  assert.ok(waited)
+  await assert.rejects(withLock(lock, async () => 'third', { timeoutMs: 200 }), (e: unknown) => e instanceof FetchError && e.code === 'E_CACHE' && e.message.includes(`process ${process.pid}`))
+  release()
+  await holding
+  assert.equal(await waiting, 'second')
+})
+
+test('the lock is released when the work throws', async () => {
+  const lock = join(dir, 'throws')
+  await assert.rejects(withLock(lock, async () => Promise.reject(new Error('boom'))), /boom/)
+  assert.ok(!existsSync(lock))
+})

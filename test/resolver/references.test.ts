@@ -1,0 +1,46 @@
+import assert from 'node:assert/strict'
+import { test } from 'node:test'
+import type { EvalCase } from '../../src/model.ts'
+import { hostTable } from '../../src/resolver/hosts.ts'
+import { findReferences, replaceReferences } from '../../src/resolver/references.ts'
+import { textOf } from '../../src/resolver/rewrite.ts'
+
+const hosts = hostTable([], {})
+const U1 = 'https://github.com/o/r/blob/main/a.txt'
+const U2 = 'https://gitlab.com/g/s/p/-/raw/v1/b.md#L2'
+const U3 = 'https://bitbucket.org/w/r/src/main/c.json'
+const UNSAFE = 'https://github.com/o/r/blob/main/../x'
+
+const CASE: EvalCase = {
+  id: 'c1',
+  input: [
+    { role: 'user', content: [{ type: 'text', value: `see ${U1}` }, { type: 'file', value: U1 }, { type: 'file', value: './local.md' }] },
+    { role: 'user', content: U2 },
+  ],
+  context: [U3, 'plain text'],
+  metadata: { nested: { fixture: UNSAFE }, other: 'https://example.com/x' },
+}
+
+test('finds file blocks and strings that are wholly a blob URL, unsafe ones included', () => {
+  assert.deepEqual(findReferences(CASE, hosts), [
+    { url: U1, pointer: ['input', 0, 'content', 1, 'value'], fileBlock: true },
+    { url: U2, pointer: ['input', 1, 'content'], fileBlock: false },
+    { url: U3, pointer: ['context', 0], fileBlock: false },
+    { url: UNSAFE, pointer: ['metadata', 'nested', 'fixture'], fileBlock: false },
+  ])
+})
+
+test('replaces references in a copy: paths as strings, or whole blocks when embedding', () => {
+  const rewritten = replaceReferences(CASE, (ref) => (ref.fileBlock ? { type: 'text', value: 'TEXT' } : ref.url === U3 ? '/cache/c.json' : undefined), hosts)
+  assert.deepEqual(rewritten.input![0]!.content, [{ type: 'text', value: `see ${U1}` }, { type: 'text', value: 'TEXT' }, { type: 'file', value: './local.md' }])
+  assert.deepEqual(rewritten.context, ['/cache/c.json', 'plain text'])
+  assert.equal(rewritten.input![1]!.content, U2)
+  assert.equal((CASE.input![0]!.content as { value: string }[])[1]!.value, U1, 'the original is untouched')
+})
+
+test('embedding takes UTF-8 text only, and the lines of an anchor', () => {
+  assert.equal(textOf(Buffer.from('a\nb\nc\n')), 'a\nb\nc\n')
+  assert.equal(textOf(Buffer.from('a\nb\nc\n'), { start: 2, end: 3 }), 'b\nc')
+  assert.equal(textOf(Buffer.from([0, 1, 2])), undefined)
+  assert.equal(textOf(Buffer.from([0xff, 0xfe, 0x41])), undefined)
+})
