@@ -9,13 +9,13 @@ import { readFile } from 'node:fs/promises'
 import { parse as parseYaml, stringify as stringifyYaml } from 'yaml'
 import { getAdapter } from '../adapters/index.ts'
 import type { Adapter, Container, DecodeContext, EncodeContext, FieldMapping, FileLayout, RowMapper } from '../adapters/types.ts'
-import { applyCarry, lostFields, withCarry } from './carry.ts'
+import { applyCarry, deepEqual, lostFields, withCarry } from './carry.ts'
 import { containerOf, readRecords, recordWriter } from './codecs/index.ts'
-import type { SourceRecord } from './codecs/types.ts'
+import { LIST_KEY, type SourceRecord } from './codecs/types.ts'
 import { detect } from './detect.ts'
 import { DataError, EvalferryError, UsageError, type Location } from './errors.ts'
 import { AtomicFile, exists, STDIO } from './io.ts'
-import { isJsonObject, type EvalCase, type JsonObject } from './model.ts'
+import { isJsonObject, type EvalCase, type JsonObject, type JsonValue } from './model.ts'
 import { addWarning, countField, newReport, type ConversionReport } from './report.ts'
 
 /** What the `--rejects` file holds per bad record. */
@@ -161,6 +161,8 @@ async function* readFile_(
         applyCarry(c)
         if (adapter.uniqueIds) checkUniqueId(c, seenIds, location)
       }
+      // Included cases join the including file, whose own keys ride on its first case.
+      if (first && cases[0] && !isIncluded) attachFileKeys(cases[0], adapter, header)
     } catch (error) {
       const located = locate(error, location)
       if (options.onError !== 'skip') throw located
@@ -171,20 +173,20 @@ async function* readFile_(
       options.onReject?.({ error: located.message, code: located.code, location: located.location, record: record.raw ?? record.value })
       continue
     }
-    // Included cases join the including file, whose own keys ride on its first case.
-    if (first && cases[0] && !isIncluded) {
-      first = false
-      const fileKeys = withoutRecordKeys(header, adapter.recordKeys)
-      if (Object.keys(fileKeys).length) {
-        const c = cases[0]
-        c.extras = { ...c.extras, [adapter.name]: { ...c.extras?.[adapter.name], $file: fileKeys } }
-      }
-    }
+    if (cases[0]) first = false
     for (const c of cases) {
       if (report) report.records.read++
       yield c
     }
   }
+}
+
+/** Puts the file's own keys on its first case as `extras[format].$file`, unless its carry restored them. */
+function attachFileKeys(c: EvalCase, adapter: Adapter, header: JsonObject): void {
+  const own = c.extras?.[adapter.name]
+  if (own && '$file' in own) return
+  const fileKeys = withoutRecordKeys(header, adapter.recordKeys)
+  if (Object.keys(fileKeys).length) c.extras = { ...c.extras, [adapter.name]: { ...c.extras?.[adapter.name], $file: fileKeys } }
 }
 
 function withoutRecordKeys(header: JsonObject, recordKeys: string[]): JsonObject {
@@ -229,12 +231,12 @@ export async function write(
   }
   const report = options.report ?? newReport('canonical', adapter.name, [], output)
   const file = await AtomicFile.create(output)
+  // JSON Lines has no place for file-level keys: they go to the sidecar the adapter names.
+  const sidecarPath = output !== STDIO && container === 'jsonl' ? adapter.sidecar?.(output, container) : undefined
   let sidecar: AtomicFile | undefined
   try {
-    const layout = await writeCases(cases, adapter, container, file, options, report)
-    // JSON Lines has no place for file-level keys: they go to the sidecar the adapter names.
-    const header = Object.fromEntries(Object.entries(layout.header ?? {}).filter(([k]) => !k.startsWith('$')))
-    const sidecarPath = output !== STDIO && container === 'jsonl' ? adapter.sidecar?.(output, container) : undefined
+    const layout = await writeCases(cases, adapter, container, file, options, report, sidecarPath !== undefined)
+    const header = sidecarHeader(layout)
     if (sidecarPath && Object.keys(header).length) {
       sidecar = await AtomicFile.create(sidecarPath)
       await sidecar.sink.write(stringifyYaml(header, { lineWidth: 0 }))
@@ -256,6 +258,7 @@ async function writeCases(
   file: AtomicFile,
   options: WriteOptions,
   report: ConversionReport,
+  hasSidecar: boolean,
 ): Promise<FileLayout> {
   const iterator = (Symbol.asyncIterator in cases ? cases[Symbol.asyncIterator]() : cases[Symbol.iterator]()) as
     | AsyncIterator<EvalCase>
@@ -278,16 +281,14 @@ async function writeCases(
     index: 0,
     warn: (message, field) => addWarning(report, message, { file: file.path, record: index, ...(field ? { field } : {}) }),
   }
-  const first = sample[0]
-  const fileKeys = first?.extras?.[adapter.name]?.$file
   const layout: FileLayout = adapter.layout(container, sample, ectx)
   ectx.layout = layout
   const writer = await recordWriter(container, file.sink, layout)
-  const encoder = new CaseEncoder(adapter, container, layout, options, report, file.path)
+  const encoder = new CaseEncoder(adapter, container, layout, options, report, file.path, hasSidecar)
 
   const writeOne = async (c: EvalCase): Promise<void> => {
     ectx.index = index
-    const record = encoder.encode(c, ectx, index === 0 && isJsonObject(fileKeys))
+    const record = encoder.encode(c, ectx, index === 0)
     await writer.write(record)
     report.records.written++
     index++
@@ -315,19 +316,22 @@ class CaseEncoder {
     private readonly options: WriteOptions,
     private readonly report: ConversionReport,
     private readonly file: string,
+    hasSidecar: boolean,
   ) {
     this.decodeContext = {
       file,
       container,
-      header: layout.header ?? {},
+      header: headerReadBack(container, layout, hasSidecar),
       index: 0,
       columns: layout.columns ?? [],
+      ...(layout.schemaMetadata ? { schemaMetadata: layout.schemaMetadata } : {}),
       state: {},
       warn: () => {},
     }
   }
 
-  encode(original: EvalCase, ctx: EncodeContext, hasFileKeys: boolean): JsonObject {
+  /** `first`: the first case of the file, whose `$file` the written header stands for. */
+  encode(original: EvalCase, ctx: EncodeContext, first: boolean): JsonObject {
     const adapter = this.adapter
     const c = withoutGenerated(original)
     const generated: string[] = []
@@ -335,18 +339,27 @@ class CaseEncoder {
       c.id = original.id ?? `case-${ctx.index + 1}`
       generated.push('id')
     }
-    if (hasFileKeys) dropFileKeys(c, adapter.name)
+    const fileKeys = first ? c.extras?.[adapter.name]?.$file : undefined
+    // The record never repeats the file keys, which reach the header through `layout`.
+    const own = fileKeys === undefined ? c : withoutFileKeys(c, adapter.name)
 
-    const record = adapter.encode(c, ctx)
+    const record = adapter.encode(own, ctx)
     this.decodeContext.index = ctx.index
     let back: EvalCase
+    // File keys the written header gives back need no carry (keys it adds, like a dialect's list key, are the writer's); else all travel.
+    let compared = own
     try {
       const decoded = adapter.decode(record, this.decodeContext)
-      back = applyCarry(Array.isArray(decoded) ? (decoded[0] ?? {}) : decoded)
+      back = Array.isArray(decoded) ? (decoded[0] ?? {}) : decoded
+      applyCarry(back)
+      if (fileKeys !== undefined && !givesBack(withoutRecordKeys(this.decodeContext.header, adapter.recordKeys), fileKeys)) {
+        compared = c
+        attachFileKeys(back, adapter, this.decodeContext.header)
+      }
     } catch (error) {
       throw locate(error, { file: this.file, record: ctx.index })
     }
-    const carried = lostFields(c, back, generated)
+    const carried = lostFields(compared, back, generated)
     if (generated.length) carried.generated = generated
     const lost = Object.keys(carried).filter((k) => k !== 'generated')
     if (lost.length === 0 && !generated.length) return record
@@ -363,8 +376,33 @@ class CaseEncoder {
       return record
     }
     for (const field of lost) countField(this.report.carried, field)
-    return adapter.encode(withCarry(c, carried), ctx)
+    return adapter.encode(withCarry(own, carried), ctx)
   }
+}
+
+/** The header a reader of the written file sees: what its container (or JSON Lines sidecar) keeps of the layout's. */
+function headerReadBack(container: Container, layout: FileLayout, hasSidecar: boolean): JsonObject {
+  const header = layout.header ?? {}
+  switch (container) {
+    case 'json':
+      return layout.listKey === undefined ? {} : { ...header }
+    case 'yaml':
+      return { ...header, [LIST_KEY]: layout.listKey ?? '' }
+    case 'jsonl':
+      return hasSidecar ? sidecarHeader(layout) : {}
+    default:
+      return {}
+  }
+}
+
+/** True when `header` holds every key of `fileKeys` with its value. */
+function givesBack(header: JsonObject, fileKeys: JsonValue): boolean {
+  return isJsonObject(fileKeys) && Object.entries(fileKeys).every(([k, v]) => k in header && deepEqual(header[k], v))
+}
+
+/** The keys a JSON Lines sidecar holds: the layout's header without the `$` markers. */
+function sidecarHeader(layout: FileLayout): JsonObject {
+  return Object.fromEntries(Object.entries(layout.header ?? {}).filter(([k]) => !k.startsWith('$')))
 }
 
 function withoutGenerated(c: EvalCase): EvalCase {
@@ -376,17 +414,19 @@ function withoutGenerated(c: EvalCase): EvalCase {
   return copy
 }
 
-/** The file-level keys ride on the first case only to reach `layout`; the record must not repeat them. */
-function dropFileKeys(c: EvalCase, format: string): void {
+/** `c` without its file-level keys, which ride on the first case to reach `layout` and the header. */
+function withoutFileKeys(c: EvalCase, format: string): EvalCase {
   const own = c.extras?.[format]
-  if (!own || !('$file' in own)) return
+  if (!own || !('$file' in own)) return c
   const rest = { ...own }
   delete rest.$file
   const extras = { ...c.extras }
   if (Object.keys(rest).length) extras[format] = rest
   else delete extras[format]
-  if (Object.keys(extras).length) c.extras = extras
-  else delete c.extras
+  const copy = { ...c }
+  if (Object.keys(extras).length) copy.extras = extras
+  else delete copy.extras
+  return copy
 }
 
 export interface ConvertOptions extends Omit<ReadOptions, 'report' | 'onReject' | 'container'>, Omit<WriteOptions, 'report' | 'container'> {
