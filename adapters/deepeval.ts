@@ -528,12 +528,23 @@ function readCommon(r: Reader, c: EvalCase, split: Split): void {
   }
 }
 
+/**
+ * CSV cells are text, so an empty cell under the input column is the empty input (what this
+ * adapter writes for a case without one), not a missing input; DeepEval's pandas reader would
+ * read NaN there. A record without an input column, or a JSON input that is null or absent, has none.
+ */
+function blankInput(record: JsonObject, container: Container): { key: string; value: JsonValue } | undefined {
+  if (container !== 'csv') return undefined
+  const key = Object.keys(record).find((k) => resolveKey(SINGLE, k) === 'input')
+  return key !== undefined && (record[key] === '' || record[key] === null) ? { key, value: '' } : undefined
+}
+
 function decodeSingle(record: JsonObject, container: Container): EvalCase {
   const extras: JsonObject = {}
   const r: Reader = { kind: 'single', container, extras }
   const split = splitKeys(SINGLE, record, container === 'csv')
   const field = (n: string) => split.fields.get(n)
-  const input = field('input')
+  const input = field('input') ?? blankInput(record, container)
   if (!input) throw fieldError('input', 'a single-turn golden needs an input (a string)')
   const c: EvalCase = { input: [{ role: 'user', content: readContent(r, 'input', input.key, input.value) }] }
   const actual = field('actual_output')

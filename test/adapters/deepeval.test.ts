@@ -293,7 +293,13 @@ function fieldOf(fn: () => unknown): string | undefined {
 test('a single-turn record without input names the field input', () => {
   assert.equal(fieldOf(() => deepeval.decode({ expected_output: 'x' }, decodeContext())), 'input')
   assert.equal(fieldOf(() => deepeval.decode({ input: 3 }, decodeContext())), 'input')
-  assert.equal(fieldOf(() => deepeval.decode({ input: '', name: 'n' }, decodeContext('csv'))), 'input')
+  assert.equal(fieldOf(() => deepeval.decode({ input: null, name: 'n' }, decodeContext())), 'input')
+  assert.equal(fieldOf(() => deepeval.decode({ name: 'n', actual_output: 'a' }, decodeContext('csv'))), 'input')
+})
+
+test('an empty CSV cell under the input column is the empty input, since cells are text', () => {
+  const c = deepeval.decode({ input: '', name: 'n' }, decodeContext('csv')) as EvalCase
+  assert.deepEqual(c.input, [{ role: 'user', content: '' }])
 })
 
 test('wrong types name the field path', () => {
