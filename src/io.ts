@@ -1,6 +1,6 @@
 /** Files in and out: text sources, buffered sinks with back-pressure, and atomic outputs. */
 import { createReadStream, createWriteStream, type WriteStream } from 'node:fs'
-import { mkdir, open, realpath, rename, rm, stat } from 'node:fs/promises'
+import { mkdir, open, readdir, realpath, rename, rm, stat } from 'node:fs/promises'
 import { basename, dirname, join, resolve } from 'node:path'
 import { randomBytes } from 'node:crypto'
 import { once } from 'node:events'
@@ -89,6 +89,7 @@ export class StreamSink implements Sink {
   constructor(
     private readonly stream: NodeJS.WritableStream,
     private readonly flushAt = 1 << 16,
+    private readonly onError: (error: unknown) => unknown = (error) => error,
   ) {}
 
   async write(chunk: string | Uint8Array): Promise<void> {
@@ -111,7 +112,11 @@ export class StreamSink implements Sink {
   }
 
   private async push(chunk: string | Uint8Array): Promise<void> {
-    if (!this.stream.write(chunk)) await once(this.stream, 'drain')
+    try {
+      if (!this.stream.write(chunk)) await once(this.stream, 'drain')
+    } catch (error) {
+      throw this.onError(error)
+    }
   }
 }
 
@@ -132,14 +137,15 @@ export class AtomicFile {
   ) {
     this.stream = stream
     this.temp = temp
-    this.sink = new StreamSink(stream)
+    this.sink = new StreamSink(stream, undefined, (error) => writeError(path, error))
   }
 
   static async create(path: string): Promise<AtomicFile> {
     if (path === STDIO) return new AtomicFile(path, process.stdout, undefined)
     const dir = dirname(resolve(path))
     await mkdir(dir, { recursive: true })
-    const temp = join(dir, `.${basename(path)}.${process.pid}.${randomBytes(4).toString('hex')}.evalferry-tmp`)
+    await removeStaleTemps(dir, basename(path))
+    const temp = join(dir, `.${basename(path)}.${process.pid}.${randomBytes(4).toString('hex')}${TEMP_SUFFIX}`)
     const stream = createWriteStream(temp, { flags: 'wx' })
     await once(stream, 'open')
     const file = new AtomicFile(path, stream, temp)
@@ -151,18 +157,22 @@ export class AtomicFile {
     await this.sink.flush()
     if (!this.temp) return
     const stream = this.stream as WriteStream
-    await new Promise<void>((res, rej) => {
-      stream.once('error', rej)
-      stream.end(() => res())
-    })
-    // Make the bytes durable before the rename makes them visible.
-    const handle = await open(this.temp, 'r+')
     try {
-      await handle.sync()
-    } finally {
-      await handle.close()
+      await new Promise<void>((res, rej) => {
+        stream.once('error', rej)
+        stream.end(() => res())
+      })
+      // Make the bytes durable before the rename makes them visible.
+      const handle = await open(this.temp, 'r+')
+      try {
+        await handle.sync()
+      } finally {
+        await handle.close()
+      }
+      await rename(this.temp, this.path)
+    } catch (error) {
+      throw writeError(this.path, error)
     }
-    await rename(this.temp, this.path)
     this.done = true
   }
 
@@ -173,6 +183,46 @@ export class AtomicFile {
     stream.destroy()
     await rm(this.temp, { force: true })
   }
+}
+
+const TEMP_SUFFIX = '.evalferry-tmp'
+
+/**
+ * Removes the temporaries that killed conversions left beside `name` (SIGKILL leaves no chance to
+ * clean up): those whose process id names no running process.
+ */
+async function removeStaleTemps(dir: string, name: string): Promise<void> {
+  const prefix = `.${name}.`
+  let entries: string[]
+  try {
+    entries = await readdir(dir)
+  } catch {
+    return
+  }
+  for (const entry of entries) {
+    if (!entry.startsWith(prefix) || !entry.endsWith(TEMP_SUFFIX)) continue
+    const pid = Number(entry.slice(prefix.length).split('.')[0])
+    if (Number.isInteger(pid) && pid > 0 && pid !== process.pid && !isRunning(pid)) await rm(join(dir, entry), { force: true })
+  }
+}
+
+function isRunning(pid: number): boolean {
+  try {
+    process.kill(pid, 0)
+    return true
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code !== 'ESRCH' // EPERM: it runs, as another user
+  }
+}
+
+/** A failed write of an output, as an error that names the file and what went wrong. */
+function writeError(path: string, error: unknown): unknown {
+  if (error instanceof EvalferryError) return error
+  const code = (error as NodeJS.ErrnoException)?.code
+  const why =
+    code === 'ENOSPC' ? 'no space left on device' : code === 'EDQUOT' ? 'disk quota exceeded' : code === 'EACCES' || code === 'EPERM' ? 'permission denied' : code === 'EROFS' ? 'read-only file system' : code === 'EIO' ? 'input/output error' : undefined
+  if (!why) return error
+  return new EvalferryError('E_IO', `${why} writing ${path}`, {}, { cause: error })
 }
 
 /** The real path of a file, or its absolute path when it does not exist yet. */
