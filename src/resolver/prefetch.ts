@@ -266,7 +266,7 @@ export async function prefetchUrls(urls: Iterable<string>, options: ResolverOpti
       continue
     }
     if (!parsed) {
-      fail(url, new FetchError('E_REF', `${url}: not a blob URL of a known host (add the host with --host <name>=<base-url>)`))
+      fail(url, new FetchError('E_REF', `${url}: not a blob URL naming a file on a known host (a self-hosted one needs --host <name>=<base-url>)`))
       continue
     }
     const key = `${parsed.host.name}/${parsed.repository}`

@@ -28,8 +28,9 @@ function isFileBlock(value: unknown): value is { type: 'file'; value: string } {
   return typeof value === 'object' && value !== null && (value as { type?: unknown }).type === 'file'
 }
 
-/** Every string in the case that is wholly a blob URL (file blocks included), in document order. */
-export function findReferences(c: EvalCase, hosts: Map<string, HostConfig> = hostTable()): Reference[] {
+/** Every string in the case that is wholly a blob URL (file blocks included), in document order; `hostList` as for parseBlobUrl. */
+export function findReferences(c: EvalCase, hostList: Map<string, HostConfig> | string[] = hostTable()): Reference[] {
+  const hosts = Array.isArray(hostList) ? hostTable(hostList) : hostList
   const found: Reference[] = []
   const walk = (value: unknown, pointer: (string | number)[], parent: unknown): void => {
     if (typeof value === 'string') {

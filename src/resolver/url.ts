@@ -68,10 +68,12 @@ function lookupHost(name: string, origin: string, path: string, hosts: Map<strin
 }
 
 /**
- * Parse a blob URL. Returns undefined when `url` is not one (another URL, a local path, prose);
+ * Parse a blob URL; `hostList` is a host table or `--host` values (added to the built-ins and
+ * `EVALFERRY_HOSTS`). Returns undefined when `url` is not one (another URL, a local path, prose);
  * throws FetchError E_UNSAFE when it is one whose path climbs out (`..`), is absolute or badly encoded.
  */
-export function parseBlobUrl(url: string, hosts: Map<string, HostConfig> = hostTable()): BlobUrl | undefined {
+export function parseBlobUrl(url: string, hostList: Map<string, HostConfig> | string[] = hostTable()): BlobUrl | undefined {
+  const hosts = Array.isArray(hostList) ? hostTable(hostList) : hostList
   const m = URL_SHAPE.exec(url)
   if (!m) return undefined
   const scheme = m[1]!.toLowerCase()
