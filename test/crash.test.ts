@@ -1,0 +1,123 @@
+/**
+ * Crash safety (SPEC section 5): a conversion killed with SIGKILL at any moment leaves no output
+ * file and never a changed input, and the next run succeeds and clears what the killed ones left;
+ * writing into a full disk fails with a clear E_IO error and leaves nothing behind.
+ */
+import { test } from 'node:test'
+import assert from 'node:assert/strict'
+import { execFileSync } from 'node:child_process'
+import { createHash } from 'node:crypto'
+import { closeSync, existsSync, mkdirSync, mkdtempSync, openSync, readdirSync, readFileSync, rmSync, writeSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { kill, runCli, startCli } from './helpers/cli.ts'
+
+const work = mkdtempSync(join(tmpdir(), 'evalferry-crash-'))
+process.on('exit', () => rmSync(work, { recursive: true, force: true }))
+
+const sha256 = (path: string): string => createHash('sha256').update(readFileSync(path)).digest('hex')
+
+/** A DeepEval JSON Lines file of `records` goldens with Unicode, quotes and newlines. */
+function writeGoldens(path: string, records: number): void {
+  const fd = openSync(path, 'w')
+  let batch = ''
+  for (let i = 0; i < records; i++) {
+    batch +=
+      JSON.stringify({
+        input: `Question ${i}: ¿qué pasa con "comillas", comas y | barras?\nSecond line ${'lorem ipsum '.repeat(20)}`,
+        expected_output: `Answer ${i} ✓`,
+        context: [`doc ${i}`, 'shared'],
+        additional_metadata: { n: i, tags: ['a', 'b'] },
+      }) + '\n'
+    if (batch.length > 1 << 20) {
+      writeSync(fd, batch)
+      batch = ''
+    }
+  }
+  writeSync(fd, batch)
+  closeSync(fd)
+}
+
+/** A small deterministic generator (mulberry32), so the kill moments repeat run after run. */
+function seeded(seed: number): () => number {
+  return () => {
+    seed = (seed + 0x6d2b79f5) | 0
+    let t = Math.imul(seed ^ (seed >>> 15), 1 | seed)
+    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296
+  }
+}
+
+const KILLS = 10
+
+test('a conversion killed at random moments leaves no output and an unchanged input', async (t) => {
+  const input = join(work, 'goldens.jsonl')
+  writeGoldens(input, 40_000)
+  const inputHash = sha256(input)
+  const outDir = join(work, 'out')
+  mkdirSync(outDir)
+  const output = join(outDir, 'goldens.json')
+  const args = ['convert', input, '--from', 'deepeval', '--to', 'deepeval', '-o', output, '--quiet']
+
+  // One full run measures how long a conversion takes, so the kills land all through it.
+  const full = await runCli(args)
+  assert.equal(full.code, 0, full.stderr)
+  const fullHash = sha256(output)
+  rmSync(output)
+
+  const random = seeded(20240601)
+  const moments: number[] = []
+  let leftovers = 0
+  let finished = 0
+  for (let k = 0; k < KILLS; k++) {
+    const delay = Math.round(200 + random() * Math.max(full.ms - 200, 100))
+    const child = startCli(args)
+    await new Promise((r) => setTimeout(r, delay))
+    kill(child.pid)
+    const result = await child.done
+    moments.push(delay)
+    if (result.code === 0) {
+      // It finished before the signal: the output is whole, never partial.
+      assert.equal(sha256(output), fullHash)
+      rmSync(output)
+      finished++
+      continue
+    }
+    assert.equal(result.signal, 'SIGKILL')
+    assert.ok(!existsSync(output), `killed after ${delay} ms: no output file`)
+    assert.equal(sha256(input), inputHash, 'the input is unchanged')
+    leftovers = Math.max(leftovers, readdirSync(outDir).length)
+  }
+  t.diagnostic(`${KILLS} kills at ${moments.join(', ')} ms into a ${full.ms} ms conversion (${finished} finished first); at most ${leftovers} temporary left by killed runs`)
+
+  const next = await runCli(args)
+  assert.equal(next.code, 0, next.stderr)
+  assert.equal(sha256(output), fullHash, 'the next run writes the whole output')
+  assert.deepEqual(readdirSync(outDir), ['goldens.json'], 'the next run leaves no temporary and clears those of killed runs')
+  assert.equal(sha256(input), inputHash)
+})
+
+test('writing into a full disk fails with a clear error and leaves nothing behind', async (t) => {
+  const mount = join(work, 'full')
+  mkdirSync(mount)
+  try {
+    execFileSync('mount', ['-t', 'tmpfs', '-o', 'size=1m', 'tmpfs', mount], { stdio: 'ignore' })
+  } catch {
+    t.skip('mounting a 1 MB tmpfs needs root (mount -t tmpfs)')
+    return
+  }
+  try {
+    const input = join(work, 'two-mb.jsonl')
+    writeGoldens(input, 6000)
+    const inputHash = sha256(input)
+    const output = join(mount, 'cases.yaml')
+    const result = await runCli(['convert', input, '--from', 'deepeval', '--to', 'evalcase', '-o', output])
+    assert.equal(result.code, 1, result.stderr)
+    assert.match(result.stderr, /^evalferry: no space left on device writing \S*cases\.yaml\n$/)
+    assert.doesNotMatch(result.stderr, /\n\s+at |internal error/)
+    assert.deepEqual(readdirSync(mount), [], 'nothing left on the full disk')
+    assert.equal(sha256(input), inputHash)
+  } finally {
+    execFileSync('umount', [mount])
+  }
+})
