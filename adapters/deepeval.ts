@@ -21,8 +21,8 @@
  * - `$columns`: on the first case of a CSV file, its columns when they are not save_as's.
  *
  * Arena test cases (`{contestants: [{name, test_case, hyperparameters?}]}`) read as one case per
- * contestant with `metadata.arena = {group, contestant, hyperparameters?}`; since a case encodes to
- * one record, they are written back as plain test cases that keep that metadata.
+ * contestant with `metadata.arena = {group, contestant, hyperparameters?}`; consecutive cases of one
+ * group are written back as one arena record (in CSV, as plain test cases that keep that metadata).
  */
 import { deepEqual } from '../src/carry.ts'
 import { stringifyJson } from '../src/codecs/json.ts'
@@ -854,6 +854,29 @@ function encode(c: EvalCase, ctx: EncodeContext): JsonObject {
   return record
 }
 
+/** The arena a case is a contestant of; a CSV row holds no contestants, so there it is a plain test case. */
+function arenaGroup(c: EvalCase, container: Container): string | undefined {
+  const arena = c.metadata?.arena
+  if (container === 'csv' || !isJsonObject(arena) || typeof arena.group !== 'string' || typeof arena.contestant !== 'string') return undefined
+  return arena.group
+}
+
+/** The contestants of one arena as the record they were read from. */
+function encodeArena(cases: EvalCase[], ctx: EncodeContext): JsonObject {
+  const contestants = cases.map((c): JsonObject => {
+    const arena = c.metadata?.arena as JsonObject
+    const metadata = { ...c.metadata }
+    delete metadata.arena
+    const testCase: EvalCase = { ...c }
+    if (Object.keys(metadata).length) testCase.metadata = metadata
+    else delete testCase.metadata
+    const out: JsonObject = { name: arena.contestant as string, test_case: encode(testCase, ctx) }
+    if (arena.hyperparameters !== undefined) out.hyperparameters = arena.hyperparameters
+    return out
+  })
+  return { contestants }
+}
+
 function hasField(c: EvalCase, name: string): boolean {
   const value = (c as Record<string, unknown>)[name]
   return value !== undefined || own(c)[name] !== undefined
@@ -928,6 +951,8 @@ const deepeval: Adapter = {
   encode,
   layout,
   sniff,
+  group: arenaGroup,
+  encodeGroup: encodeArena,
 }
 
 export default deepeval

@@ -129,4 +129,11 @@ export interface Adapter {
 
   /** A sibling file whose top-level keys are this file's header (evalcase `x.jsonl` → `x.yaml`). */
   sidecar?(file: string, container: Container): string | undefined
+
+  /**
+   * The group of cases that one record holds together in `container` (DeepEval arena contestants),
+   * or undefined; consecutive cases of one group are written as one record by `encodeGroup`.
+   */
+  group?(c: EvalCase, container: Container): string | undefined
+  encodeGroup?(cases: EvalCase[], ctx: EncodeContext): JsonObject
 }

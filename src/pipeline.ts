@@ -286,12 +286,24 @@ async function writeCases(
   const writer = await recordWriter(container, file.sink, layout)
   const encoder = new CaseEncoder(adapter, container, layout, options, report, file.path, hasSidecar)
 
-  const writeOne = async (c: EvalCase): Promise<void> => {
+  // The cases of the record being written: one, or the consecutive cases of one group.
+  let pending: EvalCase[] = []
+  let pendingGroup: string | undefined
+  const flush = async (): Promise<void> => {
+    if (!pending.length) return
     ectx.index = index
-    const record = encoder.encode(c, ectx, index === 0)
+    const record = encoder.encode(pending, ectx, index === 0, pendingGroup !== undefined)
     await writer.write(record)
-    report.records.written++
+    report.records.written += pending.length
+    pending = []
     index++
+  }
+  const writeOne = async (c: EvalCase): Promise<void> => {
+    const group = adapter.group?.(c, container)
+    if (group === undefined || group !== pendingGroup) await flush()
+    pending.push(c)
+    pendingGroup = group
+    if (group === undefined) await flush()
   }
   for (const c of sample) await writeOne(c)
   if (!exhausted) {
@@ -301,6 +313,7 @@ async function writeCases(
       await writeOne(next.value)
     }
   }
+  await flush()
   await writer.end()
   return layout
 }
@@ -330,39 +343,51 @@ class CaseEncoder {
     }
   }
 
-  /** `first`: the first case of the file, whose `$file` the written header stands for. */
-  encode(original: EvalCase, ctx: EncodeContext, first: boolean): JsonObject {
+  /**
+   * The record of `originals` (one case, or with `grouped` the cases of one group). `first`: the
+   * first record of the file, whose first case's `$file` the written header stands for.
+   */
+  encode(originals: EvalCase[], ctx: EncodeContext, first: boolean, grouped = false): JsonObject {
     const adapter = this.adapter
-    const c = withoutGenerated(original)
-    const generated: string[] = []
-    if (adapter.requires?.includes('id') && c.id === undefined) {
-      c.id = original.id ?? `case-${ctx.index + 1}`
-      generated.push('id')
-    }
-    const fileKeys = first ? c.extras?.[adapter.name]?.$file : undefined
+    const generated: string[][] = []
+    const cases = originals.map((original) => {
+      const c = withoutGenerated(original)
+      const made: string[] = []
+      if (adapter.requires?.includes('id') && c.id === undefined) {
+        c.id = original.id ?? `case-${ctx.index + 1}`
+        made.push('id')
+      }
+      generated.push(made)
+      return c
+    })
+    const fileKeys = first ? cases[0]?.extras?.[adapter.name]?.$file : undefined
     // The record never repeats the file keys, which reach the header through `layout`.
-    const own = fileKeys === undefined ? c : withoutFileKeys(c, adapter.name)
+    const own = cases.map((c, i) => (i === 0 && fileKeys !== undefined ? withoutFileKeys(c, adapter.name) : c))
+    const encodeAll = (xs: EvalCase[]): JsonObject => (grouped && adapter.encodeGroup ? adapter.encodeGroup(xs, ctx) : adapter.encode(xs[0]!, ctx))
 
-    const record = adapter.encode(own, ctx)
+    const record = encodeAll(own)
     this.decodeContext.index = ctx.index
-    let back: EvalCase
+    let backs: EvalCase[]
     // File keys the written header gives back need no carry (keys it adds, like a dialect's list key, are the writer's); else all travel.
-    let compared = own
+    const compared = [...own]
     try {
       const decoded = adapter.decode(record, this.decodeContext)
-      back = Array.isArray(decoded) ? (decoded[0] ?? {}) : decoded
-      applyCarry(back)
-      if (fileKeys !== undefined && !givesBack(withoutRecordKeys(this.decodeContext.header, adapter.recordKeys), fileKeys)) {
-        compared = c
-        attachFileKeys(back, adapter, this.decodeContext.header)
+      backs = Array.isArray(decoded) ? decoded : [decoded]
+      for (const back of backs) applyCarry(back)
+      if (backs[0] && fileKeys !== undefined && !givesBack(withoutRecordKeys(this.decodeContext.header, adapter.recordKeys), fileKeys)) {
+        compared[0] = cases[0]!
+        attachFileKeys(backs[0], adapter, this.decodeContext.header)
       }
     } catch (error) {
       throw locate(error, { file: this.file, record: ctx.index })
     }
-    const carried = lostFields(compared, back, generated)
-    if (generated.length) carried.generated = generated
-    const lost = Object.keys(carried).filter((k) => k !== 'generated')
-    if (lost.length === 0 && !generated.length) return record
+    const carriedAll = compared.map((c, i) => {
+      const carried = lostFields(c, backs[i] ?? {}, generated[i])
+      if (generated[i]!.length) carried.generated = generated[i]!
+      return carried
+    })
+    const lost = [...new Set(carriedAll.flatMap((carried) => Object.keys(carried).filter((k) => k !== 'generated')))]
+    if (carriedAll.every((carried) => Object.keys(carried).length === 0)) return record
 
     if (this.options.extras === false) {
       for (const field of lost) countField(this.report.dropped, field)
@@ -376,7 +401,7 @@ class CaseEncoder {
       return record
     }
     for (const field of lost) countField(this.report.carried, field)
-    return adapter.encode(withCarry(own, carried), ctx)
+    return encodeAll(own.map((c, i) => (Object.keys(carriedAll[i]!).length ? withCarry(c, carriedAll[i]!) : c)))
   }
 }
 

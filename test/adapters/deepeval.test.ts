@@ -169,7 +169,7 @@ for (const f of realFiles.filter((f) => f.startsWith('saveas-'))) {
   })
 }
 
-for (const f of [...realFiles.map((f) => REAL + f), ...ownFiles.filter((f) => f !== 'arena.json').map((f) => OWN + f)]) {
+for (const f of [...realFiles.map((f) => REAL + f), ...ownFiles.map((f) => OWN + f)]) {
   const name = f.slice(f.lastIndexOf('/') + 1)
   test(`${name}: a round trip within DeepEval gives the same records`, async () => {
     const ext = extOf(name)
