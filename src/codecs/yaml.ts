@@ -93,7 +93,8 @@ export function yamlWriter(sink: Sink, layout: { header?: JsonObject; listKey?: 
     async write(record: JsonObject) {
       if (!opened) await open()
       let item = stringify([record], STRINGIFY_OPTIONS)
-      if (indent) item = item.replace(/^(?=.)/gm, indent)
+      // Split on \n only: a regex `^` with the m flag also matches after U+2028 and U+2029 inside strings.
+      if (indent) item = item.split('\n').map((line) => (line ? indent + line : line)).join('\n')
       await sink.write((count++ ? '\n' : '') + item)
     },
     async end() {
