@@ -284,7 +284,7 @@ async function writeCases(
   const layout: FileLayout = adapter.layout(container, sample, ectx)
   ectx.layout = layout
   const writer = await recordWriter(container, file.sink, layout)
-  const encoder = new CaseEncoder(adapter, container, layout, options, report, file.path, hasSidecar)
+  const encoder = new CaseEncoder(adapter, container, layout, options, report, file.path, hasSidecar, sample)
 
   // The cases of the record being written: one, or the consecutive cases of one group.
   let pending: EvalCase[] = []
@@ -321,6 +321,8 @@ async function writeCases(
 /** Encodes one case and carries, under `evalferry`, whatever the record would not give back. */
 class CaseEncoder {
   private readonly decodeContext: DecodeContext
+  /** Ids written so far and those of the sampled first cases, which generated ids must avoid. */
+  private readonly takenIds = new Set<string>()
 
   constructor(
     private readonly adapter: Adapter,
@@ -330,7 +332,9 @@ class CaseEncoder {
     private readonly report: ConversionReport,
     private readonly file: string,
     hasSidecar: boolean,
+    sample: EvalCase[],
   ) {
+    for (const c of sample) if (c.id !== undefined && !c.generated?.includes('id')) this.takenIds.add(c.id)
     this.decodeContext = {
       file,
       container,
@@ -354,16 +358,18 @@ class CaseEncoder {
       const c = withoutGenerated(original)
       const made: string[] = []
       if (adapter.requires?.includes('id') && c.id === undefined) {
-        c.id = original.id ?? `case-${ctx.index + 1}`
+        c.id = original.id ?? this.freshId(ctx.index)
         made.push('id')
       }
+      if (c.id !== undefined) this.takenIds.add(c.id)
       generated.push(made)
       return c
     })
     const fileKeys = first ? cases[0]?.extras?.[adapter.name]?.$file : undefined
     // The record never repeats the file keys, which reach the header through `layout`.
     const own = cases.map((c, i) => (i === 0 && fileKeys !== undefined ? withoutFileKeys(c, adapter.name) : c))
-    const encodeAll = (xs: EvalCase[]): JsonObject => (grouped && adapter.encodeGroup ? adapter.encodeGroup(xs, ctx) : adapter.encode(xs[0]!, ctx))
+    const encodeAll = (xs: EvalCase[], context = ctx): JsonObject =>
+      grouped && adapter.encodeGroup ? adapter.encodeGroup(xs, context) : adapter.encode(xs[0]!, context)
 
     const record = encodeAll(own)
     this.decodeContext.index = ctx.index
@@ -401,7 +407,19 @@ class CaseEncoder {
       return record
     }
     for (const field of lost) countField(this.report.carried, field)
-    return encodeAll(own.map((c, i) => (Object.keys(carriedAll[i]!).length ? withCarry(c, carriedAll[i]!) : c)))
+    // The same case again with its carry: its warnings were given the first time.
+    const quiet = { ...ctx, warn: () => {} }
+    return encodeAll(
+      own.map((c, i) => (Object.keys(carriedAll[i]!).length ? withCarry(c, carriedAll[i]!) : c)),
+      quiet,
+    )
+  }
+
+  /** `case-<n>`, unless a case written so far or among the first ones sampled already has that id. */
+  private freshId(index: number): string {
+    let id = `case-${index + 1}`
+    for (let k = 2; this.takenIds.has(id); k++) id = `case-${index + 1}-${k}`
+    return id
   }
 }
 

@@ -180,3 +180,11 @@ test('standard input and output need the container named', async () => {
   assert.match(missing.stderr, /container/)
   assert.ok(!existsSync(join(dir, '-')))
 })
+
+test('a warning about a case is given once, not again when its carry is added', async () => {
+  const input = file('warn-once.jsonl', '{"input": "no expectations", "name": "n1"}\n{"input": "none either", "name": "n2"}\n')
+  const result = await runCli(['convert', input, '--from', 'deepeval', '--to', 'evalcase', '-o', join(dir, 'warn-once.yaml')])
+  assert.equal(result.code, 0, result.stderr)
+  assert.match(result.stderr, /2 warnings:/)
+  assert.equal(result.stderr.match(/AgentV skips such a case/g)?.length, 2, result.stderr)
+})
