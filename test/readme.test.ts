@@ -1,0 +1,46 @@
+/** The README's examples run as written: the library example and the offline command-line ones. */
+import { test } from 'node:test'
+import assert from 'node:assert/strict'
+import { spawnSync } from 'node:child_process'
+import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { join } from 'node:path'
+import { ROOT } from './helpers/cli.ts'
+
+const readme = readFileSync(join(ROOT, 'README.md'), 'utf8')
+const blocks = [...readme.matchAll(/```(\w+)\n([\s\S]*?)```/g)].map((m) => ({ lang: m[1]!, code: m[2]! }))
+// The package's own entry point, as `import ... from 'evalferry'` resolves it.
+const built = existsSync(join(ROOT, 'dist', 'src', 'index.js'))
+
+test('the README opens with the set-up command and the test command', () => {
+  const [setup, tests] = blocks
+  assert.equal(setup?.code.trim(), 'npm ci && node bin/evalferry.js convert examples/goldens.json --to evalcase -o out/goldens.yaml')
+  assert.equal(tests?.code.trim(), 'npm test')
+})
+
+test('the library example runs as written', { skip: built ? false : 'dist/ is built by npm ci (prepare); run npm run build first' }, () => {
+  const example = blocks.find((b) => b.lang === 'ts')
+  assert.ok(example, 'the README has a TypeScript example')
+  const file = join(ROOT, '.readme-example.mjs')
+  writeFileSync(file, example.code)
+  try {
+    const run = spawnSync(process.execPath, [file], { cwd: ROOT, encoding: 'utf8' })
+    assert.equal(run.status, 0, run.stderr)
+    assert.match(run.stdout, /^refund-damaged What is the refund window for a damaged item\?$/m)
+    assert.match(run.stdout, /read: 3, written: 3, skipped: 0/)
+  } finally {
+    rmSync(file, { force: true })
+  }
+})
+
+test('the offline command-line examples run as written', { skip: built ? false : 'bin/ runs dist/, built by npm ci (prepare)' }, () => {
+  const commands = blocks
+    .filter((b) => b.lang === 'sh')
+    .flatMap((b) => b.code.split('\n'))
+    .map((line) => line.replace(/\s+#.*$/, '').trim())
+    .filter((line) => /^node bin\/evalferry\.js (convert|detect|validate) /.test(line))
+  assert.ok(commands.length >= 4, `found ${commands.length} examples`)
+  for (const command of commands) {
+    const run = spawnSync('sh', ['-c', command], { cwd: ROOT, encoding: 'utf8' })
+    assert.equal(run.status, 0, `${command}\n${run.stderr}`)
+  }
+})
