@@ -54,8 +54,12 @@ export async function detect(file: string, options: DetectOptions = {}): Promise
   } catch (error) {
     // A `.json` file that holds JSON Lines is common enough to accept.
     if (container === 'json' && error instanceof EvalferryError && /after the end of the JSON document/.test(error.message)) {
-      container = 'jsonl'
-      sample = await sampleOf(container)
+      try {
+        sample = await sampleOf('jsonl')
+        container = 'jsonl'
+      } catch {
+        throw error
+      }
     } else throw error
   }
 
@@ -69,7 +73,8 @@ export async function detect(file: string, options: DetectOptions = {}): Promise
   const candidates = adapters
     .filter((a) => a.reads.includes(container!))
     .map((a) => ({ format: a.name, confidence: clamp(a.sniff(sniffSample)) }))
-    .sort((a, b) => b.confidence - a.confidence)
+    // On a tie, the generic table wins: it maps every column and so loses nothing whatever the table holds.
+    .sort((a, b) => b.confidence - a.confidence || Number(b.format === 'csv') - Number(a.format === 'csv'))
   const best = candidates[0]
   if (!best || best.confidence === 0) {
     throw new DataError('E_DETECT', `cannot tell which format this ${container} file is; name it with --from`, { file })

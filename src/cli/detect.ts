@@ -1,5 +1,5 @@
 import { detect } from '../detect.ts'
-import { UsageError } from '../errors.ts'
+import { EvalferryError, UsageError } from '../errors.ts'
 import type { Command } from './command.ts'
 import { containerOption } from './options.ts'
 
@@ -13,14 +13,24 @@ const command: Command = {
   summary: 'tell the format of files',
   usage,
   options: { 'from-container': { type: 'string' } },
-  async run({ positionals, values, stdout }) {
+  async run({ positionals, values, stdout, stderr }) {
     if (!positionals.length) throw new UsageError(`name at least one file\n\n${usage}`)
     const container = containerOption(values, 'from-container')
     const results = []
-    for (const file of positionals) results.push(await detect(file, { count: true, ...(container ? { container } : {}) }))
+    const failures: string[] = []
+    for (const file of positionals) {
+      try {
+        results.push(await detect(file, { count: true, ...(container ? { container } : {}) }))
+      } catch (error) {
+        // One file that cannot be told does not hide what the others are.
+        if (!(error instanceof EvalferryError) || error.exitCode === 2) throw error
+        failures.push(error.describe())
+      }
+    }
+    for (const failure of failures) stderr.write(`evalferry: ${failure}\n`)
     if (values.json) {
       stdout.write(JSON.stringify(results, null, 2) + '\n')
-      return 0
+      return failures.length ? 1 : 0
     }
     for (const d of results) {
       const others = d.candidates
@@ -33,7 +43,7 @@ const command: Command = {
           `  fields: ${d.fields.join(', ') || '(none)'}\n`,
       )
     }
-    return 0
+    return failures.length ? 1 : 0
   },
 }
 

@@ -1,0 +1,35 @@
+import { test } from 'node:test'
+import assert from 'node:assert/strict'
+import { basename } from 'node:path'
+import { detect } from '../src/detect.ts'
+import { fixtures } from './helpers/fixtures.ts'
+
+/** Fixtures whose content cannot tell their format, with what they are read as and why. */
+const READ_AS: Record<string, { format: string; why: string }> = {
+  'hf/gsm.csv': { format: 'csv', why: 'a Hugging Face CSV export is a plain table; the table format maps it the same way' },
+}
+
+for (const fixture of fixtures()) {
+  const key = `${fixture.format}/${basename(fixture.path)}`
+  test(`detect tells ${key} from its content`, async () => {
+    const d = await detect(fixture.path, { count: true })
+    assert.equal(d.format, READ_AS[key]?.format ?? fixture.format, `candidates: ${JSON.stringify(d.candidates)}`)
+    assert.equal(d.container, fixture.container)
+    assert.ok(d.confidence > 0)
+    assert.ok((d.records ?? 0) > 0)
+  })
+}
+
+test('detect reads a .json file that holds JSON Lines, and reports the others as they are', async () => {
+  const { writeFileSync, mkdtempSync } = await import('node:fs')
+  const { join } = await import('node:path')
+  const { tmpdir } = await import('node:os')
+  const dir = mkdtempSync(join(tmpdir(), 'evalferry-detect-'))
+  const lines = join(dir, 'lines.json')
+  writeFileSync(lines, '{"inputs": {"question": "a"}, "outputs": {"answer": "b"}, "dataset_id": "d"}\n{"inputs": {"question": "c"}, "outputs": null, "dataset_id": "d"}\n')
+  const d = await detect(lines, { count: true })
+  assert.deepEqual([d.format, d.container, d.records], ['langsmith', 'jsonl', 2])
+  const garbage = join(dir, 'garbage.json')
+  writeFileSync(garbage, '[{"input": "a"}]\nnot json\n')
+  await assert.rejects(detect(garbage), (e: Error & { location?: { file?: string; line?: number } }) => e.location?.file === garbage && e.location.line === 2 && /after the end of the JSON document/.test(e.message))
+})
