@@ -122,7 +122,7 @@ function gitFailure(error: unknown, remote: GitRemote, step: string, options: Gi
 /** `git ls-remote`: the remote's refs, as git prints them. */
 export async function lsRemote(cwd: string, remote: GitRemote, options: GitRunOptions): Promise<string> {
   try {
-    return await git(cwd, options, networkConfig(remote, options.timeoutMs)).raw(['ls-remote', 'origin'])
+    return await git(cwd, options, networkConfig(remote, options.timeoutMs)).raw(['ls-remote', '--end-of-options', 'origin'])
   } catch (error) {
     throw gitFailure(error, remote, 'listing refs', options)
   }
@@ -168,7 +168,7 @@ async function sweepGitLeftovers(gitDir: string): Promise<void> {
 export async function fetchCommit(layout: RepoLayout, remote: GitRemote, commit: string, options: GitRunOptions): Promise<void> {
   try {
     await git(layout.git, options, networkConfig(remote, options.timeoutMs)).raw([
-      'fetch', '--progress', '--no-tags', '--no-write-fetch-head', '--recurse-submodules=no', '--depth=1', '--filter=blob:none', 'origin', commit,
+      'fetch', '--progress', '--no-tags', '--no-write-fetch-head', '--recurse-submodules=no', '--depth=1', '--filter=blob:none', '--end-of-options', 'origin', commit,
     ])
   } catch (error) {
     throw gitFailure(error, remote, `fetching commit ${commit}`, options)
@@ -180,7 +180,7 @@ export async function fetchBlobs(layout: RepoLayout, remote: GitRemote, oids: st
   if (oids.length === 0) return
   try {
     await git(layout.git, options, networkConfig(remote, options.timeoutMs)).raw([
-      'fetch', '--progress', '--no-tags', '--no-write-fetch-head', '--recurse-submodules=no', '--filter=blob:none', 'origin', ...oids,
+      'fetch', '--progress', '--no-tags', '--no-write-fetch-head', '--recurse-submodules=no', '--filter=blob:none', '--end-of-options', 'origin', ...oids,
     ])
   } catch (error) {
     throw gitFailure(error, remote, `fetching ${oids.length} file(s)`, options)

@@ -11,6 +11,7 @@
  *     lock.steal/                a short-lived mutex taken (mkdir) to remove a lock whose holder died
  *     git/                       bare partial mirror (shallow, blob:none); built in tmp/ and renamed into place
  *     commits/<sha>/<path>       the files fetched at that commit; each written in tmp/ then renamed, never changed
+ *     sums/<sha>.json            { <path>: sha256 } of those files, recorded before each file is renamed into place
  *     tmp/<pid>-<random>         writes in flight; those of dead processes are removed by the next lock holder
  * ```
  *
@@ -20,7 +21,8 @@
  */
 
 import envPaths from 'env-paths'
-import { isAbsolute, join, resolve } from 'node:path'
+import { isAbsolute, join, relative, resolve, sep } from 'node:path'
+import { FetchError } from '../src/errors.ts'
 
 export interface CacheLocationOptions {
   /** The cache root; wins over `EVALFERRY_CACHE_DIR` and the platform's cache directory. */
@@ -45,11 +47,19 @@ export interface RepoLayout {
   lock: string
   git: string
   commits: string
+  sums: string
   tmp: string
 }
 
+/** `path` itself, after checking that it lies strictly below `base`: the last guard against writing outside the cache. */
+function below(base: string, path: string, what: string): string {
+  const rel = relative(base, path)
+  if (rel === '' || rel === '..' || rel.startsWith(`..${sep}`) || isAbsolute(rel)) throw new FetchError('E_UNSAFE', `${what} would lie outside ${base}; refused`)
+  return path
+}
+
 export function repoLayout(root: string, host: string, repository: string): RepoLayout {
-  const dir = join(root, host.replace(/:/g, '_'), ...repository.split('/'))
+  const dir = below(root, join(root, host.replace(/:/g, '_'), ...repository.split('/')), `the cache directory of ${host}/${repository}`)
   return {
     root,
     host,
@@ -60,13 +70,14 @@ export function repoLayout(root: string, host: string, repository: string): Repo
     lock: join(dir, 'lock'),
     git: join(dir, 'git'),
     commits: join(dir, 'commits'),
+    sums: join(dir, 'sums'),
     tmp: join(dir, 'tmp'),
   }
 }
 
 /** The cached copy of `path` at `commit`. `path` has been checked: no `..`, no empty segment. */
 export function commitFile(layout: RepoLayout, commit: string, path: string): string {
-  return join(layout.commits, commit, ...path.split('/'))
+  return below(join(layout.commits, commit), join(layout.commits, commit, ...path.split('/')), `the cached file '${path}'`)
 }
 
 export const CACHEDIR_TAG = 'Signature: 8a477f597d28d172789f06886806bc55\n# This directory is a cache of git files made by evalferry.\n'

@@ -112,6 +112,7 @@ export async function pruneCache(root: string, olderThanMs: number): Promise<Pru
     await withLock(layout.lock, async () => {
       for (const c of old) {
         await rm(join(layout.commits, c.commit), { recursive: true, force: true })
+        await rm(join(layout.sums, `${c.commit}.json`), { force: true })
         result.removed.push({ host: repo.host, repository: repo.repository, commit: c.commit, bytes: c.bytes })
         result.bytes += c.bytes
       }

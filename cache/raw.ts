@@ -1,7 +1,21 @@
 /** Single files over HTTP through undici (GitHub raw, GitLab files API, Bitbucket src API). */
 
+import { setTimeout as sleep } from 'node:timers/promises'
 import { request } from 'undici'
 import { FetchError } from '../src/errors.ts'
+
+export interface RetryPolicy {
+  /** Further attempts after a 429, each after the wait its Retry-After names. */
+  rateLimited: number
+  /** Further attempts after a 5xx, backing off (or after its Retry-After). */
+  serverError: number
+  /** A Retry-After longer than this is not waited for: git is asked instead. */
+  maxWaitMs: number
+  /** First back-off after a 5xx without Retry-After; doubled each time. */
+  backoffMs: number
+}
+
+export const DEFAULT_RETRY: RetryPolicy = { rateLimited: 3, serverError: 2, maxWaitMs: 10_000, backoffMs: 250 }
 
 export interface RawFetchOptions {
   /** Request headers (Authorization); never logged. */
@@ -10,16 +24,38 @@ export interface RawFetchOptions {
   timeoutMs: number
   /** Refuse a file bigger than this. */
   maxBytes: number
+  retry?: Partial<RetryPolicy>
 }
 
-export type RawResult = { ok: true; content: Buffer } | { ok: false; status: number; reason: string }
+/** Hashes the host declared for the file (GitLab's `X-Gitlab-Blob-Id` and `X-Gitlab-Content-Sha256`). */
+export interface DeclaredHashes {
+  blobId?: string
+  sha256?: string
+}
 
-/**
- * GET one file (redirects are not followed). A non-2xx answer or a network error is returned, not thrown, so that the caller
- * can fall back to git; only a file over the size limit throws (E_UNSAFE), since git would bring
- * the same file.
- */
-export async function fetchRawFile(url: string, options: RawFetchOptions): Promise<RawResult> {
+export type RawResult =
+  | { ok: true; content: Buffer; declared: DeclaredHashes; attempts: number }
+  /** `transient`: the host is rate limiting, failing or unreachable, so its other files go to git without asking it again. */
+  | { ok: false; status: number; reason: string; attempts: number; transient: boolean }
+
+type Attempt = { ok: true; content: Buffer; declared: DeclaredHashes } | { ok: false; status: number; reason: string; retryAfterMs?: number }
+
+/** Retry-After as delay-seconds or an HTTP date, in milliseconds. */
+export function retryAfterMs(value: string | string[] | undefined, now = Date.now()): number | undefined {
+  const text = Array.isArray(value) ? value[0] : value
+  if (text === undefined || text.trim() === '') return undefined
+  if (/^\s*\d+\s*$/.test(text)) return Number(text) * 1000
+  const date = Date.parse(text)
+  return Number.isNaN(date) ? undefined : Math.max(0, date - now)
+}
+
+function header(headers: Record<string, string | string[] | undefined>, name: string): string | undefined {
+  const value = headers[name]
+  const text = Array.isArray(value) ? value[0] : value
+  return text?.trim().toLowerCase() || undefined
+}
+
+async function attempt(url: string, options: RawFetchOptions): Promise<Attempt> {
   let response: Awaited<ReturnType<typeof request>>
   try {
     response = await request(url, {
@@ -34,11 +70,12 @@ export async function fetchRawFile(url: string, options: RawFetchOptions): Promi
   const { statusCode, body } = response
   if (statusCode < 200 || statusCode >= 300) {
     await body.dump().catch(() => undefined)
-    return { ok: false, status: statusCode, reason: `HTTP ${statusCode}` }
+    const wait = retryAfterMs(response.headers['retry-after'])
+    return { ok: false, status: statusCode, reason: `HTTP ${statusCode}`, ...(wait !== undefined ? { retryAfterMs: wait } : {}) }
   }
   const declared = Number(response.headers['content-length'] ?? Number.NaN)
   if (declared > options.maxBytes) {
-    await body.dump().catch(() => undefined)
+    body.destroy()
     throw new FetchError('E_UNSAFE', `${url.split('?')[0]}: ${declared} bytes is over the size limit of ${options.maxBytes}`)
   }
   const chunks: Buffer[] = []
@@ -56,5 +93,39 @@ export async function fetchRawFile(url: string, options: RawFetchOptions): Promi
     if (error instanceof FetchError) throw error
     return { ok: false, status: 0, reason: (error as Error).message }
   }
-  return { ok: true, content: Buffer.concat(chunks) }
+  const content = Buffer.concat(chunks)
+  if (Number.isFinite(declared) && declared !== content.length) return { ok: false, status: 0, reason: `${content.length} bytes of a declared ${declared}` }
+  const blobId = header(response.headers, 'x-gitlab-blob-id')
+  const sha256 = header(response.headers, 'x-gitlab-content-sha256')
+  return { ok: true, content, declared: { ...(blobId ? { blobId } : {}), ...(sha256 ? { sha256 } : {}) } }
+}
+
+/**
+ * GET one file (redirects are not followed). A 429 is tried again after its Retry-After, a 5xx after a
+ * back-off, both a bounded number of times (RetryPolicy); what still fails, a network error or another
+ * status is returned, not thrown, so that the caller can fall back to git. Only a file over the size
+ * limit throws (E_UNSAFE), since git would bring the same file.
+ */
+export async function fetchRawFile(url: string, options: RawFetchOptions): Promise<RawResult> {
+  const policy = { ...DEFAULT_RETRY, ...options.retry }
+  let rateLimited = 0
+  let serverErrors = 0
+  for (let attempts = 1; ; attempts++) {
+    const answer = await attempt(url, options)
+    if (answer.ok) return { ...answer, attempts }
+    const { status, reason } = answer
+    let wait: number | undefined
+    if (status === 429 && rateLimited < policy.rateLimited) {
+      rateLimited++
+      wait = answer.retryAfterMs ?? policy.backoffMs * 2 ** (rateLimited - 1)
+    } else if (status >= 500 && status <= 599 && serverErrors < policy.serverError) {
+      serverErrors++
+      wait = answer.retryAfterMs ?? policy.backoffMs * 2 ** (serverErrors - 1) * (0.75 + Math.random() / 2)
+    }
+    if (wait === undefined || wait > policy.maxWaitMs) {
+      const why = wait !== undefined ? `${reason}, Retry-After ${Math.round(wait / 1000)} s is over the ${Math.round(policy.maxWaitMs / 1000)} s limit` : reason
+      return { ok: false, status, reason: why, attempts, transient: status === 0 || status === 429 || status >= 500 }
+    }
+    await sleep(wait)
+  }
 }

@@ -1,12 +1,14 @@
 /** Putting files of one commit into the cache: raw HTTP for a few files, else the git mirror. */
 
-import { mkdir, readFile, stat, utimes, writeFile } from 'node:fs/promises'
-import { posix } from 'node:path'
+import { createHash } from 'node:crypto'
+import { createReadStream } from 'node:fs'
+import { mkdir, readFile, rm, stat, utimes, writeFile } from 'node:fs/promises'
+import { join, posix } from 'node:path'
 import { FetchError } from '../src/errors.ts'
 import { writeAtomic } from './fs.ts'
 import { type GitRemote, type GitRunOptions, type TreeEntry, fetchBlobs, fetchCommit, hasCommit, listTree, prepareMirror, readBlobs } from './git.ts'
 import { CACHEDIR_TAG, type RepoLayout, commitFile } from './layout.ts'
-import { fetchRawFile } from './raw.ts'
+import { type RetryPolicy, fetchRawFile } from './raw.ts'
 
 export interface RefListing {
   /** When the remote was listed (ISO 8601). */
@@ -60,6 +62,56 @@ export async function touchCommit(layout: RepoLayout, commit: string): Promise<v
   await utimes(`${layout.commits}/${commit}`, now, now).catch(() => undefined)
 }
 
+const sha256Of = (content: Buffer): string => createHash('sha256').update(content).digest('hex')
+
+/** The git object id of a blob with this content: sha1 (or sha256, for a 64-digit id) of `blob <len>\0<content>`. */
+export function gitBlobId(content: Buffer, algorithm: 'sha1' | 'sha256' = 'sha1'): string {
+  return createHash(algorithm).update(`blob ${content.length}\0`).update(content).digest('hex')
+}
+
+function sumsFile(layout: RepoLayout, commit: string): string {
+  return join(layout.sums, `${commit}.json`)
+}
+
+/** The recorded sha256 of each file of the commit in the cache. */
+export async function readSums(layout: RepoLayout, commit: string): Promise<Map<string, string>> {
+  try {
+    const recorded = JSON.parse(await readFile(sumsFile(layout, commit), 'utf8')) as Record<string, unknown>
+    return new Map(Object.entries(recorded).filter((e): e is [string, string] => typeof e[1] === 'string'))
+  } catch {
+    return new Map()
+  }
+}
+
+/** Add to the commit's record (under the repository's lock, before the files are renamed into place). */
+async function recordSums(layout: RepoLayout, commit: string, add: Map<string, string>): Promise<void> {
+  const sums = await readSums(layout, commit)
+  for (const [path, sum] of add) sums.set(path, sum)
+  await writeAtomic(sumsFile(layout, commit), `${JSON.stringify(Object.fromEntries(sums))}\n`, layout.tmp)
+}
+
+export type CachedState = { state: 'ok'; sha256: string; bytes: number } | { state: 'missing' } | { state: 'unrecorded' } | { state: 'mismatch'; sha256: string }
+
+/** Whether a cached file is there and still holds the bytes recorded for it. */
+export async function checkCachedFile(layout: RepoLayout, commit: string, path: string, sums: Map<string, string>): Promise<CachedState> {
+  const file = commitFile(layout, commit, path)
+  if (!(await isFile(file))) return { state: 'missing' }
+  const recorded = sums.get(path)
+  if (recorded === undefined) return { state: 'unrecorded' }
+  const hash = createHash('sha256')
+  let bytes = 0
+  try {
+    for await (const chunk of createReadStream(file)) {
+      hash.update(chunk as Buffer)
+      bytes += (chunk as Buffer).length
+    }
+  } catch {
+    return { state: 'missing' }
+  }
+  const sha256 = hash.digest('hex')
+  return sha256 === recorded ? { state: 'ok', sha256, bytes } : { state: 'mismatch', sha256 }
+}
+
 export interface FetchFilesOptions extends GitRunOptions {
   remote: GitRemote
   /** Per path, the single-file API URL when the host has one. */
@@ -71,11 +123,15 @@ export interface FetchFilesOptions extends GitRunOptions {
   maxBytes: number
   /** Where errors say a file came from: path to the URL that named it. */
   describe: (path: string) => string
+  /** How the single-file API is retried (tests shorten it). */
+  rawRetry?: Partial<RetryPolicy>
 }
 
 export interface FetchFilesResult {
   viaRaw: string[]
   viaGit: string[]
+  /** What went wrong on the way and was made good (raw answers refused or failed, cached files replaced). */
+  notes: string[]
 }
 
 const MAX_SYMLINK_HOPS = 8
@@ -83,26 +139,64 @@ const MAX_SYMLINK_HOPS = 8
 /**
  * Bring the missing `paths` of `commit` into `commits/<commit>/`. Call it holding the repository's lock.
  * Symlinks inside the repository are followed (their target's content is stored under the link's
- * path); a symlink leaving it, or `..`, is E_UNSAFE.
+ * path); a symlink leaving it, or `..`, is E_UNSAFE. A cached file that no longer matches its recorded
+ * sha256 is removed and fetched again. Content from the single-file API is kept only when it matches
+ * the blob id the commit's tree lists (when the mirror holds the tree) and the hashes the host declared;
+ * otherwise git, which checks every object against its id, brings the file.
  */
 export async function fetchFiles(layout: RepoLayout, commit: string, paths: string[], options: FetchFilesOptions): Promise<FetchFilesResult> {
+  const result: FetchFilesResult = { viaRaw: [], viaGit: [], notes: [] }
+  const sums = await readSums(layout, commit)
   const missing: string[] = []
-  for (const path of new Set(paths)) if (!(await isFile(commitFile(layout, commit, path)))) missing.push(path)
-  const result: FetchFilesResult = { viaRaw: [], viaGit: [] }
+  for (const path of new Set(paths)) {
+    const cached = await checkCachedFile(layout, commit, path, sums)
+    if (cached.state === 'ok') continue
+    if (cached.state === 'mismatch') {
+      await rm(commitFile(layout, commit, path), { force: true })
+      result.notes.push(`${options.describe(path)}: the cached copy no longer matched its recorded sha256 and was removed; fetching it again`)
+    }
+    missing.push(path)
+  }
   if (missing.length === 0) return result
 
   let forGit = missing
   if (options.rawUrl && options.rawLimit > 0 && missing.length <= options.rawLimit) {
     forGit = []
+    // With the commit's trees already in the mirror (local, no request), raw content is checked against their blob ids.
+    const tree = (await exists(join(layout.git, 'config'))) && (await hasCommit(layout, commit, options)) ? await listTree(layout, commit, missing, options) : undefined
+    let hostDown = false
     for (const path of missing) {
+      const entry = tree?.get(path)
       const url = options.rawUrl(path)
-      const answer = url ? await fetchRawFile(url, { timeoutMs: options.timeoutMs, maxBytes: options.maxBytes, ...(options.rawHeaders ? { headers: options.rawHeaders } : {}) }) : undefined
-      if (answer?.ok) {
-        await writeAtomic(commitFile(layout, commit, path), answer.content, layout.tmp)
-        result.viaRaw.push(path)
-      } else {
-        forGit.push(path) // 404, 5xx, a redirect or a network error: git is the fallback
+      // Symlinks and what is not a plain file go through git, where where they lead is checked.
+      if (hostDown || !url || (entry && (entry.type !== 'blob' || entry.mode === '120000'))) {
+        forGit.push(path)
+        continue
       }
+      const answer = await fetchRawFile(url, {
+        timeoutMs: options.timeoutMs,
+        maxBytes: options.maxBytes,
+        ...(options.rawHeaders ? { headers: options.rawHeaders } : {}),
+        ...(options.rawRetry ? { retry: options.rawRetry } : {}),
+      })
+      if (!answer.ok) {
+        // 404, a redirect, a 429 or 5xx that outlasted its retries, a network error: git is the fallback.
+        if (answer.status !== 404) result.notes.push(`${options.describe(path)}: the single-file API failed (${answer.reason}, ${answer.attempts} attempt(s)); asking git instead`)
+        if (answer.transient) hostDown = true
+        forGit.push(path)
+        continue
+      }
+      const expectedId = entry?.oid ?? answer.declared.blobId
+      const id = expectedId ? gitBlobId(answer.content, expectedId.length === 64 ? 'sha256' : 'sha1') : undefined
+      const sha256 = sha256Of(answer.content)
+      if ((expectedId && id !== expectedId) || (answer.declared.sha256 && answer.declared.sha256 !== sha256)) {
+        result.notes.push(`${options.describe(path)}: the single-file API sent content whose hash is not the file's (blob ${id ?? '?'}, expected ${expectedId ?? answer.declared.sha256}); asking git instead`)
+        forGit.push(path)
+        continue
+      }
+      await recordSums(layout, commit, new Map([[path, sha256]]))
+      await writeAtomic(commitFile(layout, commit, path), answer.content, layout.tmp)
+      result.viaRaw.push(path)
     }
   }
   if (forGit.length === 0) return result
@@ -155,11 +249,21 @@ export async function fetchFiles(layout: RepoLayout, commit: string, paths: stri
   const byOid = [...new Set([...resolved.values()].map((e) => e.oid))]
   const blobs = await readBlobs(layout, byOid, options.maxBytes, options)
   const content = new Map(blobs.map((b) => [b.oid, b]))
+  const toWrite = new Map<string, Buffer>()
   for (const [path, entry] of resolved) {
     const blob = content.get(entry.oid)
     if (!blob || 'missing' in blob) throw new FetchError('E_FETCH', `${options.describe(path)}: the server did not send ${entry.oid}`)
     if ('tooLarge' in blob) throw new FetchError('E_UNSAFE', `${options.describe(path)}: ${blob.tooLarge} bytes is over the size limit of ${options.maxBytes}`)
-    await writeAtomic(commitFile(layout, commit, path), blob.content, layout.tmp)
+    // git checked each object against its id on receipt; this catches a mirror damaged on disk since.
+    if (gitBlobId(blob.content, entry.oid.length === 64 ? 'sha256' : 'sha1') !== entry.oid) {
+      await rm(layout.git, { recursive: true, force: true })
+      throw new FetchError('E_CACHE', `${options.describe(path)}: the mirror's copy of ${entry.oid} was damaged; the mirror is removed, run again`)
+    }
+    toWrite.set(path, blob.content)
+  }
+  await recordSums(layout, commit, new Map([...toWrite].map(([path, bytes]) => [path, sha256Of(bytes)])))
+  for (const [path, bytes] of toWrite) {
+    await writeAtomic(commitFile(layout, commit, path), bytes, layout.tmp)
     result.viaGit.push(path)
   }
   return result

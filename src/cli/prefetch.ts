@@ -19,6 +19,12 @@ export function resolverOptions(values: OptionValues, ctx: CommandContext): Pref
     if (!Number.isInteger(n) || n < 1) throw new UsageError(`--concurrency takes a whole number of at least 1, not "${concurrency}"`)
     options.concurrency = n
   }
+  const timeout = stringOption(values, 'timeout')
+  if (timeout !== undefined) {
+    const seconds = Number(timeout)
+    if (!Number.isFinite(seconds) || seconds <= 0) throw new UsageError(`--timeout takes a number of seconds above 0, not "${timeout}"`)
+    options.timeoutSeconds = seconds
+  }
   const from = stringOption(values, 'from')
   if (from !== undefined) options.from = from
   if (!values.quiet && !values.json) options.onProgress = (message) => ctx.stderr.write(`${message}\n`)
@@ -29,12 +35,13 @@ export const FETCH_OPTIONS = {
   offline: { type: 'boolean' },
   refresh: { type: 'boolean' },
   concurrency: { type: 'string' },
+  timeout: { type: 'string' },
 } as const
 
 const command: Command = {
   name: 'prefetch',
   summary: 'fetch every git file the datasets reference into the cache',
-  usage: `Usage: evalferry prefetch <dataset...> [--offline] [--refresh] [--concurrency n]
+  usage: `Usage: evalferry prefetch <dataset...> [--offline] [--refresh] [--concurrency n] [--timeout s]
         [--manifest <file.json>] [--rewrite <out>] [--embed] [--from <format>]
 
 Finds every blob URL in the datasets (file blocks, and any value that is wholly a URL) and
@@ -43,6 +50,8 @@ fetches the files into the repository cache: one ref listing and one fetch per r
   --offline            no network: serve what is cached, fail naming each URL that is not
   --refresh            list refs again even when the cached listing is fresh
   --concurrency <n>    repositories fetched at once (default 4)
+  --timeout <s>        abandon a network step after this many seconds without progress
+                       (default: EVALFERRY_TIMEOUT, else 60)
   --manifest <file>    write per URL: host, repository, ref, commit, path, local path, bytes, sha256
   --rewrite <out>      write a copy of the dataset pointing at the cached files (a directory for several)
   --embed              with --rewrite: put the text of text files inline instead

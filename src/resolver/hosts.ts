@@ -63,13 +63,14 @@ function checkBase(url: string, spec: string): string {
   try {
     parsed = new URL(url)
   } catch {
-    throw new UsageError(`--host ${spec}: '${url}' is not a URL`)
+    throw new UsageError(`--host ${spec.replace(/:\/\/[^/@\s]*@/g, '://***@')}: '${url.replace(/:\/\/[^/@\s]*@/g, '://***@')}' is not a URL`)
   }
   if (parsed.protocol !== 'https:' && parsed.protocol !== 'http:') {
     throw new UsageError(`--host ${spec}: only http and https base URLs are supported`)
   }
   if (parsed.username || parsed.password) {
-    throw new UsageError(`--host ${spec}: put credentials in the environment (SPEC 6), not in the URL`)
+    // The message must not repeat the secret it refuses.
+    throw new UsageError(`--host ${spec.replace(/:\/\/[^/@\s]*@/g, '://***@')}: put credentials in the environment (SPEC 6), not in the URL`)
   }
   return trimSlash(url)
 }

@@ -19,7 +19,7 @@ export interface ResolverOptions {
   maxFileBytes?: number
   /** Use a host's single-file API when a commit needs at most this many files; 0 turns it off. Default 8. */
   rawFileLimit?: number
-  /** Seconds without progress before a network step is abandoned. Default 60. */
+  /** Seconds without progress before a network step is abandoned. Default: `EVALFERRY_TIMEOUT`, else 60. */
   timeoutSeconds?: number
   /** Where tokens and `EVALFERRY_*` come from. Default `process.env`. */
   env?: NodeJS.ProcessEnv

@@ -4,16 +4,19 @@
  */
 
 import { createHash } from 'node:crypto'
-import { readFile, stat } from 'node:fs/promises'
+import { readFile } from 'node:fs/promises'
 import {
+  type CachedState,
   type GitRemote,
   type RepoLayout,
   cacheRoot,
+  checkCachedFile,
   commitFile,
   fetchFiles,
   initRepoDir,
   lsRemote,
   readRefListing,
+  readSums,
   repoLayout,
   sweepTemp,
   touchCommit,
@@ -25,7 +28,7 @@ import { type Credential, credentialFor } from './credentials.ts'
 import { type HostConfig, cloneUrl, hostTable, rawFileUrl } from './hosts.ts'
 import { DEFAULTS, type ManifestEntry, type PrefetchResult, type ResolverOptions, isOffline } from './options.ts'
 import { type RefMap, type ResolvedRef, isFullSha, matchRef, parseLsRemote } from './refs.ts'
-import { type BlobUrl, parseBlobUrl } from './url.ts'
+import { type BlobUrl, parseBlobUrl, redactUrl } from './url.ts'
 
 interface RepoWork {
   host: HostConfig
@@ -51,7 +54,13 @@ export class Session {
   }
 
   setting<K extends keyof typeof DEFAULTS>(key: K): number {
-    return this.options[key] ?? DEFAULTS[key]
+    const given = this.options[key]
+    if (given !== undefined) return given
+    if (key === 'timeoutSeconds') {
+      const fromEnv = Number(this.env.EVALFERRY_TIMEOUT)
+      if (this.env.EVALFERRY_TIMEOUT && Number.isFinite(fromEnv) && fromEnv > 0) return fromEnv
+    }
+    return DEFAULTS[key]
   }
 
   progress(message: string): void {
@@ -139,19 +148,16 @@ async function resolveRefs(session: Session, work: RepoWork, remote: GitRemote, 
   return resolved
 }
 
-async function fileEntry(u: BlobUrl, ref: ResolvedRef, local: string): Promise<ManifestEntry> {
-  const content = await readFile(local)
-  return {
-    url: u.url,
-    host: u.host.name,
-    repository: u.repository,
-    ref: ref.ref,
-    commit: ref.commit,
-    path: ref.path,
-    local_path: local,
-    bytes: content.length,
-    sha256: createHash('sha256').update(content).digest('hex'),
+async function fileEntry(u: BlobUrl, ref: ResolvedRef, local: string, checked: CachedState): Promise<ManifestEntry> {
+  let bytes: number
+  let sha256: string
+  if (checked.state === 'ok') ({ bytes, sha256 } = checked)
+  else {
+    const content = await readFile(local)
+    bytes = content.length
+    sha256 = createHash('sha256').update(content).digest('hex')
   }
+  return { url: u.url, host: u.host.name, repository: u.repository, ref: ref.ref, commit: ref.commit, path: ref.path, local_path: local, bytes, sha256 }
 }
 
 async function prefetchRepository(session: Session, work: RepoWork, result: PrefetchResult, fail: (url: string, e: unknown) => void): Promise<void> {
@@ -187,10 +193,22 @@ async function prefetchCommit(
 ): Promise<void> {
   const pathOf = (u: BlobUrl): string => resolved.get(u.url)!.path
   const missing: BlobUrl[] = []
-  for (const u of urls) if (!(await readable(commitFile(work.layout, commit, pathOf(u))))) missing.push(u)
+  const sums = await readSums(work.layout, commit)
+  const checked = new Map<string, CachedState>()
+  for (const u of urls) {
+    const state = await checkCachedFile(work.layout, commit, pathOf(u), sums)
+    checked.set(u.url, state)
+    // Offline, a file cached before sums were recorded is served as it is: there is nothing to compare it with.
+    if (state.state === 'ok' || (session.offline && state.state === 'unrecorded')) continue
+    missing.push(u)
+  }
   if (missing.length > 0) {
     if (session.offline) {
-      for (const u of missing) fail(u.url, new FetchError('E_OFFLINE', `${u.url}: offline, and ${pathOf(u)} at ${commit.slice(0, 12)} is not in the cache`))
+      for (const u of missing) {
+        const damaged = checked.get(u.url)?.state === 'mismatch'
+        const why = damaged ? 'its cached copy no longer matches the sha256 recorded when it was fetched (run online to fetch it again)' : 'is not in the cache'
+        fail(u.url, new FetchError(damaged ? 'E_CACHE' : 'E_OFFLINE', `${u.url}: offline, and ${pathOf(u)} at ${commit.slice(0, 12)} ${why}`))
+      }
       urls = urls.filter((u) => !missing.includes(u))
     } else {
       const describe = (path: string): string => missing.find((u) => pathOf(u) === path)?.url ?? path
@@ -206,6 +224,7 @@ async function prefetchCommit(
             maxBytes: session.setting('maxFileBytes'),
             describe,
           })
+          for (const note of how.notes) session.progress(note)
           if (how.viaGit.length) session.progress(`fetched ${how.viaGit.length} file(s) of ${remote.label} at ${commit.slice(0, 12)} with git`)
           if (how.viaRaw.length) session.progress(`fetched ${how.viaRaw.length} file(s) of ${remote.label} at ${commit.slice(0, 12)} over HTTP`)
         }, session.lockOptions(work))
@@ -225,23 +244,19 @@ async function prefetchCommit(
   }
   if (urls.length === 0) return
   await touchCommit(work.layout, commit)
+  const after = missing.length > 0 ? await readSums(work.layout, commit) : sums
   for (const u of urls) {
     const local = commitFile(work.layout, commit, pathOf(u))
     try {
-      result.entries.push(await fileEntry(u, resolved.get(u.url)!, local))
+      const state = missing.includes(u) ? await checkCachedFile(work.layout, commit, pathOf(u), after) : checked.get(u.url)!
+      if (state.state === 'missing' || state.state === 'mismatch') throw new Error(state.state === 'missing' ? 'it is gone' : 'it does not match its recorded sha256')
+      result.entries.push(await fileEntry(u, resolved.get(u.url)!, local, state))
       if (missing.includes(u)) result.fetched++
       else result.cached++
     } catch (error) {
       fail(u.url, new FetchError('E_CACHE', `${u.url}: cached file ${local} cannot be read: ${(error as Error).message}`))
     }
   }
-}
-
-async function readable(path: string): Promise<boolean> {
-  return stat(path).then(
-    (s) => s.isFile(),
-    () => false,
-  )
 }
 
 /**
@@ -266,13 +281,18 @@ export async function prefetchUrls(urls: Iterable<string>, options: ResolverOpti
       continue
     }
     if (!parsed) {
-      fail(url, new FetchError('E_REF', `${url}: not a blob URL naming a file on a known host (a self-hosted one needs --host <name>=<base-url>)`))
+      fail(url, new FetchError('E_REF', `${redactUrl(url)}: not a blob URL naming a file on a known host (a self-hosted one needs --host <name>=<base-url>)`))
       continue
     }
     const key = `${parsed.host.name}/${parsed.repository}`
     let repo = work.get(key)
     if (!repo) {
-      repo = { host: parsed.host, repository: parsed.repository, layout: repoLayout(session.root, parsed.host.name, parsed.repository), urls: [] }
+      try {
+        repo = { host: parsed.host, repository: parsed.repository, layout: repoLayout(session.root, parsed.host.name, parsed.repository), urls: [] }
+      } catch (error) {
+        fail(url, error)
+        continue
+      }
       work.set(key, repo)
     }
     repo.urls.push(parsed)
@@ -298,8 +318,8 @@ function combinedFailure(failures: Map<string, unknown>): FetchError {
   for (const [url, error] of failures) groups.set(error, [...(groups.get(error) ?? []), url])
   const lines = [...groups].map(([error, urls]) => {
     const message = error instanceof Error ? error.message : String(error)
-    const named = urls.length === 1 ? (message.includes(urls[0]!) ? message : `${urls[0]}: ${message}`) : `${message} (${urls.length} references, first ${urls[0]})`
-    return named
+    const first = redactUrl(urls[0]!)
+    return urls.length === 1 ? (message.includes(first) ? message : `${first}: ${message}`) : `${message} (${urls.length} references, first ${first})`
   })
   const first = [...groups.keys()].find((e): e is FetchError => e instanceof FetchError)
   const message = lines.length === 1 ? lines[0]! : `${failures.size} reference(s) failed:\n  ${lines.slice(0, 50).join('\n  ')}${lines.length > 50 ? `\n  … and ${lines.length - 50} more` : ''}`

@@ -23,9 +23,17 @@ export interface BlobUrl {
 
 const URL_SHAPE = /^(https?):\/\/([^/?#\s]+)(\/[^?#\s]*)?(\?[^#\s]*)?(#\S*)?$/i
 
-function unsafe(url: string, why: string): FetchError {
-  return new FetchError('E_UNSAFE', `${url}: ${why}`)
+/** The URL with any `user:password@` replaced by `***@`, for messages and logs. */
+export function redactUrl(url: string): string {
+  return url.replace(/^([a-z][a-z0-9+.-]*:\/\/)[^/?#\s]*@/i, '$1***@')
 }
+
+function unsafe(url: string, why: string): FetchError {
+  return new FetchError('E_UNSAFE', `${redactUrl(url)}: ${why}`)
+}
+
+// A DNS name or IPv4 address, or a bracketed IPv6 one, with an optional port: a host is also a cache directory name.
+const HOST_NAME = /^(?:[a-z0-9_](?:[a-z0-9_-]*[a-z0-9_])?(?:\.[a-z0-9_](?:[a-z0-9_-]*[a-z0-9_])?)*|\[[0-9a-f:.]+\])(?::\d{1,5})?$/
 
 function decodeSegments(url: string, raw: string[]): string[] {
   return raw.map((segment) => {
@@ -40,6 +48,12 @@ function decodeSegments(url: string, raw: string[]): string[] {
     if (decoded.includes('/') || decoded.includes('\0')) throw unsafe(url, `path segment '${decoded}' holds a slash or NUL`)
     return decoded
   })
+}
+
+function checkRepository(url: string, parts: string[]): void {
+  // Hosts refuse owners and groups starting with '-'; refused here too, so that none can pass for a git option.
+  const bad = parts.find((p) => p.startsWith('-'))
+  if (bad !== undefined) throw unsafe(url, `repository name segment '${bad}' may not begin with '-'`)
 }
 
 function parseLines(fragment: string | undefined): BlobUrl['lines'] {
@@ -78,7 +92,9 @@ export function parseBlobUrl(url: string, hostList: Map<string, HostConfig> | st
   if (!m) return undefined
   const scheme = m[1]!.toLowerCase()
   let authority = m[2]!.toLowerCase()
+  const userinfo = authority.includes('@')
   authority = authority.slice(authority.lastIndexOf('@') + 1)
+  if (!HOST_NAME.test(authority)) return undefined
   if ((scheme === 'https' && authority.endsWith(':443')) || (scheme === 'http' && authority.endsWith(':80'))) {
     authority = authority.replace(/:\d+$/, '')
   }
@@ -87,12 +103,16 @@ export function parseBlobUrl(url: string, hostList: Map<string, HostConfig> | st
   const found = lookupHost(authority, `${scheme}://${authority}`, path, hosts)
   if (!found) return undefined
   const { host, rawHost } = found
+  // A token in a dataset URL would reach logs, manifests and rewritten datasets; tokens belong in the environment.
+  if (userinfo) throw unsafe(url, 'credentials in a URL are refused; set the host\'s token in the environment instead (GH_TOKEN, GITLAB_TOKEN, BITBUCKET_TOKEN)')
   const raw = path.split('/').slice(1)
   if (raw.length > 0 && raw[raw.length - 1] === '') raw.pop() // a trailing slash names a directory; caught below as too short
   const lines = parseLines(m[5])
   const make = (ownerParts: string[], rest: string[], ref?: string): BlobUrl | undefined => {
     if (ownerParts.length < 2 || rest.length < (ref === undefined ? 2 : 1)) return undefined
-    const repository = decodeSegments(url, ownerParts).join('/')
+    const owner = decodeSegments(url, ownerParts)
+    checkRepository(url, owner)
+    const repository = owner.join('/')
     return { url, host, repository, segments: decodeSegments(url, rest), ...(ref !== undefined ? { ref } : {}), ...(lines ? { lines } : {}) }
   }
 
