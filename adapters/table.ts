@@ -8,7 +8,7 @@
 import { deepEqual, lostFields } from '../src/carry.ts'
 import { fieldError } from '../src/errors.ts'
 import { caseToRow, defaultColumns, isDefaultHeader, isRowMapper, mapRow, unionColumns, type RowOptions } from '../src/mapping.ts'
-import { CARRY_KEY, isJsonObject, type EvalCase, type JsonObject } from '../src/model.ts'
+import { CARRY_KEY, isJsonObject, withoutFileKeys, type EvalCase, type JsonObject } from '../src/model.ts'
 import type { Adapter, DecodeContext, EncodeContext, FieldMapping, FileLayout, SniffSample } from './types.ts'
 
 const FORMAT = 'csv'
@@ -38,20 +38,6 @@ export function rememberHeader(ctx: DecodeContext, columns: readonly string[]): 
 export function fileKeys(sample: EvalCase[], format: string): JsonObject {
   const keys = sample[0]?.extras?.[format]?.$file
   return isJsonObject(keys) ? keys : {}
-}
-
-function withoutOwnFile(c: EvalCase, format: string): EvalCase {
-  const own = c.extras?.[format]
-  if (!own || !('$file' in own)) return c
-  const rest = { ...own }
-  delete rest.$file
-  const extras = { ...c.extras }
-  if (Object.keys(rest).length) extras[format] = rest
-  else delete extras[format]
-  const copy = { ...c }
-  if (Object.keys(extras).length) copy.extras = extras
-  else delete copy.extras
-  return copy
 }
 
 function withoutGenerated(c: EvalCase): EvalCase {
@@ -86,7 +72,7 @@ export function sampleNeedsCarry(
   }
   const ctx: EncodeContext = { ...ectx, layout }
   return sample.some((original, i) => {
-    const c = withoutGenerated(i === 0 ? withoutOwnFile(original, format) : original)
+    const c = withoutGenerated(i === 0 ? withoutFileKeys(original, format) : original)
     ctx.index = dctx.index = i
     const decoded = decode(encode(c, ctx), dctx)
     const back = Array.isArray(decoded) ? decoded[0] : decoded
@@ -115,7 +101,7 @@ export function fileKeysToCarry(
   const original = fileKeys(sample, format)
   const first = sample[0]
   if (!first || Object.keys(original).length === 0) return undefined
-  const row = encode(withoutGenerated(withoutOwnFile(first, format)), { ...ectx, index: 0, layout })
+  const row = encode(withoutGenerated(withoutFileKeys(first, format)), { ...ectx, index: 0, layout })
   const header: JsonObject = {}
   decode(row, {
     file: '',
@@ -158,7 +144,7 @@ export function sampleColumns(sample: EvalCase[], format: string, options: RowOp
   const keys = fileKeys(sample, format)
   const columns = keys.columns
   if (Array.isArray(columns) && columns.every((c) => typeof c === 'string')) return [...(columns as string[])]
-  return unionColumns(sample.map((c, i) => defaultColumns(withoutGenerated(i === 0 ? withoutOwnFile(c, format) : c), options)))
+  return unionColumns(sample.map((c, i) => defaultColumns(withoutGenerated(i === 0 ? withoutFileKeys(c, format) : c), options)))
 }
 
 /** The one error a case gets when it needs a column the streamed header no longer can add. */

@@ -191,3 +191,18 @@ export function markGenerated(c: EvalCase, field: CaseField): void {
   if (!c.generated) c.generated = []
   if (!c.generated.includes(field)) c.generated.push(field)
 }
+
+/** `c` without `extras[format].$file`: the file-level keys that ride on a file's first case. */
+export function withoutFileKeys(c: EvalCase, format: string): EvalCase {
+  const own = c.extras?.[format]
+  if (!own || !('$file' in own)) return c
+  const rest = { ...own }
+  delete rest.$file
+  const extras = { ...c.extras }
+  if (Object.keys(rest).length) extras[format] = rest
+  else delete extras[format]
+  const copy = { ...c }
+  if (Object.keys(extras).length) copy.extras = extras
+  else delete copy.extras
+  return copy
+}

@@ -15,7 +15,7 @@ import { LIST_KEY, type SourceRecord } from './codecs/types.ts'
 import { detect } from './detect.ts'
 import { DataError, EvalferryError, UsageError, type Location } from './errors.ts'
 import { AtomicFile, exists, STDIO } from './io.ts'
-import { isJsonObject, type EvalCase, type JsonObject, type JsonValue } from './model.ts'
+import { isJsonObject, withoutFileKeys, type EvalCase, type JsonObject, type JsonValue } from './model.ts'
 import { addWarning, countField, newReport, type ConversionReport } from './report.ts'
 
 /** What the `--rejects` file holds per bad record. */
@@ -136,9 +136,15 @@ async function* readFile_(
       if (record.index >= range[1]) break
     }
     if (options.progress) options.progress.records++
-    const location: Location = { file, ...(record.line === undefined ? { record: record.index } : { line: record.line }) }
+    // Built only when needed: a CSV row counts its line on demand.
+    let place: Location | undefined
+    const where = (): Location => {
+      if (place) return place
+      const line = record.line
+      return (place = { file, ...(line === undefined ? { record: record.index } : { line }) })
+    }
     ctx.index = record.index
-    ctx.warn = (message, field) => report && addWarning(report, message, { ...location, ...(field ? { field } : {}) })
+    ctx.warn = (message, field) => report && addWarning(report, message, { ...where(), ...(field ? { field } : {}) })
 
     const included = adapter.include?.(record.value)
     if (included !== undefined) {
@@ -147,7 +153,7 @@ async function* readFile_(
       try {
         yield* readFile_(path, includedContainer, adapter, options, seenIds, true)
       } catch (error) {
-        if (error instanceof EvalferryError && error.code === 'E_IO') error.location = { ...location, field: String(record.value) }
+        if (error instanceof EvalferryError && error.code === 'E_IO') error.location = { ...where(), field: String(record.value) }
         throw error
       }
       continue
@@ -159,12 +165,12 @@ async function* readFile_(
       cases = Array.isArray(decoded) ? decoded : [decoded]
       for (const c of cases) {
         applyCarry(c)
-        if (adapter.uniqueIds) checkUniqueId(c, seenIds, location)
+        if (adapter.uniqueIds) checkUniqueId(c, seenIds, where())
       }
       // Included cases join the including file, whose own keys ride on its first case.
       if (first && cases[0] && !isIncluded) attachFileKeys(cases[0], adapter, header)
     } catch (error) {
-      const located = locate(error, location)
+      const located = locate(error, where())
       if (options.onError !== 'skip') throw located
       if (report) {
         report.records.skipped++
@@ -457,20 +463,6 @@ function withoutGenerated(c: EvalCase): EvalCase {
   return copy
 }
 
-/** `c` without its file-level keys, which ride on the first case to reach `layout` and the header. */
-function withoutFileKeys(c: EvalCase, format: string): EvalCase {
-  const own = c.extras?.[format]
-  if (!own || !('$file' in own)) return c
-  const rest = { ...own }
-  delete rest.$file
-  const extras = { ...c.extras }
-  if (Object.keys(rest).length) extras[format] = rest
-  else delete extras[format]
-  const copy = { ...c }
-  if (Object.keys(extras).length) copy.extras = extras
-  else delete copy.extras
-  return copy
-}
 
 export interface ConvertOptions extends Omit<ReadOptions, 'report' | 'onReject' | 'container'>, Omit<WriteOptions, 'report' | 'container'> {
   input: string
