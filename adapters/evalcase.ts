@@ -464,7 +464,8 @@ function encodeCase(c: EvalCase, ctx: EncodeContext): JsonObject {
   const agentv = writesAgentv(ctx)
   const out: JsonObject = {}
   if (c.id !== undefined) {
-    out.id = spelling(c, 'id').key === 'number' && /^-?\d+$/.test(c.id) ? Number(c.id) : c.id
+    // AgentV needs string ids, so its dialect writes them so; the carry keeps a number's spelling.
+    out.id = !agentv && spelling(c, 'id').key === 'number' && /^-?\d+$/.test(c.id) ? Number(c.id) : c.id
   }
   if (c.conversation_id !== undefined) out.conversation_id = c.conversation_id
   if (c.description !== undefined) out.description = c.description
