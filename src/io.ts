@@ -84,13 +84,16 @@ function invalidUtf8(path: string, buffer: Buffer, offset: number, line: number)
 
 /** Collects small writes into large ones and waits for the stream to drain. */
 export class StreamSink implements Sink {
-  private buffer: string[] = []
+  // Text is encoded straight into one buffer: no joining of pieces, no second copy on the way out.
+  private buffer: Buffer
   private size = 0
   constructor(
     private readonly stream: NodeJS.WritableStream,
     private readonly flushAt = 1 << 16,
     private readonly onError: (error: unknown) => unknown = (error) => error,
-  ) {}
+  ) {
+    this.buffer = Buffer.allocUnsafe(flushAt * 2)
+  }
 
   async write(chunk: string | Uint8Array): Promise<void> {
     if (typeof chunk !== 'string') {
@@ -98,17 +101,25 @@ export class StreamSink implements Sink {
       await this.push(chunk)
       return
     }
-    this.buffer.push(chunk)
-    this.size += chunk.length
+    // A UTF-16 code unit takes at most 3 bytes of UTF-8.
+    if (this.size + chunk.length * 3 > this.buffer.length) {
+      await this.flush()
+      if (chunk.length * 3 > this.buffer.length) {
+        await this.push(chunk)
+        return
+      }
+    }
+    this.size += this.buffer.write(chunk, this.size, 'utf8')
     if (this.size >= this.flushAt) await this.flush()
   }
 
   async flush(): Promise<void> {
     if (!this.size) return
-    const text = this.buffer.join('')
-    this.buffer = []
+    const bytes = this.buffer.subarray(0, this.size)
+    // The stream keeps the written buffer until it is on disk, so the next writes need a new one.
+    this.buffer = Buffer.allocUnsafe(this.buffer.length)
     this.size = 0
-    await this.push(text)
+    await this.push(bytes)
   }
 
   private async push(chunk: string | Uint8Array): Promise<void> {

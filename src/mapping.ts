@@ -348,7 +348,8 @@ export function rowToCase(row: JsonObject, resolved: ResolvedMapping, options: R
     else takenPaths.set(column, [...(takenPaths.get(column) ?? []), path.split('.').slice(1)])
     if (field === 'messages') Object.assign(target, splitMessages(canonical as Message[]))
     else target[field] = canonical
-    if (!deepEqual(fieldToCell(field, canonical, options), value)) raw[path] = value
+    // Text read as text gives the same cell back; only other kinds need the comparison.
+    if (!(typeof value === 'string' && FIELD_KINDS[field] === 'text') && !deepEqual(fieldToCell(field, canonical, options), value)) raw[path] = value
   }
 
   const metadata: JsonObject = {}
@@ -391,7 +392,27 @@ export function mapRow(
 ): EvalCase | EvalCase[] {
   if (isRowMapper(map)) return map(row)
   const columns = options.columns?.length ? options.columns : Object.keys(row)
-  return rowToCase(row, resolveMapping(columns, map), options)
+  return rowToCase(row, resolvedFor(columns, map), options)
+}
+
+/** The last header each mapping (or none) was resolved against, and the result: rows of one table share it. */
+const lastResolved = new WeakMap<FieldMapping, { columns: string[]; resolved: ResolvedMapping }>()
+const NO_MAP: FieldMapping = {}
+
+/** `resolveMapping`, resolved once per table rather than once per row. */
+export function resolvedFor(columns: readonly string[], map: FieldMapping | undefined): ResolvedMapping {
+  const key = map ?? NO_MAP
+  const last = lastResolved.get(key)
+  if (last && sameColumns(last.columns, columns)) return last.resolved
+  const resolved = resolveMapping(columns, map)
+  lastResolved.set(key, { columns: [...columns], resolved })
+  return resolved
+}
+
+function sameColumns(a: readonly string[], b: readonly string[]): boolean {
+  if (a.length !== b.length) return false
+  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false
+  return true
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -473,7 +494,7 @@ export function caseToRow(
   header: readonly string[],
   options: RowOptions & { map?: FieldMapping; fill?: boolean },
 ): JsonObject {
-  const resolved = resolveMapping(header, options.map)
+  const resolved = resolvedFor(header, options.map)
   const raw = ownExtras(c, options.format)?.[RAW]
   const rawCells = isJsonObject(raw) ? raw : {}
   const source = c as Record<string, unknown>

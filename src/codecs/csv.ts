@@ -42,7 +42,7 @@ export async function* readCsv(source: ByteSource, options: ReadOptions): AsyncG
   let index = 0
   let minParse = 0
 
-  function* rows(result: Papa.ParseResult<string[]>, final: boolean): Generator<SourceRecord> {
+  function* rows(result: Papa.ParseResult<string[]>, consumed: string): Generator<SourceRecord> {
     const firstError = result.errors[0]
     if (firstError) {
       // The error's row is relative to this parse; find its line by counting the rows before it.
@@ -51,11 +51,15 @@ export async function* readCsv(source: ByteSource, options: ReadOptions): AsyncG
       const what = firstError.code === 'MissingQuotes' ? 'a quoted cell is never closed' : `malformed quoting (${firstError.message})`
       throw new DataError('E_PARSE', what, { file, line: at })
     }
-    for (const cells of result.data) {
-      const rowLine = line
-      line += lineCount(cells)
-      if (cells.length === 1 && cells[0] === '' ) continue // a blank line
+    const lines = new ChunkLines(result.data, line)
+    // The next parse starts after every newline of this one, cells' own included.
+    line += countNewlines(consumed)
+    const data = result.data
+    for (let r = 0; r < data.length; r++) {
+      const cells = data[r]!
+      if (cells.length === 1 && cells[0] === '') continue // a blank line
       if (!columns) {
+        const rowLine = lines.lineOf(r)
         columns = cells.map((c, i) => (i === 0 && c.charCodeAt(0) === 0xfeff ? c.slice(1) : c))
         // Two columns of one name would collapse into one key of the record, losing a cell.
         const twice = columns.find((c, i) => columns!.indexOf(c) !== i)
@@ -66,15 +70,14 @@ export async function* readCsv(source: ByteSource, options: ReadOptions): AsyncG
       if (cells.length > columns.length) {
         throw new DataError('E_PARSE', `row has ${cells.length} cells but the header has ${columns.length} columns`, {
           file,
-          line: rowLine,
+          line: lines.lineOf(r),
           field: `column ${columns.length + 1}`,
         })
       }
       const record: Record<string, string> = {}
       for (let i = 0; i < columns.length; i++) record[columns[i]!] = cells[i] ?? ''
-      yield { value: record, line: rowLine, index: index++ }
+      yield new CsvRecord(record, index++, lines, r)
     }
-    if (final && !columns) return
   }
 
   for await (const chunk of source) {
@@ -89,15 +92,16 @@ export async function* readCsv(source: ByteSource, options: ReadOptions): AsyncG
     }
     const result = parser.parse(pending, 0, true)
     const cursor = result.meta.cursor
+    const consumed = pending.slice(0, cursor)
     pending = pending.slice(cursor)
     minParse = pending.length * 2
-    yield* rows(result, false)
+    yield* rows(result, consumed)
   }
   if (!parser) {
     if (pending === '') throw new DataError('E_PARSE', 'the file is empty; expected a header row', { file, line: 1 })
     parser = makeParser(pending, pending.indexOf('\n'), options.delimiter)
   }
-  if (pending !== '') yield* rows(parser.parse(pending, 0, false), true)
+  if (pending !== '') yield* rows(parser.parse(pending, 0, false), pending)
   if (!columns) throw new DataError('E_PARSE', 'the file is empty; expected a header row', { file, line: 1 })
 }
 
@@ -106,6 +110,52 @@ function makeParser(text: string, firstNewline: number, delimiter: string | unde
   const headerLine = firstNewline === -1 ? text : text.slice(0, firstNewline)
   const ParserClass = (Papa as unknown as { Parser: new (config: object) => CoreParser }).Parser
   return new ParserClass({ delimiter: delimiter ?? sniffDelimiter(headerLine), newline, quoteChar: '"' })
+}
+
+/**
+ * The first lines of one parse's rows, counted only when asked (for an error or a warning): most
+ * rows never need theirs, and counting means scanning every cell for newlines.
+ */
+class ChunkLines {
+  private row = 0
+  private line: number
+
+  constructor(
+    private readonly data: string[][],
+    private readonly first: number,
+  ) {
+    this.line = first
+  }
+
+  lineOf(row: number): number {
+    // Rows are asked for in order, so each is counted once.
+    if (row < this.row) {
+      this.row = 0
+      this.line = this.first
+    }
+    for (; this.row < row; this.row++) this.line += lineCount(this.data[this.row]!)
+    return this.line
+  }
+}
+
+/** A row of the table; its line is counted when first read. */
+class CsvRecord implements SourceRecord {
+  constructor(
+    readonly value: Record<string, string>,
+    readonly index: number,
+    private readonly lines: ChunkLines,
+    private readonly row: number,
+  ) {}
+
+  get line(): number {
+    return this.lines.lineOf(this.row)
+  }
+}
+
+function countNewlines(text: string): number {
+  let n = 0
+  for (let at = text.indexOf('\n'); at !== -1; at = text.indexOf('\n', at + 1)) n++
+  return n
 }
 
 function lineCount(cells: string[]): number {
