@@ -99,7 +99,8 @@ function redact(text: string, secrets: string[] = []): string {
 
 /** Turn git's failure into a FetchError whose code says what to do. */
 function gitFailure(error: unknown, remote: GitRemote, step: string, options: GitRunOptions): FetchError {
-  const text = redact(error instanceof Error ? error.message : String(error), options.secrets)
+  // Control bytes a hostile server put in git's messages must not reach the user's terminal.
+  const text = redact(error instanceof Error ? error.message : String(error), options.secrets).replace(/[\x00-\x08\x0b-\x1f\x7f]/g, '?')
   const lastLines = text.trim().split('\n').filter((l) => l.trim()).slice(-3).join(' | ')
   if (/block timeout|timed out|too slow|Operation too slow/i.test(text)) {
     return new FetchError('E_FETCH', `${remote.label}: ${step} timed out (no progress for ${Math.round(options.timeoutMs / 1000)} s)`)

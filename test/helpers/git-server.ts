@@ -6,6 +6,7 @@
  */
 
 import { execFileSync, spawn } from 'node:child_process'
+import { createHash } from 'node:crypto'
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http'
 import type { Socket } from 'node:net'
 import { gunzipSync } from 'node:zlib'
@@ -25,6 +26,34 @@ export interface LoggedRequest {
   status?: number
   /** This response was cut and left hanging (GitServerOptions.stallFetch). */
   stalled?: boolean
+  /** Body bytes sent by git http-backend's answer (git requests). */
+  bytes?: number
+  /** The fault injected into this response, by kind (`cut`, `delay`, `garbage`, `status`, `body`). */
+  fault?: string
+}
+
+/** A fault in a git smart-HTTP response. */
+export interface GitFault {
+  /** Hold the response this long before sending anything. */
+  delayMs?: number
+  /** Send git's headers and this many bytes of its body, then drop the connection. */
+  cutAfter?: number
+  /** Answer 200 with these bytes, under git's content type, instead of git's answer. */
+  garbage?: Buffer
+  /** Answer with this status and no body. */
+  status?: number
+}
+
+/** A fault in a single-file API response. */
+export interface RawFault {
+  /** Hold the request this long, then drop it without an answer. */
+  delayMs?: number
+  status?: number
+  headers?: Record<string, string>
+  /** Send these bytes instead of the file (with their own length). */
+  body?: Buffer
+  /** Declare the file's length but send this many bytes of it, then drop the connection. */
+  cutAfter?: number
 }
 
 export interface GitServerOptions {
@@ -34,6 +63,10 @@ export interface GitServerOptions {
   raw?: 'serve' | 404 | 500 | 503
   /** Answer the `nth` fetch command (1-based, counted across the server) with `afterBytes` bytes, then hang. */
   stallFetch?: { nth: number; afterBytes: number }
+  /** Called for each git request (its `command` set for POSTs); a fault it returns is injected. */
+  gitFault?: (request: LoggedRequest) => GitFault | undefined
+  /** Called for each single-file API request; a fault it returns is injected. */
+  rawFault?: (request: LoggedRequest) => RawFault | undefined
 }
 
 export interface GitServer {
@@ -86,6 +119,15 @@ export async function startGitServer(root: string, options: GitServerOptions = {
   const requests: LoggedRequest[] = []
   const waiters: { predicate: (r: LoggedRequest) => boolean; resolve: (r: LoggedRequest) => void }[] = []
   const sockets = new Set<Socket>()
+  const timers = new Set<NodeJS.Timeout>()
+  const pause = (ms: number): Promise<void> =>
+    new Promise((resolve) => {
+      const timer = setTimeout(() => {
+        timers.delete(timer)
+        resolve()
+      }, ms)
+      timers.add(timer)
+    })
   const log = (entry: LoggedRequest): void => {
     requests.push(entry)
     for (const w of [...waiters]) {
@@ -123,12 +165,45 @@ export async function startGitServer(root: string, options: GitServerOptions = {
         res.end('authentication required\n')
         return
       }
+      const fault = options.gitFault?.(entry)
+      if (fault) entry.fault = fault.garbage ? 'garbage' : fault.cutAfter !== undefined ? 'cut' : fault.status !== undefined ? 'status' : 'delay'
       log(entry)
-      return cgi(req, res, body, `/${gitMatch[1]}.git${gitMatch[2]}`, query, entry)
+      if (fault?.delayMs) await pause(fault.delayMs)
+      if (res.destroyed) return
+      if (fault?.status !== undefined) {
+        entry.status = fault.status
+        res.writeHead(fault.status)
+        res.end()
+        return
+      }
+      if (fault?.garbage) {
+        entry.status = 200
+        const type = req.method === 'POST' ? 'application/x-git-upload-pack-result' : 'application/x-git-upload-pack-advertisement'
+        res.writeHead(200, { 'Content-Type': type, 'Content-Length': fault.garbage.length })
+        res.end(fault.garbage)
+        return
+      }
+      return cgi(req, res, body, `/${gitMatch[1]}.git${gitMatch[2]}`, query, entry, fault?.cutAfter)
     }
     const raw = rawRoute(path, query)
     if (raw) {
       const entry: LoggedRequest = { method: req.method ?? 'GET', path: rawPath, query, repository: raw.repository, kind: 'raw', headers: req.headers }
+      const fault = options.rawFault?.(entry)
+      if (fault) {
+        entry.fault = fault.status !== undefined ? 'status' : fault.body ? 'body' : fault.cutAfter !== undefined ? 'cut' : 'delay'
+        if (fault.delayMs) {
+          log(entry) // logged on arrival: the client may give up before the answer
+          await pause(fault.delayMs)
+          return void res.destroy()
+        }
+        if (fault.status !== undefined) {
+          entry.status = fault.status
+          log(entry)
+          res.writeHead(fault.status, fault.headers ?? {})
+          res.end()
+          return
+        }
+      }
       const mode = options.raw ?? 'serve'
       if (mode !== 'serve') {
         entry.status = mode
@@ -148,8 +223,20 @@ export async function startGitServer(root: string, options: GitServerOptions = {
         const content = execFileSync('git', ['--git-dir', `${root}/${raw.repository}.git`, 'cat-file', 'blob', `${raw.commit}:${raw.file}`], { stdio: ['ignore', 'pipe', 'ignore'] })
         entry.status = 200
         log(entry)
-        res.writeHead(200, { 'Content-Type': 'application/octet-stream', 'Content-Length': content.length })
-        res.end(content)
+        const headers: Record<string, string | number> = { 'Content-Type': 'application/octet-stream', ...fault?.headers }
+        if (raw.repository.startsWith('gitlab.com/')) {
+          // As GitLab's files API does: the blob id and the sha256 of the true content.
+          headers['X-Gitlab-Blob-Id'] = createHash('sha1').update(`blob ${content.length}\0`).update(content).digest('hex')
+          headers['X-Gitlab-Content-Sha256'] = createHash('sha256').update(content).digest('hex')
+        }
+        if (fault?.cutAfter !== undefined) {
+          res.writeHead(200, { ...headers, 'Content-Length': content.length })
+          res.write(content.subarray(0, fault.cutAfter), () => res.socket?.destroy())
+          return
+        }
+        const sent = fault?.body ?? content
+        res.writeHead(200, { ...headers, 'Content-Length': sent.length })
+        res.end(sent)
       } catch {
         entry.status = 404
         log(entry)
@@ -176,7 +263,7 @@ export async function startGitServer(root: string, options: GitServerOptions = {
     return undefined
   }
 
-  function cgi(req: IncomingMessage, res: ServerResponse, body: Buffer, pathInfo: string, query: string, entry: LoggedRequest): void {
+  function cgi(req: IncomingMessage, res: ServerResponse, body: Buffer, pathInfo: string, query: string, entry: LoggedRequest, cutAfter?: number): void {
     const env: NodeJS.ProcessEnv = {
       PATH: process.env.PATH,
       GIT_PROJECT_ROOT: root,
@@ -206,6 +293,7 @@ export async function startGitServer(root: string, options: GitServerOptions = {
     let headersDone = false
     let sent = 0
     const stallAt = entry.stalled ? (options.stallFetch?.afterBytes ?? 0) : undefined
+    let cut = false
     child.stdout.on('data', (chunk: Buffer) => {
       if (!headersDone) {
         head = Buffer.concat([head, chunk])
@@ -231,6 +319,21 @@ export async function startGitServer(root: string, options: GitServerOptions = {
         res.writeHead(status, headers)
         chunk = head.subarray(end + sep)
       }
+      entry.bytes = (entry.bytes ?? 0) + chunk.length
+      if (cutAfter !== undefined) {
+        if (cut) return
+        const room = Math.max(0, cutAfter - sent)
+        sent += Math.min(room, chunk.length)
+        if (sent < cutAfter) {
+          res.write(chunk)
+          return
+        }
+        // The connection drops in the middle of the body, as when a proxy or the network fails.
+        cut = true
+        child.kill()
+        res.write(chunk.subarray(0, room), () => res.socket?.destroy())
+        return
+      }
       if (stallAt !== undefined) {
         const room = Math.max(0, stallAt - sent)
         if (room > 0) res.write(chunk.subarray(0, room))
@@ -246,6 +349,8 @@ export async function startGitServer(root: string, options: GitServerOptions = {
     })
     child.stdout.on('end', () => {
       if (stallAt !== undefined && sent >= stallAt) return // keep the connection open: a stalled server
+      if (cut) return
+      if (cutAfter !== undefined) entry.fault = 'cut-missed' // the answer was shorter than cutAfter
       if (!headersDone) res.writeHead(502)
       res.end()
     })
@@ -284,6 +389,8 @@ export async function startGitServer(root: string, options: GitServerOptions = {
       return new Promise((resolve) => waiters.push({ predicate, resolve }))
     },
     close() {
+      for (const timer of timers) clearTimeout(timer)
+      timers.clear()
       for (const socket of sockets) socket.destroy()
       return new Promise((resolve) => server.close(() => resolve()))
     },
