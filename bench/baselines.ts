@@ -104,6 +104,17 @@ export function parquetArrowJsRows(path: string): Promise<number> {
   })
 }
 
+/**
+ * evalferry's own Parquet reader producing plain row objects and nothing else: parsing the container
+ * into records, as papaparse does for CSV. Shown beside the parquet-wasm baselines, not instead of them.
+ */
+export async function parquetReaderRows(path: string): Promise<number> {
+  const { readParquet } = await import('../src/codecs/parquet.ts')
+  let rows = 0
+  for await (const _ of readParquet(path, { file: path, recordKeys: [], header: {}, columns: [] })) rows++
+  return rows
+}
+
 /** The document's record list, for counting. */
 function listOf(doc: unknown): unknown[] {
   const list = (doc as { evalcases?: unknown[] } | null)?.evalcases

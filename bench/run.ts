@@ -8,11 +8,14 @@
  * `--runs`, evalferry and baseline alternating. MB is 10^6 bytes.
  *
  * Rows (`--size` S, default 10MB, is the size of each input unless said otherwise):
+ * CSV and JSON Lines rows to JSON Lines also time the conversion in parts on every core (`threads`), after the
+ * one-thread ratio.
  * - csv-evalcase      plain CSV table → evalcase JSON Lines (`from: 'csv'`), against papaparse's core
  *                     parser over the same file in the same 1 MiB chunks, rows left as cell arrays.
  * - csv-deepeval      DeepEval `save_as` CSV → DeepEval JSON Lines, against papaparse likewise.
  * - parquet-hf        Hugging Face Parquet (S of text before compression) → hf JSON Lines, against
- *                     parquet-wasm decoding every row group alone, and parquet-wasm + Arrow JS tables.
+ *                     parquet-wasm decoding every row group alone, and parquet-wasm + Arrow JS tables,
+ *                     and (third) evalferry's own reader turning the file into row objects only.
  * - parquet-langsmith the same Parquet file → LangSmith JSON Lines, against the same baselines.
  * - jsonl-parquet     LangSmith JSON Lines → Hugging Face Parquet, against `JSON.parse` per line.
  * - yaml-read         evalcase YAML (S/4) read to cases, against `yaml` parse and `js-yaml` load of
@@ -43,6 +46,7 @@ import {
   jsYamlLoadFile,
   papaparseRows,
   parquetArrowJsRows,
+  parquetReaderRows,
   parquetWasmRows,
   yamlParseFile,
   yamlStringifyFile,
@@ -183,13 +187,18 @@ async function conversionRow(
   baselines: [string, (path: string) => Promise<number>][],
 ): Promise<Row> {
   const job: ConvertOptions = { ...options, input: input.path, output: join(OUT, options.output) }
+  // CSV and JSON Lines to JSON Lines also convert in parts on every core (`threads`, the CLI's --jobs).
+  const inParts = CORES > 1 && /\.(csv|jsonl)$/.test(input.path) && options.output.endsWith('.jsonl')
   const timings = await race(runs, [
     async () => (await convert(job)).records.written,
     ...baselines.map(([, run]) => () => run(input.path)),
+    ...(inParts ? [async () => (await convert({ ...job, threads: CORES })).records.written] : []),
   ])
   await rm(job.output, { force: true })
+  const parts = inParts ? timings.pop() : undefined
   const [ours, ...theirs] = timings as [Timing, ...Timing[]]
   const ratios = theirs.map((t, i) => `${fixed(t.seconds / ours.seconds)} × ${baselines[i]![0]}`)
+  if (parts) ratios.push(`in parts on ${CORES} threads ${fixed(theirs[0]!.seconds / parts.seconds)} (${fixed(parts.seconds)} s)`)
   const counts = new Set([ours.records, ...theirs.map((t) => t.records)])
   return {
     id,
@@ -466,6 +475,7 @@ async function main(): Promise<void> {
         conversionRow('parquet-hf', 'Parquet hf → hf JSONL', await data.get('hf-parquet', 'hf.parquet', size), { output: 'hf.jsonl', from: 'hf', to: 'hf' }, runs, [
           ['parquet-wasm', parquetWasmRows],
           ['parquet-wasm+Arrow JS', parquetArrowJsRows],
+          ['readParquet rows', parquetReaderRows],
         ]),
     },
     {
@@ -475,6 +485,7 @@ async function main(): Promise<void> {
         conversionRow('parquet-langsmith', 'Parquet hf → LangSmith JSONL', await data.get('hf-parquet', 'hf.parquet', size), { output: 'langsmith.jsonl', from: 'hf', to: 'langsmith' }, runs, [
           ['parquet-wasm', parquetWasmRows],
           ['parquet-wasm+Arrow JS', parquetArrowJsRows],
+          ['readParquet rows', parquetReaderRows],
         ]),
     },
     {

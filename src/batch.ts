@@ -114,7 +114,8 @@ export async function runBatch(jobs: BatchJob[], options: BatchOptions = {}): Pr
       const counters = { records: 0, bytes: 0 }
       const tick = setInterval(() => options.onProgress?.({ ...progress, records: progress.records + counters.records, bytes: progress.bytes + counters.bytes }), 100)
       try {
-        reports[i] = await convert({ ...job, progress: counters })
+        // One file at a time: the threads asked for convert it in parts.
+        reports[i] = await convert({ ...job, progress: counters, ...(options.jobs && options.jobs > 1 ? { threads: options.jobs } : {}) })
       } finally {
         clearInterval(tick)
       }

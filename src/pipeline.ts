@@ -6,6 +6,7 @@
  */
 import { dirname, resolve as resolvePath } from 'node:path'
 import { readFile } from 'node:fs/promises'
+import { availableParallelism } from 'node:os'
 import { parse as parseYaml, stringify as stringifyYaml } from 'yaml'
 import { getAdapter } from '../adapters/index.ts'
 import type { Adapter, Container, DecodeContext, EncodeContext, FieldMapping, FileLayout, RowMapper } from '../adapters/types.ts'
@@ -15,6 +16,7 @@ import { LIST_KEY, type SourceRecord } from './codecs/types.ts'
 import { detect } from './detect.ts'
 import { DataError, EvalferryError, UsageError, type Location } from './errors.ts'
 import { AtomicFile, exists, STDIO } from './io.ts'
+import type { Sink } from './codecs/types.ts'
 import { isJsonObject, withoutFileKeys, type EvalCase, type JsonObject, type JsonValue } from './model.ts'
 import { addWarning, countField, newReport, type ConversionReport } from './report.ts'
 
@@ -96,6 +98,7 @@ async function* readFile_(
   options: ReadOptions,
   seenIds: Map<string, string>,
   isIncluded = false,
+  part?: FilePart,
 ): AsyncGenerator<EvalCase> {
   const header: JsonObject = {}
   const sidecar = file !== STDIO ? adapter.sidecar?.(file, container) : undefined
@@ -112,11 +115,13 @@ async function* readFile_(
     columns,
     schemaMetadata,
     ...(options.progress ? { progress: options.progress } : {}),
-  })
+    ...(part?.continuation ? { continuation: part.continuation } : {}),
+  }, part?.text)
   const range = options.recordRange
   const report = options.report
-  const state: Record<string, unknown> = {}
-  let first = true
+  const state: Record<string, unknown> = part?.state ? structuredClone(part.state) : {}
+  let first = !part?.continuation
+  if (part) part.decodeState = state
 
   const ctx: DecodeContext = {
     file,
@@ -180,11 +185,25 @@ async function* readFile_(
       continue
     }
     if (cases[0]) first = false
+    if (part) part.firstPending = first
     for (const c of cases) {
       if (report) report.records.read++
       yield c
     }
   }
+}
+
+/** A part of a file read on its own (see parallel.ts): its text, and where it starts. */
+export interface FilePart {
+  /** The part's text; absent: the whole file. */
+  text?: string
+  /** Absent for the part that starts the file. */
+  continuation?: { line: number; index: number }
+  /** The adapter's per-file state after the file's first records, for a later part to start from. */
+  state?: Record<string, unknown>
+  /** Set as the part is read: the adapter's state, and whether no case has come yet to take the file's keys. */
+  decodeState?: Record<string, unknown>
+  firstPending?: boolean
 }
 
 /** Puts the file's own keys on its first case as `extras[format].$file`, unless its carry restored them. */
@@ -257,21 +276,35 @@ export async function write(
   return report
 }
 
+/** A part of a file written on its own: the file's layout and first cases, and where its records start. */
+export interface PartPreset {
+  sample: EvalCase[]
+  layout: FileLayout
+  /** Records written before this part (as far as the part can tell: its first source record's index). */
+  index: number
+  /** Filled as the part is written: the group ids of its first and last cases, the ids it generated and wrote. */
+  firstGroup?: string
+  lastGroup?: string
+  generatedIds: string[]
+  writtenIds: string[]
+}
+
 async function writeCases(
   cases: AsyncIterable<EvalCase> | Iterable<EvalCase>,
   adapter: Adapter,
   container: Container,
-  file: AtomicFile,
+  file: { sink: Sink; path: string },
   options: WriteOptions,
   report: ConversionReport,
   hasSidecar: boolean,
+  preset?: PartPreset,
 ): Promise<FileLayout> {
   const iterator = (Symbol.asyncIterator in cases ? cases[Symbol.asyncIterator]() : cases[Symbol.iterator]()) as
     | AsyncIterator<EvalCase>
     | Iterator<EvalCase>
   const sample: EvalCase[] = []
   let exhausted = false
-  while (sample.length < LAYOUT_SAMPLE) {
+  while (!preset && sample.length < LAYOUT_SAMPLE) {
     const next = await iterator.next()
     if (next.done) {
       exhausted = true
@@ -280,17 +313,17 @@ async function writeCases(
     sample.push(next.value)
   }
 
-  let index = 0
+  let index = preset?.index ?? 0
   const ectx: EncodeContext = {
     container,
     ...(options.dialect ? { dialect: options.dialect } : {}),
     index: 0,
     warn: (message, field) => addWarning(report, message, { file: file.path, record: index, ...(field ? { field } : {}) }),
   }
-  const layout: FileLayout = adapter.layout(container, sample, ectx)
+  const layout: FileLayout = preset?.layout ?? adapter.layout(container, sample, ectx)
   ectx.layout = layout
   const writer = await recordWriter(container, file.sink, layout)
-  const encoder = new CaseEncoder(adapter, container, layout, options, report, file.path, hasSidecar, sample)
+  const encoder = new CaseEncoder(adapter, container, layout, options, report, file.path, hasSidecar, preset?.sample ?? sample, preset)
 
   // The cases of the record being written: one, or the consecutive cases of one group.
   let pending: EvalCase[] = []
@@ -306,6 +339,10 @@ async function writeCases(
   }
   const writeOne = async (c: EvalCase): Promise<void> => {
     const group = adapter.group?.(c, container)
+    if (preset) {
+      if (index === preset.index && !pending.length) preset.firstGroup = group
+      preset.lastGroup = group
+    }
     if (group === undefined || group !== pendingGroup) await flush()
     pending.push(c)
     pendingGroup = group
@@ -339,6 +376,7 @@ class CaseEncoder {
     private readonly file: string,
     hasSidecar: boolean,
     sample: EvalCase[],
+    private readonly part?: PartPreset,
   ) {
     for (const c of sample) if (c.id !== undefined && !c.generated?.includes('id')) this.takenIds.add(c.id)
     this.decodeContext = {
@@ -365,8 +403,9 @@ class CaseEncoder {
       const made: string[] = []
       if (adapter.requires?.includes('id') && c.id === undefined) {
         c.id = original.id ?? this.freshId(ctx.index)
+        if (original.id === undefined) this.part?.generatedIds.push(c.id)
         made.push('id')
-      }
+      } else if (c.id !== undefined && this.part && adapter.requires?.includes('id')) this.part.writtenIds.push(c.id)
       if (c.id !== undefined) this.takenIds.add(c.id)
       generated.push(made)
       return c
@@ -471,6 +510,8 @@ export interface ConvertOptions extends Omit<ReadOptions, 'report' | 'onReject' 
   outputContainer?: Container
   /** JSON Lines file for records skipped with `onError: 'skip'`. */
   rejects?: string
+  /** Threads a large CSV or JSON Lines file (to JSON Lines) is converted on, in parts; 1 (the default) converts in this thread. */
+  threads?: number
 }
 
 /** Converts one file to another format; returns the conversion report. */
@@ -479,7 +520,18 @@ export async function convert(options: ConvertOptions): Promise<ConversionReport
   const from = options.from ?? (options.input === STDIO ? undefined : (await detect(options.input)).format)
   if (!from) throw new UsageError('reading standard input needs --from')
   const to = (await getAdapter(options.to)).name
-  const report = newReport((await getAdapter(from)).name, to, [options.input], options.output === STDIO ? undefined : options.output)
+  const fresh = async () => newReport((await getAdapter(from)).name, to, [options.input], options.output === STDIO ? undefined : options.output)
+  const threads = Math.min(options.threads ?? 1, availableParallelism())
+  if (threads > 1) {
+    const { canSplit, convertInParts } = await import('./parallel.ts')
+    const container = await canSplit({ ...options, inputContainer }, from, threads)
+    const progress = options.progress ? { ...options.progress } : undefined
+    const done = container && (await convertInParts({ ...options, inputContainer, from, to }, container, threads, await fresh()))
+    if (done) return done
+    // Something only the whole file settles: convert it again in this thread.
+    if (progress) Object.assign(options.progress!, progress)
+  }
+  const report = await fresh()
 
   let rejects: AtomicFile | undefined
   if (options.rejects) rejects = await AtomicFile.create(options.rejects)
@@ -512,4 +564,121 @@ export async function convert(options: ConvertOptions): Promise<ConversionReport
     throw error
   }
   return report
+}
+
+/** A file's first cases and layout, as every part of it is written with, and the reader's state after them. */
+export interface FileHead {
+  sample: EvalCase[]
+  layout: FileLayout
+  state: Record<string, unknown>
+  layoutWarnings: ConversionReport['warnings']
+  /** What a JSON Lines sidecar of the output holds. */
+  sidecar: JsonObject
+}
+
+/** Reads the first cases of `options.input` and chooses the layout, as a whole-file conversion does. */
+export async function readFileHead(options: ConvertOptions & { from: string }): Promise<FileHead> {
+  const inputContainer = requireContainer(options.input, options.inputContainer, 'input')
+  const outputContainer = requireContainer(options.output, options.outputContainer, 'output')
+  const source = await getAdapter(options.from)
+  const target = await getAdapter(options.to)
+  const probe: FilePart = {}
+  const sample: EvalCase[] = []
+  const quiet = newReport(source.name, target.name, [])
+  const readOptions: ReadOptions = { from: options.from, onError: options.onError ?? 'fail', report: quiet, ...(options.map ? { map: options.map } : {}) }
+  for await (const c of readFile_(options.input, inputContainer, source, readOptions, new Map(), false, probe)) {
+    sample.push(c)
+    if (sample.length >= LAYOUT_SAMPLE) break
+  }
+  const report = newReport(source.name, target.name, [])
+  const ectx: EncodeContext = {
+    container: outputContainer,
+    ...(options.dialect ? { dialect: options.dialect } : {}),
+    index: 0,
+    warn: (message, field) => addWarning(report, message, { file: options.output, record: 0, ...(field ? { field } : {}) }),
+  }
+  const layout = target.layout(outputContainer, sample, ectx)
+  return { sample, layout, state: probe.decodeState ?? {}, layoutWarnings: report.warnings, sidecar: sidecarHeader(layout) }
+}
+
+/** What converting one part of a file gave. */
+export interface PartResult {
+  text: string
+  report: ConversionReport
+  /** `--rejects` lines. */
+  rejects: string[]
+  /** No case of the part took the file's own keys (they go to the file's first case). */
+  firstPending: boolean
+  /** Ids the part's cases had, where the source needs them unique, with where each was. */
+  seenIds: [string, string][]
+  firstGroup?: string
+  lastGroup?: string
+  generatedIds: string[]
+  writtenIds: string[]
+}
+
+/**
+ * Converts one part of a file (a run of whole records) to JSON Lines text, as the whole-file
+ * conversion would convert those records: with the file's layout and first cases from `head`,
+ * the reader's state after them, and `index` records written before it.
+ */
+export async function convertPart(
+  options: ConvertOptions & { from: string },
+  head: FileHead,
+  part: FilePart,
+  index: number,
+): Promise<PartResult> {
+  const inputContainer = requireContainer(options.input, options.inputContainer, 'input')
+  const source = await getAdapter(options.from)
+  const target = await getAdapter(options.to)
+  const report = newReport(source.name, target.name, [options.input], options.output)
+  const rejects: string[] = []
+  const seenIds = new Map<string, string>()
+  // The part that starts the file reads it from the start, as the whole file would be.
+  const reading: FilePart = part.continuation ? { ...part, state: head.state } : { ...part }
+  const cases = readFile_(
+    options.input,
+    inputContainer,
+    source,
+    {
+      from: options.from,
+      onError: options.onError ?? 'fail',
+      report,
+      ...(options.map ? { map: options.map } : {}),
+      onReject: (r) => rejects.push(JSON.stringify(r)),
+    },
+    seenIds,
+    false,
+    reading,
+  )
+  const chunks: string[] = []
+  const sink: Sink = { write: async (chunk) => void chunks.push(typeof chunk === 'string' ? chunk : Buffer.from(chunk).toString('utf8')) }
+  const preset: PartPreset = { sample: head.sample, layout: head.layout, index, generatedIds: [], writtenIds: [] }
+  const hasSidecar = options.output !== STDIO && target.sidecar?.(options.output, 'jsonl') !== undefined
+  await writeCases(
+    cases,
+    target,
+    'jsonl',
+    { sink, path: options.output },
+    {
+      to: options.to,
+      ...(options.dialect ? { dialect: options.dialect } : {}),
+      ...(options.extras === undefined ? {} : { extras: options.extras }),
+      ...(options.strict ? { strict: true } : {}),
+    },
+    report,
+    hasSidecar,
+    preset,
+  )
+  return {
+    text: chunks.join(''),
+    report,
+    rejects,
+    firstPending: reading.firstPending ?? !part.continuation,
+    seenIds: [...seenIds],
+    ...(preset.firstGroup === undefined ? {} : { firstGroup: preset.firstGroup }),
+    ...(preset.lastGroup === undefined ? {} : { lastGroup: preset.lastGroup }),
+    generatedIds: preset.generatedIds,
+    writtenIds: preset.writtenIds,
+  }
 }

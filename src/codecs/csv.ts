@@ -65,6 +65,12 @@ export async function* readCsv(source: ByteSource, options: ReadOptions): AsyncG
         const twice = columns.find((c, i) => columns!.indexOf(c) !== i)
         if (twice !== undefined) throw new DataError('E_PARSE', `the header names the column "${twice}" twice`, { file, line: rowLine, field: twice })
         if (options.columns) options.columns.splice(0, options.columns.length, ...columns)
+        // A later part of the file: the header row was put before its text.
+        if (options.continuation) {
+          line += options.continuation.line - lines.lineOf(r + 1)
+          lines.restartAt(r + 1, options.continuation.line)
+          index = options.continuation.index
+        }
         continue
       }
       if (cells.length > columns.length) {
@@ -117,12 +123,13 @@ function makeParser(text: string, firstNewline: number, delimiter: string | unde
  * rows never need theirs, and counting means scanning every cell for newlines.
  */
 class ChunkLines {
+  private firstRow = 0
   private row = 0
   private line: number
 
   constructor(
     private readonly data: string[][],
-    private readonly first: number,
+    private first: number,
   ) {
     this.line = first
   }
@@ -130,11 +137,17 @@ class ChunkLines {
   lineOf(row: number): number {
     // Rows are asked for in order, so each is counted once.
     if (row < this.row) {
-      this.row = 0
+      this.row = this.firstRow
       this.line = this.first
     }
     for (; this.row < row; this.row++) this.line += lineCount(this.data[this.row]!)
     return this.line
+  }
+
+  /** Numbers lines from `row` on as starting at `line` (a later part of a file, after its header). */
+  restartAt(row: number, line: number): void {
+    this.firstRow = this.row = row
+    this.first = this.line = line
   }
 }
 

@@ -34,16 +34,18 @@ export function parseContainer(name: string): Container {
   return container
 }
 
-export function readRecords(container: Container, path: string, options: ReadOptions): AsyncIterable<SourceRecord> {
+/** The records of a file; `text`, when given, is read in place of the file (a part of it, in `options.continuation`). */
+export function readRecords(container: Container, path: string, options: ReadOptions, text?: string): AsyncIterable<SourceRecord> {
+  const source = () => (text === undefined ? textSource(path, options.progress) : [text])
   switch (container) {
     case 'json':
-      return readJson(textSource(path, options.progress), options)
+      return readJson(source(), options)
     case 'jsonl':
-      return readJsonl(textSource(path, options.progress), options)
+      return readJsonl(source(), options)
     case 'csv':
-      return readCsv(textSource(path, options.progress), { ...options, delimiter: options.delimiter ?? (extname(path).toLowerCase() === '.tsv' ? '\t' : undefined) })
+      return readCsv(source(), { ...options, delimiter: options.delimiter ?? (extname(path).toLowerCase() === '.tsv' ? '\t' : undefined) })
     case 'yaml':
-      return readYaml(textSource(path, options.progress), options)
+      return readYaml(source(), options)
     case 'parquet':
       return readParquetLazily(path, options)
   }

@@ -6,9 +6,9 @@ import { MAX_RECORD_CHARS, tooLong, type ByteSource, type ReadOptions, type Reco
 
 export async function* readJsonl(source: ByteSource, options: ReadOptions): AsyncGenerator<SourceRecord> {
   let rest = ''
-  let line = 0
-  let index = 0
-  let first = true
+  let line = options.continuation ? options.continuation.line - 1 : 0
+  let index = options.continuation?.index ?? 0
+  let first = !options.continuation
   const parse = (text: string, at: number): SourceRecord | undefined => {
     if (first) {
       first = false

@@ -34,9 +34,14 @@ export interface ReadOptions {
   progress?: { bytes: number }
   /** Parquet: what the file's schema metadata holds (the `huggingface` key, say). */
   schemaMetadata?: Record<string, string>
+  /**
+   * CSV and JSON Lines: the text is a later part of the file (after a CSV's header row), whose
+   * first record starts on `line` and has the 0-based `index`.
+   */
+  continuation?: { line: number; index: number }
 }
 
-export type ByteSource = AsyncIterable<Buffer | string>
+export type ByteSource = AsyncIterable<Buffer | string> | Iterable<Buffer | string>
 
 /** Writes records of one container to a byte sink, in order, with back-pressure. */
 export interface RecordWriter {

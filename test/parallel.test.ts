@@ -1,0 +1,110 @@
+import { test } from 'node:test'
+import assert from 'node:assert/strict'
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { convert } from '../src/index.ts'
+import { SPLIT_MIN_BYTES } from '../src/parallel.ts'
+import type { ConversionReport } from '../src/report.ts'
+
+const dir = mkdtempSync(join(tmpdir(), 'evalferry-parallel-'))
+process.on('exit', () => rmSync(dir, { recursive: true, force: true }))
+
+/** Text of about `chars` characters with quotes, delimiters, CRLF and LF line breaks and non-ASCII. */
+function text(i: number, chars: number): string {
+  const words = ['the', 'refund "policy"', 'naïve, café', 'line\nbreak', '東京', 'a;b|c', 'crlf\r\nhere', '""', 'end']
+  let out = ''
+  for (let k = 0; out.length < chars; k++) out += words[(i * 7 + k) % words.length] + ' '
+  return out
+}
+
+const cell = (value: string) => (/[",\n\r]/.test(value) ? `"${value.replace(/"/g, '""')}"` : value)
+
+/** A CSV table a little over the split size: multiline quoted cells, blank lines, a bad row at `badRow`. */
+function writeTable(path: string, badRow?: number): void {
+  const rows = ['id,question,answer,contexts,difficulty']
+  let size = 0
+  for (let i = 0; size < SPLIT_MIN_BYTES * 1.3; i++) {
+    const row = [`q${i}`, text(i, 300), text(i + 1, 200), JSON.stringify([text(i + 2, 80), text(i + 3, 60)]), i % 3 ? 'easy' : '']
+    const line = i === badRow ? row.map(cell).join(',') + ',extra,cells' : row.map(cell).join(',')
+    rows.push(line)
+    if (i % 997 === 5) rows.push('')
+    size += line.length
+  }
+  writeFileSync(path, rows.join('\n') + '\n')
+}
+
+/** The same conversion in one thread and in parts on two, to one output path; whether their bytes are the same. */
+async function both(options: Parameters<typeof convert>[0]): Promise<{ one: ConversionReport | Error; parts: ConversionReport | Error; same: boolean }> {
+  const output = join(dir, 'out.jsonl')
+  const run = async (threads: number) => {
+    const report = await convert({ ...options, output, threads }).catch((error: Error) => error)
+    let bytes: Buffer | undefined
+    try {
+      bytes = readFileSync(output)
+    } catch {
+      bytes = undefined
+    }
+    rmSync(output, { force: true })
+    return { report, bytes }
+  }
+  const one = await run(1)
+  const parts = await run(2)
+  const same = one.bytes === undefined ? parts.bytes === undefined : parts.bytes !== undefined && one.bytes.equals(parts.bytes)
+  return { one: one.report, parts: parts.report, same }
+}
+
+test('a large CSV converted in parts on two threads gives the bytes and the report of one thread', async () => {
+  const input = join(dir, 'table.csv')
+  writeTable(input)
+  for (const [from, to] of [
+    ['csv', 'evalcase'],
+    ['csv', 'langsmith'],
+  ]) {
+    const { one, parts, same } = await both({ input, output: '', from: from!, to: to! })
+    assert.ok(same, `${from} → ${to}: the outputs differ`)
+    assert.deepEqual(parts, one)
+  }
+})
+
+test('a bad row in a later part fails at its own line, as in one thread', async () => {
+  const input = join(dir, 'bad.csv')
+  writeTable(input, 11000)
+  const failed = await both({ input, output: '', from: 'csv', to: 'evalcase' })
+  assert.ok(failed.one instanceof Error && failed.parts instanceof Error)
+  assert.equal(failed.parts.message, failed.one.message)
+  assert.deepEqual((failed.parts as { location?: unknown }).location, (failed.one as { location?: unknown }).location)
+  assert.ok(failed.same)
+})
+
+test('a large JSON Lines file in parts: same bytes, same report, and an id used in two parts is the same error', async () => {
+  const input = join(dir, 'cases.jsonl')
+  const lines: string[] = []
+  let size = 0
+  for (let i = 0; size < SPLIT_MIN_BYTES * 1.3; i++) {
+    const line = i % 1000 === 3 ? '   ' : JSON.stringify({ id: `c${i}`, input: text(i, 400), expected_output: text(i + 1, 200), metadata: { n: i } })
+    lines.push(line)
+    size += line.length
+  }
+  writeFileSync(input, lines.join('\n') + '\n')
+  const ok = await both({ input, output: '', from: 'evalcase', to: 'deepeval' })
+  assert.ok(ok.same)
+  assert.deepEqual(ok.parts, ok.one)
+
+  // A record that is not a case, in a later part: skipped, and reported at its own line.
+  lines[lines.length - 40] = '[1, 2]'
+  writeFileSync(input, lines.join('\n') + '\n')
+  const skippedOne = await both({ input, output: '', from: 'evalcase', to: 'deepeval', onError: 'skip' })
+  assert.ok(skippedOne.same)
+  assert.equal((skippedOne.parts as ConversionReport).errors[0]?.location.line, lines.length - 39)
+  assert.deepEqual(skippedOne.parts, skippedOne.one)
+
+  lines[lines.length - 5] = lines[7]!
+  writeFileSync(input, lines.join('\n') + '\n')
+  const dup = await both({ input, output: '', from: 'evalcase', to: 'deepeval' })
+  assert.ok(dup.one instanceof Error && dup.parts instanceof Error)
+  assert.equal(dup.parts.message, dup.one.message)
+  const skipped = await both({ input, output: '', from: 'evalcase', to: 'deepeval', onError: 'skip' })
+  assert.ok(skipped.same)
+  assert.deepEqual(skipped.parts, skipped.one)
+})
