@@ -49,8 +49,11 @@ export async function* readJson(source: ByteSource, options: ReadOptions): Async
 
   const finishValue = (text: string): JsonValue => {
     try {
-      return JSON.parse(text) as JsonValue
+      const value = JSON.parse(text) as JsonValue
+      checkDuplicateKeys(text, value, file, captureLine)
+      return value
     } catch (error) {
+      if (error instanceof DataError) throw error
       const where = positionIn(text, error)
       throw new DataError('E_PARSE', `invalid JSON: ${(error as Error).message}`, {
         file,
@@ -319,6 +322,91 @@ function findStringEnd(text: string, from: number): number {
 
 function describeChar(c: number): string {
   return `'${String.fromCharCode(c)}'`
+}
+
+/** Keys in parsed JSON: fewer than the text names means a key was given twice. */
+function countKeys(value: unknown): number {
+  if (value === null || typeof value !== 'object') return 0
+  let n = 0
+  if (Array.isArray(value)) {
+    for (const item of value) n += countKeys(item)
+    return n
+  }
+  for (const key in value) n += 1 + countKeys((value as Record<string, unknown>)[key])
+  return n
+}
+
+/** Keys named in JSON text: strings followed by a colon. */
+function countKeysInText(text: string): number {
+  let n = 0
+  let i = text.indexOf('"')
+  while (i !== -1) {
+    let end = text.indexOf('"', i + 1)
+    while (end !== -1 && isEscaped(text, end)) end = text.indexOf('"', end + 1)
+    if (end === -1) return n
+    let after = end + 1
+    while (after < text.length && (text.charCodeAt(after) === 0x20 || text.charCodeAt(after) === 0x0a || text.charCodeAt(after) === 0x0d || text.charCodeAt(after) === 0x09)) after++
+    if (text.charCodeAt(after) === 0x3a) n++
+    i = text.indexOf('"', after)
+  }
+  return n
+}
+
+function isEscaped(text: string, quote: number): boolean {
+  let backslashes = 0
+  for (let b = quote - 1; b >= 0 && text.charCodeAt(b) === 0x5c; b--) backslashes++
+  return backslashes % 2 === 1
+}
+
+/**
+ * `JSON.parse` keeps the last of two equal keys without a word, which would lose data silently:
+ * a record whose text names more keys than its value holds is refused, naming the key and its line.
+ */
+export function checkDuplicateKeys(text: string, value: unknown, file: string, firstLine: number): void {
+  if (countKeys(value) === countKeysInText(text)) return
+  const found = findDuplicateKey(text)
+  if (!found) return
+  const where = positionIn(text, new Error(`position ${found.offset}`))
+  throw new DataError('E_PARSE', `duplicate key "${found.key}": JSON keeps only the last, so a value would be lost`, {
+    file,
+    line: firstLine + where.line,
+    column: where.column,
+    field: found.path,
+  })
+}
+
+/** The first key given twice in one object of `text` (valid JSON), with its path and offset. */
+function findDuplicateKey(text: string): { key: string; path: string; offset: number } | undefined {
+  const pattern = /"(?:[^"\\]|\\.)*"|[{}\[\]:,]/g
+  const stack: { keys: Set<string> | undefined; path: string; index: number; pendingKey?: string }[] = []
+  let expectKey = false
+  for (let m = pattern.exec(text); m; m = pattern.exec(text)) {
+    const token = m[0]
+    const top = stack[stack.length - 1]
+    const childPath = (): string => {
+      if (!top) return ''
+      if (top.keys) return top.pendingKey === undefined ? top.path : top.path ? `${top.path}.${top.pendingKey}` : top.pendingKey
+      return `${top.path}[${top.index}]`
+    }
+    if (token === '{' || token === '[') {
+      stack.push({ keys: token === '{' ? new Set() : undefined, path: childPath(), index: 0 })
+      expectKey = token === '{'
+    } else if (token === '}' || token === ']') {
+      stack.pop()
+      expectKey = false
+    } else if (token === ',') {
+      if (top?.keys) expectKey = true
+      else if (top) top.index++
+    } else if (token === ':') {
+      expectKey = false
+    } else if (expectKey && top?.keys) {
+      const key = JSON.parse(token) as string
+      if (top.keys.has(key)) return { key, path: top.path ? `${top.path}.${key}` : key, offset: m.index }
+      top.keys.add(key)
+      top.pendingKey = key
+    }
+  }
+  return undefined
 }
 
 /** The 0-based line and 1-based column inside `text` where its JSON first goes wrong. */

@@ -1,7 +1,7 @@
 /** JSON Lines: one record a line; blank lines are skipped; a byte-order mark is ignored. */
 import { DataError } from '../errors.ts'
 import type { JsonObject } from '../model.ts'
-import { MAX_DEPTH, positionIn, stringifyJson } from './json.ts'
+import { checkDuplicateKeys, MAX_DEPTH, positionIn, stringifyJson } from './json.ts'
 import { MAX_RECORD_CHARS, tooLong, type ByteSource, type ReadOptions, type RecordWriter, type Sink, type SourceRecord } from './types.ts'
 
 export async function* readJsonl(source: ByteSource, options: ReadOptions): AsyncGenerator<SourceRecord> {
@@ -27,6 +27,7 @@ export async function* readJsonl(source: ByteSource, options: ReadOptions): Asyn
     if (text.length > 2 * MAX_DEPTH && depthOver(value, MAX_DEPTH)) {
       throw new DataError('E_PARSE', `nested deeper than ${MAX_DEPTH} levels`, { file: options.file, line: at })
     }
+    checkDuplicateKeys(text, value, options.file, at)
     return { value, line: at, index: index++, raw: text }
   }
   for await (const chunk of source) {

@@ -184,3 +184,21 @@ test('YAML writer: header, list key, block scalars, read back equal', async () =
   assert.deepEqual(back.map((r) => r.value), cases)
   assert.deepEqual(opts.header, { description: 'd', $list: 'evalcases' })
 })
+
+test('JSON and JSON Lines refuse a key given twice in one object, naming its path and line', async () => {
+  const tricky = '{"a": {"b": "\\"b\\": 1", "c": {"d": 1, "d": 2}}, "e\\\\": ["x\\\\"]}'
+  await assert.rejects(collect(readJsonl(chunks(`{"ok": 1}\n${tricky}\n`, 7), options())), (e: DataError) => {
+    assert.equal(e.location.line, 2)
+    assert.equal(e.location.field, 'a.c.d')
+    assert.match(e.message, /duplicate key "d"/)
+    return true
+  })
+  await assert.rejects(collect(readJson(chunks(`[\n{"ok": 1},\n{"x": [{"k": 1},\n {"k": 2, "k": 3}]}\n]`, 5), options())), (e: DataError) => {
+    assert.equal(e.location.line, 4)
+    assert.equal(e.location.field, 'x[1].k')
+    return true
+  })
+  // Keys that only look alike, and key-like text inside strings, are fine.
+  const fine = await collect(readJsonl(chunks('{"k": "\\"k\\": 2", "K": 1, "n": {"k": 1}}\n', 4), options()))
+  assert.deepEqual(fine[0]?.value, { k: '"k": 2', K: 1, n: { k: 1 } })
+})
