@@ -7,12 +7,12 @@
 import { availableParallelism } from 'node:os'
 import { stat } from 'node:fs/promises'
 import { basename, dirname, extname, join } from 'node:path'
-import { Worker } from 'node:worker_threads'
+import { Worker, type ResourceLimits } from 'node:worker_threads'
 import { getAdapter } from '../adapters/index.ts'
 import { containerOf, readRecords } from './codecs/index.ts'
 import { detect } from './detect.ts'
 import { EvalferryError, UsageError, type ErrorCode, type Location } from './errors.ts'
-import { STDIO } from './io.ts'
+import { removeOwnTemps, STDIO } from './io.ts'
 import { convert, type ConvertOptions } from './pipeline.ts'
 import type { ConversionReport } from './report.ts'
 
@@ -81,11 +81,58 @@ interface WorkerReply {
   error?: { code: ErrorCode | undefined; message: string; location: Location }
 }
 
-function startWorker(): Worker {
-  if (!import.meta.url.endsWith('.ts')) return new Worker(new URL('./batch-worker.js', import.meta.url))
+function startWorker(resourceLimits?: ResourceLimits): Worker {
+  const limits = resourceLimits ? { resourceLimits } : {}
+  if (!import.meta.url.endsWith('.ts')) return new Worker(new URL('./batch-worker.js', import.meta.url), limits)
   // Running from the TypeScript sources (tests, development): the worker registers tsx itself.
   const url = new URL('./batch-worker.ts', import.meta.url).href
-  return new Worker(`import('tsx/esm/api').then((tsx) => { tsx.register(); return import(${JSON.stringify(url)}) })`, { eval: true })
+  return new Worker(`import('tsx/esm/api').then((tsx) => { tsx.register(); return import(${JSON.stringify(url)}) })`, { eval: true, ...limits })
+}
+
+/**
+ * Inputs from 64 MiB up convert in a worker whose heap is capped at 256 MB: V8 grows its heap
+ * lazily towards gigabytes, while a streamed conversion needs a small fraction of that.
+ */
+const BOUNDED_HEAP = { fromBytes: 64 * 1024 * 1024, mb: 256 }
+
+async function boundedHeapFits(job: BatchJob, fromBytes: number): Promise<boolean> {
+  if (job.input === STDIO || job.output === STDIO || typeof job.map === 'function') return false
+  // YAML documents are parsed whole, so they keep the default heap.
+  if ((job.inputContainer ?? containerOf(job.input)) === 'yaml') return false
+  try {
+    return (await stat(job.input)).size >= fromBytes
+  } catch {
+    return false
+  }
+}
+
+/**
+ * Converts one file in a worker whose heap is capped. Should the cap be too small for a file, the
+ * worker dies out of memory and the file converts again here, with the default heap.
+ */
+async function convertInBoundedHeap(job: BatchJob, counters: { records: number; bytes: number }, mb: number): Promise<ConversionReport> {
+  const worker = startWorker({ maxOldGenerationSizeMb: mb })
+  try {
+    const reply = await new Promise<WorkerReply>((resolve, reject) => {
+      worker.on('message', (message: WorkerReply) => {
+        if (message.type === 'progress') {
+          counters.records = message.records ?? 0
+          counters.bytes = message.bytes ?? 0
+        } else resolve(message)
+      })
+      worker.once('error', reject)
+      worker.postMessage(job)
+    })
+    if (reply.type === 'error') throw revive(reply.error!)
+    return reply.report!
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'ERR_WORKER_OUT_OF_MEMORY') throw error
+    await removeOwnTemps(job.output)
+    if (job.rejects) await removeOwnTemps(job.rejects)
+    return convert({ ...job, progress: counters })
+  } finally {
+    await worker.terminate()
+  }
 }
 
 function revive(error: NonNullable<WorkerReply['error']>): Error {
@@ -95,6 +142,8 @@ function revive(error: NonNullable<WorkerReply['error']>): Error {
 export interface BatchOptions {
   /** Worker threads; one per core by default. 1 runs in this thread. */
   jobs?: number
+  /** One file at a time from `fromBytes` up converts in a worker whose heap is capped at `mb`. */
+  boundedHeap?: { fromBytes: number; mb: number }
   onProgress?: (progress: BatchProgress) => void
 }
 
@@ -114,8 +163,11 @@ export async function runBatch(jobs: BatchJob[], options: BatchOptions = {}): Pr
       const counters = { records: 0, bytes: 0 }
       const tick = setInterval(() => options.onProgress?.({ ...progress, records: progress.records + counters.records, bytes: progress.bytes + counters.bytes }), 100)
       try {
+        const threads = options.jobs && options.jobs > 1 ? options.jobs : undefined
         // One file at a time: the threads asked for convert it in parts.
-        reports[i] = await convert({ ...job, progress: counters, ...(options.jobs && options.jobs > 1 ? { threads: options.jobs } : {}) })
+        const bounded = options.boundedHeap ?? BOUNDED_HEAP
+        if (!threads && (await boundedHeapFits(job, bounded.fromBytes))) reports[i] = await convertInBoundedHeap(job, counters, bounded.mb)
+        else reports[i] = await convert({ ...job, progress: counters, ...(threads ? { threads } : {}) })
       } finally {
         clearInterval(tick)
       }

@@ -202,7 +202,7 @@ const TEMP_SUFFIX = '.evalferry-tmp'
  * Removes the temporaries that killed conversions left beside `name` (SIGKILL leaves no chance to
  * clean up): those whose process id names no running process.
  */
-async function removeStaleTemps(dir: string, name: string): Promise<void> {
+async function removeStaleTemps(dir: string, name: string, alsoOwn = false): Promise<void> {
   const prefix = `.${name}.`
   let entries: string[]
   try {
@@ -213,8 +213,14 @@ async function removeStaleTemps(dir: string, name: string): Promise<void> {
   for (const entry of entries) {
     if (!entry.startsWith(prefix) || !entry.endsWith(TEMP_SUFFIX)) continue
     const pid = Number(entry.slice(prefix.length).split('.')[0])
-    if (Number.isInteger(pid) && pid > 0 && pid !== process.pid && !isRunning(pid)) await rm(join(dir, entry), { force: true })
+    const dead = pid === process.pid ? alsoOwn : !isRunning(pid)
+    if (Number.isInteger(pid) && pid > 0 && dead) await rm(join(dir, entry), { force: true })
   }
+}
+
+/** Removes this process's own temporaries for `path`: a worker thread that died cannot. */
+export function removeOwnTemps(path: string): Promise<void> {
+  return removeStaleTemps(dirname(resolve(path)), basename(path), true)
 }
 
 function isRunning(pid: number): boolean {

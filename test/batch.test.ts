@@ -98,3 +98,16 @@ test('the progress bar shows under a terminal and not when piped', () => {
   assert.doesNotMatch(piped.stderr, /records ·|█|░/)
   assert.match(piped.stderr, /150000 read, 150000 written/)
 })
+
+test('a large file converts in a worker with a capped heap, and again here should the cap be too small', async () => {
+  const { runBatch } = await import('../src/batch.ts')
+  const input = join(dir, 'bounded.jsonl')
+  const all = goldens(input, 500, 'bounded')
+  for (const [label, mb] of [['within the cap', 256], ['out of memory, then here', 2]] as const) {
+    const output = join(dir, `bounded-${mb}.jsonl`)
+    const [report] = await runBatch([{ input, output, from: 'deepeval', to: 'deepeval' }], { jobs: 1, boundedHeap: { fromBytes: 0, mb } })
+    assert.deepEqual(report?.records, { read: 500, written: 500, skipped: 0 }, label)
+    assert.deepEqual(inputsOf(output), all, label)
+    assert.deepEqual(readdirSync(dir).filter((n) => n.startsWith(`.bounded-${mb}`)), [], `${label}: no temporary left`)
+  }
+})
