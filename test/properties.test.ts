@@ -22,15 +22,13 @@ const EXT: Record<Container, string> = { json: '.json', jsonl: '.jsonl', csv: '.
 const scratch = (container: Container) => join(work, `f${files++}${EXT[container]}`)
 
 /** Strings that trip writers: separators, quotes, line ends, look-alikes of other types, Unicode. */
-const TRICKY = ['', ' ', '|', 'a|b', '"', "'", ',', 'a, b', '\n', 'line\nline', '\r\n', 'null', 'NA', 'None', 'true', '1.50', '[1]', '{"a": 1}', '- x', '# c', 'key: v', 'ü', '日本語', '🎉', ' lead', 'trail ', '\t']
+const TRICKY = ['', ' ', ' \n', '  \n\n', '|', 'a|b', '"', "'", ',', 'a, b', '\n', 'line\nline', '\r\n', 'null', 'NA', 'None', 'true', '1.50', '[1]', '{"a": 1}', '- x', '# c', 'key: v', 'ü', '日本語', '🎉', ' lead', 'trail ', '\t']
 const text = fc
   .oneof(
     { weight: 3, arbitrary: fc.string({ unit: 'grapheme', maxLength: 16 }) },
     { weight: 2, arbitrary: fc.constantFrom(...TRICKY) },
     { weight: 2, arbitrary: fc.array(fc.constantFrom(...TRICKY, 'word'), { minLength: 2, maxLength: 4 }).map((parts) => parts.join('')) },
   )
-  // Open bug: yaml 2.9.1 writes " \n" as a block scalar without an indentation indicator and reads back "\n".
-  .filter((s) => !/^ [ \n]*\n$/.test(s))
 const nonEmpty = text.filter((s) => s.trim() !== '')
 const key = fc.oneof(fc.constantFrom('a', 'b', 'domain', 'with space', 'ü', 'x.y', '0'), fc.string({ minLength: 1, maxLength: 6 }))
 
@@ -70,8 +68,8 @@ const rubric: fc.Arbitrary<Rubric> = fc.record(
   { requiredKeys: ['expected_outcome'] },
 )
 const strings = fc.array(text, { minLength: 1, maxLength: 4 })
-// Open bug: an id the writer generates (`case-N`) can equal an id another case holds, so such ids are left out.
-const ids = fc.oneof(fc.constantFrom('q 1', 'ü-7', 'case-x'), fc.uuid(), nonEmpty).filter((id) => !/^case-\d+$/.test(id))
+// `case-N` is the shape of generated ids: a case that really has one must not clash with them.
+const ids = fc.oneof(fc.constantFrom('q 1', 'ü-7', 'case-x', 'case-1', 'case-2'), fc.uuid(), nonEmpty)
 
 const singleTurn: fc.Arbitrary<EvalCase> = fc.record(
   {

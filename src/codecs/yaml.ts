@@ -2,7 +2,7 @@
  * YAML documents through the `yaml` package. Reading keeps positions, so an error names the line
  * of the record; writing emits one list item per record, so nothing but the current case is held.
  */
-import { isMap, isSeq, LineCounter, parseDocument, stringify, type Node } from 'yaml'
+import { isMap, isSeq, LineCounter, parseDocument, Scalar, stringify, type Node } from 'yaml'
 import { DataError } from '../errors.ts'
 import type { JsonObject } from '../model.ts'
 import { LIST_KEY, MAX_RECORD_CHARS, type ByteSource, type ReadOptions, type RecordWriter, type Sink, type SourceRecord } from './types.ts'
@@ -75,9 +75,42 @@ export async function* readYaml(source: ByteSource, options: ReadOptions): Async
 
 const STRINGIFY_OPTIONS = { lineWidth: 0, minContentWidth: 0, aliasDuplicateObjects: false } as const
 
+/**
+ * `value` with every multi-line string whose first non-empty line is only spaces double-quoted: as
+ * a block scalar, `yaml` writes it without an indentation indicator and the spaces are lost.
+ */
+const FRAGILE_BLOCK = /^\n* +(\n|$)/
+const KEEP_CHOMPING = /[|>][1-9]?\+/
+
+function quoteFragile(value: unknown): unknown {
+  if (typeof value === 'string') {
+    if (!FRAGILE_BLOCK.test(value)) return value
+    const scalar = new Scalar(value)
+    scalar.type = 'QUOTE_DOUBLE'
+    return scalar
+  }
+  if (value === null || typeof value !== 'object') return value
+  if (Array.isArray(value)) {
+    let copy: unknown[] | undefined
+    for (let i = 0; i < value.length; i++) {
+      const fixed = quoteFragile(value[i])
+      if (fixed !== value[i]) (copy ??= [...value])[i] = fixed
+    }
+    return copy ?? value
+  }
+  let copy: Record<string, unknown> | undefined
+  for (const key in value) {
+    const item = (value as Record<string, unknown>)[key]
+    const fixed = quoteFragile(item)
+    if (fixed !== item) (copy ??= { ...(value as Record<string, unknown>) })[key] = fixed
+  }
+  return copy ?? value
+}
+
 /** A YAML document: header keys, then `listKey:` and one `- ` item per record. */
 export function yamlWriter(sink: Sink, layout: { header?: JsonObject; listKey?: string }): RecordWriter {
   let opened = false
+  let lastKeepsTrailing = false
   const indent = layout.listKey ? '  ' : ''
   const open = async () => {
     opened = true
@@ -92,10 +125,12 @@ export function yamlWriter(sink: Sink, layout: { header?: JsonObject; listKey?: 
   return {
     async write(record: JsonObject) {
       if (!opened) await open()
-      let item = stringify([record], STRINGIFY_OPTIONS)
+      let item = stringify([quoteFragile(record)], STRINGIFY_OPTIONS)
       // Split on \n only: a regex `^` with the m flag also matches after U+2028 and U+2029 inside strings.
       if (indent) item = item.split('\n').map((line) => (line ? indent + line : line)).join('\n')
-      await sink.write((count++ ? '\n' : '') + item)
+      // A blank line between items reads well, but after a kept (`|+`) block scalar it would join its text.
+      await sink.write((count++ && !lastKeepsTrailing ? '\n' : '') + item)
+      lastKeepsTrailing = KEEP_CHOMPING.test(item)
     },
     async end() {
       if (!opened) await open()

@@ -202,3 +202,13 @@ test('JSON and JSON Lines refuse a key given twice in one object, naming its pat
   const fine = await collect(readJsonl(chunks('{"k": "\\"k\\": 2", "K": 1, "n": {"k": 1}}\n', 4), options()))
   assert.deepEqual(fine[0]?.value, { k: '"k": 2', K: 1, n: { k: 1 } })
 })
+
+test('YAML writer: strings whose first line is only spaces keep their spaces', async () => {
+  const values = [' \n', '   \n\nx', ' \n ', 'a\n \nb', '  x\ny', ' lead', '\n  \n\n']
+  const sink = new MemorySink()
+  const w = yamlWriter(sink, { listKey: 'tests' })
+  await w.write({ id: 'a', values, nested: { deep: [{ v: ' \n' }] } })
+  await w.end()
+  const back = await collect(readYaml(chunks(sink.text, 16), options(['tests'])))
+  assert.deepEqual(back[0]?.value, { id: 'a', values, nested: { deep: [{ v: ' \n' }] } })
+})
