@@ -362,9 +362,14 @@ async function writeCases(
 }
 
 /** Encodes one case and carries, under `evalferry`, whatever the record would not give back. */
+const GENERATED_ID_SHAPE = /^case-\d+(-\d+)?$/
+
 class CaseEncoder {
   private readonly decodeContext: DecodeContext
-  /** Ids written so far and those of the sampled first cases, which generated ids must avoid. */
+  /**
+   * Ids of the generated shape (`case-<n>`) that cases of the file really have, among those written
+   * so far and the sampled first ones: only these can collide, so memory stays bounded.
+   */
   private readonly takenIds = new Set<string>()
 
   constructor(
@@ -378,7 +383,7 @@ class CaseEncoder {
     sample: EvalCase[],
     private readonly part?: PartPreset,
   ) {
-    for (const c of sample) if (c.id !== undefined && !c.generated?.includes('id')) this.takenIds.add(c.id)
+    for (const c of sample) if (c.id !== undefined && !c.generated?.includes('id')) this.take(c.id)
     this.decodeContext = {
       file,
       container,
@@ -406,7 +411,7 @@ class CaseEncoder {
         if (original.id === undefined) this.part?.generatedIds.push(c.id)
         made.push('id')
       } else if (c.id !== undefined && this.part && adapter.requires?.includes('id')) this.part.writtenIds.push(c.id)
-      if (c.id !== undefined) this.takenIds.add(c.id)
+      if (c.id !== undefined && !made.includes('id')) this.take(c.id)
       generated.push(made)
       return c
     })
@@ -437,7 +442,7 @@ class CaseEncoder {
       if (generated[i]!.length) carried.generated = generated[i]!
       return carried
     })
-    const lost = [...new Set(carriedAll.flatMap((carried) => Object.keys(carried).filter((k) => k !== 'generated')))]
+    const lost = [...new Set(carriedAll.flatMap(fieldNames))]
     if (carriedAll.every((carried) => Object.keys(carried).length === 0)) return record
 
     if (this.options.extras === false) {
@@ -460,12 +465,33 @@ class CaseEncoder {
     )
   }
 
+  private take(id: string): void {
+    if (GENERATED_ID_SHAPE.test(id)) this.takenIds.add(id)
+  }
+
   /** `case-<n>`, unless a case written so far or among the first ones sampled already has that id. */
   private freshId(index: number): string {
     let id = `case-${index + 1}`
     for (let k = 2; this.takenIds.has(id); k++) id = `case-${index + 1}-${k}`
     return id
   }
+}
+
+/** The fields a carry holds, as the report names them: extras down to each format's own keys. */
+function fieldNames(carried: JsonObject): string[] {
+  const names: string[] = []
+  for (const [field, value] of Object.entries(carried)) {
+    if (field === 'generated') continue
+    if (field !== 'extras' || !isJsonObject(value)) {
+      names.push(field)
+      continue
+    }
+    for (const [format, own] of Object.entries(value)) {
+      if (isJsonObject(own) && Object.keys(own).length) names.push(...Object.keys(own).map((key) => `extras.${format}.${key}`))
+      else names.push(`extras.${format}`)
+    }
+  }
+  return names
 }
 
 /** The header a reader of the written file sees: what its container (or JSON Lines sidecar) keeps of the layout's. */

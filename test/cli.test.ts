@@ -188,3 +188,34 @@ test('a warning about a case is given once, not again when its carry is added', 
   assert.match(result.stderr, /2 warnings:/)
   assert.equal(result.stderr.match(/AgentV skips such a case/g)?.length, 2, result.stderr)
 })
+
+test('LangSmith → DeepEval with --no-extras reports exactly what was dropped; --strict refuses it', async () => {
+  const input = file(
+    'lossy.jsonl',
+    [
+      { id: 'e1', dataset_id: 'd1', inputs: { question: 'q1' }, outputs: { answer: 'a1' }, metadata: { dataset_split: ['test'] } },
+      { inputs: { question: 'q2' }, outputs: { answer: 'a2' }, attachments: { chart: { presigned_url: 'https://x.example/c.png', mime_type: 'image/png' } } },
+    ]
+      .map((r) => JSON.stringify(r))
+      .join('\n') + '\n',
+  )
+  const out = join(dir, 'lossy.json')
+  const reportPath = join(dir, 'lossy-report.json')
+  const dropped = await runCli(['convert', input, '--from', 'langsmith', '--to', 'deepeval', '-o', out, '--no-extras', '--report', reportPath, '--quiet'])
+  assert.equal(dropped.code, 0, dropped.stderr)
+  const report = JSON.parse(readFileSync(reportPath, 'utf8'))
+  assert.deepEqual(report.dropped, { id: 1, split: 1, 'extras.langsmith.dataset_id': 1, 'extras.langsmith.attachments': 1 })
+  assert.deepEqual(report.carried, {})
+  const written = JSON.parse(readFileSync(out, 'utf8')) as { input: string; additional_metadata: unknown }[]
+  assert.deepEqual(written.map((g) => [g.input, g.additional_metadata]), [['q1', null], ['q2', null]])
+
+  const carried = await runCli(['convert', input, '--from', 'langsmith', '--to', 'deepeval', '-o', join(dir, 'lossy-carried.json'), '--json'])
+  assert.equal(carried.code, 0, carried.stderr)
+  assert.deepEqual(JSON.parse(carried.stdout).carried, { id: 1, split: 1, 'extras.langsmith.dataset_id': 1, 'extras.langsmith.attachments': 1 })
+
+  const strictOut = join(dir, 'lossy-strict.json')
+  const strict = await runCli(['convert', input, '--from', 'langsmith', '--to', 'deepeval', '-o', strictOut, '--no-extras', '--strict'])
+  assert.equal(strict.code, 1)
+  assert.match(strict.stderr, /lossy-strict\.json record 1: id: deepeval cannot hold id, split, extras\.langsmith\.dataset_id/)
+  assert.ok(!existsSync(strictOut))
+})
