@@ -87,6 +87,8 @@ export async function* readJson(source: ByteSource, options: ReadOptions): Async
     while (i < n) {
       const c = text.charCodeAt(i)
       if (capturing) {
+        // Where the value being cut out ends (exclusive), once this character ends it.
+        let valueEnd = -1
         if (inString) {
           // Jump to the next quote or backslash: strings are most of the bytes.
           if (escaped) {
@@ -102,72 +104,44 @@ export async function* readJson(source: ByteSource, options: ReadOptions): Async
           if (c === 0x22) {
             inString = false
             i++
-            if (capturedIsScalar && depth === 0) {
-              captured += text.slice(captureStart, i)
-              captureStart = -1
-              complete(captured)
-              captured = ''
-              if (pending) {
-                yield pending
-                pending = undefined
-              }
-            }
+            if (!(capturedIsScalar && depth === 0)) continue
+            valueEnd = i
+          } else {
+            if (c === 0x0a) line++
+            const q = text.indexOf('"', i)
+            const b = text.indexOf('\\', i)
+            let next = q === -1 ? n : q
+            if (b !== -1 && b < next) next = b
+            line += countNewlines(text, i + 1, next)
+            i = next
             continue
           }
-          if (c === 0x0a) line++
-          const q = text.indexOf('"', i)
-          const b = text.indexOf('\\', i)
-          let next = q === -1 ? n : q
-          if (b !== -1 && b < next) next = b
-          line += countNewlines(text, i + 1, next)
-          i = next
-          continue
-        }
-        if (c === 0x22) {
+        } else if (c === 0x22) {
           inString = true
         } else if (c === 0x7b || c === 0x5b) {
           depth++
           if (depth > MAX_DEPTH) fail(`nested deeper than ${MAX_DEPTH} levels`)
         } else if (c === 0x7d || c === 0x5d) {
-          if (capturedIsScalar) {
-            // a scalar ends at the bracket that closes its list
-            captured += text.slice(captureStart, i)
-            captureStart = -1
-            complete(captured.trimEnd())
-            captured = ''
-            if (pending) {
-              yield pending
-              pending = undefined
-            }
-            continue
-          }
-          depth--
-          if (depth === 0) {
-            i++
-            captured += text.slice(captureStart, i)
-            captureStart = -1
-            complete(captured)
-            captured = ''
-            if (pending) {
-              yield pending
-              pending = undefined
-            }
-            continue
-          }
+          // A scalar ends at the bracket that closes its list, which is then read as structure.
+          if (capturedIsScalar) valueEnd = i
+          else if (--depth === 0) valueEnd = ++i
         } else if (c === 0x2c && capturedIsScalar && depth === 0) {
-          captured += text.slice(captureStart, i)
-          captureStart = -1
-          complete(captured.trimEnd())
-          captured = ''
-          if (pending) {
-            yield pending
-            pending = undefined
-          }
-          continue
+          valueEnd = i
         } else if (c === 0x0a) {
           line++
         }
-        i++
+        if (valueEnd === -1) {
+          i++
+          continue
+        }
+        captured += text.slice(captureStart, valueEnd)
+        captureStart = -1
+        complete(capturedIsScalar ? captured.trimEnd() : captured)
+        captured = ''
+        if (pending) {
+          yield pending
+          pending = undefined
+        }
         continue
       }
 
