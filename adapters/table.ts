@@ -9,7 +9,7 @@ import { deepEqual, lostFields } from '../src/carry.ts'
 import { fieldError } from '../src/errors.ts'
 import { caseToRow, defaultColumns, isDefaultHeader, isRowMapper, mapRow, unionColumns, type RowOptions } from '../src/mapping.ts'
 import { CARRY_KEY, isJsonObject, withoutFileKeys, type EvalCase, type JsonObject } from '../src/model.ts'
-import type { Adapter, DecodeContext, EncodeContext, FieldMapping, FileLayout, SniffSample } from './types.ts'
+import type { Adapter, Container, DecodeContext, EncodeContext, FieldMapping, FileLayout, SniffSample } from './types.ts'
 
 const FORMAT = 'csv'
 const TEXT: RowOptions = { format: FORMAT, text: true }
@@ -61,15 +61,7 @@ export function sampleNeedsCarry(
   decode: (record: unknown, ctx: DecodeContext) => EvalCase | EvalCase[],
   ectx: EncodeContext,
 ): boolean {
-  const dctx: DecodeContext = {
-    file: '',
-    container: ectx.container,
-    header: { ...(layout.header ?? {}) },
-    index: 0,
-    columns: layout.columns ?? [],
-    state: {},
-    warn: () => {},
-  }
+  const dctx = readBackContext(ectx.container, layout, { ...(layout.header ?? {}) }, layout.columns ?? [])
   const ctx: EncodeContext = { ...ectx, layout }
   return sample.some((original, i) => {
     const c = withoutGenerated(i === 0 ? withoutFileKeys(original, format) : original)
@@ -78,6 +70,20 @@ export function sampleNeedsCarry(
     const back = Array.isArray(decoded) ? decoded[0] : decoded
     return !back || Object.keys(lostFields(c, back)).length > 0
   })
+}
+
+/** A context for decoding a row as a reader of a file under `layout` would. */
+function readBackContext(container: Container, layout: FileLayout, header: JsonObject, columns: string[]): DecodeContext {
+  return {
+    file: '',
+    container,
+    header,
+    index: 0,
+    columns,
+    ...(layout.schemaMetadata ? { schemaMetadata: layout.schemaMetadata } : {}),
+    state: {},
+    warn: () => {},
+  }
 }
 
 /** File-level keys that must ride on the first row (under `evalferry.$file`), per layout. */
@@ -103,16 +109,7 @@ export function fileKeysToCarry(
   if (!first || Object.keys(original).length === 0) return undefined
   const row = encode(withoutGenerated(withoutFileKeys(first, format)), { ...ectx, index: 0, layout })
   const header: JsonObject = {}
-  decode(row, {
-    file: '',
-    container: ectx.container,
-    header,
-    index: 0,
-    columns: ectx.container === 'jsonl' ? [] : (layout.columns ?? []),
-    ...(layout.schemaMetadata ? { schemaMetadata: layout.schemaMetadata } : {}),
-    state: {},
-    warn: () => {},
-  })
+  decode(row, readBackContext(ectx.container, layout, header, ectx.container === 'jsonl' ? [] : (layout.columns ?? [])))
   return deepEqual(header, original) ? undefined : original
 }
 
