@@ -1,8 +1,11 @@
 /**
- * YAML documents through the `yaml` package. Reading keeps positions, so an error names the line
- * of the record; writing emits one list item per record, so nothing but the current case is held.
+ * YAML documents through the `yaml` package. Reading cuts a plain block list into its items and
+ * parses each alone, so only the current record's text is held; whatever the cutter is not sure of
+ * (anchors, tags, flow lists, several documents) is parsed whole from the item where it began.
+ * Positions are kept, so an error names the file's line. Writing emits one list item per record.
  */
-import { isMap, isSeq, LineCounter, parseDocument, Scalar, stringify, type Node } from 'yaml'
+import { StringDecoder } from 'node:string_decoder'
+import { isMap, isScalar, isSeq, LineCounter, parseDocument, Scalar, stringify, type Document, type Node } from 'yaml'
 import { DataError } from '../errors.ts'
 import type { JsonObject } from '../model.ts'
 import { LIST_KEY, MAX_RECORD_CHARS, type ByteSource, type ReadOptions, type RecordWriter, type Sink, type SourceRecord } from './types.ts'
@@ -10,67 +13,405 @@ import { LIST_KEY, MAX_RECORD_CHARS, type ByteSource, type ReadOptions, type Rec
 /** Aliases expanded per document before it is refused as an alias bomb. */
 const MAX_ALIASES = 1000
 
+const PARSE_OPTIONS = { uniqueKeys: true, prettyErrors: false, strict: true } as const
+
+/** `scanLine`: the line needs the whole-document parser. */
+const UNSURE = -2
+/** `scanLine`: the line holds nothing that spans lines. */
+const DONE = -1
+
+const BLOCK_HEADER = /^[|>](?:[1-9][+-]?|[+-][1-9]?)?(?:[ \t]+#.*)?[ \t]*$/
+const DOCUMENT_MARKER = /^(?:---|\.\.\.)(?:[ \t]|$)/
+const LEADING_MARKER = /^---[ \t]*(?:#.*)?$/
+const KEY_LINE = /^("[^"\\]*"|'(?:[^']|'')*'|[^\s'"#][^#]*?)[ \t]*:(?:[ \t]+#.*)?[ \t]*$/
+
+/** The index after the quoted scalar that opens at `i`, or -1 when it goes on past the line. */
+function skipQuoted(line: string, i: number): number {
+  const quote = line[i]
+  for (let j = i + 1; j < line.length; j++) {
+    const c = line[j]
+    if (quote === '"' && c === '\\') j++
+    else if (c === quote) {
+      if (quote === "'" && line[j + 1] === "'") j++
+      else return j + 1
+    }
+  }
+  return -1
+}
+
+/** The index after the flow collection that opens at `i`, or -1 when it goes on past the line or holds an anchor, alias or tag. */
+function skipFlow(line: string, i: number): number {
+  let depth = 0
+  while (i < line.length) {
+    const c = line[i]!
+    if (c === ' ' || c === ',' || c === ':') i++
+    else if (c === '[' || c === '{') {
+      depth++
+      i++
+    } else if (c === ']' || c === '}') {
+      i++
+      if (--depth === 0) return i
+    } else if (c === '"' || c === "'") {
+      i = skipQuoted(line, i)
+      if (i < 0) return -1
+    } else if ('#&*!?%@`|>\t'.includes(c)) return -1
+    else {
+      for (; i < line.length; i++) {
+        const d = line[i]!
+        if (d === ',' || d === '[' || d === ']' || d === '{' || d === '}') break
+        if (d === ':' && (i + 1 === line.length || ' ,[]{}'.includes(line[i + 1]!))) break
+        if (d === ' ' && line[i + 1] === '#') break
+      }
+    }
+  }
+  return -1
+}
+
+/**
+ * What one line outside block scalars holds, from its indentation `i` on: `UNSURE`, `DONE`, or
+ * the indentation a block scalar it opens must exceed (the column of its key or `-`).
+ */
+function scanLine(line: string, i: number): number {
+  let node = i
+  for (;;) {
+    while (line[i] === ' ') i++
+    const c = line[i]
+    if (c === undefined || c === '#') return DONE
+    const next = line[i + 1]
+    const spaced = next === undefined || next === ' '
+    if ((c === '-' || c === '?' || c === ':') && next === '\t') return UNSURE
+    if (c === '-' && spaced) {
+      node = i++
+      continue
+    }
+    if ((c === '?' || c === ':') && spaced) return UNSURE
+    if ('&*!%@`\t'.includes(c)) return UNSURE
+    if (c === '|' || c === '>') return BLOCK_HEADER.test(line.slice(i)) ? node : UNSURE
+    const start = i
+    if (c === '"' || c === "'") i = skipQuoted(line, i)
+    else if (c === '[' || c === '{') i = skipFlow(line, i)
+    else {
+      // A plain scalar may hold anything but `: ` (a key) and ` #` (a comment).
+      for (; ; i++) {
+        if (i >= line.length) return DONE
+        const d = line[i]
+        if (d === ':') {
+          const after = line[i + 1]
+          if (after === undefined || after === ' ') break
+          if (after === '\t') return UNSURE
+        } else if ((d === ' ' || d === '\t') && line[i + 1] === '#') return DONE
+      }
+      node = start
+      i++
+      continue
+    }
+    if (i < 0) return UNSURE
+    while (line[i] === ' ') i++
+    if (i >= line.length || line[i] === '#') return DONE
+    if (line[i] === ':' && (line[i + 1] === undefined || line[i + 1] === ' ')) {
+      node = start
+      i++
+      continue
+    }
+    return UNSURE
+  }
+}
+
+const countLines = (text: string): number => {
+  let n = 0
+  for (let i = text.indexOf('\n'); i >= 0; i = text.indexOf('\n', i + 1)) n++
+  return n
+}
+
 export async function* readYaml(source: ByteSource, options: ReadOptions): AsyncGenerator<SourceRecord> {
   const { file, recordKeys, header } = options
-  let text = ''
+  const decoder = new StringDecoder('utf8')
+  const out: SourceRecord[] = []
+
+  /** Parses `prefix + text`, where `prefix` starts the file and `text` starts on file line `line`. */
+  const parse = (prefix: string, text: string, line: number) => {
+    const lineCounter = new LineCounter()
+    const doc = parseDocument(prefix + text, { ...PARSE_OPTIONS, lineCounter })
+    const prefixLines = countLines(prefix)
+    const where = (offset: number | undefined) => {
+      const pos = lineCounter.linePos(offset ?? 0)
+      return { file, line: (offset ?? 0) < prefix.length ? pos.line : pos.line - prefixLines - 1 + line, column: pos.col }
+    }
+    const firstError = doc.errors[0]
+    if (firstError) throw new DataError('E_PARSE', `invalid YAML: ${firstError.message.split('\n')[0]}`, where(firstError.pos[0]))
+    const toJs = (node: unknown): unknown => {
+      try {
+        return (node as Node).toJS ? (node as Node).toJS(doc as Document, { maxAliasCount: MAX_ALIASES }) : node
+      } catch (error) {
+        throw new DataError('E_PARSE', `invalid YAML: ${(error as Error).message}`, where((node as Node).range?.[0]))
+      }
+    }
+    const record = (node: Node) => ({ value: toJs(node), line: where(node.range?.[0]).line, index: index++ })
+    return { doc, where, toJs, record }
+  }
+  const keyOf = (key: unknown) => String((key as Node & { value?: unknown })?.toJSON?.() ?? key)
+
+  // `pre`: before the record list, whose text is kept; `list`: inside it, item by item; `raw`: the rest is kept and parsed whole.
+  let mode = 'pre' as 'pre' | 'list' | 'raw'
+  let carry = ''
+  let lineNo = 0
+  let block = -1
+  let index = 0
+  let head = ''
+  let sawContent = false
+  let keyLine: { text: string; key: string } | undefined
+  let held = ''
+  let prefix = ''
+  let listKey: string | undefined
+  let keyIndent = -1
+  let itemIndent = 0
+  let itemPrefix = ''
+  let item = ''
+  let itemLine = 0
+  let raw = ''
+  let rawLine = 1
+  let rawKind = 'whole' as 'whole' | 'tail' | 'after'
+
+  const documentTooLong = (line: number) =>
+    new DataError('E_PARSE', `the YAML document is longer than ${MAX_RECORD_CHARS / (1024 * 1024)} MiB; YAML is read whole, so write datasets this large as JSON Lines`, { file, line })
+  const itemTooLong = (line: number) =>
+    new DataError('E_PARSE', `the YAML document is longer than ${MAX_RECORD_CHARS / (1024 * 1024)} MiB in one list item; evalferry holds one record in memory at a time and refuses larger ones`, { file, line })
+
+  /** Hands the rest of the file to the whole-document parser, from the start or from the pending item. */
+  const unsure = (line: string) => {
+    if (mode === 'pre') {
+      raw = head + (keyLine?.text ?? '') + held + line
+      rawKind = 'whole'
+      prefix = ''
+      rawLine = 1
+    } else {
+      raw = item + line
+      rawKind = 'tail'
+      rawLine = item ? itemLine : lineNo
+    }
+    head = held = item = ''
+    mode = 'raw'
+  }
+
+  /** Parses the pending item alone; false when it does not read as one list item. */
+  const finishItem = (): boolean => {
+    if (!item) return true
+    const { doc, record } = parse('', item, itemLine)
+    const list = doc.contents
+    if (!isSeq(list) || list.items.length !== 1) return false
+    out.push(record(list.items[0] as Node))
+    item = ''
+    return true
+  }
+
+  /** Parses the header keys before the list; false when the whole document must be parsed instead. */
+  const startList = (): boolean => {
+    const { doc, toJs } = parse('', head, 1)
+    const contents = doc.contents
+    const pairs: [string, unknown][] = []
+    // Comments alone, or a leading `---`, read as no node or as a null scalar.
+    if (contents !== null && !(isScalar(contents) && contents.value === null)) {
+      if (!isMap(contents)) return false
+      for (const pair of contents.items) {
+        const key = keyOf(pair.key)
+        // The list key given twice, or an earlier record list, is for the whole-document parser to judge.
+        if (key === keyLine!.key || (recordKeys.includes(key) && isSeq(pair.value))) return false
+        pairs.push([key, toJs(pair.value)])
+      }
+    }
+    for (const [key, value] of pairs) header[key] = value as JsonObject[string]
+    header[LIST_KEY] = keyLine!.key
+    return true
+  }
+
+  const onLine = (line: string) => {
+    lineNo++
+    let text = line.endsWith('\n') ? line.slice(0, -1) : line
+    if (text.endsWith('\r')) text = text.slice(0, -1)
+    // A lone CR also breaks lines in YAML.
+    if (text.includes('\r')) return unsure(line)
+    let indent = 0
+    while (text[indent] === ' ') indent++
+    const blank = /^[ \t]*$/.test(text)
+    if (block >= 0) {
+      if (blank || indent > block) {
+        if (mode === 'pre') head += line
+        else item += line
+        return
+      }
+      block = -1
+    }
+    if (mode === 'pre') {
+      if (blank || text[indent] === '#') {
+        if (keyLine) held += line
+        else head += line
+        return
+      }
+      if (text[indent] === '\t') return unsure(line)
+      if (indent === 0 && (DOCUMENT_MARKER.test(text) || text[0] === '%')) {
+        if (sawContent || !LEADING_MARKER.test(text)) return unsure(line)
+        head += line
+        return
+      }
+      const dash = text[indent] === '-' && (text.length === indent + 1 || text[indent + 1] === ' ')
+      if (dash && (keyLine || !sawContent)) {
+        if (keyLine) {
+          if (!startList()) return unsure(line)
+          prefix = head + keyLine.text
+          listKey = keyLine.key
+          keyIndent = 0
+        } else {
+          header[LIST_KEY] = ''
+          prefix = ''
+          keyIndent = -1
+        }
+        head = held = ''
+        keyLine = undefined
+        mode = 'list'
+        itemIndent = indent
+        itemPrefix = ' '.repeat(indent) + '-'
+      } else {
+        if (keyLine) {
+          head += keyLine.text + held
+          keyLine = undefined
+          held = ''
+        }
+        if (indent > 0 && !sawContent) return unsure(line)
+        sawContent = true
+        const key = indent === 0 ? KEY_LINE.exec(text)?.[1] : undefined
+        const name = key?.startsWith('"') ? key.slice(1, -1) : key?.startsWith("'") ? key.slice(1, -1).replaceAll("''", "'") : key
+        if (name !== undefined && recordKeys.includes(name)) {
+          keyLine = { text: line, key: name }
+          return
+        }
+        const scan = scanLine(text, indent)
+        if (scan === UNSURE) return unsure(line)
+        head += line
+        block = scan
+        return
+      }
+    }
+    // Inside the list.
+    if (blank || text[indent] === '#') {
+      item += line
+      return
+    }
+    if (text[indent] === '\t' || (indent === 0 && (DOCUMENT_MARKER.test(text) || text[0] === '%'))) return unsure(line)
+    const dash = text[indent] === '-' && (text.length === indent + 1 || text[indent + 1] === ' ')
+    if (indent === itemIndent && dash) {
+      if (!finishItem()) return unsure(line)
+      itemLine = lineNo
+    } else if (indent <= keyIndent && !dash) {
+      if (!finishItem()) return unsure(line)
+      // The list has ended; the keys after it are kept and parsed at the end, after the list key.
+      raw = line
+      // A value for the list key: after an empty one, `yaml` places a duplicate key's error on the line above.
+      prefix += '  []\n'
+      rawKind = 'after'
+      rawLine = lineNo
+      mode = 'raw'
+      return
+    } else if (indent <= itemIndent) return unsure(line)
+    const scan = scanLine(text, indent)
+    if (scan === UNSURE) return unsure(line)
+    block = scan
+    item += line
+    if (item.length > MAX_RECORD_CHARS) throw itemTooLong(lineNo)
+  }
+
+  // A function, so that TypeScript does not keep `mode` narrowed across calls that change it.
+  const isRaw = (): boolean => mode === 'raw'
+  const checkRaw = () => {
+    if (prefix.length + raw.length > MAX_RECORD_CHARS) throw documentTooLong(rawLine + countLines(raw))
+  }
+
+  const feed = (chunk: string) => {
+    if (mode === 'raw') {
+      raw += chunk
+      return checkRaw()
+    }
+    const from = carry.length
+    carry += chunk
+    let start = 0
+    for (let nl = carry.indexOf('\n', from); nl >= 0; nl = carry.indexOf('\n', start)) {
+      onLine(carry.slice(start, nl + 1))
+      start = nl + 1
+      if (isRaw()) {
+        raw += carry.slice(start)
+        carry = ''
+        return checkRaw()
+      }
+    }
+    carry = start ? carry.slice(start) : carry
+    if (mode === 'pre') {
+      if (head.length + held.length + (keyLine?.text.length ?? 0) + carry.length > MAX_RECORD_CHARS) throw documentTooLong(lineNo + 1)
+    } else if ((carry.startsWith(itemPrefix) ? 0 : item.length) + carry.length > MAX_RECORD_CHARS) throw itemTooLong(lineNo + 1)
+  }
+
+  let started = false
   for await (const chunk of source) {
-    text += typeof chunk === 'string' ? chunk : chunk.toString('utf8')
-    // A YAML document is parsed whole, so its size is what bounds memory.
-    if (text.length > MAX_RECORD_CHARS) {
-      const line = text.split('\n').length
-      throw new DataError('E_PARSE', `the YAML document is longer than ${MAX_RECORD_CHARS / (1024 * 1024)} MiB; YAML is read whole, so write datasets this large as JSON Lines`, { file, line })
+    let text = typeof chunk === 'string' ? chunk : decoder.write(chunk)
+    if (!started && text) {
+      started = true
+      // `yaml` counts a byte-order mark as a column and refuses one before a bare list's `-`.
+      if (text.startsWith('\uFEFF')) text = text.slice(1)
     }
+    feed(text)
+    yield* out
+    out.length = 0
   }
-  const lineCounter = new LineCounter()
-  const doc = parseDocument(text, { lineCounter, uniqueKeys: true, prettyErrors: false, strict: true })
-  const where = (offset: number | undefined) => {
-    const pos = lineCounter.linePos(offset ?? 0)
-    return { file, line: pos.line, column: pos.col }
+  const tail = decoder.end()
+  if (tail) feed(tail)
+  if (mode !== 'raw' && carry) {
+    onLine(carry)
+    if (isRaw()) checkRaw()
   }
-  const firstError = doc.errors[0]
-  if (firstError) {
-    throw new DataError('E_PARSE', `invalid YAML: ${firstError.message.split('\n')[0]}`, where(firstError.pos[0]))
-  }
-  const toJs = (node: unknown): unknown => {
-    try {
-      return (node as Node).toJS ? (node as Node).toJS(doc, { maxAliasCount: MAX_ALIASES }) : node
-    } catch (error) {
-      throw new DataError('E_PARSE', `invalid YAML: ${(error as Error).message}`, where((node as Node).range?.[0]))
-    }
-  }
+  carry = ''
+  yield* out
+  out.length = 0
+  if (mode === 'list' && !finishItem()) unsure('')
+  if (mode === 'pre') unsure('')
+  yield* out
+  out.length = 0
+  if (mode !== 'raw') return
+
+  const { doc, where, toJs, record } = parse(prefix, raw, rawLine)
+  raw = ''
   const contents = doc.contents
-  if (contents === null) throw new DataError('E_PARSE', 'the file is empty; expected a YAML mapping or list', { file, line: 1 })
+  const whole = rawKind === 'whole'
+  if (contents === null) {
+    if (whole) throw new DataError('E_PARSE', 'the file is empty; expected a YAML mapping or list', { file, line: 1 })
+    return
+  }
   let items: Node[] | undefined
   if (isSeq(contents)) {
     items = contents.items as Node[]
     // An empty list key marks a bare list (an included case file), so a writer can keep it bare.
-    header[LIST_KEY] = ''
+    if (whole) header[LIST_KEY] = ''
   } else if (isMap(contents)) {
     for (const pair of contents.items) {
-      const key = String((pair.key as Node & { value?: unknown })?.toJSON?.() ?? pair.key)
-      if (items === undefined && recordKeys.includes(key) && isSeq(pair.value)) {
+      const key = keyOf(pair.key)
+      if (((pair.key as Node | null)?.range?.[0] ?? 0) < prefix.length) {
+        // Read already, before the list; only the list's own items, from the pending one on, are new.
+        if (rawKind === 'tail' && key === listKey && isSeq(pair.value)) items = pair.value.items as Node[]
+      } else if (whole && items === undefined && recordKeys.includes(key) && isSeq(pair.value)) {
         items = pair.value.items as Node[]
         header[LIST_KEY] = key
       } else {
         header[key] = toJs(pair.value) as JsonObject[string]
       }
     }
-    if (items === undefined) {
+    if (whole && items === undefined) {
       // A mapping with no record list is one record.
-      const record = { ...header }
+      const single = { ...header }
       for (const key of Object.keys(header)) delete header[key]
-      yield { value: record, line: 1, index: 0 }
+      yield { value: single, line: 1, index: 0 }
       return
     }
   } else {
     throw new DataError('E_PARSE', 'expected a YAML mapping or list at the top of the document', where(0))
   }
-  let index = 0
-  for (const item of items) {
-    const line = lineCounter.linePos(item.range?.[0] ?? 0).line
-    const value = toJs(item)
-    yield { value, line, index: index++ }
-  }
+  for (const node of items ?? []) yield record(node)
 }
 
 const STRINGIFY_OPTIONS = { lineWidth: 0, minContentWidth: 0, aliasDuplicateObjects: false } as const

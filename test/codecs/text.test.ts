@@ -7,6 +7,7 @@ import { readYaml, yamlWriter } from '../../src/codecs/yaml.ts'
 import type { ReadOptions, SourceRecord } from '../../src/codecs/types.ts'
 import type { DataError } from '../../src/errors.ts'
 import type { JsonObject } from '../../src/model.ts'
+import { LineCounter, parseDocument, type Node, type YAMLSeq } from 'yaml'
 
 /** The text cut into pieces of `size` characters, as a stream delivers it. */
 async function* chunks(text: string, size: number): AsyncGenerator<string> {
@@ -167,6 +168,130 @@ test('YAML: records under a record key keep their lines; errors name line and co
   await assert.rejects(collect(readYaml(chunks('tests:\n  - id: a\n    id: b\n', 5), options(['tests']))), /unique/)
   const bomb = 'a: &a [x, x, x, x, x, x, x, x, x, x]\nb: &b [*a, *a, *a, *a, *a, *a, *a, *a, *a, *a]\nc: &c [*b, *b, *b, *b, *b, *b, *b, *b, *b, *b]\nd: &d [*c, *c, *c, *c, *c, *c, *c, *c, *c, *c]\ntests: [*d, *d, *d, *d, *d, *d, *d, *d, *d, *d]\n'
   await assert.rejects(collect(readYaml(chunks(bomb, 100), options(['tests']))), (e: DataError) => e.code === 'E_PARSE')
+})
+
+/** Records, lines and header keys as the `yaml` package reads `text` whole. */
+function wholeDocument(text: string, listKey: string): { records: [unknown, number][]; header: Record<string, unknown> } {
+  const lineCounter = new LineCounter()
+  const doc = parseDocument(text, { lineCounter, uniqueKeys: true, strict: true })
+  assert.deepEqual(doc.errors, [])
+  const list = (listKey ? doc.get(listKey) : doc.contents) as YAMLSeq<Node>
+  const records = list.items.map((node): [unknown, number] => [node.toJSON(), lineCounter.linePos(node.range![0]).line])
+  const header: Record<string, unknown> = listKey ? { ...(doc.toJS() as Record<string, unknown>), $list: listKey } : { $list: '' }
+  delete header[listKey]
+  return { records, header }
+}
+
+test('YAML: cut into items at any chunk size, the list reads as the whole document does', async () => {
+  const keyed = [
+    '# evalcases for the streaming reader',
+    'description: d',
+    'execution:',
+    '  target: t',
+    'evalcases:',
+    '  # before the first item',
+    '  - id: a',
+    '    input: |',
+    '      literal',
+    '      - not an item',
+    '',
+    '      # not a comment',
+    '    expected_output: |-',
+    '      stripped',
+    '  # between items',
+    '',
+    '  - id: b',
+    '    input: |+',
+    '      kept',
+    '',
+    '',
+    '# at column 0, between items',
+    '  -',
+    '    id: c',
+    '    input: >',
+    '      folded',
+    '      text',
+    '',
+    '      more',
+    '    tags: [x, "y, z", {k: v}]',
+    '    turns:',
+    '      - role: user',
+    '        content:',
+    '          - type: text',
+    '            value: "quoted: # not a comment"',
+    '      - role: assistant',
+    "        content: it's plain & has * and ! inside",
+    '    rubrics:',
+    '    - id: r1',
+    '      weight: 2',
+    '  - id: d',
+    '    input: last',
+    'notes: after the list',
+    'more:',
+    '  - a header list',
+    '',
+  ].join('\n')
+  const bare = ['- id: a', '  input: |-', '    one', '    - two', '# comment', '-', '  id: b', '  input: [1, 2]', '- id: c', ''].join('\n')
+  for (const [text, keys, listKey] of [
+    [keyed, ['evalcases', 'tests'], 'evalcases'],
+    ['\uFEFF' + keyed.replaceAll('\n', '\r\n'), ['evalcases'], 'evalcases'],
+    [bare, ['tests'], ''],
+    ['\uFEFF' + bare, ['tests'], ''],
+  ] as const) {
+    const want = wholeDocument(text.replace(/^\uFEFF/, ''), listKey)
+    assert.equal(want.records.length, listKey ? 4 : 3)
+    for (const size of [1, 7, 64, 4096]) {
+      const opts = options([...keys])
+      const records = await collect(readYaml(chunks(text, size), opts))
+      assert.deepEqual(records.map((r) => [r.value, r.line]), want.records, `chunks of ${size}`)
+      assert.deepEqual(records.map((r) => r.index), want.records.map((_, i) => i))
+      assert.deepEqual(opts.header, want.header, `chunks of ${size}`)
+    }
+  }
+  // Errors inside an item keep the file's line and column.
+  await assert.rejects(collect(readYaml(chunks('tests:\n  - id: a\n  - id: b\n    input: x: y\n', 3), options(['tests']))), (e: DataError) => {
+    assert.deepEqual([e.location.line, e.location.column], [4, 12])
+    return true
+  })
+  await assert.rejects(collect(readYaml(chunks('h: 1\ntests:\n  - id: a\nh: 2\n', 3), options(['tests']))), (e: DataError) => {
+    assert.match(e.message, /unique/)
+    assert.equal(e.location.line, 4)
+    return true
+  })
+})
+
+test('YAML: anchors, aliases and tags fall back to reading the document whole', async () => {
+  const text = [
+    'defaults: &defaults {judge: strict}',
+    'tests:',
+    '  - id: a',
+    '    metadata: *defaults',
+    '  - id: b',
+    '    tags: &tags [x, y]',
+    '  - id: !!str 3',
+    '    tags: *tags',
+    '',
+  ].join('\n')
+  for (const size of [1, 7, 4096]) {
+    const opts = options(['tests'])
+    const records = await collect(readYaml(chunks(text, size), opts))
+    assert.deepEqual(records.map((r) => [r.value, r.line, r.index]), [
+      [{ id: 'a', metadata: { judge: 'strict' } }, 3, 0],
+      [{ id: 'b', tags: ['x', 'y'] }, 5, 1],
+      [{ id: '3', tags: ['x', 'y'] }, 7, 2],
+    ])
+    assert.deepEqual(opts.header, { defaults: { judge: 'strict' }, $list: 'tests' })
+  }
+  // An anchor met partway: the items before it are already out, the rest is read from its item on.
+  const late = 'tests:\n  - id: a\n  - id: b\n    m: &m {k: 1}\n  - id: c\n    m: *m\nz: 1\n'
+  const opts = options(['tests'])
+  const records = await collect(readYaml(chunks(late, 5), opts))
+  assert.deepEqual(records.map((r) => [r.value, r.line, r.index]), [
+    [{ id: 'a' }, 2, 0],
+    [{ id: 'b', m: { k: 1 } }, 3, 1],
+    [{ id: 'c', m: { k: 1 } }, 5, 2],
+  ])
+  assert.deepEqual(opts.header, { $list: 'tests', z: 1 })
 })
 
 test('YAML writer: header, list key, block scalars, read back equal', async () => {
