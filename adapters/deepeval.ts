@@ -24,9 +24,10 @@
  * contestant with `metadata.arena = {group, contestant, hyperparameters?}`; consecutive cases of one
  * group are written back as one arena record (in CSV, as plain test cases that keep that metadata).
  */
+import { extrasOf, fieldChecks, under } from './fields.ts'
 import { deepEqual } from '../src/carry.ts'
 import { stringifyJson } from '../src/codecs/json.ts'
-import { fieldError, withFieldPrefix } from '../src/errors.ts'
+import { fieldError } from '../src/errors.ts'
 import {
   CARRY_KEY,
   contentText,
@@ -45,6 +46,8 @@ import {
 import type { Adapter, Container, DecodeContext, EncodeContext, FileLayout, SniffSample } from './types.ts'
 
 const FORMAT = 'deepeval'
+const { describeType, expectString, expectObject } = fieldChecks()
+const { toExtraKey, fromExtraKey, ownExtras: own, setExtras: withExtras } = extrasOf(FORMAT)
 const KEYS = '$keys'
 const FORM = '$form'
 const TEXT = '$text'
@@ -169,25 +172,6 @@ function resolveKey(shape: Shape, key: string): string | undefined {
   return alias !== undefined && known(shape, alias) ? alias : undefined
 }
 
-/** A source key starting with `$` gets one more, so that it never collides with the markers. */
-function toExtraKey(key: string): string {
-  return key.startsWith('$') ? '$' + key : key
-}
-
-function fromExtraKey(key: string): string | undefined {
-  if (key.startsWith('$$')) return key.slice(1)
-  return key.startsWith('$') ? undefined : key
-}
-
-function own(holder: { extras?: { [format: string]: JsonObject } } | undefined): JsonObject {
-  return holder?.extras?.[FORMAT] ?? {}
-}
-
-function withExtras<T extends { extras?: { [format: string]: JsonObject } }>(target: T, extras: JsonObject): T {
-  if (Object.keys(extras).length) target.extras = { ...(target.extras ?? {}), [FORMAT]: extras }
-  return target
-}
-
 function objectOf(value: JsonValue | undefined): JsonObject {
   return isJsonObject(value) ? value : {}
 }
@@ -285,22 +269,6 @@ function assemble(shape: Shape, values: Record<string, JsonValue | undefined>, e
 // ---------------------------------------------------------------------------------------------
 // decoding
 
-function describeType(value: unknown): string {
-  if (value === null) return 'null'
-  if (Array.isArray(value)) return 'a list'
-  return typeof value === 'object' ? 'an object' : `${typeof value} ${JSON.stringify(value)}`
-}
-
-function expectString(value: JsonValue, field: string): string {
-  if (typeof value !== 'string') throw fieldError(field, `expected a string, got ${describeType(value)}`)
-  return value
-}
-
-function expectObject(value: JsonValue, field: string): JsonObject {
-  if (!isJsonObject(value)) throw fieldError(field, `expected an object, got ${describeType(value)}`)
-  return value
-}
-
 function expectList(value: JsonValue, field: string): JsonValue[] {
   if (!Array.isArray(value)) throw fieldError(field, `expected a list, got ${describeType(value)}`)
   return value
@@ -308,14 +276,6 @@ function expectList(value: JsonValue, field: string): JsonValue[] {
 
 function expectStrings(value: JsonValue, field: string): string[] {
   return expectList(value, field).map((item, i) => expectString(item, `${field}[${i}]`))
-}
-
-function under<T>(prefix: string, fn: () => T): T {
-  try {
-    return fn()
-  } catch (error) {
-    throw withFieldPrefix(error, prefix)
-  }
 }
 
 /** JSON text of a CSV cell (or old turns string); remembered when it re-serialises differently. */

@@ -15,7 +15,8 @@
  * scenario as the one user message, because AgentV refuses a case without `input`; the carry keeps
  * the original exact, since that input does not read back as the case's own.
  */
-import { fieldError, withFieldPrefix } from '../src/errors.ts'
+import { extrasOf, fieldChecks, under } from './fields.ts'
+import { fieldError } from '../src/errors.ts'
 import {
   isJsonObject,
   isMessageList,
@@ -35,6 +36,8 @@ import { LIST_KEY } from '../src/codecs/types.ts'
 import type { Adapter, Container, DecodeContext, EncodeContext, FileLayout, SniffSample } from './types.ts'
 
 const FORMAT = 'evalcase'
+const { describeType, expectString, expectObject } = fieldChecks('a mapping')
+const { toExtraKey, fromExtraKey, ownExtras, writeExtras, setExtras } = extrasOf(FORMAT)
 
 /** Keys of extras that are this adapter's own markers, not keys of the source record. */
 const FORM = '$form'
@@ -64,34 +67,7 @@ const HANDLED_KEYS = new Set<string>([
 ])
 
 // ---------------------------------------------------------------------------------------------
-// extras: unknown source keys kept as they are; a source key starting with `$` gets one more `$`
-// so that it never collides with the markers.
-
-function toExtraKey(key: string): string {
-  return key.startsWith('$') ? '$' + key : key
-}
-
-function fromExtraKey(key: string): string | undefined {
-  if (key.startsWith('$$')) return key.slice(1)
-  return key.startsWith('$') ? undefined : key
-}
-
-function ownExtras(holder: { extras?: { [format: string]: JsonObject } } | undefined): JsonObject {
-  return holder?.extras?.[FORMAT] ?? {}
-}
-
-/** Writes the unknown source keys kept in `extras` back into `record`. */
-function writeExtras(record: JsonObject, extras: JsonObject): void {
-  for (const [key, value] of Object.entries(extras)) {
-    const original = fromExtraKey(key)
-    if (original !== undefined && !(original in record)) record[original] = value
-  }
-}
-
-function setExtras<T extends { extras?: { [format: string]: JsonObject } }>(target: T, extras: JsonObject): T {
-  if (Object.keys(extras).length) target.extras = { ...(target.extras ?? {}), [FORMAT]: extras }
-  return target
-}
+// extras: unknown source keys kept as they are (see ./fields.ts), and the spellings a case used.
 
 function form(c: EvalCase): JsonObject {
   const f = ownExtras(c)[FORM]
@@ -100,31 +76,6 @@ function form(c: EvalCase): JsonObject {
 
 // ---------------------------------------------------------------------------------------------
 // decoding
-
-function describeType(value: unknown): string {
-  if (value === null) return 'null'
-  if (Array.isArray(value)) return 'a list'
-  return typeof value === 'object' ? 'a mapping' : `${typeof value} ${JSON.stringify(value)}`
-}
-
-function expectString(value: unknown, field: string): string {
-  if (typeof value !== 'string') throw fieldError(field, `expected a string, got ${describeType(value)}`)
-  return value
-}
-
-function expectObject(value: unknown, field: string): JsonObject {
-  if (!isJsonObject(value)) throw fieldError(field, `expected a mapping, got ${describeType(value)}`)
-  return value
-}
-
-/** Runs `fn`, prefixing the field path of any error it throws with `prefix`. */
-function under<T>(prefix: string, fn: () => T): T {
-  try {
-    return fn()
-  } catch (error) {
-    throw withFieldPrefix(error, prefix)
-  }
-}
 
 const BLOCK_TYPES = ['text', 'file', 'image', 'json'] as const
 

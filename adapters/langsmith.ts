@@ -28,8 +28,9 @@
  * (`input=`, `expected_output=` and `context=` add one column each); without a map the well-known
  * column names decide, and every other column goes to `metadata`.
  */
+import { extrasOf, fieldChecks, under } from './fields.ts'
 import { applyCarry, deepEqual, lostFields, withCarry } from '../src/carry.ts'
-import { fieldError, withFieldPrefix } from '../src/errors.ts'
+import { fieldError } from '../src/errors.ts'
 import { WELL_KNOWN_NAMES } from '../src/mapping.ts'
 import {
   isJsonObject,
@@ -48,6 +49,8 @@ import {
 import type { Adapter, Container, DecodeContext, FieldMapping, FileLayout, SniffSample } from './types.ts'
 
 const FORMAT = 'langsmith'
+const { describeType, expectString, expectObject } = fieldChecks()
+const { toExtraKey, fromExtraKey, ownExtras, writeExtras, setExtras } = extrasOf(FORMAT)
 
 /** Markers in `extras.langsmith`; source keys starting with `$` get one more `$`. */
 const FORM = '$form'
@@ -72,55 +75,6 @@ const NESTED = ['inputs', 'outputs', 'metadata']
 
 // ---------------------------------------------------------------------------------------------
 // small helpers
-
-function describeType(value: unknown): string {
-  if (value === null) return 'null'
-  if (Array.isArray(value)) return 'a list'
-  return typeof value === 'object' ? 'an object' : `${typeof value} ${JSON.stringify(value)}`
-}
-
-function expectObject(value: unknown, field: string): JsonObject {
-  if (!isJsonObject(value)) throw fieldError(field, `expected an object, got ${describeType(value)}`)
-  return value
-}
-
-function expectString(value: unknown, field: string): string {
-  if (typeof value !== 'string') throw fieldError(field, `expected a string, got ${describeType(value)}`)
-  return value
-}
-
-function under<T>(prefix: string, fn: () => T): T {
-  try {
-    return fn()
-  } catch (error) {
-    throw withFieldPrefix(error, prefix)
-  }
-}
-
-function toExtraKey(key: string): string {
-  return key.startsWith('$') ? '$' + key : key
-}
-
-function fromExtraKey(key: string): string | undefined {
-  if (key.startsWith('$$')) return key.slice(1)
-  return key.startsWith('$') ? undefined : key
-}
-
-function ownExtras(holder: { extras?: { [format: string]: JsonObject } } | undefined): JsonObject {
-  return holder?.extras?.[FORMAT] ?? {}
-}
-
-function setExtras<T extends { extras?: { [format: string]: JsonObject } }>(target: T, extras: JsonObject): T {
-  if (Object.keys(extras).length) target.extras = { ...(target.extras ?? {}), [FORMAT]: extras }
-  return target
-}
-
-function writeExtras(record: JsonObject, extras: JsonObject): void {
-  for (const [key, value] of Object.entries(extras)) {
-    const original = fromExtraKey(key)
-    if (original !== undefined && !(original in record)) record[original] = value
-  }
-}
 
 function without(obj: JsonObject, keys: (string | undefined)[]): JsonObject {
   const out: JsonObject = {}

@@ -1,0 +1,65 @@
+/**
+ * What every adapter does to a record's fields: check their types with errors that name the
+ * field, prefix the path of a nested object onto its errors, and keep the keys a format does not
+ * name in `extras` so that they are written back.
+ */
+import { fieldError, withFieldPrefix } from '../src/errors.ts'
+import { isJsonObject, type JsonObject } from '../src/model.ts'
+
+/** Type checks whose messages call an object `objectNoun` (YAML users say "a mapping"). */
+export function fieldChecks(objectNoun = 'an object') {
+  const describeType = (value: unknown): string => {
+    if (value === null) return 'null'
+    if (Array.isArray(value)) return 'a list'
+    return typeof value === 'object' ? objectNoun : `${typeof value} ${JSON.stringify(value)}`
+  }
+  return {
+    describeType,
+    expectString(value: unknown, field: string): string {
+      if (typeof value !== 'string') throw fieldError(field, `expected a string, got ${describeType(value)}`)
+      return value
+    },
+    expectObject(value: unknown, field: string): JsonObject {
+      if (!isJsonObject(value)) throw fieldError(field, `expected ${objectNoun}, got ${describeType(value)}`)
+      return value
+    },
+  }
+}
+
+/** Runs `fn`, prefixing `prefix` onto the field path of any error it throws. */
+export function under<T>(prefix: string, fn: () => T): T {
+  try {
+    return fn()
+  } catch (error) {
+    throw withFieldPrefix(error, prefix)
+  }
+}
+
+type ExtrasHolder = { extras?: { [format: string]: JsonObject } }
+
+/**
+ * Unknown source keys of `format`, kept as they are in `extras[format]`; a source key starting
+ * with `$` gets one more `$`, so that it never collides with the adapter's own markers.
+ */
+export function extrasOf(format: string) {
+  const fromExtraKey = (key: string): string | undefined => {
+    if (key.startsWith('$$')) return key.slice(1)
+    return key.startsWith('$') ? undefined : key
+  }
+  return {
+    toExtraKey: (key: string): string => (key.startsWith('$') ? '$' + key : key),
+    fromExtraKey,
+    ownExtras: (holder: ExtrasHolder | undefined): JsonObject => holder?.extras?.[format] ?? {},
+    setExtras<T extends ExtrasHolder>(target: T, extras: JsonObject): T {
+      if (Object.keys(extras).length) target.extras = { ...(target.extras ?? {}), [format]: extras }
+      return target
+    },
+    /** Writes the unknown source keys kept in `extras` back into `record`. */
+    writeExtras(record: JsonObject, extras: JsonObject): void {
+      for (const [key, value] of Object.entries(extras)) {
+        const original = fromExtraKey(key)
+        if (original !== undefined && !(original in record)) record[original] = value
+      }
+    },
+  }
+}
