@@ -8,7 +8,7 @@
 import { deepEqual, lostFields } from '../src/carry.ts'
 import { fieldError } from '../src/errors.ts'
 import { caseToRow, defaultColumns, isDefaultHeader, isRowMapper, mapRow, unionColumns, type RowOptions } from '../src/mapping.ts'
-import { CARRY_KEY, isJsonObject, withoutFileKeys, type EvalCase, type JsonObject } from '../src/model.ts'
+import { CARRY_KEY, isJsonObject, withoutFileKeys, withoutGenerated, type EvalCase, type JsonObject } from '../src/model.ts'
 import type { Adapter, Container, DecodeContext, EncodeContext, FieldMapping, FileLayout, SniffSample } from './types.ts'
 
 const FORMAT = 'csv'
@@ -38,14 +38,6 @@ export function rememberHeader(ctx: DecodeContext, columns: readonly string[]): 
 export function fileKeys(sample: EvalCase[], format: string): JsonObject {
   const keys = sample[0]?.extras?.[format]?.$file
   return isJsonObject(keys) ? keys : {}
-}
-
-function withoutGenerated(c: EvalCase): EvalCase {
-  if (!c.generated) return c
-  const copy = { ...c } as Record<string, unknown>
-  for (const field of c.generated) delete copy[field]
-  delete copy.generated
-  return copy as EvalCase
 }
 
 /**

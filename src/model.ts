@@ -206,3 +206,13 @@ export function withoutFileKeys(c: EvalCase, format: string): EvalCase {
   else delete copy.extras
   return copy
 }
+
+/** A copy of `c` without the fields a format generated for it (and without the marker). */
+export function withoutGenerated(c: EvalCase): EvalCase {
+  const copy: EvalCase = { ...c }
+  if (c.generated) {
+    for (const field of c.generated) delete (copy as Record<string, unknown>)[field]
+    delete copy.generated
+  }
+  return copy
+}

@@ -17,7 +17,7 @@ import { detect } from './detect.ts'
 import { DataError, EvalferryError, UsageError, type Location } from './errors.ts'
 import { AtomicFile, exists, STDIO } from './io.ts'
 import type { Sink } from './codecs/types.ts'
-import { isJsonObject, withoutFileKeys, type EvalCase, type JsonObject, type JsonValue } from './model.ts'
+import { isJsonObject, withoutFileKeys, withoutGenerated, type EvalCase, type JsonObject, type JsonValue } from './model.ts'
 import { addWarning, countField, newReport, type ConversionReport } from './report.ts'
 
 /** What the `--rejects` file holds per bad record. */
@@ -518,16 +518,6 @@ function givesBack(header: JsonObject, fileKeys: JsonValue): boolean {
 function sidecarHeader(layout: FileLayout): JsonObject {
   return Object.fromEntries(Object.entries(layout.header ?? {}).filter(([k]) => !k.startsWith('$')))
 }
-
-function withoutGenerated(c: EvalCase): EvalCase {
-  const copy: EvalCase = { ...c }
-  if (c.generated) {
-    for (const field of c.generated) delete (copy as Record<string, unknown>)[field]
-    delete copy.generated
-  }
-  return copy
-}
-
 
 export interface ConvertOptions extends Omit<ReadOptions, 'report' | 'onReject' | 'container'>, Omit<WriteOptions, 'report' | 'container'> {
   input: string
