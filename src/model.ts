@@ -135,19 +135,6 @@ export interface EvalCase {
   generated?: string[]
 }
 
-/** The canonical field names, in the order they are written when a case is shown as JSON. */
-export const CASE_FIELDS = [
-  'id', 'name', 'description', 'tags', 'split', 'conversation_id',
-  'input', 'expected_output', 'expected_outcome', 'rubrics', 'expected_tools',
-  'actual_output', 'tools_called', 'token_cost', 'completion_time',
-  'context', 'retrieval_context',
-  'scenario', 'turns', 'user_description', 'persona', 'chatbot_role',
-  'metadata', 'comments', 'note', 'execution', 'sidecar',
-  'extras', 'generated',
-] as const satisfies readonly (keyof EvalCase)[]
-
-export type CaseField = (typeof CASE_FIELDS)[number]
-
 /** The key under which a format's free-form slot carries what the format cannot express. */
 export const CARRY_KEY = 'evalferry'
 
@@ -162,10 +149,6 @@ export function singleText(messages: Message[] | undefined, role: Role): string 
   if (!only || only.role !== role || typeof only.content !== 'string') return undefined
   if (Object.keys(only).some((k) => k !== 'role' && k !== 'content')) return undefined
   return only.content
-}
-
-export function textMessage(role: Role, content: string): Message {
-  return { role, content }
 }
 
 /** True when `value` reads as a message list (every item an object with a known role). */
@@ -184,12 +167,6 @@ export function contentText(content: Content): string {
     .filter((b): b is { type: 'text'; value: string } => b.type === 'text')
     .map((b) => b.value)
     .join('\n')
-}
-
-/** Mark `field` as generated on `c` (an id a format required), so the way back drops it again. */
-export function markGenerated(c: EvalCase, field: CaseField): void {
-  if (!c.generated) c.generated = []
-  if (!c.generated.includes(field)) c.generated.push(field)
 }
 
 /** `c` without `extras[format].$file`: the file-level keys that ride on a file's first case. */
