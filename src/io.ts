@@ -18,6 +18,12 @@ export function textSource(path: string, progress?: { bytes: number }, highWater
   return decodeUtf8(stream as AsyncIterable<Buffer | string>, path, progress)
 }
 
+/** Bytes [start, end) of the file as UTF-8 text, after `prefix`; a range starts and ends between characters. */
+export async function* rangeSource(path: string, range: { start: number; end: number }, prefix?: string): AsyncGenerator<string> {
+  if (prefix) yield prefix
+  if (range.end > range.start) yield* decodeUtf8(createReadStream(path, { start: range.start, end: range.end - 1, highWaterMark: 1 << 20 }), path)
+}
+
 async function* decodeUtf8(stream: AsyncIterable<Buffer | string>, path: string, progress?: { bytes: number }): AsyncGenerator<string> {
   // ignoreBOM keeps a leading byte-order mark in the text, where each codec skips it.
   const decoder = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true })

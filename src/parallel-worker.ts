@@ -16,7 +16,8 @@ port.on('message', async (request: PartRequest) => {
     const head = await current.head
     const result = await convertPart(request.options, head, request.part, request.index)
     const first = request.part.continuation === undefined
-    port.postMessage({ id: request.id, result: first ? { ...result, layoutWarnings: head.layoutWarnings, sidecar: head.sidecar } : result } satisfies PartReply)
+    const reply: PartReply = { id: request.id, result: first ? { ...result, layoutWarnings: head.layoutWarnings, sidecar: head.sidecar } : result }
+    port.postMessage(reply, [result.bytes.buffer as ArrayBuffer])
   } catch (error) {
     const known = error instanceof EvalferryError
     port.postMessage({

@@ -1,13 +1,13 @@
 /**
- * One large CSV or JSON Lines file converted on several cores: this thread splits the text into
- * parts of whole records (a quote-aware newline scan for CSV, whose header row goes before every
- * part), worker threads convert the parts as the whole-file conversion would, and this thread
- * writes their JSON Lines text in order. A few parts are in flight at a time, so memory stays
+ * One large CSV or JSON Lines file converted on several cores: this thread splits the file into
+ * byte ranges of whole records (a quote-aware newline scan for CSV, whose header row goes before
+ * every part), worker threads read and convert the parts as the whole-file conversion would, and
+ * this thread writes their JSON Lines bytes in order. A few parts are in flight at a time, so memory stays
  * bounded. Whatever a part cannot settle alone (an id used in two parts, an id generated while an
  * earlier part wrote fewer records than assumed, a group across parts, any error) makes the file
  * convert again in one thread, so the output is always the one-thread output.
  */
-import { stat } from 'node:fs/promises'
+import { open, stat } from 'node:fs/promises'
 import { availableParallelism } from 'node:os'
 import { Worker } from 'node:worker_threads'
 import { getAdapter } from '../adapters/index.ts'
@@ -16,7 +16,7 @@ import { extname } from 'node:path'
 import { containerOf } from './codecs/index.ts'
 import { sniffDelimiter } from './codecs/csv.ts'
 import type { ErrorCode, Location } from './errors.ts'
-import { AtomicFile, STDIO, textSource } from './io.ts'
+import { AtomicFile, STDIO } from './io.ts'
 import { isRowMapper } from './mapping.ts'
 import type { ConvertOptions, FilePart, PartResult } from './pipeline.ts'
 import { mergeReport, type ConversionReport } from './report.ts'
@@ -24,8 +24,8 @@ import { stringify as stringifyYaml } from 'yaml'
 
 /** Files smaller than this convert in one thread: splitting would not pay for itself. */
 export const SPLIT_MIN_BYTES = 8 << 20
-/** Characters of text per part. */
-const PART_CHARS = 4 << 20
+/** Bytes of the file per part. */
+const PART_BYTES = 4 << 20
 
 /** The message a part worker is sent, and what it answers. */
 export interface PartRequest {
@@ -50,8 +50,6 @@ export async function canSplit(options: ConvertOptions, from: string, threads: n
   const input = options.inputContainer ?? containerOf(options.input)
   const output = options.outputContainer ?? (options.output === STDIO ? undefined : containerOf(options.output))
   if ((input !== 'csv' && input !== 'jsonl') || output !== 'jsonl') return undefined
-  const source = await getAdapter(from)
-  if (source.include) return undefined
   try {
     if ((await stat(options.input)).size < SPLIT_MIN_BYTES) return undefined
   } catch {
@@ -109,14 +107,19 @@ async function runPart(threads: number, request: Omit<PartRequest, 'id'>): Promi
   const id = nextId++
   try {
     return await new Promise((resolve, reject) => {
+      const onError = (error: Error) => {
+        worker.off('message', onMessage)
+        reject(new Serial(String(error)))
+      }
       const onMessage = (reply: PartReply) => {
         if (reply.id !== id) return
         worker.off('message', onMessage)
+        worker.off('error', onError)
         if ('error' in reply) reject(new Serial(reply.error.message))
         else resolve(reply.result)
       }
       worker.on('message', onMessage)
-      worker.once('error', (error) => reject(new Serial(String(error))))
+      worker.once('error', onError)
       worker.postMessage({ ...request, id } satisfies PartRequest)
     })
   } finally {
@@ -133,135 +136,192 @@ interface TextPart {
   index: number
 }
 
-/**
- * The file's text in parts of whole records, each with the line and index its first record has.
- * A CSV part after the first starts with the header row. Undefined where the file is not one
- * this split reads exactly as papaparse does (a header ending in CRLF), which then converts whole.
- */
-async function* splitText(path: string, container: 'csv' | 'jsonl', progress?: { bytes: number }): AsyncGenerator<TextPart> {
-  const csv = container === 'csv'
-  const tsv = extname(path).toLowerCase() === '.tsv'
-  let text = ''
-  let scanned = 0
-  let header: string | undefined
-  let line = 1
-  let index = 0
-  let inQuotes = false
-  // Where the part being gathered starts in the file: its first record's line and index.
-  let partLine = 1
-  let partIndex = 0
-  let first = true
-  let lastBoundary = 0
-  let boundaryLine = 1
-  let boundaryIndex = 0
-  let lineStart = 0
+const LF = 0x0a
+const CR = 0x0d
+const QUOTE = 0x22
 
-  const emit = (end: number): TextPart => {
-    const body = text.slice(0, end)
-    text = text.slice(end)
-    scanned -= end
-    lastBoundary -= end
-    lineStart -= end
-    const part: TextPart = first
-      ? { part: { text: body }, index: 0 }
-      : { part: { text: csv ? header! + body : body, continuation: { line: partLine, index: partIndex } }, index: partIndex }
-    first = false
-    partLine = boundaryLine
-    partIndex = boundaryIndex
-    return part
+/**
+ * Finds the row ends of a file's bytes, chunk by chunk, as papaparse (CSV) or the JSON Lines reader
+ * splits it: lines, records and the last row end of each chunk. Native searches for quotes and
+ * newlines carry the scan, so it never looks at most bytes.
+ */
+class RowScanner {
+  line = 1
+  index = 0
+  /** In the chunk last scanned: the offset after its last row end (-1: none), and the line and index after it. */
+  boundary = -1
+  boundaryLine = 0
+  boundaryIndex = 0
+  /** The header row's text, once a CSV's first row has ended. */
+  header: string | undefined
+  private readonly head: Buffer[] = []
+  private inQuotes = false
+  /** A quote ended the last chunk inside a quoted cell: the next byte says whether it closed it. */
+  private quotePending = false
+  /** The bytes before the current row's start in the current chunk: its first byte is at rowStart. */
+  private rowStart = 0
+  private previous = -1
+
+  constructor(
+    private readonly csv: boolean,
+    private readonly delimiter: number,
+    private readonly crlf: boolean,
+  ) {}
+
+  scan(bytes: Buffer, position: number): void {
+    this.boundary = -1
+    if (this.csv) this.scanCsv(bytes, position)
+    else this.scanLines(bytes, position)
   }
 
-  let delimiter: number | undefined
-  const scan = (final: boolean): void => {
-    // The last character waits for the next piece: a quote inside quotes needs the one after it.
-    const end = final ? text.length : text.length - 1
-    if (!csv) {
-      for (let nl = text.indexOf('\n', scanned); nl !== -1 && nl < end; nl = text.indexOf('\n', nl + 1)) {
-        line++
-        if (!isBlank(text, lineStart, nl)) index++
-        lineStart = lastBoundary = nl + 1
-        boundaryLine = line
-        boundaryIndex = index
-      }
-      scanned = Math.max(scanned, end)
-      return
+  private rowEnd(bytes: Buffer, at: number, position: number, blank: boolean): void {
+    if (this.csv && this.header === undefined) {
+      if (blank) throw new Serial('a blank line before the CSV header')
+      this.head.push(Buffer.from(bytes.subarray(0, at + 1)))
+      this.header = Buffer.concat(this.head).toString('utf8')
+    } else if (!blank) this.index++
+    this.rowStart = position + at + 1
+    this.boundary = at + 1
+    this.boundaryLine = this.line
+    this.boundaryIndex = this.index
+  }
+
+  private scanCsv(bytes: Buffer, position: number): void {
+    const n = bytes.length
+    let k = 0
+    if (this.quotePending) {
+      this.quotePending = false
+      if (bytes[0] === QUOTE) k = 1
+      else this.inQuotes = false
     }
-    if (delimiter === undefined) {
-      const nl = text.indexOf('\n')
-      if (nl === -1 && !final) return
-      // The delimiter the CSV reader will use: named by the extension, else sniffed from the first line.
-      delimiter = (tsv ? '\t' : sniffDelimiter(nl === -1 ? text : text.slice(0, nl))).charCodeAt(0)
-    }
-    let i = scanned
-    let nextQuote = -1
-    while (i < end) {
-      if (inQuotes) {
-        // Inside a quoted cell only its closing quote matters; its newlines are lines, not rows.
-        let close = text.indexOf('"', i)
-        while (close !== -1 && close < end && text.charCodeAt(close + 1) === 0x22) close = text.indexOf('"', close + 2)
-        const stop = close === -1 || close >= end ? end : close
-        for (let nl = text.indexOf('\n', i); nl !== -1 && nl < stop; nl = text.indexOf('\n', nl + 1)) line++
-        if (stop === end) {
-          i = end
+    while (k < n) {
+      if (this.inQuotes) {
+        const close = bytes.indexOf(QUOTE, k)
+        const stop = close === -1 ? n : close
+        for (let nl = bytes.indexOf(LF, k); nl !== -1 && nl < stop; nl = bytes.indexOf(LF, nl + 1)) this.line++
+        if (close === -1) break
+        if (close + 1 === n) {
+          this.quotePending = true
           break
         }
-        inQuotes = false
-        i = close + 1
+        if (bytes[close + 1] === QUOTE) k = close + 2
+        else {
+          this.inQuotes = false
+          k = close + 1
+        }
         continue
       }
-      const nl = text.indexOf('\n', i)
-      // The next quote is looked for again only once it is passed: rows without quotes stay one search.
-      let quote = nextQuote >= i ? nextQuote : text.indexOf('"', i)
+      const quote = bytes.indexOf(QUOTE, k)
+      const stop = quote === -1 ? n : quote
+      for (let nl = bytes.indexOf(LF, k); nl !== -1 && nl < stop; nl = bytes.indexOf(LF, nl + 1)) {
+        this.line++
+        const before = nl > 0 ? bytes[nl - 1]! : this.previous
+        // In a file whose rows end in CRLF, a lone LF belongs to its cell.
+        if (this.crlf && before !== CR) continue
+        this.rowEnd(bytes, nl, position, position + nl + 1 - this.rowStart === (this.crlf ? 2 : 1))
+      }
+      if (quote === -1) break
       // A quote opens a quoted cell only at the start of a cell.
-      while (quote !== -1 && quote < end && (nl === -1 || quote < nl) && !(quote === lineStart || text.charCodeAt(quote - 1) === delimiter)) {
-        quote = text.indexOf('"', quote + 1)
-      }
-      nextQuote = quote === -1 ? Infinity : quote
-      if (quote !== -1 && quote < end && (nl === -1 || quote < nl)) {
-        inQuotes = true
-        i = quote + 1
-        continue
-      }
-      if (nl === -1 || nl >= end) {
-        i = end
-        break
-      }
-      line++
-      const blank = nl === lineStart
-      if (header === undefined) {
-        if (blank || text.charCodeAt(nl - 1) === 0x0d) throw new Serial('a CSV header this split does not read')
-        header = text.slice(0, nl + 1)
-      } else if (!blank) index++
-      lineStart = lastBoundary = nl + 1
-      boundaryLine = line
-      boundaryIndex = index
-      i = nl + 1
+      const at = position + quote
+      const before = quote > 0 ? bytes[quote - 1]! : this.previous
+      if (at === this.rowStart || before === this.delimiter) this.inQuotes = true
+      k = quote + 1
     }
-    scanned = end
+    if (this.header === undefined) this.head.push(Buffer.from(bytes))
+    this.previous = n ? bytes[n - 1]! : this.previous
   }
 
-  for await (const piece of textSource(path, progress)) {
-    text += typeof piece === 'string' ? piece : piece.toString('utf8')
-    scan(false)
-    if (lastBoundary >= PART_CHARS) yield emit(lastBoundary)
+  /** JSON Lines: every LF ends a line; a line of nothing but space is no record. */
+  private scanLines(bytes: Buffer, position: number): void {
+    const n = bytes.length
+    // A byte-order mark is no text: the reader skips it.
+    const bom = position === 0 && bytes[0] === 0xef && bytes[1] === 0xbb && bytes[2] === 0xbf ? 3 : 0
+    for (let start = bom, nl = bytes.indexOf(LF, bom); ; nl = bytes.indexOf(LF, start)) {
+      const end = nl === -1 ? n : nl
+      if (!this.hasText) this.hasText = textBefore(bytes, start, end)
+      if (nl === -1) break
+      this.line++
+      this.rowEnd(bytes, nl, position, !this.hasText)
+      this.hasText = false
+      start = nl + 1
+    }
   }
-  scan(true)
-  if (text !== '' || first) yield emit(text.length)
+
+  private hasText = false
 }
 
-/** Whether text[from, to) is blank as JSON Lines reads it (`trim()` leaves nothing). */
-function isBlank(text: string, from: number, to: number): boolean {
-  if (from === to) return true
-  const c = text.charCodeAt(from)
-  // Most lines start with a bracket, a quote or a digit: no need to look further.
-  if (c === 0x7b || c === 0x5b || c === 0x22 || (c >= 0x30 && c <= 0x39)) return false
-  return text.slice(from, to).trim() === ''
+/** Whether bytes[from, to) hold more than ASCII space; a non-ASCII first character means one thread must decide. */
+function textBefore(bytes: Buffer, from: number, to: number): boolean {
+  for (let i = from; i < to; i++) {
+    const b = bytes[i]!
+    if (b === 0x20 || b === 0x09 || b === CR || b === 0x0b || b === 0x0c) continue
+    if (b >= 0x80) throw new Serial('a line that may start with non-ASCII space')
+    return true
+  }
+  return false
+}
+
+/**
+ * The file in parts of whole records, as byte ranges: this thread only scans the bytes (never
+ * decoding them), and each worker reads and decodes its own range. A part starts with its first
+ * record's line and index; a CSV part after the first has the header row put before its text.
+ * Where the scan cannot be sure it reads as the file's reader does (a blank first row, a JSON
+ * Lines line starting with non-ASCII space), the file converts in one thread.
+ */
+export async function* splitFile(path: string, container: 'csv' | 'jsonl', progress?: { bytes: number }): AsyncGenerator<TextPart> {
+  const csv = container === 'csv'
+  const handle = await open(path, 'r')
+  try {
+    const buffer = Buffer.allocUnsafe(1 << 20)
+    let position = 0
+    let scanner: RowScanner | undefined
+    let partStart = 0
+    let partLine = 1
+    let partIndex = 0
+    const emit = (end: number, nextLine: number, nextIndex: number): TextPart => {
+      const continuation = partStart === 0 ? undefined : { line: partLine, index: partIndex }
+      const prefix = continuation && scanner?.header !== undefined ? { prefix: scanner.header } : {}
+      const part: TextPart = { part: { range: { start: partStart, end }, ...(continuation ? { continuation, ...prefix } : {}) }, index: partIndex }
+      partStart = end
+      partLine = nextLine
+      partIndex = nextIndex
+      return part
+    }
+
+    for (;;) {
+      const { bytesRead } = await handle.read(buffer, 0, buffer.length, position)
+      if (bytesRead === 0) break
+      const bytes = buffer.subarray(0, bytesRead)
+      if (!scanner) {
+        // The delimiter and row ending the CSV reader takes from the first line.
+        const nl = bytes.indexOf(LF)
+        if (csv && nl === -1 && bytesRead === buffer.length) throw new Serial('a first line longer than a chunk')
+        const bom = bytes[0] === 0xef && bytes[1] === 0xbb && bytes[2] === 0xbf ? 3 : 0
+        let first = bytes.toString('utf8', bom, nl === -1 ? bytesRead : nl)
+        if (first.endsWith('\r')) first = first.slice(0, -1)
+        const delimiter = extname(path).toLowerCase() === '.tsv' ? '\t' : sniffDelimiter(first)
+        scanner = new RowScanner(csv, delimiter.charCodeAt(0), nl > 0 && bytes[nl - 1] === CR)
+      }
+      scanner.scan(bytes, position)
+      const end = position + scanner.boundary
+      position += bytesRead
+      if (progress) progress.bytes = position
+      // A part ends at the chunk's last row end once it holds enough.
+      if (scanner.boundary !== -1 && end - partStart >= PART_BYTES) yield emit(end, scanner.boundaryLine, scanner.boundaryIndex)
+    }
+    if (position > partStart || partStart === 0) yield emit(position, scanner?.line ?? 1, scanner?.index ?? 0)
+  } finally {
+    await handle.close()
+  }
 }
 
 // ---------------------------------------------------------------------------------------------
 // Converting
 
 let files = 0
+
+/** Files this process converted in parts, and files it began in parts but converted in one thread. */
+export const partStats = { inParts: 0, inOneThread: 0 }
 
 /**
  * Converts `options` in parts on `threads` threads; undefined when the file needs converting in
@@ -317,7 +377,7 @@ export async function convertInParts(
     mergeReport(report, result.report)
     written += result.report.records.written
     if (options.progress) options.progress.records += result.report.records.read + result.report.records.skipped
-    await file.sink.write(result.text)
+    await file.sink.write(result.bytes)
     if (rejects) for (const r of result.rejects) await rejects.sink.write(r + '\n')
   }
 
@@ -325,7 +385,7 @@ export async function convertInParts(
   let settled = 0
   const settleNext = async (): Promise<void> => settle(await inFlight.shift()!, starts.shift()!, settled++ === 0)
   try {
-    for await (const { part, index } of splitText(options.input, container, options.progress)) {
+    for await (const { part, index } of splitFile(options.input, container, options.progress)) {
       starts.push(index)
       const running = runPart(threads, { fileKey, options: serializable(options), part, index })
       // A part may fail before its turn comes; its failure is handled when its turn comes.
@@ -345,12 +405,16 @@ export async function convertInParts(
     await file.commit()
     await sidecarFile?.commit()
     await rejects?.commit()
+    partStats.inParts++
     return report
   } catch (error) {
     // Parts still running finish unheard; their answers are dropped.
     await file.abort()
     await rejects?.abort()
-    if (error instanceof Serial) return undefined
+    if (error instanceof Serial) {
+      partStats.inOneThread++
+      return undefined
+    }
     throw error
   }
 }

@@ -116,7 +116,7 @@ async function* readFile_(
     schemaMetadata,
     ...(options.progress ? { progress: options.progress } : {}),
     ...(part?.continuation ? { continuation: part.continuation } : {}),
-  }, part?.text)
+  }, part)
   const range = options.recordRange
   const report = options.report
   const state: Record<string, unknown> = part?.state ? structuredClone(part.state) : {}
@@ -153,6 +153,8 @@ async function* readFile_(
 
     const included = adapter.include?.(record.value)
     if (included !== undefined) {
+      // Included cases would shift every later part's record numbers: the file converts in one thread.
+      if (part?.range) throw new Error('an include inside a part of a file')
       const path = resolvePath(dirname(file), included)
       const includedContainer = requireContainer(path, undefined, 'input')
       try {
@@ -195,8 +197,11 @@ async function* readFile_(
 
 /** A part of a file read on its own (see parallel.ts): its text, and where it starts. */
 export interface FilePart {
-  /** The part's text; absent: the whole file. */
+  /** The part's text; absent: the whole file, or `range` of it. */
   text?: string
+  /** The part as bytes [start, end) of the file, read after `prefix` (a CSV header row). */
+  range?: { start: number; end: number }
+  prefix?: string
   /** Absent for the part that starts the file. */
   continuation?: { line: number; index: number }
   /** The adapter's per-file state after the file's first records, for a later part to start from. */
@@ -592,6 +597,8 @@ export interface FileHead {
   sidecar: JsonObject
 }
 
+const ENCODER = new TextEncoder()
+
 /** Reads the first cases of `options.input` and chooses the layout, as a whole-file conversion does. */
 export async function readFileHead(options: ConvertOptions & { from: string }): Promise<FileHead> {
   const inputContainer = requireContainer(options.input, options.inputContainer, 'input')
@@ -619,7 +626,8 @@ export async function readFileHead(options: ConvertOptions & { from: string }): 
 
 /** What converting one part of a file gave. */
 export interface PartResult {
-  text: string
+  /** The part's output, UTF-8: its buffer is handed to the main thread, not copied. */
+  bytes: Uint8Array
   report: ConversionReport
   /** `--rejects` lines. */
   rejects: string[]
@@ -687,7 +695,7 @@ export async function convertPart(
     preset,
   )
   return {
-    text: chunks.join(''),
+    bytes: ENCODER.encode(chunks.join('')),
     report,
     rejects,
     firstPending: reading.firstPending ?? !part.continuation,

@@ -4,7 +4,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { convert } from '../src/index.ts'
-import { SPLIT_MIN_BYTES } from '../src/parallel.ts'
+import { partStats, SPLIT_MIN_BYTES, splitFile } from '../src/parallel.ts'
 import type { ConversionReport } from '../src/report.ts'
 
 const dir = mkdtempSync(join(tmpdir(), 'evalferry-parallel-'))
@@ -20,22 +20,31 @@ function text(i: number, chars: number): string {
 
 const cell = (value: string) => (/[",\n\r]/.test(value) ? `"${value.replace(/"/g, '""')}"` : value)
 
-/** A CSV table a little over the split size: multiline quoted cells, blank lines, a bad row at `badRow`. */
-function writeTable(path: string, badRow?: number): void {
+/**
+ * A CSV table a little over the split size: multiline quoted cells, blank lines, a bad row at
+ * `badRow`; with `crlf`, rows end in CRLF and unquoted cells hold lone LFs.
+ */
+function writeTable(path: string, badRow?: number, crlf = false): void {
   const rows = ['id,question,answer,contexts,difficulty']
   let size = 0
   for (let i = 0; size < SPLIT_MIN_BYTES * 1.3; i++) {
     const row = [`q${i}`, text(i, 300), text(i + 1, 200), JSON.stringify([text(i + 2, 80), text(i + 3, 60)]), i % 3 ? 'easy' : '']
-    const line = i === badRow ? row.map(cell).join(',') + ',extra,cells' : row.map(cell).join(',')
+    let line = i === badRow ? row.map(cell).join(',') + ',extra,cells' : row.map(cell).join(',')
+    if (crlf && i % 5 === 1) line += `,lone\nfeed`
+    else if (crlf) line += ',plain'
     rows.push(line)
     if (i % 997 === 5) rows.push('')
     size += line.length
   }
-  writeFileSync(path, rows.join('\n') + '\n')
+  if (crlf) rows[0] += ',note'
+  writeFileSync(path, rows.join(crlf ? '\r\n' : '\n') + (crlf ? '\r\n' : '\n'))
 }
 
-/** The same conversion in one thread and in parts on two, to one output path; whether their bytes are the same. */
-async function both(options: Parameters<typeof convert>[0]): Promise<{ one: ConversionReport | Error; parts: ConversionReport | Error; same: boolean }> {
+/**
+ * The same conversion in one thread and in parts on two, to one output path; whether their bytes
+ * are the same. `inParts`: whether the second must have run in parts (else it fell back to one thread).
+ */
+async function both(options: Parameters<typeof convert>[0], inParts = true): Promise<{ one: ConversionReport | Error; parts: ConversionReport | Error; same: boolean }> {
   const output = join(dir, 'out.jsonl')
   const run = async (threads: number) => {
     const report = await convert({ ...options, output, threads }).catch((error: Error) => error)
@@ -49,7 +58,10 @@ async function both(options: Parameters<typeof convert>[0]): Promise<{ one: Conv
     return { report, bytes }
   }
   const one = await run(1)
+  const before = { ...partStats }
   const parts = await run(2)
+  const expected = inParts ? { inParts: before.inParts + 1, inOneThread: before.inOneThread } : { inParts: before.inParts, inOneThread: before.inOneThread + 1 }
+  if (!(one.report instanceof Error)) assert.deepEqual(partStats, expected)
   const same = one.bytes === undefined ? parts.bytes === undefined : parts.bytes !== undefined && one.bytes.equals(parts.bytes)
   return { one: one.report, parts: parts.report, same }
 }
@@ -65,6 +77,29 @@ test('a large CSV converted in parts on two threads gives the bytes and the repo
     assert.ok(same, `${from} → ${to}: the outputs differ`)
     assert.deepEqual(parts, one)
   }
+})
+
+test('a CSV whose rows end in CRLF, with lone LFs inside cells, splits at row ends only', async () => {
+  const input = join(dir, 'crlf.csv')
+  writeTable(input, undefined, true)
+  const bytes = readFileSync(input)
+  const parts = []
+  for await (const { part, index } of splitFile(input, 'csv')) parts.push({ ...part.range!, index, line: part.continuation?.line })
+  assert.ok(parts.length >= 2, `${parts.length} parts`)
+  assert.equal(parts[0]!.start, 0)
+  assert.equal(parts.at(-1)!.end, bytes.length)
+  for (const [k, p] of parts.entries()) {
+    if (k > 0) {
+      assert.equal(p.start, parts[k - 1]!.end)
+      assert.equal(bytes.subarray(p.start - 2, p.start).toString(), '\r\n')
+      // The line a part starts at is one more than the newlines before it.
+      assert.equal(p.line, bytes.subarray(0, p.start).toString().split('\n').length)
+    }
+  }
+  const { one, parts: inParts, same } = await both({ input, output: '', from: 'csv', to: 'evalcase' })
+  assert.ok(same)
+  assert.deepEqual(inParts, one)
+  assert.ok(!(one instanceof Error) && one.records.written > 10000)
 })
 
 test('a bad row in a later part fails at its own line, as in one thread', async () => {
@@ -104,7 +139,8 @@ test('a large JSON Lines file in parts: same bytes, same report, and an id used 
   const dup = await both({ input, output: '', from: 'evalcase', to: 'deepeval' })
   assert.ok(dup.one instanceof Error && dup.parts instanceof Error)
   assert.equal(dup.parts.message, dup.one.message)
-  const skipped = await both({ input, output: '', from: 'evalcase', to: 'deepeval', onError: 'skip' })
+  // Skipping the second use of the id needs the part before: the file converts in one thread.
+  const skipped = await both({ input, output: '', from: 'evalcase', to: 'deepeval', onError: 'skip' }, false)
   assert.ok(skipped.same)
   assert.deepEqual(skipped.parts, skipped.one)
 })

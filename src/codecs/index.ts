@@ -2,7 +2,7 @@
 import { extname } from 'node:path'
 import type { Container, FileLayout } from '../../adapters/types.ts'
 import { UsageError } from '../errors.ts'
-import { textSource } from '../io.ts'
+import { textSource, rangeSource } from '../io.ts'
 import { csvWriter, readCsv } from './csv.ts'
 import { jsonWriter, readJson } from './json.ts'
 import { jsonlWriter, readJsonl } from './jsonl.ts'
@@ -35,8 +35,15 @@ export function parseContainer(name: string): Container {
 }
 
 /** The records of a file; `text`, when given, is read in place of the file (a part of it, in `options.continuation`). */
-export function readRecords(container: Container, path: string, options: ReadOptions, text?: string): AsyncIterable<SourceRecord> {
-  const source = () => (text === undefined ? textSource(path, options.progress) : [text])
+/** The records of the file at `path`, or of `part` of it: its text, or a byte range after a prefix. */
+export function readRecords(
+  container: Container,
+  path: string,
+  options: ReadOptions,
+  part?: { text?: string; range?: { start: number; end: number }; prefix?: string },
+): AsyncIterable<SourceRecord> {
+  const source = () =>
+    part?.text !== undefined ? [part.text] : part?.range ? rangeSource(path, part.range, part.prefix) : textSource(path, options.progress)
   switch (container) {
     case 'json':
       return readJson(source(), options)
