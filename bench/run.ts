@@ -289,7 +289,7 @@ async function peakOfCommand(args: string[]): Promise<{ peakRss: number; seconds
 async function memoryRow(data: Datasets, size: number): Promise<Row> {
   const input = await data.get('table-csv', 'table-x10.csv', size * 10, SEED + 10)
   const output = join(OUT, 'table-x10.jsonl')
-  // What a user gets: the command line, which converts a large file in a worker with a capped heap.
+  // What a user gets: the command line, which converts a large CSV in parts on worker threads with capped heaps.
   const cli = join(await compiled(), 'src', 'cli', 'main.js')
   const ours = await peakOfCommand([cli, 'convert', input.path, '--from', 'csv', '--to', 'evalcase', '-o', output, '--quiet'])
   await rm(output, { force: true })

@@ -95,6 +95,13 @@ function startWorker(resourceLimits?: ResourceLimits): Worker {
  */
 const BOUNDED_HEAP = { fromBytes: 64 * 1024 * 1024, mb: 256 }
 
+/** Whether `job` is a file that converts in parts on `threads` threads (from `minBytes` up, when given). */
+async function splittable(job: BatchJob, threads: number, minBytes?: number): Promise<boolean> {
+  if (job.input === STDIO || typeof job.map === 'function') return false
+  const { canSplit } = await import('./parallel.ts')
+  return (await canSplit(job, threads, minBytes)) !== undefined
+}
+
 async function boundedHeapFits(job: BatchJob, fromBytes: number): Promise<boolean> {
   if (job.input === STDIO || job.output === STDIO || typeof job.map === 'function') return false
   // YAML documents are parsed whole, so they keep the default heap.
@@ -163,11 +170,14 @@ export async function runBatch(jobs: BatchJob[], options: BatchOptions = {}): Pr
       const counters = { records: 0, bytes: 0 }
       const tick = setInterval(() => options.onProgress?.({ ...progress, records: progress.records + counters.records, bytes: progress.bytes + counters.bytes }), 100)
       try {
-        const threads = options.jobs && options.jobs > 1 ? options.jobs : undefined
-        // One file at a time: the threads asked for convert it in parts.
+        // One file at a time: a large CSV or JSON Lines file converts in parts on every thread asked for.
+        const threads = Math.min(options.jobs ?? availableParallelism(), availableParallelism())
         const bounded = options.boundedHeap ?? BOUNDED_HEAP
-        if (!threads && (await boundedHeapFits(job, bounded.fromBytes))) reports[i] = await convertInBoundedHeap(job, counters, bounded.mb)
-        else reports[i] = await convert({ ...job, progress: counters, ...(threads ? { threads } : {}) })
+        // Unasked, only files large enough to repay starting the workers (and warming their code) split.
+        const splitFrom = options.jobs === undefined ? bounded.fromBytes : undefined
+        if (threads > 1 && (await splittable(job, threads, splitFrom))) reports[i] = await convert({ ...job, progress: counters, threads })
+        else if (await boundedHeapFits(job, bounded.fromBytes)) reports[i] = await convertInBoundedHeap(job, counters, bounded.mb)
+        else reports[i] = await convert({ ...job, progress: counters })
       } finally {
         clearInterval(tick)
       }

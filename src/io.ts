@@ -163,7 +163,7 @@ export class AtomicFile {
     await mkdir(dir, { recursive: true })
     await removeStaleTemps(dir, basename(path))
     const temp = join(dir, `.${basename(path)}.${process.pid}.${randomBytes(4).toString('hex')}${TEMP_SUFFIX}`)
-    const stream = createWriteStream(temp, { flags: 'wx' })
+    const stream = createWriteStream(temp, { flags: 'wx', highWaterMark: 1 << 20 })
     await once(stream, 'open')
     const file = new AtomicFile(path, stream, temp)
     stream.on('error', () => {}) // surfaced by the awaited write or close

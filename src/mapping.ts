@@ -395,17 +395,23 @@ export function mapRow(
   return rowToCase(row, resolvedFor(columns, map), options)
 }
 
-/** The last header each mapping (or none) was resolved against, and the result: rows of one table share it. */
-const lastResolved = new WeakMap<FieldMapping, { columns: string[]; resolved: ResolvedMapping }>()
+/**
+ * The last headers each mapping (or none) was resolved against, and the results: rows of one table
+ * share one. A few are kept, since reading a table and checking what is written alternate two.
+ */
+const lastResolved = new WeakMap<FieldMapping, { columns: string[]; resolved: ResolvedMapping }[]>()
 const NO_MAP: FieldMapping = {}
+const KEPT_HEADERS = 4
 
 /** `resolveMapping`, resolved once per table rather than once per row. */
 export function resolvedFor(columns: readonly string[], map: FieldMapping | undefined): ResolvedMapping {
   const key = map ?? NO_MAP
-  const last = lastResolved.get(key)
-  if (last && sameColumns(last.columns, columns)) return last.resolved
+  let kept = lastResolved.get(key)
+  if (!kept) lastResolved.set(key, (kept = []))
+  for (const last of kept) if (sameColumns(last.columns, columns)) return last.resolved
   const resolved = resolveMapping(columns, map)
-  lastResolved.set(key, { columns: [...columns], resolved })
+  kept.unshift({ columns: [...columns], resolved })
+  if (kept.length > KEPT_HEADERS) kept.pop()
   return resolved
 }
 

@@ -25,7 +25,7 @@ import { stringify as stringifyYaml } from 'yaml'
 /** Files smaller than this convert in one thread: splitting would not pay for itself. */
 export const SPLIT_MIN_BYTES = 8 << 20
 /** Bytes of the file per part. */
-const PART_BYTES = 4 << 20
+const PART_BYTES = 1 << 20
 
 /** The message a part worker is sent, and what it answers. */
 export interface PartRequest {
@@ -44,14 +44,16 @@ export type PartReply =
 /** Thrown inside to mean: convert this file again in one thread. */
 class Serial extends Error {}
 
-/** Whether `options` may be converted in parts on `threads` threads. */
-export async function canSplit(options: ConvertOptions, from: string, threads: number): Promise<'csv' | 'jsonl' | undefined> {
+export type SplitContainer = 'csv' | 'jsonl'
+
+/** Whether `options` may be converted in parts on `threads` threads: a CSV or JSON Lines file of `minBytes` or more to JSON Lines. */
+export async function canSplit(options: ConvertOptions, threads: number, minBytes = SPLIT_MIN_BYTES): Promise<SplitContainer | undefined> {
   if (threads < 2 || options.input === STDIO || options.recordRange || isRowMapper(options.map)) return undefined
   const input = options.inputContainer ?? containerOf(options.input)
   const output = options.outputContainer ?? (options.output === STDIO ? undefined : containerOf(options.output))
   if ((input !== 'csv' && input !== 'jsonl') || output !== 'jsonl') return undefined
   try {
-    if ((await stat(options.input)).size < SPLIT_MIN_BYTES) return undefined
+    if ((await stat(options.input)).size < minBytes) return undefined
   } catch {
     return undefined
   }
@@ -66,14 +68,22 @@ const idle: Worker[] = []
 const waiting: ((worker: Worker) => void)[] = []
 let nextId = 0
 
+/**
+ * A part (1 MiB) needs a few times its size in heap, so a worker's heap is capped: V8 would
+ * otherwise grow each worker's lazily towards its default limit, and a 1 GB file would take
+ * several hundred megabytes. A part that needs more ends its worker, and the file
+ * converts in one thread.
+ */
+const WORKER_LIMITS = { resourceLimits: { maxOldGenerationSizeMb: 96 } }
+
 function startWorker(): Worker {
   const worker = import.meta.url.endsWith('.ts')
     ? // Running from the TypeScript sources (tests, development): the worker registers tsx itself.
       new Worker(
         `import('tsx/esm/api').then((tsx) => { tsx.register(); return import(${JSON.stringify(new URL('./parallel-worker.ts', import.meta.url).href)}) })`,
-        { eval: true },
+        { eval: true, ...WORKER_LIMITS },
       )
-    : new Worker(new URL('./parallel-worker.js', import.meta.url))
+    : new Worker(new URL('./parallel-worker.js', import.meta.url), WORKER_LIMITS)
   worker.unref()
   worker.on('error', () => {
     pool = pool.filter((w) => w !== worker)
@@ -268,7 +278,7 @@ function textBefore(bytes: Buffer, from: number, to: number): boolean {
  * Where the scan cannot be sure it reads as the file's reader does (a blank first row, a JSON
  * Lines line starting with non-ASCII space), the file converts in one thread.
  */
-export async function* splitFile(path: string, container: 'csv' | 'jsonl', progress?: { bytes: number }): AsyncGenerator<TextPart> {
+export async function* splitFile(path: string, container: SplitContainer, progress?: { bytes: number }): AsyncGenerator<TextPart> {
   const csv = container === 'csv'
   const handle = await open(path, 'r')
   try {
@@ -329,7 +339,7 @@ export const partStats = { inParts: 0, inOneThread: 0 }
  */
 export async function convertInParts(
   options: ConvertOptions & { from: string },
-  container: 'csv' | 'jsonl',
+  container: SplitContainer,
   threads: number,
   report: ConversionReport,
 ): Promise<ConversionReport | undefined> {

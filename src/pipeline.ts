@@ -545,7 +545,7 @@ export async function convert(options: ConvertOptions): Promise<ConversionReport
   const threads = Math.min(options.threads ?? 1, availableParallelism())
   if (threads > 1) {
     const { canSplit, convertInParts } = await import('./parallel.ts')
-    const container = await canSplit({ ...options, inputContainer }, from, threads)
+    const container = await canSplit({ ...options, inputContainer }, threads)
     const progress = options.progress ? { ...options.progress } : undefined
     const done = container && (await convertInParts({ ...options, inputContainer, from, to }, container, threads, await fresh()))
     if (done) return done

@@ -144,3 +144,22 @@ test('a large JSON Lines file in parts: same bytes, same report, and an id used 
   assert.ok(skipped.same)
   assert.deepEqual(skipped.parts, skipped.one)
 })
+
+test('a batch of one large file converts it in parts by default, and in one thread below the threshold', async () => {
+  const { runBatch } = await import('../src/batch.ts')
+  const input = join(dir, 'default.csv')
+  writeTable(input)
+  const output = join(dir, 'default.jsonl')
+  const job = { input, output, from: 'csv', to: 'evalcase' }
+  const before = { ...partStats }
+  // The threshold for splitting unasked is the bounded-heap one: lowered here to the file's size.
+  const [split] = await runBatch([job], { boundedHeap: { fromBytes: SPLIT_MIN_BYTES, mb: 256 } })
+  assert.equal(partStats.inParts, before.inParts + 1)
+  const inParts = readFileSync(output)
+  rmSync(output)
+  const [whole] = await runBatch([job], { boundedHeap: { fromBytes: SPLIT_MIN_BYTES * 100, mb: 256 } })
+  assert.equal(partStats.inParts, before.inParts + 1)
+  assert.ok(inParts.equals(readFileSync(output)))
+  assert.deepEqual(split, whole)
+  assert.ok(whole!.records.written > 10000)
+})
