@@ -25,6 +25,7 @@ import {
   rememberHeader,
   sampleColumns,
   sampleNeedsCarry,
+  type ReadBack,
   takeFileCarry,
   withFileCarry,
 } from './table.ts'
@@ -248,9 +249,9 @@ const huggingface: Adapter = {
     if (source && !Array.isArray(keys.columns)) columns.splice(0, columns.length, ...new Set([...Object.keys(source), ...columns]))
     const layout: FileLayout = { columns }
     if (isJsonObject(keys.map)) layoutMaps.set(layout, keys.map as FieldMapping)
-    const ectx = { ...ctx, container }
+    const readBack: ReadBack = { format: FORMAT, encode, decode, ectx: { ...ctx, container } }
     const fileCarry = (l: FileLayout): boolean => {
-      const carried = fileKeysToCarry(sample, FORMAT, l, encode, decode, ectx)
+      const carried = fileKeysToCarry(sample, l, readBack)
       if (carried) layoutFileCarry.set(l, carried)
       return carried !== undefined
     }
@@ -258,7 +259,7 @@ const huggingface: Adapter = {
       fileCarry(layout)
       return layout
     }
-    const needsCarry = (l: FileLayout) => fileCarry(l) || sampleNeedsCarry(sample, FORMAT, l, encode, decode, ectx)
+    const needsCarry = (l: FileLayout) => fileCarry(l) || sampleNeedsCarry(sample, l, readBack)
     if (container === 'csv') {
       if (!columns.includes(CARRY_KEY) && needsCarry(layout)) columns.push(CARRY_KEY)
       return layout

@@ -40,19 +40,20 @@ export function fileKeys(sample: EvalCase[], format: string): JsonObject {
   return isJsonObject(keys) ? keys : {}
 }
 
+/** A table adapter's own encoding and decoding, and the context it writes in, for reading rows back. */
+export interface ReadBack {
+  format: string
+  encode: (c: EvalCase, ctx: EncodeContext) => JsonObject
+  decode: (record: unknown, ctx: DecodeContext) => EvalCase | EvalCase[]
+  ectx: EncodeContext
+}
+
 /**
  * True when some case of the sample does not read back whole from a row under `columns`, so that
  * the file needs an `evalferry` column for the pipeline to carry the rest in. `encode` and
  * `decode` are the adapter's own, seeing the layout the pipeline will give them.
  */
-export function sampleNeedsCarry(
-  sample: EvalCase[],
-  format: string,
-  layout: FileLayout,
-  encode: (c: EvalCase, ctx: EncodeContext) => JsonObject,
-  decode: (record: unknown, ctx: DecodeContext) => EvalCase | EvalCase[],
-  ectx: EncodeContext,
-): boolean {
+export function sampleNeedsCarry(sample: EvalCase[], layout: FileLayout, { format, encode, decode, ectx }: ReadBack): boolean {
   const dctx = readBackContext(ectx.container, layout, { ...(layout.header ?? {}) }, layout.columns ?? [])
   const ctx: EncodeContext = { ...ectx, layout }
   return sample.some((original, i) => {
@@ -88,14 +89,7 @@ const FILE = '$file'
  * itself (a viewer header in JSON Lines, a mapping a CSV was read with), found by reading the
  * first row as the reader will; undefined when reading gives them back.
  */
-export function fileKeysToCarry(
-  sample: EvalCase[],
-  format: string,
-  layout: FileLayout,
-  encode: (c: EvalCase, ctx: EncodeContext) => JsonObject,
-  decode: (record: unknown, ctx: DecodeContext) => EvalCase | EvalCase[],
-  ectx: EncodeContext,
-): JsonObject | undefined {
+export function fileKeysToCarry(sample: EvalCase[], layout: FileLayout, { format, encode, decode, ectx }: ReadBack): JsonObject | undefined {
   const original = fileKeys(sample, format)
   const first = sample[0]
   if (!first || Object.keys(original).length === 0) return undefined
@@ -179,9 +173,10 @@ const table: Adapter = {
     const keys = fileKeys(sample, FORMAT)
     const layout: FileLayout = { columns: sampleColumns(sample, FORMAT, TEXT) }
     if (isJsonObject(keys.map)) layoutMaps.set(layout, keys.map as FieldMapping)
-    const fileCarry = fileKeysToCarry(sample, FORMAT, layout, encode, decode, { ...ctx, container })
+    const readBack: ReadBack = { format: FORMAT, encode, decode, ectx: { ...ctx, container } }
+    const fileCarry = fileKeysToCarry(sample, layout, readBack)
     if (fileCarry) layoutFileCarry.set(layout, fileCarry)
-    if (!layout.columns!.includes(CARRY_KEY) && (fileCarry || sampleNeedsCarry(sample, FORMAT, layout, encode, decode, { ...ctx, container }))) {
+    if (!layout.columns!.includes(CARRY_KEY) && (fileCarry || sampleNeedsCarry(sample, layout, readBack))) {
       layout.columns!.push(CARRY_KEY)
     }
     return layout

@@ -140,7 +140,7 @@ async function runPart(threads: number, request: Omit<PartRequest, 'id'>): Promi
 // ---------------------------------------------------------------------------------------------
 // Splitting
 
-interface TextPart {
+interface SplitPart {
   part: FilePart
   /** Source records before the part. */
   index: number
@@ -278,7 +278,7 @@ function textBefore(bytes: Buffer, from: number, to: number): boolean {
  * Where the scan cannot be sure it reads as the file's reader does (a blank first row, a JSON
  * Lines line starting with non-ASCII space), the file converts in one thread.
  */
-export async function* splitFile(path: string, container: SplitContainer, progress?: { bytes: number }): AsyncGenerator<TextPart> {
+export async function* splitFile(path: string, container: SplitContainer, progress?: { bytes: number }): AsyncGenerator<SplitPart> {
   const csv = container === 'csv'
   const handle = await open(path, 'r')
   try {
@@ -288,10 +288,10 @@ export async function* splitFile(path: string, container: SplitContainer, progre
     let partStart = 0
     let partLine = 1
     let partIndex = 0
-    const emit = (end: number, nextLine: number, nextIndex: number): TextPart => {
+    const emit = (end: number, nextLine: number, nextIndex: number): SplitPart => {
       const continuation = partStart === 0 ? undefined : { line: partLine, index: partIndex }
       const prefix = continuation && scanner?.header !== undefined ? { prefix: scanner.header } : {}
-      const part: TextPart = { part: { range: { start: partStart, end }, ...(continuation ? { continuation, ...prefix } : {}) }, index: partIndex }
+      const part: SplitPart = { part: { range: { start: partStart, end }, ...(continuation ? { continuation, ...prefix } : {}) }, index: partIndex }
       partStart = end
       partLine = nextLine
       partIndex = nextIndex
