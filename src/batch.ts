@@ -61,16 +61,36 @@ export async function shardJobs(jobs: BatchJob[], shard: Shard): Promise<BatchJo
   if (ordered.some((j) => j.input === STDIO)) throw new UsageError('--shard needs files, not standard input')
   if (ordered.length >= shard.count) return ordered.filter((_, k) => k % shard.count === shard.index - 1)
   const out: BatchJob[] = []
+  const rangeOf = (total: number): [number, number] => [
+    Math.floor((total * (shard.index - 1)) / shard.count),
+    Math.floor((total * shard.index) / shard.count),
+  ]
   for (const job of ordered) {
     const from = job.from ?? (await detect(job.input)).format
-    const total = await countRecords(job.input, from)
-    const start = Math.floor((total * (shard.index - 1)) / shard.count)
-    const end = Math.floor((total * shard.index) / shard.count)
     const ext = extname(job.output)
     const output = join(dirname(job.output), `${basename(job.output, ext)}.part-${shard.index}-of-${shard.count}${ext}`)
-    out.push({ ...job, from, output, recordRange: [start, end] })
+    out.push({ ...job, from, output, ...(await locateShard(job, from, rangeOf)) })
   }
   return out
+}
+
+/**
+ * The shard's records of one file. CSV and JSON Lines are counted by a byte scan that also finds
+ * where the shard's records lie, and Parquet by its footer, so a shard reads only its own part of
+ * the file; other containers are counted by parsing them.
+ */
+async function locateShard(job: BatchJob, from: string, rangeOf: (total: number) => [number, number]): Promise<Pick<BatchJob, 'recordRange' | 'recordBytes'>> {
+  const container = job.inputContainer ?? containerOf(job.input)
+  if (container === 'csv' || container === 'jsonl') {
+    const { locateRecords } = await import('./parallel.ts')
+    const located = await locateRecords(job.input, container, rangeOf)
+    if (located) return { recordRange: located.range, recordBytes: located.bytes }
+  }
+  if (container === 'parquet') {
+    const { countParquetRows } = await import('./codecs/parquet.ts')
+    return { recordRange: rangeOf(await countParquetRows(job.input)) }
+  }
+  return { recordRange: rangeOf(await countRecords(job.input, from)) }
 }
 
 interface WorkerReply {
@@ -106,10 +126,18 @@ async function boundedHeapFits(job: BatchJob, fromBytes: number): Promise<boolea
   if (job.input === STDIO || job.output === STDIO || typeof job.map === 'function') return false
   // YAML documents are parsed whole, so they keep the default heap.
   if ((job.inputContainer ?? containerOf(job.input)) === 'yaml') return false
+  return (await bytesToRead(job)) >= fromBytes
+}
+
+/** The bytes a job reads: its file, or the part of it that holds its records. */
+async function bytesToRead(job: BatchJob): Promise<number> {
+  if (job.input === STDIO) return 0
+  if (job.recordBytes) return job.recordBytes.end - job.recordBytes.start
   try {
-    return (await stat(job.input)).size >= fromBytes
+    return (await stat(job.input)).size
   } catch {
-    return false
+    // a missing file fails in its own job, with its own message
+    return 0
   }
 }
 
@@ -240,16 +268,9 @@ export async function runBatch(jobs: BatchJob[], options: BatchOptions = {}): Pr
   return reports
 }
 
-/** Total bytes of the inputs, for the progress bar. */
-export async function totalBytes(files: string[]): Promise<number> {
+/** Total bytes the jobs read, for the progress bar. */
+export async function totalBytes(jobs: BatchJob[]): Promise<number> {
   let total = 0
-  for (const f of files) {
-    if (f === STDIO) continue
-    try {
-      total += (await stat(f)).size
-    } catch {
-      // a missing file fails in its own job, with its own message
-    }
-  }
+  for (const job of jobs) total += await bytesToRead(job)
   return total
 }

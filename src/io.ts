@@ -18,27 +18,45 @@ export function textSource(path: string, progress?: { bytes: number }, highWater
   return decodeUtf8(stream as AsyncIterable<Buffer | string>, path, progress)
 }
 
-/** Bytes [start, end) of the file as UTF-8 text, after `prefix`; a range starts and ends between characters. */
-export async function* rangeSource(path: string, range: { start: number; end: number }, prefix?: string): AsyncGenerator<string> {
-  if (prefix) yield prefix
-  if (range.end > range.start) yield* decodeUtf8(createReadStream(path, { start: range.start, end: range.end - 1, highWaterMark: 1 << 20 }), path)
+/**
+ * Bytes [start, end) of the file as UTF-8 text, after `prefix`; a range starts and ends between
+ * characters. `line`: the file's line at `start`, for error messages.
+ */
+export async function* rangeSource(
+  path: string,
+  range: { start: number; end: number },
+  at: { prefix?: string | undefined; line?: number | undefined; progress?: { bytes: number } | undefined } = {},
+): AsyncGenerator<string> {
+  if (at.prefix) yield at.prefix
+  if (range.end > range.start) {
+    yield* decodeUtf8(createReadStream(path, { start: range.start, end: range.end - 1, highWaterMark: 1 << 20 }), path, at.progress, {
+      line: at.line ?? 1,
+      byte: range.start,
+    })
+  }
 }
 
-async function* decodeUtf8(stream: AsyncIterable<Buffer | string>, path: string, progress?: { bytes: number }): AsyncGenerator<string> {
+/** `from`: the line and byte offset in the file where the stream starts, for error messages. */
+async function* decodeUtf8(
+  stream: AsyncIterable<Buffer | string>,
+  path: string,
+  progress?: { bytes: number },
+  from = { line: 1, byte: 0 },
+): AsyncGenerator<string> {
   // ignoreBOM keeps a leading byte-order mark in the text, where each codec skips it.
   const decoder = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true })
   let bytes = 0
-  let lines = 1
+  let lines = from.line
   for await (const chunk of stream) {
     const buffer = typeof chunk === 'string' ? Buffer.from(chunk, 'utf8') : chunk
-    if (bytes === 0 && buffer.length >= 2 && ((buffer[0] === 0xff && buffer[1] === 0xfe) || (buffer[0] === 0xfe && buffer[1] === 0xff))) {
+    if (from.byte + bytes === 0 && buffer.length >= 2 && ((buffer[0] === 0xff && buffer[1] === 0xfe) || (buffer[0] === 0xfe && buffer[1] === 0xff))) {
       throw new DataError('E_PARSE', 'the file is UTF-16 (it starts with a UTF-16 byte-order mark); save it as UTF-8', { file: path, line: 1 })
     }
     let text: string
     try {
       text = decoder.decode(buffer, { stream: true })
     } catch {
-      throw invalidUtf8(path, buffer, bytes, lines)
+      throw invalidUtf8(path, buffer, from.byte + bytes, lines)
     }
     bytes += buffer.length
     if (progress && path !== STDIO) progress.bytes = bytes

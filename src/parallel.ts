@@ -18,7 +18,7 @@ import { sniffDelimiter } from './codecs/csv.ts'
 import type { ErrorCode, Location } from './errors.ts'
 import { AtomicFile, STDIO } from './io.ts'
 import { isRowMapper } from './mapping.ts'
-import type { ConvertOptions, FilePart, PartResult } from './pipeline.ts'
+import type { ConvertOptions, FilePart, PartResult, RecordBytes } from './pipeline.ts'
 import { mergeReport, type ConversionReport } from './report.ts'
 import { stringify as stringifyYaml } from 'yaml'
 
@@ -184,16 +184,25 @@ class RowScanner {
     else this.scanLines(bytes, position)
   }
 
+  /** Called after each row end (a CSV header's too) with the index of the next record, its byte offset and line. */
+  watch: ((index: number, offset: number, line: number) => void) | undefined
+
   private rowEnd(bytes: Buffer, at: number, position: number, blank: boolean): void {
     if (this.csv && this.header === undefined) {
       if (blank) throw new Serial('a blank line before the CSV header')
       this.head.push(Buffer.from(bytes.subarray(0, at + 1)))
       this.header = Buffer.concat(this.head).toString('utf8')
     } else if (!blank) this.index++
+    this.watch?.(this.index, position + at + 1, this.line)
     this.rowStart = position + at + 1
     this.boundary = at + 1
     this.boundaryLine = this.line
     this.boundaryIndex = this.index
+  }
+
+  /** Once the whole file of `size` bytes is scanned: whether a last record ends without a newline. */
+  endsInRecord(size: number): boolean {
+    return this.csv ? this.header !== undefined && this.rowStart < size : this.hasText
   }
 
   private scanCsv(bytes: Buffer, position: number): void {
@@ -272,32 +281,18 @@ function textBefore(bytes: Buffer, from: number, to: number): boolean {
 }
 
 /**
- * The file in parts of whole records, as byte ranges: this thread only scans the bytes (never
- * decoding them), and each worker reads and decodes its own range. A part starts with its first
- * record's line and index; a CSV part after the first has the header row put before its text.
- * Where the scan cannot be sure it reads as the file's reader does (a blank first row, a JSON
- * Lines line starting with non-ASCII space), the file converts in one thread.
+ * The file's bytes scanned chunk by chunk: after each chunk, the scanner (its row ends so far,
+ * the chunk's last one in `boundary`) and the file offset after the chunk. Where the scan cannot
+ * be sure it reads as the file's reader does (a blank first row, a JSON Lines line starting with
+ * non-ASCII space), it throws `Serial`.
  */
-export async function* splitFile(path: string, container: SplitContainer, progress?: { bytes: number }): AsyncGenerator<SplitPart> {
+async function* scanFile(path: string, container: SplitContainer, watch?: RowScanner['watch']): AsyncGenerator<{ scanner: RowScanner; position: number }> {
   const csv = container === 'csv'
   const handle = await open(path, 'r')
   try {
     const buffer = Buffer.allocUnsafe(1 << 20)
     let position = 0
     let scanner: RowScanner | undefined
-    let partStart = 0
-    let partLine = 1
-    let partIndex = 0
-    const emit = (end: number, nextLine: number, nextIndex: number): SplitPart => {
-      const continuation = partStart === 0 ? undefined : { line: partLine, index: partIndex }
-      const prefix = continuation && scanner?.header !== undefined ? { prefix: scanner.header } : {}
-      const part: SplitPart = { part: { range: { start: partStart, end }, ...(continuation ? { continuation, ...prefix } : {}) }, index: partIndex }
-      partStart = end
-      partLine = nextLine
-      partIndex = nextIndex
-      return part
-    }
-
     for (;;) {
       const { bytesRead } = await handle.read(buffer, 0, buffer.length, position)
       if (bytesRead === 0) break
@@ -311,17 +306,99 @@ export async function* splitFile(path: string, container: SplitContainer, progre
         if (first.endsWith('\r')) first = first.slice(0, -1)
         const delimiter = extname(path).toLowerCase() === '.tsv' ? '\t' : sniffDelimiter(first)
         scanner = new RowScanner(csv, delimiter.charCodeAt(0), nl > 0 && bytes[nl - 1] === CR)
+        scanner.watch = watch
       }
       scanner.scan(bytes, position)
-      const end = position + scanner.boundary
       position += bytesRead
-      if (progress) progress.bytes = position
-      // A part ends at the chunk's last row end once it holds enough.
-      if (scanner.boundary !== -1 && end - partStart >= PART_BYTES) yield emit(end, scanner.boundaryLine, scanner.boundaryIndex)
+      yield { scanner, position }
     }
-    if (position > partStart || partStart === 0) yield emit(position, scanner?.line ?? 1, scanner?.index ?? 0)
   } finally {
     await handle.close()
+  }
+}
+
+/**
+ * The file in parts of whole records, as byte ranges: this thread only scans the bytes (never
+ * decoding them), and each worker reads and decodes its own range. A part starts with its first
+ * record's line and index; a CSV part after the first has the header row put before its text.
+ */
+export async function* splitFile(path: string, container: SplitContainer, progress?: { bytes: number }): AsyncGenerator<SplitPart> {
+  let header: string | undefined
+  let partStart = 0
+  let partLine = 1
+  let partIndex = 0
+  const emit = (end: number, nextLine: number, nextIndex: number): SplitPart => {
+    const continuation = partStart === 0 ? undefined : { line: partLine, index: partIndex }
+    const prefix = continuation && header !== undefined ? { prefix: header } : {}
+    const part: SplitPart = { part: { range: { start: partStart, end }, ...(continuation ? { continuation, ...prefix } : {}) }, index: partIndex }
+    partStart = end
+    partLine = nextLine
+    partIndex = nextIndex
+    return part
+  }
+  let last: RowScanner | undefined
+  let position = 0
+  for await (const chunk of scanFile(path, container)) {
+    const { scanner } = chunk
+    const end = position + scanner.boundary
+    position = chunk.position
+    last = scanner
+    header = scanner.header
+    if (progress) progress.bytes = position
+    // A part ends at the chunk's last row end once it holds enough.
+    if (scanner.boundary !== -1 && end - partStart >= PART_BYTES) yield emit(end, scanner.boundaryLine, scanner.boundaryIndex)
+  }
+  if (position > partStart || partStart === 0) yield emit(position, last?.line ?? 1, last?.index ?? 0)
+}
+
+/**
+ * The record count of a CSV or JSON Lines file and where the records [from, to) that `pick`
+ * chooses for that count lie in its bytes, found by two byte scans and no parsing; undefined where
+ * only parsing can tell (see `scanFile`).
+ */
+export async function locateRecords(
+  path: string,
+  container: SplitContainer,
+  pick: (total: number) => [number, number],
+): Promise<{ total: number; range: [number, number]; bytes: RecordBytes } | undefined> {
+  try {
+    let last: RowScanner | undefined
+    let size = 0
+    for await (const { scanner, position } of scanFile(path, container)) {
+      last = scanner
+      size = position
+    }
+    const total = last ? last.index + (last.endsInRecord(size) ? 1 : 0) : 0
+    const [from, to] = pick(total)
+    const bytes: RecordBytes = { start: 0, end: size, line: 1 }
+    // A CSV part starts after the header row, which goes before it; JSON Lines records from the start.
+    let startFound = from === 0 && container === 'jsonl'
+    let endFound = to >= total && to > from
+    if (startFound && endFound) return { total, range: [from, to], bytes }
+    let header: string | undefined
+    const watch = (index: number, offset: number, line: number): void => {
+      if (!startFound && index === from) {
+        startFound = true
+        bytes.start = offset
+        bytes.line = line
+      }
+      if (!endFound && index === to) {
+        endFound = true
+        bytes.end = offset
+      }
+    }
+    for await (const { scanner } of scanFile(path, container, watch)) {
+      header = scanner.header
+      if (startFound && endFound) break
+    }
+    // No row end starts record `from`: the range is empty, at the end of the file.
+    if (!startFound) Object.assign(bytes, { start: size, line: last?.line ?? 1 })
+    if (from === to) bytes.end = bytes.start
+    if (bytes.start > 0 && header !== undefined) bytes.prefix = header
+    return { total, range: [from, to], bytes }
+  } catch (error) {
+    if (error instanceof Serial) return undefined
+    throw error
   }
 }
 

@@ -43,6 +43,11 @@ export interface ReadOptions {
   report?: ConversionReport
   /** Only the records whose 0-based index in the file is in [start, end) (used by `--shard`). */
   recordRange?: [number, number]
+  /**
+   * CSV and JSON Lines: where the records of `recordRange` lie in the file, so that only those
+   * bytes are read (see `locateRecords` in parallel.ts).
+   */
+  recordBytes?: RecordBytes
   /** Counters updated as the read goes, for a progress bar: records decoded, bytes read. */
   progress?: { records: number; bytes: number }
 }
@@ -108,16 +113,25 @@ async function* readFile_(
   }
   const columns: string[] = []
   const schemaMetadata: Record<string, string> = {}
-  const records = readRecords(container, file, {
-    file,
-    recordKeys: adapter.recordKeys,
-    header,
-    columns,
-    schemaMetadata,
-    ...(options.progress ? { progress: options.progress } : {}),
-    ...(part?.continuation ? { continuation: part.continuation } : {}),
-  }, part)
   const range = options.recordRange
+  // A record range whose bytes are known is read as a part of the file that starts it (its file keys and includes stay).
+  const bytes = range && !part && (container === 'csv' || container === 'jsonl') ? options.recordBytes : undefined
+  const continuation = part?.continuation ?? (bytes && bytes.start > 0 ? { line: bytes.line, index: range![0] } : undefined)
+  const records = readRecords(
+    container,
+    file,
+    {
+      file,
+      recordKeys: adapter.recordKeys,
+      header,
+      columns,
+      schemaMetadata,
+      ...(options.progress ? { progress: options.progress } : {}),
+      ...(continuation ? { continuation } : {}),
+      ...(range ? { recordRange: range } : {}),
+    },
+    part ?? (bytes ? { range: { start: bytes.start, end: bytes.end }, ...(bytes.prefix === undefined ? {} : { prefix: bytes.prefix }) } : undefined),
+  )
   const report = options.report
   const state: Record<string, unknown> = part?.state ? structuredClone(part.state) : {}
   let first = !part?.continuation
@@ -209,6 +223,14 @@ export interface FilePart {
   /** Set as the part is read: the adapter's state, and whether no case has come yet to take the file's keys. */
   decodeState?: Record<string, unknown>
   firstPending?: boolean
+}
+
+/** Where a run of records lies in a file: bytes [start, end), after `prefix` (a CSV header row), its first record on `line`. */
+export interface RecordBytes {
+  start: number
+  end: number
+  prefix?: string
+  line: number
 }
 
 /** Puts the file's own keys on its first case as `extras[format].$file`, unless its carry restored them. */
@@ -564,6 +586,7 @@ export async function convert(options: ConvertOptions): Promise<ConversionReport
     onError: options.onError ?? 'fail',
     report,
     ...(options.recordRange ? { recordRange: options.recordRange } : {}),
+    ...(options.recordBytes ? { recordBytes: options.recordBytes } : {}),
     ...(options.progress ? { progress: options.progress } : {}),
     onReject: (r) => {
       if (rejects) pendingRejects.push(rejects.sink.write(JSON.stringify(r) + '\n'))

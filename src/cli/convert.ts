@@ -145,7 +145,7 @@ const command: Command = {
     const parallel = jobsOption(values)
 
     const total: ConversionReport = newReport(from ?? 'detected', target.name, inputs, batch ? output : output === STDIO ? undefined : output)
-    const bytesTotal = interactive ? await totalBytes(planned.map((j) => j.input)) : 0
+    const bytesTotal = interactive ? await totalBytes(planned) : 0
     let latest: BatchProgress = { filesDone: 0, records: 0, bytes: 0 }
     const bar = interactive
       ? new ProgressBar(stderr, () => ({ filesDone: latest.filesDone, filesTotal: planned.length, records: latest.records, bytesDone: latest.bytes, bytesTotal }))

@@ -34,7 +34,6 @@ export function parseContainer(name: string): Container {
   return container
 }
 
-/** The records of a file; `text`, when given, is read in place of the file (a part of it, in `options.continuation`). */
 /** The records of the file at `path`, or of `part` of it: its text, or a byte range after a prefix. */
 export function readRecords(
   container: Container,
@@ -43,7 +42,11 @@ export function readRecords(
   part?: { text?: string; range?: { start: number; end: number }; prefix?: string },
 ): AsyncIterable<SourceRecord> {
   const source = () =>
-    part?.text !== undefined ? [part.text] : part?.range ? rangeSource(path, part.range, part.prefix) : textSource(path, options.progress)
+    part?.text !== undefined
+      ? [part.text]
+      : part?.range
+        ? rangeSource(path, part.range, { prefix: part.prefix, line: options.continuation?.line, progress: options.progress })
+        : textSource(path, options.progress)
   switch (container) {
     case 'json':
       return readJson(source(), options)

@@ -88,6 +88,7 @@ export async function* readParquet(path: string, options: ReadOptions): AsyncGen
   }
   let reader: ReadableStreamDefaultReader<WasmRecordBatch> | undefined
   let index = 0
+  const range = options.recordRange
   try {
     let schema: Schema
     try {
@@ -109,7 +110,13 @@ export async function* readParquet(path: string, options: ReadOptions): AsyncGen
     const converters = schema.fields.map((f) => (isJsonColumn(f) ? parseJsonText : converterFor(f.type)))
 
     try {
-      reader = ((await parquet.stream({ batchSize: READ_BATCH_ROWS })) as ReadableStream<WasmRecordBatch>).getReader()
+      const selection = range ? rowGroupsOf(parquet, range) : undefined
+      if (selection) {
+        if (!selection.rowGroups.length) return
+        index = selection.first
+      }
+      const rowGroups = selection ? { rowGroups: selection.rowGroups } : {}
+      reader = ((await parquet.stream({ batchSize: READ_BATCH_ROWS, ...rowGroups })) as ReadableStream<WasmRecordBatch>).getReader()
     } catch (error) {
       throw parseError(file, error)
     }
@@ -125,6 +132,11 @@ export async function* readParquet(path: string, options: ReadOptions): AsyncGen
       const n = batch.numRows
       const cells = columns.map((_, c) => columnValues(batch.getChildAt(c), n, converters[c]!))
       for (let r = 0; r < n; r++) {
+        if (range && index < range[0]) {
+          index++
+          continue
+        }
+        if (range && index >= range[1]) return
         const record: JsonObject = {}
         for (let c = 0; c < columns.length; c++) record[columns[c]!] = cells[c]![r]!
         yield { value: record, index: index++ }
@@ -134,6 +146,46 @@ export async function* readParquet(path: string, options: ReadOptions): AsyncGen
     if (reader) await reader.cancel().catch(() => {})
     parquet.free()
   }
+}
+
+/** The number of rows in a Parquet file, from its footer alone. */
+export async function countParquetRows(path: string): Promise<number> {
+  const parquet = await ParquetFile.fromFile(await openBlob(path)).catch((error: unknown) => {
+    throw parseError(path, error)
+  })
+  try {
+    const metadata = parquet.metadata()
+    const fileMetadata = metadata.fileMetadata()
+    const rows = fileMetadata.numRows()
+    fileMetadata.free()
+    metadata.free()
+    return rows
+  } finally {
+    parquet.free()
+  }
+}
+
+/**
+ * The row groups that hold rows [start, end), so that the groups before and after are never
+ * decoded; `first`: the index of the first row of the first of them. (parquet-wasm's own
+ * `offset` applies to each row group rather than to the file, so rows are skipped here.)
+ */
+function rowGroupsOf(parquet: ParquetFile, [start, end]: [number, number]): { first: number; rowGroups: number[] } {
+  const rowGroups: number[] = []
+  let first = 0
+  let row = 0
+  const metadata = parquet.metadata()
+  for (const [i, group] of metadata.rowGroups().entries()) {
+    const rows = group.numRows()
+    group.free()
+    if (row + rows > start && row < end && start < end) {
+      if (!rowGroups.length) first = row
+      rowGroups.push(i)
+    }
+    row += rows
+  }
+  metadata.free()
+  return { first, rowGroups }
 }
 
 /** A file Blob whose bytes are read only when sliced; standard input has to be read whole. */

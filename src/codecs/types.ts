@@ -39,6 +39,11 @@ export interface ReadOptions {
    * first record starts on `line` and has the 0-based `index`.
    */
   continuation?: { line: number; index: number }
+  /**
+   * Only the records whose 0-based index is in [start, end) are needed. Parquet reads only the
+   * row groups that hold them; other containers give every record and leave the choice to the caller.
+   */
+  recordRange?: [number, number]
 }
 
 export type ByteSource = AsyncIterable<Buffer | string> | Iterable<Buffer | string>

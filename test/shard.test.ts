@@ -1,0 +1,174 @@
+import { test } from 'node:test'
+import assert from 'node:assert/strict'
+import { mkdtempSync, openSync, readFileSync, rmSync, writeFileSync, writeSync, closeSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { asyncBufferFromFile, parquetMetadataAsync } from 'hyparquet'
+import { convert } from '../src/index.ts'
+import { locateRecords } from '../src/parallel.ts'
+import { parquetWriter } from '../src/codecs/parquet.ts'
+import { runCli } from './helpers/cli.ts'
+
+const dir = mkdtempSync(join(tmpdir(), 'evalferry-shard-'))
+process.on('exit', () => rmSync(dir, { recursive: true, force: true }))
+
+const shardOf = (index: number, count: number) => (total: number): [number, number] => [
+  Math.floor((total * (index - 1)) / count),
+  Math.floor((total * index) / count),
+]
+
+interface Written {
+  path: string
+  /** Per record: the byte offset just after its row ends, and the line the next row starts on. */
+  ends: { offset: number; line: number }[]
+  size: number
+  header: string
+}
+
+const cell = (value: string) => (/[",\n\r]/.test(value) ? `"${value.replace(/"/g, '""')}"` : value)
+
+/**
+ * A CSV table of `rows` records whose cells hold quotes, delimiters and line breaks, with blank
+ * lines between some rows and, unless `lastNewline`, a last row without a line ending.
+ */
+function writeCsv(name: string, rows: number, eol: '\n' | '\r\n', lastNewline = true): Written {
+  const header = `id,question,answer${eol}`
+  let text = header
+  const ends: Written['ends'] = []
+  let line = 2
+  for (let i = 0; i < rows; i++) {
+    const question = i % 3 === 0 ? `line one\nline "two", ünï ${i}` : `plain ${i}`
+    const row = [`r${i}`, question, i % 4 === 0 ? '' : `a, ${i}`].map(cell).join(',')
+    text += row
+    line += (row.match(/\n/g) ?? []).length
+    if (i < rows - 1 || lastNewline) {
+      text += eol
+      line++
+    }
+    ends.push({ offset: Buffer.byteLength(text), line })
+    if (i % 5 === 2 && i < rows - 1) {
+      text += eol
+      line++
+    }
+  }
+  const path = join(dir, name)
+  writeFileSync(path, text)
+  return { path, ends, size: Buffer.byteLength(text), header }
+}
+
+test('locateRecords finds where each shard of a CSV file starts and ends, in bytes, lines and records', async () => {
+  for (const [eol, lastNewline] of [['\n', true], ['\r\n', true], ['\n', false]] as const) {
+    const file = writeCsv(`t-${eol.length}-${lastNewline}.csv`, 23, eol, lastNewline)
+    for (const count of [1, 2, 3, 7, 30]) {
+      for (let index = 1; index <= count; index++) {
+        const located = await locateRecords(file.path, 'csv', shardOf(index, count))
+        assert.ok(located, 'a plain CSV file is located by its bytes')
+        const [from, to] = shardOf(index, count)(23)
+        assert.equal(located.total, 23)
+        assert.deepEqual(located.range, [from, to])
+        const at = `shard ${index}/${count}, eol ${JSON.stringify(eol)}, last newline ${lastNewline}`
+        // A shard starts after the previous record's row (blank lines after it are the shard's,
+        // and its reader skips them), or after the header row, which goes before its text.
+        const start = from === 0 ? { offset: Buffer.byteLength(file.header), line: 2 } : file.ends[from - 1]!
+        assert.equal(located.bytes.start, start.offset, at)
+        assert.equal(located.bytes.line, start.line, at)
+        assert.equal(located.bytes.prefix, file.header, at)
+        const end = from === to ? start.offset : to === 23 ? file.size : file.ends[to - 1]!.offset
+        assert.equal(located.bytes.end, end, at)
+      }
+    }
+  }
+})
+
+test('a shard read from its bytes gives the same output as one read from the start of the file', async () => {
+  const csv = writeCsv('same.csv', 400, '\r\n')
+  const jsonl = join(dir, 'same.jsonl')
+  writeFileSync(
+    jsonl,
+    Array.from({ length: 300 }, (_, i) => JSON.stringify({ input: `q ${i}\n"ü"`, expected_output: `a ${i}`, context: ['c'] }) + (i % 7 === 3 ? '\n  \n' : '\n')).join(''),
+  )
+  for (const [input, from, to] of [
+    [csv.path, 'csv', 'evalcase'],
+    [jsonl, 'deepeval', 'langsmith'],
+  ] as const) {
+    for (const [index, count] of [
+      [1, 3],
+      [2, 3],
+      [3, 3],
+      [4, 5],
+      // More shards than records: the first is empty.
+      [1, 401],
+    ] as const) {
+      const located = await locateRecords(input, input.endsWith('.csv') ? 'csv' : 'jsonl', shardOf(index, count))
+      assert.ok(located)
+      const seek = join(dir, 'seek.jsonl')
+      const scan = join(dir, 'scan.jsonl')
+      const bySeek = await convert({ input, from, to, output: seek, recordRange: located.range, recordBytes: located.bytes })
+      const byScan = await convert({ input, from, to, output: scan, recordRange: located.range })
+      assert.equal(bySeek.records.read, located.range[1] - located.range[0])
+      if (count === 401) assert.equal(bySeek.records.read, 0)
+      assert.deepEqual(bySeek.records, byScan.records)
+      assert.deepEqual(bySeek.carried, byScan.carried)
+      assert.equal(readFileSync(seek, 'utf8'), readFileSync(scan, 'utf8'), `${input} shard ${index}/${count}`)
+    }
+  }
+})
+
+test('--shard reads only its own bytes of a JSON Lines file, and names lines as the whole file numbers them', async () => {
+  // Record 70 of 100 (line 71) holds a byte that is not UTF-8: only the shard that holds it reads it.
+  const path = join(dir, 'bad-byte.jsonl')
+  const lines = Array.from({ length: 100 }, (_, i) => JSON.stringify({ input: `question ${i}`, expected_output: `answer ${i}` }))
+  const bytes = Buffer.from(lines.join('\n') + '\n')
+  const at = bytes.indexOf('question 70') + 'question 7'.length
+  bytes[at] = 0xff
+  writeFileSync(path, bytes)
+  const out = join(dir, 'bad-byte-out.jsonl')
+
+  const whole = await runCli(['convert', path, '--from', 'deepeval', '--to', 'langsmith', '-o', out, '--quiet'])
+  assert.equal(whole.code, 1)
+  assert.match(whole.stderr, new RegExp(`bad-byte\\.jsonl:71(:\\d+)?: invalid UTF-8: byte 0xff at byte offset ${at}`))
+
+  const first = await runCli(['convert', path, '--from', 'deepeval', '--to', 'langsmith', '-o', out, '--shard', '1/2', '--quiet'])
+  assert.equal(first.code, 0, first.stderr)
+  const written = readFileSync(join(dir, 'bad-byte-out.part-1-of-2.jsonl'), 'utf8').trim().split('\n')
+  assert.deepEqual(
+    written.map((l) => (JSON.parse(l) as { inputs: { question: string } }).inputs.question),
+    Array.from({ length: 50 }, (_, i) => `question ${i}`),
+  )
+
+  const second = await runCli(['convert', path, '--from', 'deepeval', '--to', 'langsmith', '-o', out, '--shard', '2/2', '--quiet'])
+  assert.equal(second.code, 1)
+  assert.match(second.stderr, new RegExp(`bad-byte\\.jsonl:71(:\\d+)?: invalid UTF-8: byte 0xff at byte offset ${at}`))
+})
+
+test('--shard of a Parquet file decodes only the row groups that hold its records', async () => {
+  const path = join(dir, 'groups.parquet')
+  const chunks: Uint8Array[] = []
+  const writer = parquetWriter({ write: async (c) => void chunks.push(typeof c === 'string' ? Buffer.from(c) : c) }, {}, { batchRows: 40, compression: 'snappy' })
+  for (let i = 0; i < 120; i++) await writer.write({ question: `question ${i} ${'x'.repeat(50)}`, answer: `answer ${i}` })
+  await writer.end()
+  writeFileSync(path, Buffer.concat(chunks))
+
+  // Spoil the first row group's column data; the footer stays whole.
+  const metadata = await parquetMetadataAsync(await asyncBufferFromFile(path))
+  assert.equal(metadata.row_groups.length, 3)
+  const column = metadata.row_groups[0]!.columns[0]!.meta_data!
+  const fd = openSync(path, 'r+')
+  writeSync(fd, Buffer.alloc(24, 0xab), 0, 24, Number(column.data_page_offset))
+  closeSync(fd)
+
+  const out = join(dir, 'groups-out.jsonl')
+  const whole = await runCli(['convert', path, '--from', 'hf', '--to', 'hf', '-o', out, '--quiet'])
+  assert.equal(whole.code, 1, 'the spoiled row group fails a whole read')
+
+  // 120 rows in 3 shards: rows 40..79 and 80..119 are the second and third row groups.
+  for (const index of [2, 3]) {
+    const shard = await runCli(['convert', path, '--from', 'hf', '--to', 'hf', '-o', out, '--shard', `${index}/3`, '--quiet'])
+    assert.equal(shard.code, 0, shard.stderr)
+    const rows = readFileSync(join(dir, `groups-out.part-${index}-of-3.jsonl`), 'utf8').trim().split('\n')
+    assert.deepEqual(
+      rows.map((l) => (JSON.parse(l) as { answer: string }).answer),
+      Array.from({ length: 40 }, (_, i) => `answer ${(index - 1) * 40 + i}`),
+    )
+  }
+})
