@@ -175,7 +175,6 @@ class RowScanner {
   constructor(
     private readonly csv: boolean,
     private readonly delimiter: number,
-    private readonly crlf: boolean,
   ) {}
 
   scan(bytes: Buffer, position: number): void {
@@ -234,10 +233,10 @@ class RowScanner {
       const stop = quote === -1 ? n : quote
       for (let nl = bytes.indexOf(LF, k); nl !== -1 && nl < stop; nl = bytes.indexOf(LF, nl + 1)) {
         this.line++
-        const before = nl > 0 ? bytes[nl - 1]! : this.previous
-        // In a file whose rows end in CRLF, a lone LF belongs to its cell.
-        if (this.crlf && before !== CR) continue
-        this.rowEnd(bytes, nl, position, position + nl + 1 - this.rowStart === (this.crlf ? 2 : 1))
+        // A CRLF or a lone LF ends a row (see RowEnds in the CSV codec); a row of nothing else is blank.
+        const length = position + nl + 1 - this.rowStart
+        const blank = length === 1 || (length === 2 && (nl > 0 ? bytes[nl - 1]! : this.previous) === CR)
+        this.rowEnd(bytes, nl, position, blank)
       }
       if (quote === -1) break
       // A quote opens a quoted cell only at the start of a cell.
@@ -298,14 +297,14 @@ async function* scanFile(path: string, container: SplitContainer, watch?: RowSca
       if (bytesRead === 0) break
       const bytes = buffer.subarray(0, bytesRead)
       if (!scanner) {
-        // The delimiter and row ending the CSV reader takes from the first line.
+        // The delimiter the CSV reader takes from the first line.
         const nl = bytes.indexOf(LF)
         if (csv && nl === -1 && bytesRead === buffer.length) throw new Serial('a first line longer than a chunk')
         const bom = bytes[0] === 0xef && bytes[1] === 0xbb && bytes[2] === 0xbf ? 3 : 0
         let first = bytes.toString('utf8', bom, nl === -1 ? bytesRead : nl)
         if (first.endsWith('\r')) first = first.slice(0, -1)
         const delimiter = extname(path).toLowerCase() === '.tsv' ? '\t' : sniffDelimiter(first)
-        scanner = new RowScanner(csv, delimiter.charCodeAt(0), nl > 0 && bytes[nl - 1] === CR)
+        scanner = new RowScanner(csv, delimiter.charCodeAt(0))
         scanner.watch = watch
       }
       scanner.scan(bytes, position)

@@ -22,22 +22,22 @@ const cell = (value: string) => (/[",\n\r]/.test(value) ? `"${value.replace(/"/g
 
 /**
  * A CSV table a little over the split size: multiline quoted cells, blank lines, a bad row at
- * `badRow`; with `crlf`, rows end in CRLF and unquoted cells hold lone LFs.
+ * `badRow`; with `mixed`, rows end in CRLF and every fifth in a lone LF, and a last column `tail`
+ * holds `n<i>`, unquoted. Returns the number of data rows.
  */
-function writeTable(path: string, badRow?: number, crlf = false): void {
-  const rows = ['id,question,answer,contexts,difficulty']
-  let size = 0
-  for (let i = 0; size < SPLIT_MIN_BYTES * 1.3; i++) {
+function writeTable(path: string, badRow?: number, mixed = false): number {
+  let out = mixed ? 'id,question,answer,contexts,difficulty,tail\r\n' : 'id,question,answer,contexts,difficulty\n'
+  let i = 0
+  for (; out.length < SPLIT_MIN_BYTES * 1.3; i++) {
     const row = [`q${i}`, text(i, 300), text(i + 1, 200), JSON.stringify([text(i + 2, 80), text(i + 3, 60)]), i % 3 ? 'easy' : '']
-    let line = i === badRow ? row.map(cell).join(',') + ',extra,cells' : row.map(cell).join(',')
-    if (crlf && i % 5 === 1) line += `,lone\nfeed`
-    else if (crlf) line += ',plain'
-    rows.push(line)
-    if (i % 997 === 5) rows.push('')
-    size += line.length
+    if (mixed) row.push(`n${i}`)
+    const line = i === badRow ? row.map(cell).join(',') + ',extra,cells' : row.map(cell).join(',')
+    const eol = mixed && i % 5 !== 0 ? '\r\n' : '\n'
+    out += line + eol
+    if (i % 997 === 5) out += eol
   }
-  if (crlf) rows[0] += ',note'
-  writeFileSync(path, rows.join(crlf ? '\r\n' : '\n') + (crlf ? '\r\n' : '\n'))
+  writeFileSync(path, out)
+  return i
 }
 
 /**
@@ -79,9 +79,9 @@ test('a large CSV converted in parts on two threads gives the bytes and the repo
   }
 })
 
-test('a CSV whose rows end in CRLF, with lone LFs inside cells, splits at row ends only', async () => {
-  const input = join(dir, 'crlf.csv')
-  writeTable(input, undefined, true)
+test('a CSV whose rows end in CRLF or a lone LF, in any mix, splits at row ends only and reads every row whole', async () => {
+  const input = join(dir, 'mixed.csv')
+  const rows = writeTable(input, undefined, true)
   const bytes = readFileSync(input)
   const parts = []
   for await (const { part, index } of splitFile(input, 'csv')) parts.push({ ...part.range!, index, line: part.continuation?.line })
@@ -91,15 +91,28 @@ test('a CSV whose rows end in CRLF, with lone LFs inside cells, splits at row en
   for (const [k, p] of parts.entries()) {
     if (k > 0) {
       assert.equal(p.start, parts[k - 1]!.end)
-      assert.equal(bytes.subarray(p.start - 2, p.start).toString(), '\r\n')
+      assert.equal(bytes[p.start - 1], 0x0a)
       // The line a part starts at is one more than the newlines before it.
       assert.equal(p.line, bytes.subarray(0, p.start).toString().split('\n').length)
     }
   }
+  assert.ok(new Set(parts.map((p) => bytes[p.start - 2])).size > 1, 'parts start after both kinds of row end')
   const { one, parts: inParts, same } = await both({ input, output: '', from: 'csv', to: 'evalcase' })
   assert.ok(same)
   assert.deepEqual(inParts, one)
-  assert.ok(!(one instanceof Error) && one.records.written > 10000)
+  assert.ok(!(one instanceof Error))
+  assert.equal(one.records.written, rows)
+
+  // Every row's last cell arrives without the CR of its row end; quoted cells keep theirs.
+  const output = join(dir, 'mixed.jsonl')
+  await convert({ input, output, from: 'csv', to: 'evalcase' })
+  const cases = readFileSync(output, 'utf8').trim().split('\n').map((l) => JSON.parse(l) as { metadata: { tail: string }; input: string })
+  assert.deepEqual(
+    cases.map((c) => c.metadata.tail),
+    Array.from({ length: rows }, (_, i) => `n${i}`),
+  )
+  assert.equal(cases[6]!.input, text(6, 300))
+  assert.ok(text(6, 300).includes('\r\n'))
 })
 
 test('a bad row in a later part fails at its own line, as in one thread', async () => {

@@ -1,7 +1,8 @@
 /**
  * CSV through papaparse's core parser, fed chunk by chunk: each call parses what is complete and
  * hands back the unfinished last row, so quoted newlines across chunks are kept whole. Every cell is
- * text; the header row names the columns.
+ * text; the header row names the columns. Rows end as Python's csv reader ends them: at a CRLF or a
+ * lone LF outside quoted cells, in any mix.
  */
 import Papa from 'papaparse'
 import { DataError } from '../errors.ts'
@@ -86,36 +87,127 @@ export async function* readCsv(source: ByteSource, options: ReadOptions): AsyncG
     }
   }
 
-  for await (const chunk of source) {
-    pending += typeof chunk === 'string' ? chunk : chunk.toString('utf8')
-    if (pending.length > MAX_RECORD_CHARS) throw new DataError('E_PARSE', tooLong('row'), { file, line })
-    // A row longer than a chunk would be re-scanned each time: wait until twice as much is in.
-    if (pending.length < minParse) continue
-    if (!parser) {
-      const nl = pending.indexOf('\n')
-      if (nl === -1) continue
-      parser = makeParser(pending, nl, options.delimiter)
-    }
-    const result = parser.parse(pending, 0, true)
-    const cursor = result.meta.cursor
+  // Text before the header row ends, whose line tells the delimiter.
+  let head = ''
+  let rowEnds: RowEnds | undefined
+  const parse = (last: boolean): Generator<SourceRecord> => {
+    const result = parser!.parse(pending, 0, !last)
+    const cursor = last ? pending.length : result.meta.cursor
     const consumed = pending.slice(0, cursor)
     pending = pending.slice(cursor)
     minParse = pending.length * 2
-    yield* rows(result, consumed)
+    return rows(result, consumed)
   }
-  if (!parser) {
-    if (pending === '') throw new DataError('E_PARSE', 'the file is empty; expected a header row', { file, line: 1 })
-    parser = makeParser(pending, pending.indexOf('\n'), options.delimiter)
+  const start = (text: string): RowEnds => {
+    const nl = text.indexOf('\n')
+    let headerLine = nl === -1 ? text : text.slice(0, nl)
+    if (headerLine.endsWith('\r')) headerLine = headerLine.slice(0, -1)
+    const delimiter = options.delimiter ?? sniffDelimiter(headerLine)
+    const ParserClass = (Papa as unknown as { Parser: new (config: object) => CoreParser }).Parser
+    parser = new ParserClass({ delimiter, newline: '\n', quoteChar: '"' })
+    return new RowEnds(delimiter)
   }
-  if (pending !== '') yield* rows(parser.parse(pending, 0, false), pending)
+
+  for await (const chunk of source) {
+    let text = typeof chunk === 'string' ? chunk : chunk.toString('utf8')
+    if (!rowEnds) {
+      head += text
+      if (head.length > MAX_RECORD_CHARS) throw new DataError('E_PARSE', tooLong('row'), { file, line })
+      if (head.indexOf('\n') === -1) continue
+      rowEnds = start(head)
+      text = head
+      head = ''
+    }
+    pending += rowEnds.push(text)
+    if (pending.length > MAX_RECORD_CHARS) throw new DataError('E_PARSE', tooLong('row'), { file, line })
+    // A row longer than a chunk would be re-scanned each time: wait until twice as much is in.
+    if (pending.length < minParse) continue
+    yield* parse(false)
+  }
+  if (!rowEnds) {
+    if (head === '') throw new DataError('E_PARSE', 'the file is empty; expected a header row', { file, line: 1 })
+    rowEnds = start(head)
+    pending += rowEnds.push(head)
+  }
+  pending += rowEnds.end()
+  if (pending !== '') yield* parse(true)
   if (!columns) throw new DataError('E_PARSE', 'the file is empty; expected a header row', { file, line: 1 })
 }
 
-function makeParser(text: string, firstNewline: number, delimiter: string | undefined): CoreParser {
-  const newline = firstNewline > 0 && text.charCodeAt(firstNewline - 1) === 0x0d ? '\r\n' : '\n'
-  const headerLine = firstNewline === -1 ? text : text.slice(0, firstNewline)
-  const ParserClass = (Papa as unknown as { Parser: new (config: object) => CoreParser }).Parser
-  return new ParserClass({ delimiter: delimiter ?? sniffDelimiter(headerLine), newline, quoteChar: '"' })
+const QUOTE = 0x22
+const LF = 0x0a
+const CR = 0x0d
+
+/**
+ * Makes each CRLF outside quoted cells an LF, chunk by chunk, so that papaparse (one newline per
+ * file) ends rows where Python's csv reader does: at a CRLF or a lone LF, in any mix. Quoted cells
+ * keep every character. A quote opens a quoted cell only at the start of a cell, as papaparse reads it.
+ */
+export class RowEnds {
+  private inQuotes = false
+  private previous = LF
+  /** The end of the last chunk that the next character decides: a CR outside quotes, a quote inside. */
+  private held = ''
+  private readonly delimiter: number
+
+  constructor(delimiter: string) {
+    this.delimiter = delimiter.charCodeAt(0)
+  }
+
+  push(chunk: string): string {
+    return this.scan(this.held + chunk, false)
+  }
+
+  /** The rest, at the end of the file; a last CR outside quotes ends the last row. */
+  end(): string {
+    const rest = this.scan(this.held, true)
+    return !this.inQuotes && rest.endsWith('\r') ? rest.slice(0, -1) : rest
+  }
+
+  private scan(text: string, final: boolean): string {
+    let n = text.length
+    this.held = ''
+    let out = ''
+    let copied = 0
+    let k = 0
+    let cr = text.indexOf('\r')
+    while (k < n) {
+      if (this.inQuotes) {
+        const close = text.indexOf('"', k)
+        if (close === -1) break
+        if (close === n - 1 && !final) {
+          n = close
+          break
+        }
+        if (text.charCodeAt(close + 1) === QUOTE) k = close + 2
+        else {
+          this.inQuotes = false
+          k = close + 1
+        }
+        continue
+      }
+      const quote = text.indexOf('"', k)
+      const stop = quote === -1 ? n : quote
+      if (cr !== -1 && cr < k) cr = text.indexOf('\r', k)
+      for (; cr !== -1 && cr < stop; cr = text.indexOf('\r', cr + 1)) {
+        if (cr === n - 1 && !final) {
+          n = cr
+          break
+        }
+        if (text.charCodeAt(cr + 1) === LF) {
+          out += text.slice(copied, cr)
+          copied = cr + 1
+        }
+      }
+      if (quote === -1 || quote >= n) break
+      const before = quote > 0 ? text.charCodeAt(quote - 1) : this.previous
+      if (before === LF || before === this.delimiter) this.inQuotes = true
+      k = quote + 1
+    }
+    if (n < text.length) this.held = text.slice(n)
+    if (n) this.previous = text.charCodeAt(n - 1)
+    return copied === 0 ? (n === text.length ? text : text.slice(0, n)) : out + text.slice(copied, n)
+  }
 }
 
 /**

@@ -9,6 +9,7 @@ import { EvalferryError } from '../../src/errors.ts'
 import type { EvalCase, JsonValue } from '../../src/model.ts'
 import { read, write } from '../../src/pipeline.ts'
 import { newReport } from '../../src/report.ts'
+import { readCsv } from '../../src/codecs/csv.ts'
 
 const REAL = '/work/shared/fixtures/real/deepeval/'
 const OWN = join(import.meta.dirname, '../fixtures/deepeval/')
@@ -29,10 +30,14 @@ async function writeAll(cases: EvalCase[], name: string) {
 }
 
 /** The records of a file as JSON values: CSV rows as cells by column, JSON Lines per line. */
-function records(text: string, ext: string): JsonValue {
+/** The records a file holds: JSON values, or a CSV file's rows of cells (whatever ends its rows). */
+async function records(text: string, ext: string): Promise<unknown> {
   if (ext === 'json') return JSON.parse(text) as JsonValue
   if (ext === 'jsonl') return text.split('\n').filter((l) => l.trim() !== '').map((l) => JSON.parse(l) as JsonValue)
-  return text
+  const columns: string[] = []
+  const rows: unknown[] = []
+  for await (const r of readCsv([text], { file: 'in.csv', recordKeys: [], header: {}, columns })) rows.push(r.value)
+  return { columns, rows }
 }
 
 const extOf = (f: string) => f.slice(f.lastIndexOf('.') + 1)
@@ -174,7 +179,7 @@ for (const f of [...realFiles.map((f) => REAL + f), ...ownFiles.map((f) => OWN +
   test(`${name}: a round trip within DeepEval gives the same records`, async () => {
     const ext = extOf(name)
     const { text } = await writeAll(await readAll(f), `rt-${name}`)
-    assert.deepEqual(records(text, ext), records(readFileSync(f, 'utf8'), ext))
+    assert.deepEqual(await records(text, ext), await records(readFileSync(f, 'utf8'), ext))
   })
 }
 

@@ -2,7 +2,8 @@ import { test } from 'node:test'
 import assert from 'node:assert/strict'
 import { readJson, jsonWriter, stringifyJson } from '../../src/codecs/json.ts'
 import { readJsonl } from '../../src/codecs/jsonl.ts'
-import { readCsv, csvWriter, sniffDelimiter } from '../../src/codecs/csv.ts'
+import { readCsv, csvCell, csvWriter, sniffDelimiter } from '../../src/codecs/csv.ts'
+import fc from 'fast-check'
 import { readYaml, yamlWriter } from '../../src/codecs/yaml.ts'
 import type { ReadOptions, SourceRecord } from '../../src/codecs/types.ts'
 import type { DataError } from '../../src/errors.ts'
@@ -124,6 +125,49 @@ test('CSV: quoted newlines across chunks, CRLF, BOM, delimiters, line numbers', 
   assert.equal(sniffDelimiter('a\tb\tc'), '\t')
   const semi = await collect(readCsv(chunks('q;a\n1;2\n', 4), options()))
   assert.deepEqual(semi.map((r) => r.value), [{ q: '1', a: '2' }])
+})
+
+test('CSV: rows end at CRLF or a lone LF in any mix, as Python reads them; quoted cells keep theirs', async () => {
+  // The header ends in CRLF and later rows in LF, and the other way round; a lone CR is a cell's own.
+  const cases: [string, JsonObject[]][] = [
+    ['q,a\r\n1,x\n2,"y\r\nz"\n3,"w"\r\n', [{ q: '1', a: 'x' }, { q: '2', a: 'y\r\nz' }, { q: '3', a: 'w' }]],
+    ['q,a\n1,x\r\n\r\n2,"cr\r"\r\n3,c\rd\n4,"""q"""\r\n5,e\r', [{ q: '1', a: 'x' }, { q: '2', a: 'cr\r' }, { q: '3', a: 'c\rd' }, { q: '4', a: '"q"' }, { q: '5', a: 'e' }]],
+    ['q,a\r\n1,"a""\r\n"",b"\r\n2,mid"quote\r\n', [{ q: '1', a: 'a"\r\n",b' }, { q: '2', a: 'mid"quote' }]],
+  ]
+  for (const [text, expected] of cases) {
+    // Every chunk size puts a CR, or a quote, last in some chunk.
+    for (let size = 1; size <= text.length; size++) {
+      const records = await collect(readCsv(chunks(text, size), options()))
+      assert.deepEqual(
+        records.map((r) => r.value),
+        expected,
+        `${JSON.stringify(text)} in chunks of ${size}`,
+      )
+    }
+  }
+})
+
+test('CSV: any cells, written as Python quotes them with any mix of row ends, read back whole in any chunks', async () => {
+  const piece = fc.constantFrom('a', ',', '"', '\r', '\n', '\r\n', ' ', 'ü', '""', '\n\r')
+  const cellText = fc.array(piece, { maxLength: 5 }).map((p) => p.join(''))
+  const table = fc.record({
+    rows: fc.array(fc.tuple(cellText, cellText), { minLength: 1, maxLength: 6 }),
+    eols: fc.array(fc.constantFrom('\n', '\r\n'), { minLength: 7, maxLength: 7 }),
+    size: fc.integer({ min: 1, max: 12 }),
+  })
+  await fc.assert(
+    fc.asyncProperty(table, async ({ rows, eols, size }) => {
+      // A row of one empty cell would be a blank line: the second cell is never empty.
+      const cells = rows.map(([a, b]) => [a, b === '' ? 'x' : b] as const)
+      const text = ['q,a', ...cells.map(([a, b]) => `${csvCell(a)},${csvCell(b)}`)].map((line, i) => line + eols[i]!).join('')
+      const records = await collect(readCsv(chunks(text, size), options()))
+      assert.deepEqual(
+        records.map((r) => r.value),
+        cells.map(([a, b]) => ({ q: a, a: b })),
+      )
+    }),
+    { seed: 7, numRuns: 400 },
+  )
 })
 
 test('CSV: an open quote and a row longer than the header are errors with the line', async () => {
