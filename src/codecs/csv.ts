@@ -1,8 +1,8 @@
 /**
  * CSV through papaparse's core parser, fed chunk by chunk: each call parses what is complete and
  * hands back the unfinished last row, so quoted newlines across chunks are kept whole. Every cell is
- * text; the header row names the columns. Rows end as Python's csv reader ends them: at a CRLF or a
- * lone LF outside quoted cells, in any mix.
+ * text; the header row names the columns. Rows end where pandas (DeepEval's CSV reader) and
+ * Python's csv module end them: at a CRLF or a lone LF outside quoted cells, in any mix.
  */
 import Papa from 'papaparse'
 import { DataError } from '../errors.ts'
