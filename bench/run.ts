@@ -27,6 +27,8 @@
  *                     against a child running papaparse alone over the same file.
  * - batch             8 CSV tables of S/2 through the CLI with `--jobs 1` and with one job per core,
  *                     beside the machine's ceiling: the same files over one separate process per core.
+ * - shard             the memory row's CSV as `--shard 1/4` … `4/4` one after another, against the
+ *                     whole file in one thread; the ratio is of times.
  * A row whose adapter or option is missing prints its error and the others still run. Conversion
  * rows below 0.7 are profiled once (V8's CPU profiler, as `node --cpu-prof`, after a warm-up run);
  * their top self-time functions follow.
@@ -306,6 +308,49 @@ async function memoryRow(data: Datasets, size: number): Promise<Row> {
   }
 }
 
+/**
+ * `--shard i/n` of the memory row's CSV (10×S): the n = 4 shards one after another through the
+ * command line, against the whole file in one thread (`--jobs 1`, as each shard runs). 1.00 means
+ * sharding costs nothing over converting the whole; a shard that parsed the records before its
+ * own would cost about n/2 whole files.
+ */
+async function shardRow(data: Datasets, size: number, runs: number): Promise<Row> {
+  const input = await data.get('table-csv', 'table-x10.csv', size * 10, SEED + 10)
+  const cli = [join(await compiled(), 'src', 'cli', 'main.js')]
+  const outDir = join(OUT, 'shard')
+  const common = ['convert', input.path, '--from', 'csv', '--to', 'evalcase', '--jobs', '1', '--quiet']
+  const count = 4
+  // Each run's total and slowest shard: the row shows the slowest of the fastest run.
+  const seen: { total: number; worst: number }[] = []
+  const whole = async () => {
+    await runProcess([...cli, ...common, '-o', join(outDir, 'whole.jsonl')])
+    return input.records
+  }
+  const shards = async () => {
+    let worst = 0
+    let total = 0
+    for (let i = 1; i <= count; i++) {
+      const started = performance.now()
+      await runProcess([...cli, ...common, '-o', join(outDir, 'shard.jsonl'), '--shard', `${i}/${count}`])
+      const seconds = (performance.now() - started) / 1000
+      worst = Math.max(worst, seconds)
+      total += seconds
+    }
+    seen.push({ total, worst })
+    return input.records
+  }
+  const [one, all] = (await race(runs, [whole, shards])) as [Timing, Timing]
+  const slowest = seen.reduce((a, b) => (b.total < a.total ? b : a)).worst
+  await rm(outDir, { recursive: true, force: true })
+  return {
+    id: 'shard',
+    title: `--shard i/${count} of CSV ${fixed(mb(input.bytes), 0)} MB → evalcase JSONL`,
+    ratio: `${fixed(all.seconds / one.seconds)} × the whole file's time for all ${count} shards (slowest shard ${fixed(slowest / one.seconds)}; ideal 1.00 and ${fixed(1 / count)})`,
+    evalferry: `${count} shards: ${fixed(all.seconds)} s, slowest ${fixed(slowest)} s`,
+    baseline: `whole file, --jobs 1: ${throughput(one, input.bytes)}`,
+  }
+}
+
 /** Newest modification time of the TypeScript sources the build compiles. */
 function newestSource(dir = ROOT): number {
   let newest = 0
@@ -538,6 +583,7 @@ async function main(): Promise<void> {
     { ids: ['yaml-read', 'yaml-write'], title: 'evalcase YAML read / write', run: () => yamlRows(data, size, runs) },
     { ids: ['memory'], title: 'peak RSS', run: () => memoryRow(data, size) },
     { ids: ['batch'], title: 'batch of 8 files', run: () => batchRow(data, size, runs) },
+    { ids: ['shard'], title: '--shard of one file', run: () => shardRow(data, size, runs) },
   ]
 
   process.stdout.write(
