@@ -174,8 +174,17 @@ class RowScanner {
 
   constructor(
     private readonly csv: boolean,
-    private readonly delimiter: number,
+    readonly delimiter: number,
   ) {}
+
+  /** Starts the scan at a row end found before: byte `offset`, on `line`, before record `index`. */
+  resumeAt(at: Checkpoint, header: string | undefined): void {
+    this.line = at.line
+    this.index = at.index
+    this.header = header
+    this.rowStart = at.offset
+    this.previous = LF
+  }
 
   scan(bytes: Buffer, position: number): void {
     this.boundary = -1
@@ -285,13 +294,23 @@ function textBefore(bytes: Buffer, from: number, to: number): boolean {
  * be sure it reads as the file's reader does (a blank first row, a JSON Lines line starting with
  * non-ASCII space), it throws `Serial`.
  */
-async function* scanFile(path: string, container: SplitContainer, watch?: RowScanner['watch']): AsyncGenerator<{ scanner: RowScanner; position: number }> {
+async function* scanFile(
+  path: string,
+  container: SplitContainer,
+  watch?: RowScanner['watch'],
+  resume?: { at: Checkpoint; like: RowScanner },
+): AsyncGenerator<{ scanner: RowScanner; position: number; start: number }> {
   const csv = container === 'csv'
   const handle = await open(path, 'r')
   try {
     const buffer = Buffer.allocUnsafe(1 << 20)
-    let position = 0
+    let position = resume?.at.offset ?? 0
     let scanner: RowScanner | undefined
+    if (resume) {
+      scanner = new RowScanner(csv, resume.like.delimiter)
+      scanner.resumeAt(resume.at, resume.like.header)
+      scanner.watch = watch
+    }
     for (;;) {
       const { bytesRead } = await handle.read(buffer, 0, buffer.length, position)
       if (bytesRead === 0) break
@@ -309,7 +328,7 @@ async function* scanFile(path: string, container: SplitContainer, watch?: RowSca
       }
       scanner.scan(bytes, position)
       position += bytesRead
-      yield { scanner, position }
+      yield { scanner, position, start: position - bytesRead }
     }
   } finally {
     await handle.close()
@@ -350,10 +369,18 @@ export async function* splitFile(path: string, container: SplitContainer, progre
   if (position > partStart || partStart === 0) yield emit(position, last?.line ?? 1, last?.index ?? 0)
 }
 
+/** A row end met in a scan: its byte offset, the line after it, and the index of the record after it. */
+interface Checkpoint {
+  offset: number
+  line: number
+  index: number
+}
+
 /**
  * The record count of a CSV or JSON Lines file and where the records [from, to) that `pick`
- * chooses for that count lie in its bytes, found by two byte scans and no parsing; undefined where
- * only parsing can tell (see `scanFile`).
+ * chooses for that count lie in its bytes, found by a byte scan and no parsing; undefined where
+ * only parsing can tell (see `scanFile`). The scan keeps the last row end of each chunk, so
+ * finding a record afterwards rescans only from the chunk before it.
  */
 export async function locateRecords(
   path: string,
@@ -363,42 +390,47 @@ export async function locateRecords(
   try {
     let last: RowScanner | undefined
     let size = 0
-    for await (const { scanner, position } of scanFile(path, container)) {
+    const checkpoints: Checkpoint[] = []
+    for await (const { scanner, position, start } of scanFile(path, container)) {
       last = scanner
       size = position
+      if (scanner.boundary !== -1) checkpoints.push({ offset: start + scanner.boundary, line: scanner.boundaryLine, index: scanner.boundaryIndex })
     }
     const total = last ? last.index + (last.endsInRecord(size) ? 1 : 0) : 0
     const [from, to] = pick(total)
     const bytes: RecordBytes = { start: 0, end: size, line: 1 }
     // A CSV part starts after the header row, which goes before it; JSON Lines records from the start.
-    let startFound = from === 0 && container === 'jsonl'
-    let endFound = to >= total && to > from
-    if (startFound && endFound) return { total, range: [from, to], bytes }
-    let header: string | undefined
-    const watch = (index: number, offset: number, line: number): void => {
-      if (!startFound && index === from) {
-        startFound = true
-        bytes.start = offset
-        bytes.line = line
-      }
-      if (!endFound && index === to) {
-        endFound = true
-        bytes.end = offset
-      }
+    if (from > 0 || container === 'csv') {
+      const found = await firstRowEnd(path, container, from, checkpoints, last!)
+      // No row end starts record `from`: the range is empty, at the end of the file.
+      Object.assign(bytes, found ? { start: found.offset, line: found.line } : { start: size, line: last?.line ?? 1 })
     }
-    for await (const { scanner } of scanFile(path, container, watch)) {
-      header = scanner.header
-      if (startFound && endFound) break
-    }
-    // No row end starts record `from`: the range is empty, at the end of the file.
-    if (!startFound) Object.assign(bytes, { start: size, line: last?.line ?? 1 })
     if (from === to) bytes.end = bytes.start
-    if (bytes.start > 0 && header !== undefined) bytes.prefix = header
+    else if (to < total) bytes.end = (await firstRowEnd(path, container, to, checkpoints, last!))!.offset
+    if (bytes.start > 0 && last?.header !== undefined) bytes.prefix = last.header
     return { total, range: [from, to], bytes }
   } catch (error) {
     if (error instanceof Serial) return undefined
     throw error
   }
+}
+
+/**
+ * The first row end after which record `index` comes (blank lines after it belong to the record),
+ * scanning from the last checkpoint before it; undefined when none does.
+ */
+async function firstRowEnd(path: string, container: SplitContainer, index: number, checkpoints: Checkpoint[], like: RowScanner): Promise<Checkpoint | undefined> {
+  let from: Checkpoint | undefined
+  for (const c of checkpoints) {
+    if (c.index >= index) break
+    from = c
+  }
+  let found: Checkpoint | undefined
+  const watch = (at: number, offset: number, line: number): void => {
+    if (!found && at === index) found = { offset, line, index }
+  }
+  for await (const _ of scanFile(path, container, watch, from && { at: from, like })) if (found) break
+  return found
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -31,13 +31,13 @@ const cell = (value: string) => (/[",\n\r]/.test(value) ? `"${value.replace(/"/g
  * A CSV table of `rows` records whose cells hold quotes, delimiters and line breaks, with blank
  * lines between some rows and, unless `lastNewline`, a last row without a line ending.
  */
-function writeCsv(name: string, rows: number, eol: '\n' | '\r\n', lastNewline = true): Written {
+function writeCsv(name: string, rows: number, eol: '\n' | '\r\n', lastNewline = true, pad = 0): Written {
   const header = `id,question,answer${eol}`
   let text = header
   const ends: Written['ends'] = []
   let line = 2
   for (let i = 0; i < rows; i++) {
-    const question = i % 3 === 0 ? `line one\nline "two", ünï ${i}` : `plain ${i}`
+    const question = (i % 3 === 0 ? `line one\nline "two", ünï ${i}` : `plain ${i}`) + 'x'.repeat(pad)
     const row = [`r${i}`, question, i % 4 === 0 ? '' : `a, ${i}`].map(cell).join(',')
     text += row
     line += (row.match(/\n/g) ?? []).length
@@ -57,14 +57,20 @@ function writeCsv(name: string, rows: number, eol: '\n' | '\r\n', lastNewline = 
 }
 
 test('locateRecords finds where each shard of a CSV file starts and ends, in bytes, lines and records', async () => {
-  for (const [eol, lastNewline] of [['\n', true], ['\r\n', true], ['\n', false]] as const) {
-    const file = writeCsv(`t-${eol.length}-${lastNewline}.csv`, 23, eol, lastNewline)
+  // Small files, and one of several 1 MiB chunks, where a shard is found again from the chunk before it.
+  for (const [eol, lastNewline, rows, pad] of [
+    ['\n', true, 23, 0],
+    ['\r\n', true, 23, 0],
+    ['\n', false, 23, 0],
+    ['\r\n', false, 9001, 400],
+  ] as const) {
+    const file = writeCsv(`t-${eol.length}-${lastNewline}-${rows}.csv`, rows, eol, lastNewline, pad)
     for (const count of [1, 2, 3, 7, 30]) {
       for (let index = 1; index <= count; index++) {
         const located = await locateRecords(file.path, 'csv', shardOf(index, count))
         assert.ok(located, 'a plain CSV file is located by its bytes')
-        const [from, to] = shardOf(index, count)(23)
-        assert.equal(located.total, 23)
+        const [from, to] = shardOf(index, count)(rows)
+        assert.equal(located.total, rows)
         assert.deepEqual(located.range, [from, to])
         const at = `shard ${index}/${count}, eol ${JSON.stringify(eol)}, last newline ${lastNewline}`
         // A shard starts after the previous record's row (blank lines after it are the shard's,
@@ -73,7 +79,7 @@ test('locateRecords finds where each shard of a CSV file starts and ends, in byt
         assert.equal(located.bytes.start, start.offset, at)
         assert.equal(located.bytes.line, start.line, at)
         assert.equal(located.bytes.prefix, file.header, at)
-        const end = from === to ? start.offset : to === 23 ? file.size : file.ends[to - 1]!.offset
+        const end = from === to ? start.offset : to === rows ? file.size : file.ends[to - 1]!.offset
         assert.equal(located.bytes.end, end, at)
       }
     }
