@@ -620,7 +620,28 @@ export interface FileHead {
   sidecar: JsonObject
 }
 
-const ENCODER = new TextEncoder()
+/**
+ * Collects a part's output as UTF-8 in one growing buffer of its own (never the shared pool's),
+ * so that it can be handed to another thread without a copy.
+ */
+class BytesSink implements Sink {
+  private buffer = Buffer.allocUnsafeSlow(1 << 16)
+  private size = 0
+
+  async write(chunk: string | Uint8Array): Promise<void> {
+    const most = typeof chunk === 'string' ? chunk.length * 3 : chunk.length
+    if (this.size + most > this.buffer.length) {
+      const grown = Buffer.allocUnsafeSlow(Math.max(this.buffer.length * 2, this.size + most))
+      this.buffer.copy(grown, 0, 0, this.size)
+      this.buffer = grown
+    }
+    this.size += typeof chunk === 'string' ? this.buffer.write(chunk, this.size) : (this.buffer.set(chunk, this.size), chunk.length)
+  }
+
+  bytes(): Uint8Array {
+    return this.buffer.subarray(0, this.size)
+  }
+}
 
 /** Reads the first cases of `options.input` and chooses the layout, as a whole-file conversion does. */
 export async function readFileHead(options: ConvertOptions & { from: string }): Promise<FileHead> {
@@ -698,8 +719,7 @@ export async function convertPart(
     false,
     reading,
   )
-  const chunks: string[] = []
-  const sink: Sink = { write: async (chunk) => void chunks.push(typeof chunk === 'string' ? chunk : Buffer.from(chunk).toString('utf8')) }
+  const sink = new BytesSink()
   const preset: PartPreset = { sample: head.sample, layout: head.layout, index, generatedIds: [], writtenIds: [] }
   const hasSidecar = options.output !== STDIO && target.sidecar?.(options.output, 'jsonl') !== undefined
   await writeCases(
@@ -718,7 +738,7 @@ export async function convertPart(
     preset,
   )
   return {
-    bytes: ENCODER.encode(chunks.join('')),
+    bytes: sink.bytes(),
     report,
     rejects,
     firstPending: reading.firstPending ?? !part.continuation,
