@@ -5,7 +5,8 @@
  * this thread writes their JSON Lines bytes in order. A few parts are in flight at a time, so memory stays
  * bounded. Whatever a part cannot settle alone (an id used in two parts, an id generated while an
  * earlier part wrote fewer records than assumed, a group across parts, any error) makes the file
- * convert again in one thread, so the output is always the one-thread output.
+ * convert again in one thread, so the output is always the one-thread output. The same byte scan
+ * counts the records of a file and finds where a `--shard` of them lies (`locateRecords`).
  */
 import { open, stat } from 'node:fs/promises'
 import { availableParallelism } from 'node:os'
