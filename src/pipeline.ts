@@ -469,8 +469,8 @@ class CaseEncoder {
       if (generated[i]!.length) carried.generated = generated[i]!
       return carried
     })
-    const lost = [...new Set(carriedAll.flatMap(fieldNames))]
     if (carriedAll.every((carried) => Object.keys(carried).length === 0)) return record
+    const lost = [...new Set(carriedAll.flatMap(fieldNames))]
 
     if (this.options.extras === false) {
       for (const field of lost) countField(this.report.dropped, field)
@@ -493,7 +493,7 @@ class CaseEncoder {
   }
 
   private take(id: string): void {
-    if (GENERATED_ID_SHAPE.test(id)) this.takenIds.add(id)
+    if (id.startsWith('case-') && GENERATED_ID_SHAPE.test(id)) this.takenIds.add(id)
   }
 
   /** `case-<n>`, unless a case written so far or among the first ones sampled already has that id. */
