@@ -13,9 +13,34 @@ export const STDIO = '-'
  * The text of a file (or standard input, `-`) as UTF-8 chunks, decoded across chunk boundaries.
  * Bytes that are not UTF-8 are an error naming the line, never silently replaced.
  */
-export function textSource(path: string, progress?: { bytes: number }, highWaterMark = 1 << 20): ByteSource {
-  const stream = path === STDIO ? process.stdin : createReadStream(path, { highWaterMark })
-  return decodeUtf8(stream as AsyncIterable<Buffer | string>, path, progress)
+export function textSource(path: string, progress?: { bytes: number }): ByteSource {
+  const stream = path === STDIO ? (process.stdin as AsyncIterable<Buffer | string>) : fileBytes(path)
+  return decodeUtf8(stream, path, progress)
+}
+
+const CHUNK_BYTES = 1 << 20
+
+/**
+ * A file's bytes (from `start` up to `end`, or on from where it is, for a pipe) in chunks read
+ * into one buffer that every chunk reuses, so that reading allocates nothing per chunk: a chunk is
+ * valid until the next one is asked for.
+ */
+async function* fileBytes(path: string, range?: { start: number; end: number }): AsyncGenerator<Buffer> {
+  const handle = await open(path, 'r')
+  try {
+    const buffer = Buffer.allocUnsafeSlow(CHUNK_BYTES)
+    let position = range?.start ?? 0
+    for (;;) {
+      const want = range ? Math.min(CHUNK_BYTES, range.end - position) : CHUNK_BYTES
+      if (want <= 0) break
+      const { bytesRead } = await handle.read(buffer, 0, want, range ? position : null)
+      if (bytesRead === 0) break
+      position += bytesRead
+      yield buffer.subarray(0, bytesRead)
+    }
+  } finally {
+    await handle.close()
+  }
 }
 
 /**
@@ -29,7 +54,7 @@ export async function* rangeSource(
 ): AsyncGenerator<string> {
   if (at.prefix) yield at.prefix
   if (range.end > range.start) {
-    yield* decodeUtf8(createReadStream(path, { start: range.start, end: range.end - 1, highWaterMark: 1 << 20 }), path, at.progress, {
+    yield* decodeUtf8(fileBytes(path, range), path, at.progress, {
       line: at.line ?? 1,
       byte: range.start,
     })

@@ -625,13 +625,18 @@ export interface FileHead {
  * so that it can be handed to another thread without a copy.
  */
 class BytesSink implements Sink {
-  private buffer = Buffer.allocUnsafeSlow(1 << 16)
+  private buffer: Buffer
   private size = 0
+
+  /** `expected`: about how many bytes the output will take. */
+  constructor(expected: number) {
+    this.buffer = Buffer.allocUnsafeSlow(Math.max(1 << 16, Math.ceil(expected)))
+  }
 
   async write(chunk: string | Uint8Array): Promise<void> {
     const most = typeof chunk === 'string' ? chunk.length * 3 : chunk.length
     if (this.size + most > this.buffer.length) {
-      const grown = Buffer.allocUnsafeSlow(Math.max(this.buffer.length * 2, this.size + most))
+      const grown = Buffer.allocUnsafeSlow(Math.max(Math.ceil(this.buffer.length * 1.5), this.size + most))
       this.buffer.copy(grown, 0, 0, this.size)
       this.buffer = grown
     }
@@ -719,7 +724,8 @@ export async function convertPart(
     false,
     reading,
   )
-  const sink = new BytesSink()
+  // JSON Lines of a part take about as many bytes as its source, and a little more.
+  const sink = new BytesSink(part.range ? (part.range.end - part.range.start) * 1.25 : 0)
   const preset: PartPreset = { sample: head.sample, layout: head.layout, index, generatedIds: [], writtenIds: [] }
   const hasSidecar = options.output !== STDIO && target.sidecar?.(options.output, 'jsonl') !== undefined
   await writeCases(
