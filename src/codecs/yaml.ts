@@ -15,6 +15,10 @@ const MAX_ALIASES = 1000
 
 const PARSE_OPTIONS = { uniqueKeys: true, prettyErrors: false, strict: true } as const
 
+/** Cut list items are parsed this many, or this many characters, at a time. */
+const BATCH_ITEMS = 8
+const BATCH_CHARS = 16 << 10
+
 /** `scanLine`: the line needs the whole-document parser. */
 const UNSURE = -2
 /** `scanLine`: the line holds nothing that spans lines. */
@@ -117,6 +121,32 @@ function scanLine(line: string, i: number): number {
   }
 }
 
+/**
+ * 1-based lines and columns of offsets in a text, as `LineCounter.linePos` gives them, counted
+ * when asked for: offsets asked for in order are counted on from the last one.
+ */
+class Lines {
+  private offset = 0
+  private line = 1
+  private start = 0
+
+  constructor(private readonly text: string) {}
+
+  at(offset: number): { line: number; col: number } {
+    if (offset < this.offset) {
+      this.offset = this.start = 0
+      this.line = 1
+    }
+    const text = this.text
+    for (let i = text.indexOf('\n', this.offset); i !== -1 && i < offset; i = text.indexOf('\n', i + 1)) {
+      this.line++
+      this.start = i + 1
+    }
+    this.offset = offset
+    return { line: this.line, col: offset - this.start + 1 }
+  }
+}
+
 const countLines = (text: string): number => {
   let n = 0
   for (let i = text.indexOf('\n'); i >= 0; i = text.indexOf('\n', i + 1)) n++
@@ -128,17 +158,23 @@ export async function* readYaml(source: ByteSource, options: ReadOptions): Async
   const decoder = new StringDecoder('utf8')
   const out: SourceRecord[] = []
 
-  /** Parses `prefix + text`, where `prefix` starts the file and `text` starts on file line `line`. */
-  const parse = (prefix: string, text: string, line: number) => {
-    const lineCounter = new LineCounter()
-    const doc = parseDocument(prefix + text, { ...PARSE_OPTIONS, lineCounter })
+  /**
+   * Parses `prefix + text`, where `prefix` starts the file and `text` starts on file line `line`.
+   * `many`: the text holds many records, whose lines are looked up in an index of line starts;
+   * one list item's few lines are counted when asked for instead, which costs less than the index.
+   */
+  const parse = (prefix: string, text: string, line: number, many = true, check = true) => {
+    const source = prefix + text
+    const lineCounter = many ? new LineCounter() : undefined
+    const doc = parseDocument(source, lineCounter ? { ...PARSE_OPTIONS, lineCounter } : PARSE_OPTIONS)
     const prefixLines = countLines(prefix)
+    const lines = lineCounter ? undefined : new Lines(source)
     const where = (offset: number | undefined) => {
-      const pos = lineCounter.linePos(offset ?? 0)
+      const pos = lineCounter ? lineCounter.linePos(offset ?? 0) : lines!.at(offset ?? 0)
       return { file, line: (offset ?? 0) < prefix.length ? pos.line : pos.line - prefixLines - 1 + line, column: pos.col }
     }
     const firstError = doc.errors[0]
-    if (firstError) throw new DataError('E_PARSE', `invalid YAML: ${firstError.message.split('\n')[0]}`, where(firstError.pos[0]))
+    if (firstError && check) throw new DataError('E_PARSE', `invalid YAML: ${firstError.message.split('\n')[0]}`, where(firstError.pos[0]))
     const toJs = (node: unknown): unknown => {
       try {
         return (node as Node).toJS ? (node as Node).toJS(doc as Document, { maxAliasCount: MAX_ALIASES }) : node
@@ -168,6 +204,9 @@ export async function* readYaml(source: ByteSource, options: ReadOptions): Async
   let itemPrefix = ''
   let item = ''
   let itemLine = 0
+  // Items cut but not parsed yet: a few are parsed together, which costs less than one by one.
+  let batch: { text: string; line: number }[] = []
+  let batchChars = 0
   let raw = ''
   let rawLine = 1
   let rawKind = 'whole' as 'whole' | 'tail' | 'after'
@@ -185,23 +224,58 @@ export async function* readYaml(source: ByteSource, options: ReadOptions): Async
       prefix = ''
       rawLine = 1
     } else {
-      raw = item + line
+      // Items before are records whatever comes; from the first that does not read alone on, the rest is parsed whole.
+      const rest = flushBatch()
+      raw = (rest?.text ?? '') + item + line
       rawKind = 'tail'
-      rawLine = item ? itemLine : lineNo
+      rawLine = rest ? rest.line : item ? itemLine : lineNo
     }
     head = held = item = ''
     mode = 'raw'
   }
 
-  /** Parses the pending item alone; false when it does not read as one list item. */
-  const finishItem = (): boolean => {
-    if (!item) return true
-    const { doc, record } = parse('', item, itemLine)
-    const list = doc.contents
-    if (!isSeq(list) || list.items.length !== 1) return false
-    out.push(record(list.items[0] as Node))
-    item = ''
-    return true
+  /**
+   * Parses the items cut so far, several at once when they read as that many list items, else
+   * each alone (which names a bad item's own error). Returns the text from the first item that
+   * does not read as one list item on, with its line, for the whole-document parser.
+   */
+  const flushBatch = (): { text: string; line: number } | undefined => {
+    const items = batch
+    batch = []
+    batchChars = 0
+    if (items.length > 1) {
+      const { doc, record } = parse('', items.map((i) => i.text).join(''), items[0]!.line, false, false)
+      const list = doc.contents
+      if (!doc.errors.length && isSeq(list) && list.items.length === items.length) {
+        for (const node of list.items) out.push(record(node as Node))
+        return undefined
+      }
+    }
+    for (const [k, { text, line }] of items.entries()) {
+      const { doc, record } = parse('', text, line, false)
+      const list = doc.contents
+      if (!isSeq(list) || list.items.length !== 1) return { text: items.slice(k).map((i) => i.text).join(''), line }
+      out.push(record(list.items[0] as Node))
+    }
+    return undefined
+  }
+
+  /**
+   * Ends the pending item; its batch is parsed once large enough, or with `last`. False when an
+   * item does not read as one list item: it and the items after it are then the pending item.
+   */
+  const finishItem = (last = false): boolean => {
+    if (item) {
+      batch.push({ text: item, line: itemLine })
+      batchChars += item.length
+      item = ''
+    }
+    if (!last && batch.length < BATCH_ITEMS && batchChars < BATCH_CHARS) return true
+    const rest = flushBatch()
+    if (!rest) return true
+    item = rest.text
+    itemLine = rest.line
+    return false
   }
 
   /** Parses the header keys before the list; false when the whole document must be parsed instead. */
@@ -302,7 +376,7 @@ export async function* readYaml(source: ByteSource, options: ReadOptions): Async
       if (!finishItem()) return unsure(line)
       itemLine = lineNo
     } else if (indent <= keyIndent && !dash) {
-      if (!finishItem()) return unsure(line)
+      if (!finishItem(true)) return unsure(line)
       // The list has ended; the keys after it are kept and parsed at the end, after the list key.
       raw = line
       // A value for the list key: after an empty one, `yaml` places a duplicate key's error on the line above.
@@ -356,7 +430,13 @@ export async function* readYaml(source: ByteSource, options: ReadOptions): Async
       // `yaml` counts a byte-order mark as a column and refuses one before a bare list's `-`.
       if (text.startsWith('\uFEFF')) text = text.slice(1)
     }
-    feed(text)
+    try {
+      feed(text)
+    } catch (error) {
+      // The records before the one that failed are still delivered, in order.
+      yield* out
+      throw error
+    }
     yield* out
     out.length = 0
   }
@@ -369,7 +449,7 @@ export async function* readYaml(source: ByteSource, options: ReadOptions): Async
   carry = ''
   yield* out
   out.length = 0
-  if (mode === 'list' && !finishItem()) unsure('')
+  if (mode === 'list' && !finishItem(true)) unsure('')
   if (mode === 'pre') unsure('')
   yield* out
   out.length = 0

@@ -304,6 +304,55 @@ test('YAML: cut into items at any chunk size, the list reads as the whole docume
   })
 })
 
+test('YAML: a long list, parsed several items at a time, reads as the whole document; a bad item is named alone', async () => {
+  const item = (i: number) => [`  - id: c${i}`, `    input: |-`, `      line ${i}`, `      - not an item`, `    tags: [t${i}, "u, ${i}"]`, '']
+  const lines = ['description: many', 'tests:', ...Array.from({ length: 30 }, (_, i) => item(i)).flat(), 'after: 1', '']
+  const text = lines.join('\n')
+  const want = wholeDocument(text, 'tests')
+  assert.equal(want.records.length, 30)
+  for (const size of [3, 100, 1 << 20]) {
+    const opts = options(['tests'])
+    const records = await collect(readYaml(chunks(text, size), opts))
+    assert.deepEqual(records.map((r) => [r.value, r.line]), want.records, `chunks of ${size}`)
+    assert.deepEqual(opts.header, want.header)
+  }
+
+  // An anchor in the 12th item: the 11 before are read, the rest from that item on, whole.
+  const anchored = [...lines]
+  anchored[2 + 11 * 6] = '  - id: &anchor c11'
+  anchored[2 + 13 * 6] = '  - id: *anchor'
+  const anchoredText = anchored.join('\n')
+  const records = await collect(readYaml(chunks(anchoredText, 50), options(['tests'])))
+  assert.deepEqual(
+    records.map((r) => r.value),
+    (parseDocument(anchoredText).toJS() as { tests: unknown[] }).tests,
+  )
+  assert.deepEqual(
+    records.map((r) => r.line),
+    wholeDocument(anchoredText, 'tests').records.map(([, line]) => line),
+  )
+  assert.equal((records[13]!.value as { id: string }).id, 'c11')
+
+  // A bad 20th item fails where the whole document does; the 19 before it were delivered first.
+  const bad = [...lines]
+  bad[2 + 19 * 6 + 4] = '    tags: [open'
+  const lineCounter = new LineCounter()
+  const [error] = parseDocument(bad.join('\n'), { lineCounter }).errors
+  const seen: unknown[] = []
+  await assert.rejects(
+    (async () => {
+      for await (const r of readYaml(chunks(bad.join('\n'), 1 << 20), options(['tests']))) seen.push(r.value)
+    })(),
+    (e: DataError) => {
+      assert.equal(e.code, 'E_PARSE')
+      assert.equal(e.location.line, lineCounter.linePos(error!.pos[0]).line)
+      assert.ok(e.location.line! > 2 + 19 * 6)
+      return true
+    },
+  )
+  assert.deepEqual(seen, want.records.slice(0, 19).map(([value]) => value))
+})
+
 test('YAML: anchors, aliases and tags fall back to reading the document whole', async () => {
   const text = [
     'defaults: &defaults {judge: strict}',
