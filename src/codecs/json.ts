@@ -498,29 +498,25 @@ export function stringifyJson(value: unknown, options: { indent?: number; python
 }
 
 function pythonDumps(value: unknown): string {
-  // JSON.stringify's compact text, with a space after each `,` and `:` that is not inside a string.
-  const json = JSON.stringify(value) ?? 'null'
-  let out = ''
-  let last = 0
-  for (let i = 0; i < json.length; ) {
-    const c = json.charCodeAt(i)
-    if (c === 0x22) {
-      let end = json.indexOf('"', i + 1)
-      while (escaped(json, end)) end = json.indexOf('"', end + 1)
-      i = end + 1
-    } else if (c === 0x2c || c === 0x3a) {
-      out += json.slice(last, i + 1) + ' '
-      last = ++i
-    } else i++
+  // JSON.stringify's text for every leaf, with `, ` and `: ` between the parts of lists and objects.
+  if (typeof value !== 'object' || value === null) return JSON.stringify(value) ?? 'null'
+  if (Array.isArray(value)) {
+    let out = '['
+    for (let i = 0; i < value.length; i++) {
+      const item: unknown = value[i]
+      out += (i ? ', ' : '') + (item === undefined || typeof item === 'function' || typeof item === 'symbol' ? 'null' : pythonDumps(item))
+    }
+    return out + ']'
   }
-  return last === 0 ? json : out + json.slice(last)
-}
-
-/** Whether the quote at `at` is escaped: an odd run of backslashes before it. */
-function escaped(text: string, at: number): boolean {
-  let n = 0
-  while (text.charCodeAt(at - 1 - n) === 0x5c) n++
-  return (n & 1) === 1
+  let out = '{'
+  let first = true
+  for (const key of Object.keys(value)) {
+    const item: unknown = (value as Record<string, unknown>)[key]
+    if (item === undefined || typeof item === 'function' || typeof item === 'symbol') continue
+    out += (first ? '' : ', ') + JSON.stringify(key) + ': ' + pythonDumps(item)
+    first = false
+  }
+  return out + '}'
 }
 
 /** A JSON document: a top-level array, or an object with header keys and the list under `listKey`. */
