@@ -61,14 +61,16 @@ export function lostFields(original: EvalCase, roundTripped: EvalCase, ignore: r
   const carried: JsonObject = {}
   const a = original as Record<string, unknown>
   const b = roundTripped as Record<string, unknown>
-  const keys = new Set([...Object.keys(a), ...Object.keys(b)])
-  for (const key of keys) {
-    if (key === 'generated' || ignore.includes(key)) continue
+  const compare = (key: string): void => {
+    if (key === 'generated' || ignore.includes(key)) return
     if (key === 'extras') {
       const extras = lostExtras(original.extras ?? {}, roundTripped.extras ?? {})
       if (extras) carried.extras = extras
     } else if (!deepEqual(a[key], b[key])) carried[key] = a[key] === undefined ? null : (a[key] as JsonValue)
   }
+  // Every key of either side, once: the original's, then those only the round trip has.
+  for (const key of Object.keys(a)) compare(key)
+  for (const key of Object.keys(b)) if (!Object.hasOwn(a, key)) compare(key)
   return carried
 }
 

@@ -470,7 +470,8 @@ class CaseEncoder {
       return carried
     })
     if (carriedAll.every((carried) => Object.keys(carried).length === 0)) return record
-    const lost = [...new Set(carriedAll.flatMap(fieldNames))]
+    const lost: string[] = []
+    for (const carried of carriedAll) for (const name of fieldNames(carried)) if (!lost.includes(name)) lost.push(name)
 
     if (this.options.extras === false) {
       for (const field of lost) countField(this.report.dropped, field)
