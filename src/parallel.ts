@@ -170,6 +170,8 @@ class RowScanner {
   private inQuotes = false
   /** A quote ended the last chunk inside a quoted cell: the next byte says whether it closed it. */
   private quotePending = false
+  /** A CR outside quotes ended the last chunk: the next byte must be its LF. */
+  crPending = false
   /** The bytes before the current row's start in the current chunk: its first byte is at rowStart. */
   private rowStart = 0
   private previous = -1
@@ -223,6 +225,11 @@ class RowScanner {
       if (bytes[0] === QUOTE) k = 1
       else this.inQuotes = false
     }
+    if (this.crPending) {
+      this.crPending = false
+      if (bytes[0] !== LF) throw new Serial('a row that ends in a lone CR')
+    }
+    let cr = bytes.indexOf(CR)
     while (k < n) {
       if (this.inQuotes) {
         const close = bytes.indexOf(QUOTE, k)
@@ -242,6 +249,12 @@ class RowScanner {
       }
       const quote = bytes.indexOf(QUOTE, k)
       const stop = quote === -1 ? n : quote
+      // A lone CR ends a row too (see RowEnds in the CSV codec): rare enough to leave to one thread.
+      if (cr !== -1 && cr < k) cr = bytes.indexOf(CR, k)
+      for (; cr !== -1 && cr < stop; cr = bytes.indexOf(CR, cr + 1)) {
+        if (cr + 1 === n) this.crPending = true
+        else if (bytes[cr + 1] !== LF) throw new Serial('a row that ends in a lone CR')
+      }
       for (let nl = bytes.indexOf(LF, k); nl !== -1 && nl < stop; nl = bytes.indexOf(LF, nl + 1)) {
         this.line++
         // A CRLF or a lone LF ends a row (see RowEnds in the CSV codec); a row of nothing else is blank.
@@ -398,6 +411,8 @@ export async function locateRecords(
       size = position
       if (scanner.boundary !== -1) checkpoints.push({ offset: start + scanner.boundary, line: scanner.boundaryLine, index: scanner.boundaryIndex })
     }
+    // A file that ends in a lone CR ends its last row where only the reader can tell.
+    if (last?.crPending) return undefined
     const total = last ? last.index + (last.endsInRecord(size) ? 1 : 0) : 0
     const [from, to] = pick(total)
     const bytes: RecordBytes = { start: 0, end: size, line: 1 }

@@ -115,6 +115,20 @@ test('a CSV whose rows end in CRLF or a lone LF, in any mix, splits at row ends 
   assert.ok(text(6, 300).includes('\r\n'))
 })
 
+test('a CSV with rows that end in a lone CR converts in one thread, every row whole', async () => {
+  // Only the reader can tell where a lone CR ends a row, so the byte scan leaves such files whole.
+  const input = join(dir, 'lone-cr.csv')
+  let out = 'id,question,tail\n'
+  let rows = 0
+  for (; out.length < SPLIT_MIN_BYTES * 1.2; rows++) out += `q${rows},${cell(text(rows, 300))},t${rows}` + (rows % 7 === 3 ? '\r' : '\r\n')
+  writeFileSync(input, out)
+  const { one, parts, same } = await both({ input, output: '', from: 'csv', to: 'evalcase' }, false)
+  assert.ok(same)
+  assert.deepEqual(parts, one)
+  assert.ok(!(one instanceof Error))
+  assert.equal(one.records.written, rows)
+})
+
 test('a bad row in a later part fails at its own line, as in one thread', async () => {
   const input = join(dir, 'bad.csv')
   writeTable(input, 11000)

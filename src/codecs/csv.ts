@@ -2,7 +2,7 @@
  * CSV through papaparse's core parser, fed chunk by chunk: each call parses what is complete and
  * hands back the unfinished last row, so quoted newlines across chunks are kept whole. Every cell is
  * text; the header row names the columns. Rows end where pandas (DeepEval's CSV reader) and
- * Python's csv module end them: at a CRLF or a lone LF outside quoted cells, in any mix.
+ * Python's csv module end them: at a CRLF, a lone LF or a lone CR outside quoted cells, in any mix.
  */
 import Papa from 'papaparse'
 import { DataError } from '../errors.ts'
@@ -99,10 +99,8 @@ export async function* readCsv(source: ByteSource, options: ReadOptions): AsyncG
     return rows(result, consumed)
   }
   const start = (text: string): RowEnds => {
-    const nl = text.indexOf('\n')
-    let headerLine = nl === -1 ? text : text.slice(0, nl)
-    if (headerLine.endsWith('\r')) headerLine = headerLine.slice(0, -1)
-    const delimiter = options.delimiter ?? sniffDelimiter(headerLine)
+    const end = lineEnd(text)
+    const delimiter = options.delimiter ?? sniffDelimiter(end === -1 ? text : text.slice(0, end))
     const ParserClass = (Papa as unknown as { Parser: new (config: object) => CoreParser }).Parser
     parser = new ParserClass({ delimiter, newline: '\n', quoteChar: '"' })
     return new RowEnds(delimiter)
@@ -113,7 +111,7 @@ export async function* readCsv(source: ByteSource, options: ReadOptions): AsyncG
     if (!rowEnds) {
       head += text
       if (head.length > MAX_RECORD_CHARS) throw new DataError('E_PARSE', tooLong('row'), { file, line })
-      if (head.indexOf('\n') === -1) continue
+      if (lineEnd(head) === -1) continue
       rowEnds = start(head)
       text = head
       head = ''
@@ -138,10 +136,18 @@ const QUOTE = 0x22
 const LF = 0x0a
 const CR = 0x0d
 
+/** Where the first line of `text` ends (its CR or LF), or -1. */
+function lineEnd(text: string): number {
+  const lf = text.indexOf('\n')
+  const cr = text.indexOf('\r')
+  return cr === -1 ? lf : lf === -1 ? cr : Math.min(cr, lf)
+}
+
 /**
- * Makes each CRLF outside quoted cells an LF, chunk by chunk, so that papaparse (one newline per
- * file) ends rows where Python's csv reader does: at a CRLF or a lone LF, in any mix. Quoted cells
- * keep every character. A quote opens a quoted cell only at the start of a cell, as papaparse reads it.
+ * Makes each CRLF or lone CR outside quoted cells an LF, chunk by chunk, so that papaparse (one
+ * newline per file) ends rows where pandas and Python's csv module do: at a CRLF, an LF or a CR, in
+ * any mix. Quoted cells keep every character. A quote opens a quoted cell only at the start of a
+ * cell, as papaparse reads it.
  */
 export class RowEnds {
   private inQuotes = false
@@ -158,10 +164,9 @@ export class RowEnds {
     return this.scan(this.held + chunk, false)
   }
 
-  /** The rest, at the end of the file; a last CR outside quotes ends the last row. */
+  /** The rest, at the end of the file. */
   end(): string {
-    const rest = this.scan(this.held, true)
-    return !this.inQuotes && rest.endsWith('\r') ? rest.slice(0, -1) : rest
+    return this.scan(this.held, true)
   }
 
   private scan(text: string, final: boolean): string {
@@ -194,14 +199,14 @@ export class RowEnds {
           n = cr
           break
         }
-        if (text.charCodeAt(cr + 1) === LF) {
-          out += text.slice(copied, cr)
-          copied = cr + 1
-        }
+        // CRLF becomes LF; a lone CR (old Mac files) ends its row as well.
+        out += text.slice(copied, cr) + (text.charCodeAt(cr + 1) === LF ? '' : '\n')
+        copied = cr + 1
       }
       if (quote === -1 || quote >= n) break
       const before = quote > 0 ? text.charCodeAt(quote - 1) : this.previous
-      if (before === LF || before === this.delimiter) this.inQuotes = true
+      // After a row end (LF, or a CR, which outside quotes ends a row too) or a delimiter.
+      if (before === LF || before === CR || before === this.delimiter) this.inQuotes = true
       k = quote + 1
     }
     if (n < text.length) this.held = text.slice(n)

@@ -127,11 +127,13 @@ test('CSV: quoted newlines across chunks, CRLF, BOM, delimiters, line numbers', 
   assert.deepEqual(semi.map((r) => r.value), [{ q: '1', a: '2' }])
 })
 
-test('CSV: rows end at CRLF or a lone LF in any mix, as Python reads them; quoted cells keep theirs', async () => {
-  // The header ends in CRLF and later rows in LF, and the other way round; a lone CR is a cell's own.
+test('CSV: rows end at CRLF, LF or CR in any mix, as Python reads them; quoted cells keep theirs', async () => {
+  // The header ends in CRLF and later rows in LF, and the other way round; a lone CR ends a row too.
   const cases: [string, JsonObject[]][] = [
     ['q,a\r\n1,x\n2,"y\r\nz"\n3,"w"\r\n', [{ q: '1', a: 'x' }, { q: '2', a: 'y\r\nz' }, { q: '3', a: 'w' }]],
-    ['q,a\n1,x\r\n\r\n2,"cr\r"\r\n3,c\rd\n4,"""q"""\r\n5,e\r', [{ q: '1', a: 'x' }, { q: '2', a: 'cr\r' }, { q: '3', a: 'c\rd' }, { q: '4', a: '"q"' }, { q: '5', a: 'e' }]],
+    ['q,a\n1,x\r\n\r\n2,"cr\r"\r\n3,c\rd,\n4,"""q"""\r\n5,e\r', [{ q: '1', a: 'x' }, { q: '2', a: 'cr\r' }, { q: '3', a: 'c' }, { q: 'd', a: '' }, { q: '4', a: '"q"' }, { q: '5', a: 'e' }]],
+    // Old Mac files end every row in a lone CR.
+    ['q,a\r1,"x\r\ny"\r2,z\r', [{ q: '1', a: 'x\r\ny' }, { q: '2', a: 'z' }]],
     ['q,a\r\n1,"a""\r\n"",b"\r\n2,mid"quote\r\n', [{ q: '1', a: 'a"\r\n",b' }, { q: '2', a: 'mid"quote' }]],
   ]
   for (const [text, expected] of cases) {
@@ -152,7 +154,7 @@ test('CSV: any cells, written as Python quotes them with any mix of row ends, re
   const cellText = fc.array(piece, { maxLength: 5 }).map((p) => p.join(''))
   const table = fc.record({
     rows: fc.array(fc.tuple(cellText, cellText), { minLength: 1, maxLength: 6 }),
-    eols: fc.array(fc.constantFrom('\n', '\r\n'), { minLength: 7, maxLength: 7 }),
+    eols: fc.array(fc.constantFrom('\n', '\r\n', '\r'), { minLength: 7, maxLength: 7 }),
     size: fc.integer({ min: 1, max: 12 }),
   })
   await fc.assert(
