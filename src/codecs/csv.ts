@@ -149,7 +149,7 @@ function lineEnd(text: string): number {
  * any mix. Quoted cells keep every character. A quote opens a quoted cell only at the start of a
  * cell, as papaparse reads it.
  */
-export class RowEnds {
+class RowEnds {
   private inQuotes = false
   private previous = LF
   /** The end of the last chunk that the next character decides: a CR outside quotes, a quote inside. */
