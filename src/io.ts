@@ -1,11 +1,11 @@
 /** Files in and out: text sources, buffered sinks with back-pressure, and atomic outputs. */
-import { createReadStream, createWriteStream, type WriteStream } from 'node:fs'
+import { createWriteStream, type WriteStream } from 'node:fs'
 import { mkdir, open, readdir, realpath, rename, rm, stat } from 'node:fs/promises'
 import { basename, dirname, join, resolve } from 'node:path'
 import { randomBytes } from 'node:crypto'
 import { once } from 'node:events'
 import { DataError, EvalferryError, UsageError } from './errors.ts'
-import type { ByteSource, Sink } from './codecs/types.ts'
+import { countNewlines, type ByteSource, type Sink } from './codecs/types.ts'
 
 export const STDIO = '-'
 
@@ -85,7 +85,7 @@ async function* decodeUtf8(
     }
     bytes += buffer.length
     if (progress && path !== STDIO) progress.bytes = bytes
-    lines += countLines(text)
+    lines += countNewlines(text)
     if (text) yield text
   }
   let rest: string
@@ -98,12 +98,6 @@ async function* decodeUtf8(
 }
 
 const STRICT = new TextDecoder('utf-8', { fatal: true })
-
-function countLines(text: string): number {
-  let n = 0
-  for (let at = text.indexOf('\n'); at !== -1; at = text.indexOf('\n', at + 1)) n++
-  return n
-}
 
 /** The error for a chunk that does not decode: the line and byte offset of its first bad byte. */
 function invalidUtf8(path: string, buffer: Buffer, offset: number, line: number): DataError {
@@ -129,6 +123,34 @@ function invalidUtf8(path: string, buffer: Buffer, offset: number, line: number)
   const byte = buffer[at]
   const what = byte === undefined ? 'a truncated character' : `byte 0x${byte.toString(16).padStart(2, '0')}`
   return new DataError('E_PARSE', `invalid UTF-8: ${what} at byte offset ${offset + at}; the file must be UTF-8`, { file: path, line })
+}
+
+/**
+ * Collects a part's output as UTF-8 in one growing buffer of its own (never the shared pool's),
+ * so that it can be handed to another thread without a copy.
+ */
+export class BytesSink implements Sink {
+  private buffer: Buffer
+  private size = 0
+
+  /** `expected`: about how many bytes the output will take. */
+  constructor(expected: number) {
+    this.buffer = Buffer.allocUnsafeSlow(Math.max(1 << 16, Math.ceil(expected)))
+  }
+
+  async write(chunk: string | Uint8Array): Promise<void> {
+    const most = typeof chunk === 'string' ? chunk.length * 3 : chunk.length
+    if (this.size + most > this.buffer.length) {
+      const grown = Buffer.allocUnsafeSlow(Math.max(Math.ceil(this.buffer.length * 1.5), this.size + most))
+      this.buffer.copy(grown, 0, 0, this.size)
+      this.buffer = grown
+    }
+    this.size += typeof chunk === 'string' ? this.buffer.write(chunk, this.size) : (this.buffer.set(chunk, this.size), chunk.length)
+  }
+
+  bytes(): Uint8Array {
+    return this.buffer.subarray(0, this.size)
+  }
 }
 
 /** Collects small writes into large ones and waits for the stream to drain. */

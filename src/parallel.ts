@@ -13,9 +13,8 @@ import { availableParallelism } from 'node:os'
 import { Worker } from 'node:worker_threads'
 import { getAdapter } from '../adapters/index.ts'
 import type { Container } from '../adapters/types.ts'
-import { extname } from 'node:path'
 import { containerOf } from './codecs/index.ts'
-import { sniffDelimiter } from './codecs/csv.ts'
+import { namedDelimiter, sniffDelimiter } from './codecs/csv.ts'
 import type { ErrorCode, Location } from './errors.ts'
 import { AtomicFile, STDIO } from './io.ts'
 import { isRowMapper } from './mapping.ts'
@@ -166,6 +165,8 @@ class RowScanner {
   boundaryIndex = 0
   /** The header row's text, once a CSV's first row has ended. */
   header: string | undefined
+  /** Called after each row end (a CSV header's too) with the index of the next record, its byte offset and line. */
+  watch: ((index: number, offset: number, line: number) => void) | undefined
   private readonly head: Buffer[] = []
   private inQuotes = false
   /** A quote ended the last chunk inside a quoted cell: the next byte says whether it closed it. */
@@ -175,6 +176,8 @@ class RowScanner {
   /** The bytes before the current row's start in the current chunk: its first byte is at rowStart. */
   private rowStart = 0
   private previous = -1
+  /** JSON Lines: the current line holds more than space so far. */
+  private hasText = false
 
   constructor(
     private readonly csv: boolean,
@@ -195,9 +198,6 @@ class RowScanner {
     if (this.csv) this.scanCsv(bytes, position)
     else this.scanLines(bytes, position)
   }
-
-  /** Called after each row end (a CSV header's too) with the index of the next record, its byte offset and line. */
-  watch: ((index: number, offset: number, line: number) => void) | undefined
 
   private rowEnd(bytes: Buffer, at: number, position: number, blank: boolean): void {
     if (this.csv && this.header === undefined) {
@@ -289,7 +289,6 @@ class RowScanner {
     }
   }
 
-  private hasText = false
 }
 
 /** Whether bytes[from, to) hold more than ASCII space; a non-ASCII first character means one thread must decide. */
@@ -337,7 +336,7 @@ async function* scanFile(
         const bom = bytes[0] === 0xef && bytes[1] === 0xbb && bytes[2] === 0xbf ? 3 : 0
         let first = bytes.toString('utf8', bom, nl === -1 ? bytesRead : nl)
         if (first.endsWith('\r')) first = first.slice(0, -1)
-        const delimiter = extname(path).toLowerCase() === '.tsv' ? '\t' : sniffDelimiter(first)
+        const delimiter = namedDelimiter(path) ?? sniffDelimiter(first)
         scanner = new RowScanner(csv, delimiter.charCodeAt(0))
         scanner.watch = watch
       }

@@ -12,11 +12,10 @@ import { getAdapter } from '../adapters/index.ts'
 import type { Adapter, Container, DecodeContext, EncodeContext, FieldMapping, FileLayout, RowMapper } from '../adapters/types.ts'
 import { applyCarry, deepEqual, lostFields, withCarry } from './carry.ts'
 import { containerOf, readRecords, recordWriter } from './codecs/index.ts'
-import { LIST_KEY, type SourceRecord } from './codecs/types.ts'
+import { LIST_KEY, type Sink, type SourceRecord } from './codecs/types.ts'
 import { detect } from './detect.ts'
 import { DataError, EvalferryError, UsageError, type Location } from './errors.ts'
-import { AtomicFile, exists, STDIO } from './io.ts'
-import type { Sink } from './codecs/types.ts'
+import { AtomicFile, BytesSink, exists, STDIO } from './io.ts'
 import { isJsonObject, withoutFileKeys, withoutGenerated, type EvalCase, type JsonObject, type JsonValue } from './model.ts'
 import { addWarning, countField, newReport, type ConversionReport } from './report.ts'
 
@@ -619,34 +618,6 @@ export interface FileHead {
   layoutWarnings: ConversionReport['warnings']
   /** What a JSON Lines sidecar of the output holds. */
   sidecar: JsonObject
-}
-
-/**
- * Collects a part's output as UTF-8 in one growing buffer of its own (never the shared pool's),
- * so that it can be handed to another thread without a copy.
- */
-class BytesSink implements Sink {
-  private buffer: Buffer
-  private size = 0
-
-  /** `expected`: about how many bytes the output will take. */
-  constructor(expected: number) {
-    this.buffer = Buffer.allocUnsafeSlow(Math.max(1 << 16, Math.ceil(expected)))
-  }
-
-  async write(chunk: string | Uint8Array): Promise<void> {
-    const most = typeof chunk === 'string' ? chunk.length * 3 : chunk.length
-    if (this.size + most > this.buffer.length) {
-      const grown = Buffer.allocUnsafeSlow(Math.max(Math.ceil(this.buffer.length * 1.5), this.size + most))
-      this.buffer.copy(grown, 0, 0, this.size)
-      this.buffer = grown
-    }
-    this.size += typeof chunk === 'string' ? this.buffer.write(chunk, this.size) : (this.buffer.set(chunk, this.size), chunk.length)
-  }
-
-  bytes(): Uint8Array {
-    return this.buffer.subarray(0, this.size)
-  }
 }
 
 /** Reads the first cases of `options.input` and chooses the layout, as a whole-file conversion does. */

@@ -4,12 +4,18 @@
  * text; the header row names the columns. Rows end where pandas (DeepEval's CSV reader) and
  * Python's csv module end them: at a CRLF, a lone LF or a lone CR outside quoted cells, in any mix.
  */
+import { extname } from 'node:path'
 import Papa from 'papaparse'
 import { DataError } from '../errors.ts'
 import type { JsonObject } from '../model.ts'
-import { MAX_RECORD_CHARS, tooLong, type ByteSource, type ReadOptions, type RecordWriter, type Sink, type SourceRecord } from './types.ts'
+import { countNewlines, MAX_RECORD_CHARS, tooLong, type ByteSource, type ReadOptions, type RecordWriter, type Sink, type SourceRecord } from './types.ts'
 
 const DELIMITERS = [',', ';', '\t', '|']
+
+/** The delimiter a file's name fixes (a `.tsv` file's tab), or undefined: sniffed from its header. */
+export function namedDelimiter(path: string): string | undefined {
+  return extname(path).toLowerCase() === '.tsv' ? '\t' : undefined
+}
 
 /** The delimiter of a header line: the candidate that splits it most, outside quotes. */
 export function sniffDelimiter(headerLine: string): string {
@@ -260,12 +266,6 @@ class CsvRecord implements SourceRecord {
   get line(): number {
     return this.lines.lineOf(this.row)
   }
-}
-
-function countNewlines(text: string): number {
-  let n = 0
-  for (let at = text.indexOf('\n'); at !== -1; at = text.indexOf('\n', at + 1)) n++
-  return n
 }
 
 function lineCount(cells: string[]): number {

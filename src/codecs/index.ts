@@ -3,7 +3,7 @@ import { extname } from 'node:path'
 import type { Container, FileLayout } from '../../adapters/types.ts'
 import { UsageError } from '../errors.ts'
 import { textSource, rangeSource } from '../io.ts'
-import { csvWriter, readCsv } from './csv.ts'
+import { csvWriter, namedDelimiter, readCsv } from './csv.ts'
 import { jsonWriter, readJson } from './json.ts'
 import { jsonlWriter, readJsonl } from './jsonl.ts'
 import type { ReadOptions, RecordWriter, Sink, SourceRecord } from './types.ts'
@@ -53,7 +53,7 @@ export function readRecords(
     case 'jsonl':
       return readJsonl(source(), options)
     case 'csv':
-      return readCsv(source(), { ...options, delimiter: options.delimiter ?? (extname(path).toLowerCase() === '.tsv' ? '\t' : undefined) })
+      return readCsv(source(), { ...options, delimiter: options.delimiter ?? namedDelimiter(path) })
     case 'yaml':
       return readYaml(source(), options)
     case 'parquet':

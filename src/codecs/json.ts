@@ -7,7 +7,7 @@
  */
 import { DataError } from '../errors.ts'
 import type { JsonObject, JsonValue } from '../model.ts'
-import { MAX_RECORD_CHARS, tooLong, type ByteSource, type ReadOptions, type RecordWriter, type Sink, type SourceRecord } from './types.ts'
+import { countNewlines, MAX_RECORD_CHARS, tooLong, type ByteSource, type ReadOptions, type RecordWriter, type Sink, type SourceRecord } from './types.ts'
 
 /** Deeper than this, a document is refused before `JSON.parse` would exhaust the stack. */
 export const MAX_DEPTH = 2000
@@ -273,16 +273,6 @@ export async function* readJson(source: ByteSource, options: ReadOptions): Async
     for (const key of Object.keys(header)) delete header[key]
     yield { value: record, line: 1, index: 0 }
   }
-}
-
-function countNewlines(text: string, from: number, to: number): number {
-  let count = 0
-  let at = text.indexOf('\n', from)
-  while (at !== -1 && at < to) {
-    count++
-    at = text.indexOf('\n', at + 1)
-  }
-  return count
 }
 
 function findStringEnd(text: string, from: number): number {

@@ -8,6 +8,13 @@ export function tooLong(what: string): string {
   return `the ${what} is longer than ${MAX_RECORD_CHARS / (1024 * 1024)} MiB; evalferry holds one record in memory at a time and refuses larger ones`
 }
 
+/** The line breaks (LF) in `text`, or in its [from, to). */
+export function countNewlines(text: string, from = 0, to = text.length): number {
+  let n = 0
+  for (let at = text.indexOf('\n', from); at !== -1 && at < to; at = text.indexOf('\n', at + 1)) n++
+  return n
+}
+
 /** One parsed record and where it came from. */
 export interface SourceRecord {
   value: unknown

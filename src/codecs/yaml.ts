@@ -8,7 +8,7 @@ import { StringDecoder } from 'node:string_decoder'
 import { isMap, isScalar, isSeq, LineCounter, parseDocument, Scalar, stringify, type Document, type Node } from 'yaml'
 import { DataError } from '../errors.ts'
 import type { JsonObject } from '../model.ts'
-import { LIST_KEY, MAX_RECORD_CHARS, type ByteSource, type ReadOptions, type RecordWriter, type Sink, type SourceRecord } from './types.ts'
+import { countNewlines, LIST_KEY, MAX_RECORD_CHARS, type ByteSource, type ReadOptions, type RecordWriter, type Sink, type SourceRecord } from './types.ts'
 
 /** Aliases expanded per document before it is refused as an alias bomb. */
 const MAX_ALIASES = 1000
@@ -147,12 +147,6 @@ class Lines {
   }
 }
 
-const countLines = (text: string): number => {
-  let n = 0
-  for (let i = text.indexOf('\n'); i >= 0; i = text.indexOf('\n', i + 1)) n++
-  return n
-}
-
 export async function* readYaml(source: ByteSource, options: ReadOptions): AsyncGenerator<SourceRecord> {
   const { file, recordKeys, header } = options
   const decoder = new StringDecoder('utf8')
@@ -167,7 +161,7 @@ export async function* readYaml(source: ByteSource, options: ReadOptions): Async
     const source = prefix + text
     const lineCounter = many ? new LineCounter() : undefined
     const doc = parseDocument(source, lineCounter ? { ...PARSE_OPTIONS, lineCounter } : PARSE_OPTIONS)
-    const prefixLines = countLines(prefix)
+    const prefixLines = countNewlines(prefix)
     const lines = lineCounter ? undefined : new Lines(source)
     const where = (offset: number | undefined) => {
       const pos = lineCounter ? lineCounter.linePos(offset ?? 0) : lines!.at(offset ?? 0)
@@ -396,7 +390,7 @@ export async function* readYaml(source: ByteSource, options: ReadOptions): Async
   // A function, so that TypeScript does not keep `mode` narrowed across calls that change it.
   const isRaw = (): boolean => mode === 'raw'
   const checkRaw = () => {
-    if (prefix.length + raw.length > MAX_RECORD_CHARS) throw documentTooLong(rawLine + countLines(raw))
+    if (prefix.length + raw.length > MAX_RECORD_CHARS) throw documentTooLong(rawLine + countNewlines(raw))
   }
 
   const feed = (chunk: string) => {
