@@ -7,7 +7,11 @@
  *
  * Values read: strings, booleans and floats as they are; 64-bit integers as numbers when safe,
  * else as decimal strings; lists as arrays; structs and maps as objects; binary as base64; dates
- * as `YYYY-MM-DD`; timestamps as ISO strings (millisecond precision); decimals as strings.
+ * as `YYYY-MM-DD`; decimals as strings. Timestamps are ISO 8601 strings with as many fraction
+ * digits as their unit has (none for seconds, 3, 6 or 9), ending in `Z` when the column has a time
+ * zone (Arrow stores the UTC instant) and without one when it is naive, as Python prints it. Inside
+ * lists and structs Arrow JS hands them over as float milliseconds, so a nanosecond there keeps
+ * microsecond precision (its last three digits are zeros); top-level columns keep every digit.
  *
  * Column types written, from the layout's columns and the first batch of records:
  * - every non-null value a string → Utf8; a boolean → Bool;
@@ -252,6 +256,11 @@ function plainValues(data: Data): JsonValue[] | undefined {
       const values = data.values as Float64Array | Float32Array
       return mapValid(data, (i) => values[i]!)
     }
+    case Type.Timestamp: {
+      const values = data.values as BigInt64Array
+      const { unit, timezone } = type as DataType & { unit: number; timezone: string | null }
+      return mapValid(data, (i) => timestampText(values[i]!, unit, !!timezone))
+    }
     case Type.Int: {
       if ((type as DataType & { bitWidth: number }).bitWidth === 64) {
         const values = data.values as BigInt64Array | BigUint64Array
@@ -320,8 +329,14 @@ function converterFor(type: DataType): Convert {
       return (v: Uint8Array) => Buffer.from(v.buffer, v.byteOffset, v.byteLength).toString('base64')
     case Type.Date:
       return (v: number | Date) => new Date(typeof v === 'number' ? v : v.getTime()).toISOString().slice(0, 10)
-    case Type.Timestamp:
-      return (v: number | Date) => new Date(typeof v === 'number' ? v : v.getTime()).toISOString()
+    case Type.Timestamp: {
+      // Arrow JS gives milliseconds, fractional below that: back to whole units, as far as a float holds them.
+      const { unit, timezone } = type as DataType & { unit: number; timezone: string | null }
+      const exact = Math.min(unit, 2)
+      const scale = 10 ** (3 * exact - 3)
+      const pad = 10n ** BigInt(3 * (unit - exact))
+      return (v: number | Date) => timestampText(BigInt(Math.round((typeof v === 'number' ? v : v.getTime()) * scale)) * pad, unit, !!timezone)
+    }
     case Type.Time:
     case Type.Duration:
       return (v: number | bigint) => (typeof v === 'bigint' ? bigintToJson(v) : v)
@@ -366,6 +381,27 @@ function converterFor(type: DataType): Convert {
     default:
       return (v: unknown) => (typeof v === 'bigint' ? bigintToJson(v) : v === null || typeof v !== 'object' ? (v as JsonValue) : String(v))
   }
+}
+
+const UNITS_PER_SECOND = [1n, 1_000n, 1_000_000n, 1_000_000_000n]
+
+/**
+ * A timestamp of `units` since the epoch in Arrow's time unit `unit` (0 seconds … 3 nanoseconds),
+ * as ISO 8601 with the unit's fraction digits; beyond what a Date can show, the plain number.
+ */
+function timestampText(units: bigint, unit: number, zoned: boolean): JsonValue {
+  const perSecond = UNITS_PER_SECOND[unit] ?? 1n
+  let seconds = units / perSecond
+  let fraction = units % perSecond
+  if (fraction < 0n) {
+    fraction += perSecond
+    seconds -= 1n
+  }
+  const date = new Date(Number(seconds) * 1000)
+  if (Number.isNaN(date.getTime())) return bigintToJson(units)
+  const iso = date.toISOString()
+  const digits = unit > 0 ? '.' + fraction.toString().padStart(3 * unit, '0') : ''
+  return iso.slice(0, iso.length - 5) + digits + (zoned ? 'Z' : '')
 }
 
 function bigintToJson(v: bigint): number | string {

@@ -18,7 +18,11 @@ import {
   Struct,
   Table,
   tableToIPC,
+  type Timestamp,
+  TimestampMicrosecond,
   TimestampMillisecond,
+  TimestampNanosecond,
+  TimestampSecond,
   Utf8,
   vectorFromArray,
 } from 'apache-arrow'
@@ -224,6 +228,32 @@ test('stopping early releases the file', async () => {
   for await (const _ of readParquet(path, readOptions(path))) if (++seen === 10) break
   assert.equal(seen, 10)
   assert.ok((await stat(path)).size > 0)
+})
+
+test('timestamps keep every digit of their unit, and a time zone only when the column has one', async () => {
+  // pandas and pyarrow write microsecond and nanosecond timestamps; naive ones carry no zone.
+  const stamp = <T extends Timestamp>(type: T, values: bigint[]) =>
+    makeData({ type, length: values.length + 1, nullCount: 1, nullBitmap: new Uint8Array([0b011]), data: new BigInt64Array([...values, 0n]) })
+  const children = [
+    stamp(new TimestampMicrosecond('UTC'), [1_700_000_000_123_456n, -1n]),
+    stamp(new TimestampNanosecond(), [1_700_000_000_123_456_789n, 5n]),
+    stamp(new TimestampSecond('+02:00'), [1_700_000_000n, -86_401n]),
+    stamp(new TimestampMillisecond(), [1_700_000_000_120n, 0n]),
+  ]
+  const fields = children.map((data, i) => new Field(['us', 'ns', 's', 'ms'][i]!, data.type, true))
+  const listType = new List(new Field('item', new TimestampMicrosecond('UTC'), true))
+  const used = new Field('used', listType, true)
+  const usedValues = stamp(new TimestampMicrosecond('UTC'), [1_700_000_000_000_001n, 1_700_000_000_999_999n])
+  const lists = makeData({ type: listType, length: 3, nullCount: 0, valueOffsets: new Int32Array([0, 2, 3, 3]), child: usedValues })
+  const schema = new Schema([...fields, used])
+  const batch = new RecordBatch(schema, makeData({ type: new Struct(schema.fields), length: 3, nullCount: 0, children: [...children, lists] }))
+  const path = join(dir, 'stamps.parquet')
+  await writeFile(path, writeParquet(WasmTable.fromIPCStream(tableToIPC(new Table([batch]), 'stream'))))
+  assert.deepEqual((await readAll(path)).map((r) => r.value), [
+    { us: '2023-11-14T22:13:20.123456Z', ns: '2023-11-14T22:13:20.123456789', s: '2023-11-14T22:13:20Z', ms: '2023-11-14T22:13:20.120', used: ['2023-11-14T22:13:20.000001Z', '2023-11-14T22:13:20.999999Z'] },
+    { us: '1969-12-31T23:59:59.999999Z', ns: '1970-01-01T00:00:00.000000005', s: '1969-12-30T23:59:59Z', ms: '1970-01-01T00:00:00.000', used: [null] },
+    { us: null, ns: null, s: null, ms: null, used: [] },
+  ])
 })
 
 test('list items may be null; strings keep their bytes', async () => {
