@@ -200,10 +200,9 @@ function decode(record: unknown, ctx: DecodeContext): EvalCase | EvalCase[] {
     const typed: JsonObject = {}
     for (const [k, v] of Object.entries(row)) typed[k] = fromFeature(v, features[k])
     row = typed
-  } else {
-    rememberHeader(ctx, ctx.columns?.length ? ctx.columns : Object.keys(row))
   }
   const columns = features ? Object.keys(features) : ctx.columns?.length ? ctx.columns : Object.keys(row)
+  rememberHeader(ctx, columns)
   const decoded = mapRow(row, ctx.map, { ...options, columns })
   for (const c of Array.isArray(decoded) ? decoded : [decoded]) takeFileCarry(c, ctx)
   // The row's place in the dataset is worth keeping as data: it is written back as a `row_idx` column.

@@ -3,6 +3,9 @@ import assert from 'node:assert/strict'
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { writeFile } from 'node:fs/promises'
+import { Field, makeData, RecordBatch, Schema, Struct, Table, tableToIPC, TimestampMicrosecond, Utf8, vectorFromArray } from 'apache-arrow'
+import { Table as WasmTable, writeParquet } from 'parquet-wasm'
 import { fromFeature, toFeature } from '../../adapters/huggingface.ts'
 import { readRecords } from '../../src/codecs/index.ts'
 import { EvalferryError } from '../../src/errors.ts'
@@ -108,6 +111,45 @@ test('Parquet written carries the huggingface features: ClassLabel back to integ
   assert.deepEqual((stored as { label: number }[]).map((r) => r.label), [0, 0, 0])
   assert.equal((stored[1] as { extra: string }).extra, '{"varying":["keys"]}')
   assert.deepEqual(JSON.parse(JSON.stringify(await collect(out))), JSON.parse(JSON.stringify(cases)))
+})
+
+test('Parquet with features keeps its column names: question and answer stay question and answer', async () => {
+  // As `datasets` writes a QA split: well-known names that are not the canonical ones, and a timestamp.
+  const features = {
+    question: { dtype: 'string', _type: 'Value' },
+    answer: { dtype: 'string', _type: 'Value' },
+    created: { dtype: 'timestamp[us]', _type: 'Value' },
+  }
+  const created = makeData({ type: new TimestampMicrosecond(), length: 2, nullCount: 0, data: new BigInt64Array([1_700_000_000_123_456n, 0n]) })
+  const text = (values: string[]) => vectorFromArray(values, new Utf8()).data[0]!
+  const children = [text(['What is 2+2?', 'Capital of France?']), text(['4', 'Paris']), created]
+  const schema = new Schema(
+    children.map((data, i) => new Field(Object.keys(features)[i]!, data.type, true)),
+    new Map([['huggingface', JSON.stringify({ info: { features } })]]),
+  )
+  const batch = new RecordBatch(schema, makeData({ type: new Struct(schema.fields), length: 2, nullCount: 0, children }))
+  const source = join(work, 'qa.parquet')
+  await writeFile(source, writeParquet(WasmTable.fromIPCStream(tableToIPC(new Table([batch]), 'stream'))))
+
+  const cases = await collect(source)
+  assert.deepEqual(cases.map((c) => [c.input, c.expected_output]), [
+    [[{ role: 'user', content: 'What is 2+2?' }], [{ role: 'assistant', content: '4' }]],
+    [[{ role: 'user', content: 'Capital of France?' }], [{ role: 'assistant', content: 'Paris' }]],
+  ])
+  const expected = [
+    { question: 'What is 2+2?', answer: '4', created: '2023-11-14T22:13:20.123456' },
+    { question: 'Capital of France?', answer: 'Paris', created: '1970-01-01T00:00:00.000000' },
+  ]
+  for (const out of ['qa-out.parquet', 'qa-out.jsonl']) {
+    const path = join(work, out)
+    await write(cases, path, { to: 'hf' })
+    const written = (await rows(path)) as Record<string, unknown>[]
+    assert.deepEqual(written.map(({ evalferry: _, ...row }) => row), expected, out)
+    // The timestamp is written as text, so the source's features ride on the first row.
+    const carried = written[0]!.evalferry
+    const carry = (typeof carried === 'string' ? JSON.parse(carried) : carried) as { $file: { features: typeof features } }
+    assert.deepEqual(carry.$file.features.created, { dtype: 'timestamp[us]', _type: 'Value' }, out)
+  }
 })
 
 test('features: ClassLabel -1 is missing, Json text is parsed, lists map their items', () => {
