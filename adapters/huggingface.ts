@@ -7,12 +7,15 @@
  * integer becomes its name in the case (-1, missing, becomes null); a Json column's text is parsed;
  * Image and Audio cells keep their source (`{src, height, width}`, a list of `{src, type}`, bytes
  * as base64). The features travel with the first case (`extras.hf.$file.features`). Parquet is
- * written with the `huggingface` metadata so that `datasets` loads the right features: ClassLabel
- * columns go back to integers, and every column the Parquet writer cannot type exactly (objects of
- * varying keys, lists of numbers, images) is a JSON-text column with the feature `{"_type": "Json"}`.
+ * written with the `huggingface` metadata so that `datasets` loads the right features: each column
+ * has the Parquet type its feature names (integers of their width, lists, dicts as structs, a
+ * Sequence of a dict as a struct of lists, ClassLabel as integers); a value its column cannot hold
+ * is written as null and carried. Columns the Parquet writer cannot type exactly (objects of
+ * varying keys, images, timestamps) are JSON-text columns with the feature `{"_type": "Json"}`.
  * JSON Lines and CSV have no features, so ClassLabel columns are written as their names there.
  */
 import { deepEqual } from '../src/carry.ts'
+import { fitsColumnType, type ColumnType, type PrimitiveColumnType } from '../src/codecs/types.ts'
 import { fieldError } from '../src/errors.ts'
 import { caseToRow, defaultColumns, mapRow, type RowOptions } from '../src/mapping.ts'
 import { CARRY_KEY, isJsonObject, type EvalCase, type JsonObject, type JsonValue } from '../src/model.ts'
@@ -84,9 +87,19 @@ function innerOf(feature: Feature | undefined): Feature | undefined {
   return (t === 'List' || t === 'Sequence' || t === 'LargeList') && isJsonObject(feature) ? feature.feature : undefined
 }
 
+/** A Sequence of a dict, which `datasets` stores as a dict of lists: that dict of List features. */
+function asDictOfLists(feature: Feature | undefined): JsonObject | undefined {
+  const inner = typeOf(feature) === 'Sequence' ? innerOf(feature) : undefined
+  if (!isJsonObject(inner) || typeOf(inner) !== undefined) return undefined
+  const out: JsonObject = {}
+  for (const [key, f] of Object.entries(inner)) out[key] = { feature: f, _type: 'List' }
+  return out
+}
+
 /** A stored cell to its canonical value under its feature (ClassLabel index → name, Json text → value). */
 export function fromFeature(value: JsonValue, feature: Feature | undefined): JsonValue {
   if (value === null || feature === undefined) return value
+  feature = asDictOfLists(feature) ?? feature
   const t = typeOf(feature)
   if (t === 'ClassLabel' && typeof value === 'number' && isJsonObject(feature) && Array.isArray(feature.names)) {
     if (value === -1) return null
@@ -121,16 +134,68 @@ export function toFeature(value: JsonValue, feature: Feature | undefined): JsonV
   }
   if (value === null) return null
   if (t === 'Json') return JSON.stringify(value)
-  if (t === 'Value' && isJsonObject(feature)) {
-    const dtype = String(feature.dtype)
-    // A value the column's type cannot hold is left for the carry; text columns take its JSON.
-    if (/string/.test(dtype)) return typeof value === 'string' ? value : JSON.stringify(value)
-    if (dtype === 'bool') return typeof value === 'boolean' ? value : null
-    return typeof value === 'number' ? value : null
-  }
+  // Text columns take a value's JSON; other values a column cannot hold are written as null by `encode`, and carried.
+  if (t === 'Value' && isJsonObject(feature)) return /string/.test(String(feature.dtype)) && typeof value !== 'string' ? JSON.stringify(value) : value
+  const dict = asDictOfLists(feature) ?? (t === undefined && isJsonObject(feature) ? feature : undefined)
+  if (dict && isJsonObject(value)) return mapValues(value, (v, key) => toFeature(v, dict[key]))
   const inner = innerOf(feature)
-  if (inner !== undefined) return Array.isArray(value) ? value.map((v) => toFeature(v, inner)) : null
+  if (inner !== undefined && Array.isArray(value)) return value.map((v) => toFeature(v, inner))
   return value
+}
+
+const DTYPES: Record<string, PrimitiveColumnType> = {
+  string: 'string',
+  large_string: 'string',
+  bool: 'bool',
+  int8: 'int8',
+  int16: 'int16',
+  int32: 'int32',
+  int64: 'int64',
+  uint8: 'uint8',
+  uint16: 'uint16',
+  uint32: 'uint32',
+  uint64: 'uint64',
+  float16: 'float32',
+  float32: 'float32',
+  float: 'float32',
+  float64: 'float64',
+  double: 'float64',
+}
+
+/**
+ * The Parquet column type `datasets` stores a feature as, where the writer can: Values of text,
+ * booleans, integers and floats; ClassLabel as int64; lists; dicts as structs, and a Sequence of a
+ * dict as a struct of lists, as `datasets` lays it out. Others (timestamps, Json, Image...) are
+ * undefined.
+ */
+function columnTypeOf(feature: Feature | undefined): ColumnType | undefined {
+  const t = typeOf(feature)
+  if (!isJsonObject(feature) && !Array.isArray(feature)) return undefined
+  if (t === 'Value') return DTYPES[String((feature as JsonObject).dtype)]
+  if (t === 'ClassLabel') return 'int64'
+  const inner = innerOf(feature)
+  if (inner !== undefined) {
+    // A Sequence of fixed length is a fixed-size list, which the writer does not build.
+    if (t === 'Sequence' && (feature as JsonObject).length !== undefined && (feature as JsonObject).length !== -1) return undefined
+    const dict = asDictOfLists(feature)
+    if (dict) return columnTypeOf(dict)
+    const item = columnTypeOf(inner)
+    return item && { list: item }
+  }
+  if (t !== undefined || Array.isArray(feature)) return undefined
+  const struct: Record<string, ColumnType> = {}
+  for (const [key, f] of Object.entries(feature)) {
+    const type = columnTypeOf(f)
+    if (!type) return undefined
+    struct[key] = type
+  }
+  return { struct }
+}
+
+function mapValues(object: JsonObject, f: (value: JsonValue, key: string) => JsonValue): JsonObject {
+  const out: JsonObject = {}
+  for (const [key, value] of Object.entries(object)) out[key] = f(value, key)
+  return out
 }
 
 const STRING: Feature = { dtype: 'string', _type: 'Value' }
@@ -141,15 +206,8 @@ const JSON_FEATURE: Feature = { _type: 'Json' }
  * it as `datasets` expects (text, numbers, booleans, ClassLabel, lists of text), else Json text.
  */
 function writableFeature(feature: Feature | undefined, values: JsonValue[]): Feature {
-  const t = typeOf(feature)
-  if (t === 'ClassLabel') return feature!
-  if (t === 'Value' && isJsonObject(feature)) {
-    const dtype = String(feature.dtype)
-    if (/string|^bool$|^u?int\d+$|^float\d+$|^double$/.test(dtype)) return feature
-    return STRING
-  }
-  const inner = innerOf(feature)
-  if (inner !== undefined && typeOf(inner) === 'Value' && isJsonObject(inner) && /string/.test(String(inner.dtype))) return feature!
+  if (feature !== undefined && columnTypeOf(feature)) return feature
+  if (typeOf(feature) === 'Value') return STRING
   if (feature !== undefined) return JSON_FEATURE
   const present = values.filter((v) => v !== null)
   if (present.length === 0) return JSON_FEATURE
@@ -223,8 +281,13 @@ function encode(original: EvalCase, ctx: EncodeContext): JsonObject {
   const row = caseToRow(c, header, { ...options, fill: ctx.container !== 'jsonl', ...(map ? { map } : {}) })
   const features = ctx.layout ? layoutFeatures.get(ctx.layout) : undefined
   if (!features) return row
+  const types = ctx.layout?.columnTypes ?? {}
   const stored: JsonObject = {}
-  for (const [k, v] of Object.entries(row)) stored[k] = toFeature(v, features[k])
+  for (const [k, v] of Object.entries(row)) {
+    const cell = toFeature(v, features[k])
+    // A value its column's type cannot hold is written as null, and the carry keeps it.
+    stored[k] = types[k] && !fitsColumnType(types[k], cell) ? null : cell
+  }
   return stored
 }
 
@@ -269,10 +332,16 @@ const huggingface: Adapter = {
       const features: Features = {}
       for (const col of cols) features[col] = writableFeature(source?.[col], rows.map((r) => r[col] ?? null))
       if (cols.includes(CARRY_KEY)) features[CARRY_KEY] = JSON_FEATURE
+      const columnTypes: Record<string, ColumnType> = {}
+      for (const col of cols) {
+        const type = columnTypeOf(features[col])
+        if (type) columnTypes[col] = type
+      }
       const l: FileLayout = {
         columns: cols,
         header: { features },
         schemaMetadata: { huggingface: JSON.stringify({ info: { features } }) },
+        columnTypes,
       }
       layoutFeatures.set(l, features)
       const map = layoutMaps.get(layout)

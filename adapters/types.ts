@@ -1,3 +1,4 @@
+import type { ColumnType } from '../src/codecs/types.ts'
 import type { EvalCase, JsonObject } from '../src/model.ts'
 
 export type FormatName = 'evalcase' | 'deepeval' | 'langsmith' | 'hf' | 'csv' | 'evals'
@@ -66,6 +67,8 @@ export interface FileLayout {
   newline?: '\n' | '\r\n'
   /** File-level metadata for Parquet (the `huggingface` features key). */
   schemaMetadata?: Record<string, string>
+  /** Parquet column types to write instead of inferring them from the first records. */
+  columnTypes?: Record<string, ColumnType>
 }
 
 export interface SniffSample {

@@ -19,8 +19,9 @@
  * - an array of strings (or nulls) → List<Utf8>;
  * - anything else (objects, mixed types, empty lists only, nulls only) → Utf8 holding JSON text,
  *   marked with field metadata `evalferry: json` so that this reader parses it back.
- * A later value that does not fit its column's type is an E_FIELD error, since a streamed schema
- * cannot change. A missing key is written as null.
+ * A layout's `columnTypes` name a column's type instead (integers of each width, float32, lists,
+ * structs), as `datasets` features do. A later value that does not fit its column's type is an
+ * E_FIELD error, since a streamed schema cannot change. A missing key is written as null.
  */
 import { openAsBlob } from 'node:fs'
 import {
@@ -28,7 +29,11 @@ import {
   type Data,
   DataType,
   Field,
+  Float32,
   Float64,
+  Int8,
+  Int16,
+  Int32,
   Int64,
   List,
   makeData,
@@ -39,6 +44,10 @@ import {
   tableFromIPC,
   tableToIPC,
   Type,
+  Uint8,
+  Uint16,
+  Uint32,
+  Uint64,
   Utf8,
   util,
   vectorFromArray,
@@ -56,7 +65,7 @@ import {
 import { DataError, EvalferryError } from '../errors.ts'
 import { ioError, STDIO } from '../io.ts'
 import type { JsonObject, JsonValue } from '../model.ts'
-import type { ReadOptions, RecordWriter, Sink, SourceRecord } from './types.ts'
+import { fitsColumnType, integerOf, isIntColumnType, type ColumnType, type ReadOptions, type RecordWriter, type Sink, type SourceRecord } from './types.ts'
 
 /** Field metadata that marks a Utf8 column as JSON text written by evalferry. */
 export const JSON_COLUMN_KEY = 'evalferry'
@@ -418,7 +427,7 @@ function decimalToString(unscaled: bigint, scale: number): string {
 // ---------------------------------------------------------------------------------------------
 // Writing
 
-type ColumnKind = 'string' | 'bool' | 'int' | 'float' | 'strings' | 'json'
+type ColumnKind = 'string' | 'bool' | 'int' | 'float' | 'strings' | 'json' | 'typed'
 
 /** The kind of column that holds every value of a sample losslessly. */
 function inferKind(values: Iterable<unknown>): ColumnKind {
@@ -458,7 +467,62 @@ function arrowType(kind: ColumnKind): DataType {
       return new Float64()
     case 'strings':
       return new List(new Field('item', new Utf8(), true))
+    case 'typed':
+      throw new Error('a typed column takes its type from the layout')
   }
+}
+
+/** The Arrow type of a column type the layout names. */
+function arrowTypeOf(type: ColumnType): DataType {
+  if (typeof type === 'object') {
+    if ('list' in type) return new List(new Field('item', arrowTypeOf(type.list), true))
+    return new Struct(Object.entries(type.struct).map(([name, t]) => new Field(name, arrowTypeOf(t), true)))
+  }
+  switch (type) {
+    case 'string':
+      return new Utf8()
+    case 'bool':
+      return new Bool()
+    case 'float32':
+      return new Float32()
+    case 'float64':
+      return new Float64()
+    case 'int8':
+      return new Int8()
+    case 'int16':
+      return new Int16()
+    case 'int32':
+      return new Int32()
+    case 'int64':
+      return new Int64()
+    case 'uint8':
+      return new Uint8()
+    case 'uint16':
+      return new Uint16()
+    case 'uint32':
+      return new Uint32()
+    case 'uint64':
+      return new Uint64()
+  }
+}
+
+/** A value that fits `type` as Arrow JS builds it: 64-bit integers as BigInt, struct keys all present. */
+function arrowValue(type: ColumnType, value: JsonValue | undefined): unknown {
+  if (value === null || value === undefined) return null
+  if (typeof type === 'object') {
+    if ('list' in type) return (value as JsonValue[]).map((item) => arrowValue(type.list, item))
+    const out: Record<string, unknown> = {}
+    for (const [key, t] of Object.entries(type.struct)) out[key] = arrowValue(t, (value as JsonObject)[key])
+    return out
+  }
+  if (type === 'int64' || type === 'uint64') return integerOf(value)
+  return isIntColumnType(type) ? Number(value) : value
+}
+
+function describeColumnType(type: ColumnType): string {
+  if (typeof type === 'string') return type
+  if ('list' in type) return `list<${describeColumnType(type.list)}>`
+  return `struct<${Object.entries(type.struct).map(([k, t]) => `${k}: ${describeColumnType(t)}`).join(', ')}>`
 }
 
 const KIND_NAMES: Record<ColumnKind, string> = {
@@ -468,6 +532,7 @@ const KIND_NAMES: Record<ColumnKind, string> = {
   float: 'numbers',
   strings: 'lists of strings',
   json: 'JSON',
+  typed: 'values of its type',
 }
 
 /** A value as its column stores it, or undefined when it does not fit. */
@@ -486,6 +551,8 @@ function cell(kind: ColumnKind, v: unknown): unknown {
       return Array.isArray(v) && v.every((x) => x === null || typeof x === 'string') ? v : undefined
     case 'json':
       return JSON.stringify(v)
+    case 'typed':
+      throw new Error('a typed column is checked against its type')
   }
 }
 
@@ -494,7 +561,11 @@ function cell(kind: ColumnKind, v: unknown): unknown {
  * exceed `batchBytes`), zstd-compressed. The layout's `schemaMetadata` becomes both the Arrow
  * schema metadata and top-level Parquet key-value metadata, where pyarrow and `datasets` read it.
  */
-export function parquetWriter(sink: Sink, layout: { columns?: string[]; schemaMetadata?: Record<string, string> }, options: ParquetWriteOptions = {}): RecordWriter {
+export function parquetWriter(
+  sink: Sink,
+  layout: { columns?: string[]; schemaMetadata?: Record<string, string>; columnTypes?: Record<string, ColumnType> },
+  options: ParquetWriteOptions = {},
+): RecordWriter {
   const batchRows = options.batchRows ?? DEFAULT_BATCH_ROWS
   const batchBytes = options.batchBytes ?? DEFAULT_BATCH_BYTES
   const metadata = new Map(Object.entries(layout.schemaMetadata ?? {}).filter(([k]) => k !== ARROW_SCHEMA_KEY))
@@ -515,10 +586,13 @@ export function parquetWriter(sink: Sink, layout: { columns?: string[]; schemaMe
     const seen = new Set(names)
     for (const record of sample) for (const key of Object.keys(record)) if (!seen.has(key)) seen.add(key), names.push(key)
     columns = names
-    kinds = names.map((name) => inferKind(sample.map((r) => r[name])))
-    const fields = names.map(
-      (name, i) => new Field(name, arrowType(kinds[i]!), true, kinds[i] === 'json' ? new Map([[JSON_COLUMN_KEY, JSON_COLUMN_VALUE]]) : undefined),
-    )
+    const declared = layout.columnTypes ?? {}
+    kinds = names.map((name) => (declared[name] ? 'typed' : inferKind(sample.map((r) => r[name]))))
+    const fields = names.map((name, i) => {
+      const kind = kinds[i]!
+      if (kind === 'typed') return new Field(name, arrowTypeOf(declared[name]!), true)
+      return new Field(name, arrowType(kind), true, kind === 'json' ? new Map([[JSON_COLUMN_KEY, JSON_COLUMN_VALUE]]) : undefined)
+    })
     schema = new Schema(fields, metadata)
   }
 
@@ -526,15 +600,17 @@ export function parquetWriter(sink: Sink, layout: { columns?: string[]; schemaMe
     const cols = columns!
     const children = cols.map((name, c) => {
       const kind = kinds[c]!
+      const declared = kind === 'typed' ? layout.columnTypes![name]! : undefined
       const values = new Array<unknown>(records.length)
       for (let r = 0; r < records.length; r++) {
         const record = records[r]!
         const raw = record[name]
-        const v = cell(kind, raw)
+        const v = declared ? (fitsColumnType(declared, raw) ? arrowValue(declared, raw) : undefined) : cell(kind, raw)
         if (v === undefined) {
+          const holds = declared ? `is ${describeColumnType(declared)}` : `holds ${KIND_NAMES[kind]} in the first records`
           throw new DataError(
             'E_FIELD',
-            `column "${name}" holds ${KIND_NAMES[kind]} in the first records, but this record has ${JSON.stringify(raw)?.slice(0, 60)}; a Parquet column has one type`,
+            `column "${name}" ${holds}, but this record has ${JSON.stringify(raw)?.slice(0, 60)}; a Parquet column has one type`,
             { record: written + r, field: name },
           )
         }

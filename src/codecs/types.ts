@@ -1,4 +1,4 @@
-import type { JsonObject } from '../model.ts'
+import type { JsonObject, JsonValue } from '../model.ts'
 
 /** Longer records are refused, so that memory stays bounded whatever a file holds. */
 export const MAX_RECORD_CHARS = 32 * 1024 * 1024
@@ -51,6 +51,59 @@ export interface ReadOptions {
    * row groups that hold them; other containers give every record and leave the choice to the caller.
    */
   recordRange?: [number, number]
+}
+
+/**
+ * A Parquet column's type when the writer is told it instead of inferring it from the values (a
+ * `datasets` feature, say): a primitive, a list of one type, or a struct of named types.
+ */
+export type ColumnType = PrimitiveColumnType | { list: ColumnType } | { struct: Record<string, ColumnType> }
+export type PrimitiveColumnType = 'string' | 'bool' | 'float32' | 'float64' | keyof typeof INT_RANGES
+
+const INT_RANGES = {
+  int8: [-(2n ** 7n), 2n ** 7n - 1n],
+  int16: [-(2n ** 15n), 2n ** 15n - 1n],
+  int32: [-(2n ** 31n), 2n ** 31n - 1n],
+  int64: [-(2n ** 63n), 2n ** 63n - 1n],
+  uint8: [0n, 2n ** 8n - 1n],
+  uint16: [0n, 2n ** 16n - 1n],
+  uint32: [0n, 2n ** 32n - 1n],
+  uint64: [0n, 2n ** 64n - 1n],
+} as const
+
+export function isIntColumnType(type: ColumnType): type is keyof typeof INT_RANGES {
+  return typeof type === 'string' && type in INT_RANGES
+}
+
+/** An integer cell as a BigInt: a safe integer, or the decimal text the reader gives larger ones as. */
+export function integerOf(value: JsonValue): bigint | undefined {
+  if (typeof value === 'number') return Number.isSafeInteger(value) ? BigInt(value) : undefined
+  return typeof value === 'string' && /^-?\d{1,20}$/.test(value) ? BigInt(value) : undefined
+}
+
+/** Whether a column of `type` holds `value` exactly (null fits every type; a struct takes no other keys). */
+export function fitsColumnType(type: ColumnType, value: JsonValue | undefined): boolean {
+  if (value === null || value === undefined) return true
+  if (typeof type === 'object') {
+    if ('list' in type) return Array.isArray(value) && value.every((item) => fitsColumnType(type.list, item))
+    if (typeof value !== 'object' || Array.isArray(value)) return false
+    return Object.keys(value).every((key) => key in type.struct) && Object.entries(type.struct).every(([key, t]) => fitsColumnType(t, value[key]))
+  }
+  switch (type) {
+    case 'string':
+      return typeof value === 'string'
+    case 'bool':
+      return typeof value === 'boolean'
+    case 'float64':
+      return typeof value === 'number'
+    case 'float32':
+      return typeof value === 'number' && Math.fround(value) === value
+    default: {
+      const n = integerOf(value)
+      const [min, max] = INT_RANGES[type]
+      return n !== undefined && n >= min && n <= max
+    }
+  }
 }
 
 export type ByteSource = AsyncIterable<Buffer | string> | Iterable<Buffer | string>

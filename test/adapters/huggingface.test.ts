@@ -152,6 +152,21 @@ test('Parquet with features keeps its column names: question and answer stay que
   }
 })
 
+test('Parquet columns keep their features\' types; a value its column cannot hold is written as null and carried', async () => {
+  const cases = await collect(join(FIXTURES, 'squad.parquet'))
+  cases[0]!.metadata = { ...cases[0]!.metadata, answerable: 'maybe' }
+  cases[1]!.metadata = { ...cases[1]!.metadata, answers: { text: ['a copper statue'], answer_start: [2 ** 40] } }
+  const out = join(work, 'squad-changed.parquet')
+  await write(cases, out, { to: 'hf' })
+  const stored = (await rows(out)) as Record<string, unknown>[]
+  assert.deepEqual(stored.map((r) => [r.answerable, r.answers]), [
+    [null, { text: ['Saint Bernadette Soubirous'], answer_start: [230] }],
+    [1, null],
+    [0, { text: [], answer_start: [] }],
+  ])
+  assert.deepEqual(JSON.parse(JSON.stringify(await collect(out))), JSON.parse(JSON.stringify(cases)))
+})
+
 test('features: ClassLabel -1 is missing, Json text is parsed, lists map their items', () => {
   const label = { names: ['a', 'b'], _type: 'ClassLabel' }
   assert.equal(fromFeature(-1, label), null)

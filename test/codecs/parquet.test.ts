@@ -29,9 +29,9 @@ import {
 import { Table as WasmTable, writeParquet } from 'parquet-wasm'
 import { asyncBufferFromFile, parquetMetadataAsync, parquetReadObjects } from 'hyparquet'
 import { DataError } from '../../src/errors.ts'
-import type { JsonObject } from '../../src/model.ts'
+import type { JsonObject, JsonValue } from '../../src/model.ts'
 import { parquetWriter, readParquet, type ParquetWriteOptions } from '../../src/codecs/parquet.ts'
-import type { ReadOptions, Sink, SourceRecord } from '../../src/codecs/types.ts'
+import type { ColumnType, ReadOptions, Sink, SourceRecord } from '../../src/codecs/types.ts'
 
 const dir = await mkdtemp(join(tmpdir(), 'evalferry-parquet-'))
 test.after(() => rm(dir, { recursive: true, force: true }))
@@ -39,7 +39,7 @@ test.after(() => rm(dir, { recursive: true, force: true }))
 let fileCount = 0
 async function writeRecords(
   records: JsonObject[],
-  layout: { columns?: string[]; schemaMetadata?: Record<string, string> } = {},
+  layout: { columns?: string[]; schemaMetadata?: Record<string, string>; columnTypes?: Record<string, ColumnType> } = {},
   options: ParquetWriteOptions = {},
 ): Promise<string> {
   const chunks: Uint8Array[] = []
@@ -254,6 +254,39 @@ test('timestamps keep every digit of their unit, and a time zone only when the c
     { us: '1969-12-31T23:59:59.999999Z', ns: '1970-01-01T00:00:00.000000005', s: '1969-12-30T23:59:59Z', ms: '1970-01-01T00:00:00.000', used: [null] },
     { us: null, ns: null, s: null, ms: null, used: [] },
   ])
+})
+
+test('declared column types: each width and nesting is written as named; a value that does not fit is an error naming it', async () => {
+  const columnTypes: Record<string, ColumnType> = {
+    small: 'int8',
+    big: 'uint64',
+    ratio: 'float32',
+    spans: { list: { struct: { start: 'int32', label: 'string' } } },
+  }
+  const rows: JsonObject[] = [
+    { small: -128, big: '18446744073709551615', ratio: 0.5, spans: [{ start: 3, label: 'x' }, { start: 9, label: null }] },
+    { small: null, big: 7, ratio: null, spans: [] },
+  ]
+  const path = await writeRecords(rows, { columns: Object.keys(columnTypes), columnTypes })
+  const metadata = await parquetMetadataAsync(await asyncBufferFromFile(path))
+  const types = Object.fromEntries(
+    metadata.schema.slice(1).map((s) => {
+      const logical = s.logical_type as { type?: string; bitWidth?: number; isSigned?: boolean } | undefined
+      return [s.name, [s.type, logical?.type, logical?.bitWidth, logical?.isSigned]]
+    }),
+  )
+  assert.deepEqual(types.small, ['INT32', 'INTEGER', 8, true])
+  assert.deepEqual(types.big, ['INT64', 'INTEGER', 64, false])
+  assert.equal(types.ratio![0], 'FLOAT')
+  assert.equal(types.start![0], 'INT32')
+  assert.deepEqual((await readAll(path)).map((r) => r.value), [{ ...rows[0], big: '18446744073709551615' }, rows[1]])
+
+  for (const [column, value] of [['small', 128], ['ratio', 0.1], ['spans', [{ start: 1, label: 'x', extra: true }]]] as const) {
+    await assert.rejects(
+      writeRecords([{ [column]: value as JsonValue }], { columns: [column], columnTypes: { [column]: columnTypes[column]! } }),
+      (e: DataError) => e.code === 'E_FIELD' && e.location.field === column && e.message.includes(`column "${column}" is `),
+    )
+  }
 })
 
 test('list items may be null; strings keep their bytes', async () => {
