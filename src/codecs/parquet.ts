@@ -616,7 +616,7 @@ export function parquetWriter(
         }
         values[r] = v
       }
-      if (kind === 'string' || kind === 'json') return utf8Data(values as (string | null)[])
+      if (kind === 'string' || kind === 'json' || declared === 'string') return utf8Data(values as (string | null)[])
       return vectorFromArray(values, schema!.fields[c]!.type).data[0]!
     })
     for (const [r, record] of records.entries()) {
