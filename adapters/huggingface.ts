@@ -9,8 +9,8 @@
  * as base64). The features travel with the first case (`extras.hf.$file.features`). Parquet is
  * written with the `huggingface` metadata so that `datasets` loads the right features: each column
  * has the Parquet type its feature names (integers of their width, lists, dicts as structs, a
- * Sequence of a dict as a struct of lists, ClassLabel as integers); a value its column cannot hold
- * is written as null and carried. Columns the Parquet writer cannot type exactly (objects of
+ * Sequence of a dict as a struct of lists, ClassLabel as integers, top-level timestamps); a value
+ * its column cannot hold is written as null and carried. Columns the Parquet writer cannot type exactly (objects of
  * varying keys, images, timestamps) are JSON-text columns with the feature `{"_type": "Json"}`.
  * JSON Lines and CSV have no features, so ClassLabel columns are written as their names there.
  */
@@ -143,6 +143,8 @@ export function toFeature(value: JsonValue, feature: Feature | undefined): JsonV
   return value
 }
 
+const TIME_UNITS = ['s', 'ms', 'us', 'ns']
+
 const DTYPES: Record<string, PrimitiveColumnType> = {
   string: 'string',
   large_string: 'string',
@@ -165,27 +167,33 @@ const DTYPES: Record<string, PrimitiveColumnType> = {
 /**
  * The Parquet column type `datasets` stores a feature as, where the writer can: Values of text,
  * booleans, integers and floats; ClassLabel as int64; lists; dicts as structs, and a Sequence of a
- * dict as a struct of lists, as `datasets` lays it out. Others (timestamps, Json, Image...) are
- * undefined.
+ * dict as a struct of lists, as `datasets` lays it out; timestamps of top-level columns. Others
+ * (nested timestamps, Json, Image...) are undefined.
  */
-function columnTypeOf(feature: Feature | undefined): ColumnType | undefined {
+function columnTypeOf(feature: Feature | undefined, nested = false): ColumnType | undefined {
   const t = typeOf(feature)
   if (!isJsonObject(feature) && !Array.isArray(feature)) return undefined
-  if (t === 'Value') return DTYPES[String((feature as JsonObject).dtype)]
+  if (t === 'Value') {
+    const dtype = String((feature as JsonObject).dtype)
+    // Timestamps are built from whole units, which the writer does for top-level columns.
+    const stamp = /^timestamp\[(s|ms|us|ns)(?:, tz=([^\]]+))?\]$/.exec(dtype)
+    if (stamp) return nested ? undefined : { timestamp: TIME_UNITS.indexOf(stamp[1]!) as 0 | 1 | 2 | 3, ...(stamp[2] ? { zone: stamp[2] } : {}) }
+    return DTYPES[dtype]
+  }
   if (t === 'ClassLabel') return 'int64'
   const inner = innerOf(feature)
   if (inner !== undefined) {
     // A Sequence of fixed length is a fixed-size list, which the writer does not build.
     if (t === 'Sequence' && (feature as JsonObject).length !== undefined && (feature as JsonObject).length !== -1) return undefined
     const dict = asDictOfLists(feature)
-    if (dict) return columnTypeOf(dict)
-    const item = columnTypeOf(inner)
+    if (dict) return columnTypeOf(dict, true)
+    const item = columnTypeOf(inner, true)
     return item && { list: item }
   }
   if (t !== undefined || Array.isArray(feature)) return undefined
   const struct: Record<string, ColumnType> = {}
   for (const [key, f] of Object.entries(feature)) {
-    const type = columnTypeOf(f)
+    const type = columnTypeOf(f, true)
     if (!type) return undefined
     struct[key] = type
   }

@@ -42,6 +42,7 @@ import {
   Struct,
   Table,
   tableFromIPC,
+  Timestamp,
   tableToIPC,
   Type,
   Uint8,
@@ -65,7 +66,7 @@ import {
 import { DataError, EvalferryError } from '../errors.ts'
 import { ioError, STDIO } from '../io.ts'
 import type { JsonObject, JsonValue } from '../model.ts'
-import { fitsColumnType, integerOf, isIntColumnType, type ColumnType, type ReadOptions, type RecordWriter, type Sink, type SourceRecord } from './types.ts'
+import { fitsColumnType, integerOf, isIntColumnType, parseTimestamp, timestampText, type ColumnType, type ReadOptions, type RecordWriter, type Sink, type SourceRecord } from './types.ts'
 
 /** Field metadata that marks a Utf8 column as JSON text written by evalferry. */
 export const JSON_COLUMN_KEY = 'evalferry'
@@ -268,7 +269,7 @@ function plainValues(data: Data): JsonValue[] | undefined {
     case Type.Timestamp: {
       const values = data.values as BigInt64Array
       const { unit, timezone } = type as DataType & { unit: number; timezone: string | null }
-      return mapValid(data, (i) => timestampText(values[i]!, unit, !!timezone))
+      return mapValid(data, (i) => timestampText(values[i]!, unit, !!timezone) ?? bigintToJson(values[i]!))
     }
     case Type.Int: {
       if ((type as DataType & { bitWidth: number }).bitWidth === 64) {
@@ -344,7 +345,10 @@ function converterFor(type: DataType): Convert {
       const exact = Math.min(unit, 2)
       const scale = 10 ** (3 * exact - 3)
       const pad = 10n ** BigInt(3 * (unit - exact))
-      return (v: number | Date) => timestampText(BigInt(Math.round((typeof v === 'number' ? v : v.getTime()) * scale)) * pad, unit, !!timezone)
+      return (v: number | Date) => {
+        const units = BigInt(Math.round((typeof v === 'number' ? v : v.getTime()) * scale)) * pad
+        return timestampText(units, unit, !!timezone) ?? bigintToJson(units)
+      }
     }
     case Type.Time:
     case Type.Duration:
@@ -390,27 +394,6 @@ function converterFor(type: DataType): Convert {
     default:
       return (v: unknown) => (typeof v === 'bigint' ? bigintToJson(v) : v === null || typeof v !== 'object' ? (v as JsonValue) : String(v))
   }
-}
-
-const UNITS_PER_SECOND = [1n, 1_000n, 1_000_000n, 1_000_000_000n]
-
-/**
- * A timestamp of `units` since the epoch in Arrow's time unit `unit` (0 seconds … 3 nanoseconds),
- * as ISO 8601 with the unit's fraction digits; beyond what a Date can show, the plain number.
- */
-function timestampText(units: bigint, unit: number, zoned: boolean): JsonValue {
-  const perSecond = UNITS_PER_SECOND[unit] ?? 1n
-  let seconds = units / perSecond
-  let fraction = units % perSecond
-  if (fraction < 0n) {
-    fraction += perSecond
-    seconds -= 1n
-  }
-  const date = new Date(Number(seconds) * 1000)
-  if (Number.isNaN(date.getTime())) return bigintToJson(units)
-  const iso = date.toISOString()
-  const digits = unit > 0 ? '.' + fraction.toString().padStart(3 * unit, '0') : ''
-  return iso.slice(0, iso.length - 5) + digits + (zoned ? 'Z' : '')
 }
 
 function bigintToJson(v: bigint): number | string {
@@ -475,6 +458,7 @@ function arrowType(kind: ColumnKind): DataType {
 /** The Arrow type of a column type the layout names. */
 function arrowTypeOf(type: ColumnType): DataType {
   if (typeof type === 'object') {
+    if ('timestamp' in type) return new Timestamp(type.timestamp, type.zone ?? null)
     if ('list' in type) return new List(new Field('item', arrowTypeOf(type.list), true))
     return new Struct(Object.entries(type.struct).map(([name, t]) => new Field(name, arrowTypeOf(t), true)))
   }
@@ -510,6 +494,7 @@ function arrowTypeOf(type: ColumnType): DataType {
 function arrowValue(type: ColumnType, value: JsonValue | undefined): unknown {
   if (value === null || value === undefined) return null
   if (typeof type === 'object') {
+    if ('timestamp' in type) return parseTimestamp(value as string, type.timestamp)
     if ('list' in type) return (value as JsonValue[]).map((item) => arrowValue(type.list, item))
     const out: Record<string, unknown> = {}
     for (const [key, t] of Object.entries(type.struct)) out[key] = arrowValue(t, (value as JsonObject)[key])
@@ -521,6 +506,7 @@ function arrowValue(type: ColumnType, value: JsonValue | undefined): unknown {
 
 function describeColumnType(type: ColumnType): string {
   if (typeof type === 'string') return type
+  if ('timestamp' in type) return `timestamp[${['s', 'ms', 'us', 'ns'][type.timestamp]}${type.zone ? `, tz=${type.zone}` : ''}]`
   if ('list' in type) return `list<${describeColumnType(type.list)}>`
   return `struct<${Object.entries(type.struct).map(([k, t]) => `${k}: ${describeColumnType(t)}`).join(', ')}>`
 }
@@ -617,6 +603,7 @@ export function parquetWriter(
         values[r] = v
       }
       if (kind === 'string' || kind === 'json' || declared === 'string') return utf8Data(values as (string | null)[])
+      if (declared && typeof declared === 'object' && 'timestamp' in declared) return timestampData(schema!.fields[c]!.type as Timestamp, values as (bigint | null)[])
       return vectorFromArray(values, schema!.fields[c]!.type).data[0]!
     })
     for (const [r, record] of records.entries()) {
@@ -654,6 +641,23 @@ export function parquetWriter(
       await sink.write(writeParquet(WasmTable.fromIPCStream(tableToIPC(new Table(schema!), 'stream')), properties()))
     },
   }
+}
+
+/** Timestamp data from whole units (Arrow JS's builder takes milliseconds, which would lose the rest). */
+function timestampData(type: Timestamp, values: (bigint | null)[]): Data<Timestamp> {
+  const n = values.length
+  const nullBitmap = new Uint8Array(((n + 63) & ~63) >> 3)
+  const data = new BigInt64Array(n)
+  let nullCount = 0
+  for (let i = 0; i < n; i++) {
+    const v = values[i]
+    if (v === null || v === undefined) nullCount++
+    else {
+      nullBitmap[i >> 3]! |= 1 << (i & 7)
+      data[i] = v
+    }
+  }
+  return makeData({ type, length: n, nullCount, nullBitmap, data })
 }
 
 /** Utf8 data built with one Buffer for all strings: Arrow JS's builder encodes each one apart. */

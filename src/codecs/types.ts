@@ -57,7 +57,12 @@ export interface ReadOptions {
  * A Parquet column's type when the writer is told it instead of inferring it from the values (a
  * `datasets` feature, say): a primitive, a list of one type, or a struct of named types.
  */
-export type ColumnType = PrimitiveColumnType | { list: ColumnType } | { struct: Record<string, ColumnType> }
+export type ColumnType =
+  | PrimitiveColumnType
+  | { list: ColumnType }
+  | { struct: Record<string, ColumnType> }
+  /** Arrow's time unit (0 seconds … 3 nanoseconds), and the zone of a zoned column; values are `timestampText`'s. */
+  | { timestamp: 0 | 1 | 2 | 3; zone?: string }
 export type PrimitiveColumnType = 'string' | 'bool' | 'float32' | 'float64' | keyof typeof INT_RANGES
 
 const INT_RANGES = {
@@ -85,6 +90,10 @@ export function integerOf(value: JsonValue): bigint | undefined {
 export function fitsColumnType(type: ColumnType, value: JsonValue | undefined): boolean {
   if (value === null || value === undefined) return true
   if (typeof type === 'object') {
+    if ('timestamp' in type) {
+      const units = typeof value === 'string' ? parseTimestamp(value, type.timestamp) : undefined
+      return units !== undefined && timestampText(units, type.timestamp, type.zone !== undefined) === value
+    }
     if ('list' in type) return Array.isArray(value) && value.every((item) => fitsColumnType(type.list, item))
     if (typeof value !== 'object' || Array.isArray(value)) return false
     return Object.keys(value).every((key) => key in type.struct) && Object.entries(type.struct).every(([key, t]) => fitsColumnType(t, value[key]))
@@ -104,6 +113,41 @@ export function fitsColumnType(type: ColumnType, value: JsonValue | undefined): 
       return n !== undefined && n >= min && n <= max
     }
   }
+}
+
+const UNITS_PER_SECOND = [1n, 1_000n, 1_000_000n, 1_000_000_000n]
+
+/**
+ * A timestamp of `units` since the epoch in Arrow's time unit `unit` (0 seconds … 3 nanoseconds),
+ * as ISO 8601 with the unit's fraction digits and `Z` when `zoned`; undefined beyond a Date's range.
+ */
+export function timestampText(units: bigint, unit: number, zoned: boolean): string | undefined {
+  const perSecond = UNITS_PER_SECOND[unit] ?? 1n
+  let seconds = units / perSecond
+  let fraction = units % perSecond
+  if (fraction < 0n) {
+    fraction += perSecond
+    seconds -= 1n
+  }
+  const date = new Date(Number(seconds) * 1000)
+  if (Number.isNaN(date.getTime())) return undefined
+  const iso = date.toISOString()
+  const digits = unit > 0 ? '.' + fraction.toString().padStart(3 * unit, '0') : ''
+  return iso.slice(0, iso.length - 5) + digits + (zoned ? 'Z' : '')
+}
+
+const TIMESTAMP = /^([+-]\d{6}|\d{4})-(\d\d)-(\d\d)T(\d\d):(\d\d):(\d\d)(?:\.(\d{1,9}))?Z?$/
+
+/** The units since the epoch of an ISO 8601 timestamp (UTC or naive), in Arrow's time unit `unit`; undefined if it is not one. */
+export function parseTimestamp(text: string, unit: number): bigint | undefined {
+  const m = TIMESTAMP.exec(text)
+  if (!m) return undefined
+  const ms = Date.UTC(Number(m[1]), Number(m[2]) - 1, Number(m[3]), Number(m[4]), Number(m[5]), Number(m[6]))
+  if (Number.isNaN(ms)) return undefined
+  const digits = 3 * unit
+  const fraction = (m[7] ?? '').padEnd(digits, '0')
+  if (fraction.length > digits) return undefined
+  return BigInt(ms / 1000) * (UNITS_PER_SECOND[unit] ?? 1n) + BigInt(fraction || '0')
 }
 
 export type ByteSource = AsyncIterable<Buffer | string> | Iterable<Buffer | string>

@@ -6,6 +6,7 @@ import { join } from 'node:path'
 import { writeFile } from 'node:fs/promises'
 import { Field, makeData, RecordBatch, Schema, Struct, Table, tableToIPC, TimestampMicrosecond, Utf8, vectorFromArray } from 'apache-arrow'
 import { Table as WasmTable, writeParquet } from 'parquet-wasm'
+import { asyncBufferFromFile, parquetMetadataAsync } from 'hyparquet'
 import { fromFeature, toFeature } from '../../adapters/huggingface.ts'
 import { readRecords } from '../../src/codecs/index.ts'
 import { EvalferryError } from '../../src/errors.ts'
@@ -140,16 +141,22 @@ test('Parquet with features keeps its column names: question and answer stay que
     { question: 'What is 2+2?', answer: '4', created: '2023-11-14T22:13:20.123456' },
     { question: 'Capital of France?', answer: 'Paris', created: '1970-01-01T00:00:00.000000' },
   ]
-  for (const out of ['qa-out.parquet', 'qa-out.jsonl']) {
-    const path = join(work, out)
-    await write(cases, path, { to: 'hf' })
-    const written = (await rows(path)) as Record<string, unknown>[]
-    assert.deepEqual(written.map(({ evalferry: _, ...row }) => row), expected, out)
-    // The timestamp is written as text, so the source's features ride on the first row.
-    const carried = written[0]!.evalferry
-    const carry = (typeof carried === 'string' ? JSON.parse(carried) : carried) as { $file: { features: typeof features } }
-    assert.deepEqual(carry.$file.features.created, { dtype: 'timestamp[us]', _type: 'Value' }, out)
-  }
+  // Parquet holds the features and the timestamp column as they were: nothing to carry.
+  const parquet = join(work, 'qa-out.parquet')
+  await write(cases, parquet, { to: 'hf' })
+  assert.deepEqual(await rows(parquet), expected)
+  const metadata = await parquetMetadataAsync(await asyncBufferFromFile(parquet))
+  const column = metadata.schema.find((s) => s.name === 'created')!
+  const logical = column.logical_type as { type?: string; unit?: string } | undefined
+  assert.deepEqual([column.type, logical?.type, logical?.unit], ['INT64', 'TIMESTAMP', 'MICROS'])
+  const stored = JSON.parse(metadata.key_value_metadata!.find((kv) => kv.key === 'huggingface')!.value!) as { info: { features: unknown } }
+  assert.deepEqual(stored.info.features, features)
+  // JSON Lines has no place for features: they ride on the first row.
+  const jsonl = join(work, 'qa-out.jsonl')
+  await write(cases, jsonl, { to: 'hf' })
+  const written = (await rows(jsonl)) as Record<string, unknown>[]
+  assert.deepEqual(written.map(({ evalferry: _, ...row }) => row), expected)
+  assert.deepEqual((written[0]!.evalferry as { $file: { features: unknown } }).$file.features, features)
 })
 
 test('Parquet columns keep their features\' types; a value its column cannot hold is written as null and carried', async () => {

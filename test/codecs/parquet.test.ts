@@ -262,10 +262,11 @@ test('declared column types: each width and nesting is written as named; a value
     big: 'uint64',
     ratio: 'float32',
     spans: { list: { struct: { start: 'int32', label: 'string' } } },
+    when: { timestamp: 3, zone: 'UTC' },
   }
   const rows: JsonObject[] = [
-    { small: -128, big: '18446744073709551615', ratio: 0.5, spans: [{ start: 3, label: 'x' }, { start: 9, label: null }] },
-    { small: null, big: 7, ratio: null, spans: [] },
+    { small: -128, big: '18446744073709551615', ratio: 0.5, spans: [{ start: 3, label: 'x' }, { start: 9, label: null }], when: '2023-11-14T22:13:20.123456789Z' },
+    { small: null, big: 7, ratio: null, spans: [], when: null },
   ]
   const path = await writeRecords(rows, { columns: Object.keys(columnTypes), columnTypes })
   const metadata = await parquetMetadataAsync(await asyncBufferFromFile(path))
@@ -281,7 +282,9 @@ test('declared column types: each width and nesting is written as named; a value
   assert.equal(types.start![0], 'INT32')
   assert.deepEqual((await readAll(path)).map((r) => r.value), [{ ...rows[0], big: '18446744073709551615' }, rows[1]])
 
-  for (const [column, value] of [['small', 128], ['ratio', 0.1], ['spans', [{ start: 1, label: 'x', extra: true }]]] as const) {
+  assert.deepEqual(types.when, ['INT64', 'TIMESTAMP', undefined, undefined])
+  const bad = [['small', 128], ['ratio', 0.1], ['spans', [{ start: 1, label: 'x', extra: true }]], ['when', '2023-11-14T22:13:20.12Z'], ['when', '2023-11-14T22:13:20.123456789']] as const
+  for (const [column, value] of bad) {
     await assert.rejects(
       writeRecords([{ [column]: value as JsonValue }], { columns: [column], columnTypes: { [column]: columnTypes[column]! } }),
       (e: DataError) => e.code === 'E_FIELD' && e.location.field === column && e.message.includes(`column "${column}" is `),
