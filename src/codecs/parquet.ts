@@ -643,40 +643,41 @@ export function parquetWriter(
   }
 }
 
-/** Timestamp data from whole units (Arrow JS's builder takes milliseconds, which would lose the rest). */
-function timestampData(type: Timestamp, values: (bigint | null)[]): Data<Timestamp> {
+/** The validity bitmap of `values` (one bit per present value) and their null count; `each` sees every present value. */
+function validity<T>(values: (T | null | undefined)[], each: (value: T, i: number) => void): { nullBitmap: Uint8Array; nullCount: number } {
   const n = values.length
   const nullBitmap = new Uint8Array(((n + 63) & ~63) >> 3)
-  const data = new BigInt64Array(n)
   let nullCount = 0
   for (let i = 0; i < n; i++) {
     const v = values[i]
     if (v === null || v === undefined) nullCount++
     else {
       nullBitmap[i >> 3]! |= 1 << (i & 7)
-      data[i] = v
+      each(v, i)
     }
   }
-  return makeData({ type, length: n, nullCount, nullBitmap, data })
+  return { nullBitmap, nullCount }
+}
+
+/** Timestamp data from whole units (Arrow JS's builder takes milliseconds, which would lose the rest). */
+function timestampData(type: Timestamp, values: (bigint | null)[]): Data<Timestamp> {
+  const data = new BigInt64Array(values.length)
+  const { nullBitmap, nullCount } = validity(values, (v, i) => (data[i] = v))
+  return makeData({ type, length: values.length, nullCount, nullBitmap, data })
 }
 
 /** Utf8 data built with one Buffer for all strings: Arrow JS's builder encodes each one apart. */
 function utf8Data(values: (string | null)[]): Data<Utf8> {
   const n = values.length
+  const lengths = new Array<number>(n).fill(0)
+  const { nullBitmap, nullCount } = validity(values, (v, i) => (lengths[i] = Buffer.byteLength(v, 'utf8')))
   const offsets = new Int32Array(n + 1)
-  const nullBitmap = new Uint8Array(((n + 63) & ~63) >> 3)
   let bytes = 0
-  let nullCount = 0
   for (let i = 0; i < n; i++) {
-    const v = values[i]
-    if (v === null || v === undefined) nullCount++
-    else {
-      nullBitmap[i >> 3]! |= 1 << (i & 7)
-      bytes += Buffer.byteLength(v, 'utf8')
-    }
+    bytes += lengths[i]!
+    if (bytes > 0x7fffffff) throw new DataError('E_FIELD', 'a column holds more than 2 GiB of text in one batch; write smaller batches')
     offsets[i + 1] = bytes
   }
-  if (bytes > 0x7fffffff) throw new DataError('E_FIELD', 'a column holds more than 2 GiB of text in one batch; write smaller batches')
   const data = Buffer.allocUnsafe(bytes)
   for (let i = 0; i < n; i++) {
     const v = values[i]
