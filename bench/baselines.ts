@@ -12,7 +12,7 @@ import { parse as parseYaml, stringify as stringifyYaml } from 'yaml'
 import { dump as dumpJsYaml, load as loadJsYaml } from 'js-yaml'
 
 /** The chunk size of evalferry's text source (`src/io.ts` `textSource`). */
-export const CHUNK_BYTES = 1 << 20
+export const CHUNK_BYTES = 1 << 16
 
 function textChunks(path: string): AsyncIterable<string> {
   const stream = createReadStream(path, { highWaterMark: CHUNK_BYTES })
@@ -25,7 +25,7 @@ interface CoreParser {
 }
 
 /**
- * papaparse's core parser over the file in 1 MiB chunks, each parse handing back the unfinished
+ * papaparse's core parser over the file in 64 KiB chunks, each parse handing back the unfinished
  * last row, as the CSV codec does; rows stay arrays of cells. Returns data rows (header excluded).
  */
 export async function papaparseRows(path: string): Promise<number> {
@@ -51,7 +51,7 @@ export async function papaparseRows(path: string): Promise<number> {
   return rows - 1
 }
 
-/** `JSON.parse` per line over the file in 1 MiB chunks. */
+/** `JSON.parse` per line over the file in 64 KiB chunks. */
 export async function jsonParseLines(path: string): Promise<number> {
   let rest = ''
   let records = 0
