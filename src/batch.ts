@@ -142,31 +142,46 @@ async function bytesToRead(job: BatchJob): Promise<number> {
 }
 
 /**
- * Converts one file in a worker whose heap is capped. Should the cap be too small for a file, the
- * worker dies out of memory and the file converts again here, with the default heap.
+ * Converts files, one at a time, in a worker whose heap is capped, started on first use and kept
+ * for the next file (its code stays warm). Should the cap be too small for a file, the worker dies
+ * out of memory and the file converts again here, with the default heap.
  */
-async function convertInBoundedHeap(job: BatchJob, counters: { records: number; bytes: number }, mb: number): Promise<ConversionReport> {
-  const worker = startWorker({ maxOldGenerationSizeMb: mb })
-  try {
-    const reply = await new Promise<WorkerReply>((resolve, reject) => {
-      worker.on('message', (message: WorkerReply) => {
-        if (message.type === 'progress') {
-          counters.records = message.records ?? 0
-          counters.bytes = message.bytes ?? 0
-        } else resolve(message)
+class BoundedHeapWorker {
+  private worker: Worker | undefined
+  constructor(private readonly mb: number) {}
+
+  async convert(job: BatchJob, counters: { records: number; bytes: number }): Promise<ConversionReport> {
+    const worker = (this.worker ??= startWorker({ maxOldGenerationSizeMb: this.mb }))
+    try {
+      const reply = await new Promise<WorkerReply>((resolve, reject) => {
+        const onMessage = (message: WorkerReply) => {
+          if (message.type === 'progress') {
+            counters.records = message.records ?? 0
+            counters.bytes = message.bytes ?? 0
+            return
+          }
+          worker.off('message', onMessage)
+          worker.off('error', reject)
+          resolve(message)
+        }
+        worker.on('message', onMessage)
+        worker.once('error', reject)
+        worker.postMessage(job)
       })
-      worker.once('error', reject)
-      worker.postMessage(job)
-    })
-    if (reply.type === 'error') throw revive(reply.error!)
-    return reply.report!
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code !== 'ERR_WORKER_OUT_OF_MEMORY') throw error
-    await removeOwnTemps(job.output)
-    if (job.rejects) await removeOwnTemps(job.rejects)
-    return convert({ ...job, progress: counters })
-  } finally {
-    await worker.terminate()
+      if (reply.type === 'error') throw revive(reply.error!)
+      return reply.report!
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'ERR_WORKER_OUT_OF_MEMORY') throw error
+      this.worker = undefined
+      await removeOwnTemps(job.output)
+      if (job.rejects) await removeOwnTemps(job.rejects)
+      return convert({ ...job, progress: counters })
+    }
+  }
+
+  async close(): Promise<void> {
+    await this.worker?.terminate()
+    this.worker = undefined
   }
 }
 
@@ -194,25 +209,30 @@ export async function runBatch(jobs: BatchJob[], options: BatchOptions = {}): Pr
   let next = 0
 
   if (parallel === 1) {
-    for (const [i, job] of jobs.entries()) {
-      const counters = { records: 0, bytes: 0 }
-      const tick = setInterval(() => options.onProgress?.({ ...progress, records: progress.records + counters.records, bytes: progress.bytes + counters.bytes }), 100)
-      try {
-        // One file at a time: a large CSV or JSON Lines file converts in parts on every thread asked for.
-        const threads = Math.min(options.jobs ?? availableParallelism(), availableParallelism())
-        const bounded = options.boundedHeap ?? BOUNDED_HEAP
-        // Unasked, only files large enough to repay starting the workers (and warming their code) split.
-        const splitFrom = options.jobs === undefined ? bounded.fromBytes : undefined
-        if (threads > 1 && (await splittable(job, threads, splitFrom))) reports[i] = await convert({ ...job, progress: counters, threads })
-        else if (await boundedHeapFits(job, bounded.fromBytes)) reports[i] = await convertInBoundedHeap(job, counters, bounded.mb)
-        else reports[i] = await convert({ ...job, progress: counters })
-      } finally {
-        clearInterval(tick)
+    const bounded = options.boundedHeap ?? BOUNDED_HEAP
+    const boundedWorker = new BoundedHeapWorker(bounded.mb)
+    try {
+      for (const [i, job] of jobs.entries()) {
+        const counters = { records: 0, bytes: 0 }
+        const tick = setInterval(() => options.onProgress?.({ ...progress, records: progress.records + counters.records, bytes: progress.bytes + counters.bytes }), 100)
+        try {
+          // One file at a time: a large CSV or JSON Lines file converts in parts on every thread asked for.
+          const threads = Math.min(options.jobs ?? availableParallelism(), availableParallelism())
+          // Unasked, only files large enough to repay starting the workers (and warming their code) split.
+          const splitFrom = options.jobs === undefined ? bounded.fromBytes : undefined
+          if (threads > 1 && (await splittable(job, threads, splitFrom))) reports[i] = await convert({ ...job, progress: counters, threads })
+          else if (await boundedHeapFits(job, bounded.fromBytes)) reports[i] = await boundedWorker.convert(job, counters)
+          else reports[i] = await convert({ ...job, progress: counters })
+        } finally {
+          clearInterval(tick)
+        }
+        progress.filesDone++
+        progress.records += counters.records
+        progress.bytes += counters.bytes
+        options.onProgress?.(progress)
       }
-      progress.filesDone++
-      progress.records += counters.records
-      progress.bytes += counters.bytes
-      options.onProgress?.(progress)
+    } finally {
+      await boundedWorker.close()
     }
     return reports
   }

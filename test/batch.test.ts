@@ -99,15 +99,18 @@ test('the progress bar shows under a terminal and not when piped', () => {
   assert.match(piped.stderr, /150000 read, 150000 written/)
 })
 
-test('a large file converts in a worker with a capped heap, and again here should the cap be too small', async () => {
+test('large files convert in one worker with a capped heap, kept from file to file, and here should the cap be too small', async () => {
   const { runBatch } = await import('../src/batch.ts')
-  const input = join(dir, 'bounded.jsonl')
-  const all = goldens(input, 500, 'bounded')
+  const inputs = [1, 2, 3].map((n) => join(dir, `bounded-in-${n}.jsonl`))
+  const all = inputs.map((input, n) => goldens(input, 500 + n, `bounded${n}`))
   for (const [label, mb] of [['within the cap', 256], ['out of memory, then here', 2]] as const) {
-    const output = join(dir, `bounded-${mb}.jsonl`)
-    const [report] = await runBatch([{ input, output, from: 'deepeval', to: 'deepeval' }], { jobs: 1, boundedHeap: { fromBytes: 0, mb } })
-    assert.deepEqual(report?.records, { read: 500, written: 500, skipped: 0 }, label)
-    assert.deepEqual(inputsOf(output), all, label)
-    assert.deepEqual(readdirSync(dir).filter((n) => n.startsWith(`.bounded-${mb}`)), [], `${label}: no temporary left`)
+    const outputs = inputs.map((_, n) => join(dir, `bounded-${mb}-${n}.jsonl`))
+    const jobs = inputs.map((input, n) => ({ input, output: outputs[n]!, from: 'deepeval', to: 'deepeval' }))
+    const reports = await runBatch(jobs, { jobs: 1, boundedHeap: { fromBytes: 0, mb } })
+    for (const n of [0, 1, 2]) {
+      assert.deepEqual(reports[n]?.records, { read: 500 + n, written: 500 + n, skipped: 0 }, `${label}: file ${n}`)
+      assert.deepEqual(inputsOf(outputs[n]!), all[n], `${label}: file ${n}`)
+    }
+    assert.deepEqual(readdirSync(dir).filter((name) => name.startsWith(`.bounded-${mb}`)), [], `${label}: no temporary left`)
   }
 })
