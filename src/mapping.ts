@@ -13,6 +13,7 @@
  */
 import type { FieldMapping, RowMapper } from '../adapters/types.ts'
 import { deepEqual } from './carry.ts'
+import { isCompactJson } from './codecs/json.ts'
 import { UsageError, fieldError } from './errors.ts'
 import { CARRY_KEY, isJsonObject, isMessageList, singleText, type EvalCase, type JsonObject, type JsonValue, type Message } from './model.ts'
 
@@ -298,6 +299,19 @@ function fieldToCell(field: MappedField, value: unknown, options: RowOptions): J
   return cell
 }
 
+/** Whether writing `canonical` to a cell of `field` gives `value` back. */
+function givesBack(field: MappedField, canonical: unknown, value: JsonValue, options: RowOptions): boolean {
+  const kind = FIELD_KINDS[field]
+  // A list read from its JSON text (not a text taken as a one-item list) is told without writing that text again.
+  if ((kind === 'list' || kind === 'split') && options.text && typeof value === 'string' && isStringList(canonical) && canonical[0] !== value) {
+    // A list of one plain text is written as that text.
+    const asText = kind === 'list' && canonical.length === 1 && canonical[0] !== '' && !canonical[0]!.startsWith('[')
+    const same = asText ? false : isCompactJson(value, canonical)
+    if (same !== undefined) return same
+  }
+  return deepEqual(fieldToCell(field, canonical, options), value)
+}
+
 /** A chat list split as reading does: the last message, when the assistant's, is the expected output. */
 function splitMessages(messages: Message[]): { input?: Message[]; expected_output?: Message[] } {
   const last = messages[messages.length - 1]
@@ -349,7 +363,7 @@ export function rowToCase(row: JsonObject, resolved: ResolvedMapping, options: R
     if (field === 'messages') Object.assign(target, splitMessages(canonical as Message[]))
     else target[field] = canonical
     // Text read as text gives the same cell back; only other kinds need the comparison.
-    if (!(typeof value === 'string' && FIELD_KINDS[field] === 'text') && !deepEqual(fieldToCell(field, canonical, options), value)) raw[path] = value
+    if (!(typeof value === 'string' && FIELD_KINDS[field] === 'text') && !givesBack(field, canonical, value, options)) raw[path] = value
   }
 
   const metadata: JsonObject = {}

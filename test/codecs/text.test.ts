@@ -1,6 +1,6 @@
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
-import { readJson, jsonWriter, stringifyJson } from '../../src/codecs/json.ts'
+import { isCompactJson, readJson, jsonWriter, stringifyJson } from '../../src/codecs/json.ts'
 import { readJsonl } from '../../src/codecs/jsonl.ts'
 import { readCsv, csvCell, csvWriter, sniffDelimiter } from '../../src/codecs/csv.ts'
 import fc from 'fast-check'
@@ -97,6 +97,37 @@ test('JSON writer: DeepEval layout (indent 4, no trailing newline) and a nested 
 test('Python spacing matches json.dumps', () => {
   assert.equal(stringifyJson({ a: [1, 'x', { b: null }], c: {} }, { pythonSpacing: true }), '{"a": [1, "x", {"b": null}], "c": {}}')
   assert.equal(stringifyJson({ a: [1] }), '{"a":[1]}')
+})
+
+test('isCompactJson tells a list of strings written as JSON.stringify writes it from any other JSON text of it', () => {
+  // Characters whose escapes differ between JSON writers: quotes, backslashes, slashes, controls, surrogates.
+  const char = fc.constantFrom('a', 'ü', '"', '\\', '/', '\n', '\t', '\u0001', '\u001f', '\u007f', '\u2028', '😀', '\ud83d', '\ude00', ' ', '[')
+  const item = fc.array(char, { maxLength: 6 }).map((cs) => cs.join(''))
+  // Other ways to write the same list: spaces, an escaped slash, a \u escape for any character,
+  // upper-case hex, a lone surrogate left raw.
+  const variant = fc.constantFrom('compact', 'spaced', 'slash', 'unicode', 'upper', 'raw')
+  fc.assert(
+    fc.property(fc.array(item, { maxLength: 4 }), variant, (list, how) => {
+      const compact = JSON.stringify(list)
+      let text = compact
+      if (how === 'spaced') text = JSON.stringify(list, null, 1)
+      if (how === 'slash') text = compact.replaceAll('/', '\\/')
+      if (how === 'unicode') text = compact.replaceAll('a', '\\u0061')
+      if (how === 'upper') text = compact.replace(/\\u00([0-9a-f]{2})/g, (_, hex: string) => `\\u00${hex.toUpperCase()}`)
+      if (how === 'raw') text = compact.replace(/\\u(d[89a-f][0-9a-f]{2})/g, (_, hex: string) => String.fromCharCode(parseInt(hex, 16)))
+      assert.deepEqual(JSON.parse(text), list)
+      const told = isCompactJson(text, list)
+      if (told !== undefined) assert.equal(told, text === compact, text)
+      // Only a \u escape or a lone surrogate leaves it untold.
+      if (!text.includes('\\u') && !/[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/.test(text)) assert.notEqual(told, undefined, text)
+    }),
+    { seed: 11, numRuns: 2000 },
+  )
+  assert.equal(isCompactJson('["a","b"]', ['a', 'b']), true)
+  assert.equal(isCompactJson('["a", "b"]', ['a', 'b']), false)
+  assert.equal(isCompactJson('[ ]', []), false)
+  assert.equal(isCompactJson('["a\\/b"]', ['a/b']), false)
+  assert.equal(isCompactJson('["\\u0001"]', ['\u0001']), undefined)
 })
 
 test('JSON Lines: blank lines skipped, BOM and CRLF ignored, errors carry line and column', async () => {
