@@ -11,7 +11,7 @@
  * CSV and JSON Lines rows to JSON Lines also time the conversion in parts on every core (`threads`), after the
  * one-thread ratio.
  * - csv-evalcase      plain CSV table → evalcase JSON Lines (`from: 'csv'`), against papaparse's core
- *                     parser over the same file in the same 1 MiB chunks, rows left as cell arrays.
+ *                     parser over the same file in the same 64 KiB chunks, rows left as cell arrays.
  * - csv-deepeval      DeepEval `save_as` CSV → DeepEval JSON Lines, against papaparse likewise.
  * - parquet-hf        Hugging Face Parquet (S of text before compression) → hf JSON Lines, against
  *                     parquet-wasm decoding every row group alone, and parquet-wasm + Arrow JS tables,
