@@ -92,7 +92,8 @@ function asDictOfLists(feature: Feature | undefined): JsonObject | undefined {
   const inner = typeOf(feature) === 'Sequence' ? innerOf(feature) : undefined
   if (!isJsonObject(inner) || typeOf(inner) !== undefined) return undefined
   const out: JsonObject = {}
-  for (const [key, f] of Object.entries(inner)) out[key] = { feature: f, _type: 'List' }
+  const length = (feature as JsonObject).length
+  for (const [key, f] of Object.entries(inner)) out[key] = { feature: f, ...(length !== undefined && length !== -1 ? { length } : {}), _type: 'List' }
   return out
 }
 
@@ -183,12 +184,13 @@ function columnTypeOf(feature: Feature | undefined, nested = false): ColumnType 
   if (t === 'ClassLabel') return 'int64'
   const inner = innerOf(feature)
   if (inner !== undefined) {
-    // A Sequence of fixed length is a fixed-size list, which the writer does not build.
-    if (t === 'Sequence' && (feature as JsonObject).length !== undefined && (feature as JsonObject).length !== -1) return undefined
     const dict = asDictOfLists(feature)
     if (dict) return columnTypeOf(dict, true)
     const item = columnTypeOf(inner, true)
-    return item && { list: item }
+    // A Sequence or List of fixed length is Arrow's fixed-size list.
+    const length = (feature as JsonObject).length
+    const size = typeof length === 'number' && Number.isInteger(length) && length >= 0 ? { size: length } : {}
+    return item && { list: item, ...size }
   }
   if (t !== undefined || Array.isArray(feature)) return undefined
   const struct: Record<string, ColumnType> = {}

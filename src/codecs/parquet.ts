@@ -29,6 +29,7 @@ import {
   type Data,
   DataType,
   Field,
+  FixedSizeList,
   Float32,
   Float64,
   Int8,
@@ -459,7 +460,10 @@ function arrowType(kind: ColumnKind): DataType {
 function arrowTypeOf(type: ColumnType): DataType {
   if (typeof type === 'object') {
     if ('timestamp' in type) return new Timestamp(type.timestamp, type.zone ?? null)
-    if ('list' in type) return new List(new Field('item', arrowTypeOf(type.list), true))
+    if ('list' in type) {
+      const item = new Field('item', arrowTypeOf(type.list), true)
+      return type.size === undefined ? new List(item) : new FixedSizeList(type.size, item)
+    }
     return new Struct(Object.entries(type.struct).map(([name, t]) => new Field(name, arrowTypeOf(t), true)))
   }
   switch (type) {
@@ -507,7 +511,7 @@ function arrowValue(type: ColumnType, value: JsonValue | undefined): unknown {
 function describeColumnType(type: ColumnType): string {
   if (typeof type === 'string') return type
   if ('timestamp' in type) return `timestamp[${['s', 'ms', 'us', 'ns'][type.timestamp]}${type.zone ? `, tz=${type.zone}` : ''}]`
-  if ('list' in type) return `list<${describeColumnType(type.list)}>`
+  if ('list' in type) return `list<${describeColumnType(type.list)}>${type.size === undefined ? '' : ` of ${type.size}`}`
   return `struct<${Object.entries(type.struct).map(([k, t]) => `${k}: ${describeColumnType(t)}`).join(', ')}>`
 }
 

@@ -55,11 +55,12 @@ export interface ReadOptions {
 
 /**
  * A Parquet column's type when the writer is told it instead of inferring it from the values (a
- * `datasets` feature, say): a primitive, a list of one type, or a struct of named types.
+ * `datasets` feature, say): a primitive, a list of one type (of `size` items in every row, when
+ * given), or a struct of named types.
  */
 export type ColumnType =
   | PrimitiveColumnType
-  | { list: ColumnType }
+  | { list: ColumnType; size?: number }
   | { struct: Record<string, ColumnType> }
   /** Arrow's time unit (0 seconds … 3 nanoseconds), and the zone of a zoned column; values are `timestampText`'s. */
   | { timestamp: 0 | 1 | 2 | 3; zone?: string }
@@ -94,7 +95,9 @@ export function fitsColumnType(type: ColumnType, value: JsonValue | undefined): 
       const units = typeof value === 'string' ? parseTimestamp(value, type.timestamp) : undefined
       return units !== undefined && timestampText(units, type.timestamp, type.zone !== undefined) === value
     }
-    if ('list' in type) return Array.isArray(value) && value.every((item) => fitsColumnType(type.list, item))
+    if ('list' in type) {
+      return Array.isArray(value) && (type.size === undefined || value.length === type.size) && value.every((item) => fitsColumnType(type.list, item))
+    }
     if (typeof value !== 'object' || Array.isArray(value)) return false
     return Object.keys(value).every((key) => key in type.struct) && Object.entries(type.struct).every(([key, t]) => fitsColumnType(t, value[key]))
   }

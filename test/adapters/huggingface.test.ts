@@ -4,7 +4,7 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { writeFile } from 'node:fs/promises'
-import { Field, makeData, RecordBatch, Schema, Struct, Table, tableToIPC, TimestampMicrosecond, Utf8, vectorFromArray } from 'apache-arrow'
+import { Field, FixedSizeList, Float32, Int32, makeData, RecordBatch, Schema, Struct, Table, tableFromIPC, tableToIPC, TimestampMicrosecond, Utf8, vectorFromArray } from 'apache-arrow'
 import { Table as WasmTable, writeParquet } from 'parquet-wasm'
 import { asyncBufferFromFile, parquetMetadataAsync } from 'hyparquet'
 import { fromFeature, toFeature } from '../../adapters/huggingface.ts'
@@ -172,6 +172,51 @@ test('Parquet columns keep their features\' types; a value its column cannot hol
     [0, { text: [], answer_start: [] }],
   ])
   assert.deepEqual(JSON.parse(JSON.stringify(await collect(out))), JSON.parse(JSON.stringify(cases)))
+})
+
+test('a List or Sequence of fixed length stays a fixed-size list; a list of another length is written as null and carried', async () => {
+  // As `datasets` writes embeddings, List(Value("float32"), length=3), and a Sequence of a dict of length 2.
+  const features = {
+    question: { dtype: 'string', _type: 'Value' },
+    embedding: { feature: { dtype: 'float32', _type: 'Value' }, length: 3, _type: 'List' },
+    pair: { feature: { score: { dtype: 'int32', _type: 'Value' } }, length: 2, _type: 'Sequence' },
+  }
+  const float3 = new FixedSizeList(3, new Field('item', new Float32(), true))
+  const int2 = new FixedSizeList(2, new Field('item', new Int32(), true))
+  const children = [
+    vectorFromArray(['a?', 'b?'], new Utf8()).data[0]!,
+    vectorFromArray([[0.5, 1, -2], [0, 0, 0.25]], float3).data[0]!,
+    vectorFromArray([{ score: [1, 2] }, { score: [3, 4] }], new Struct([new Field('score', int2, true)])).data[0]!,
+  ]
+  const schema = new Schema(
+    children.map((data, i) => new Field(Object.keys(features)[i]!, data.type, true)),
+    new Map([['huggingface', JSON.stringify({ info: { features } })]]),
+  )
+  const batch = new RecordBatch(schema, makeData({ type: new Struct(schema.fields), length: 2, nullCount: 0, children }))
+  const source = join(work, 'fixed.parquet')
+  await writeFile(source, writeParquet(WasmTable.fromIPCStream(tableToIPC(new Table([batch]), 'stream'))))
+  const expected = [
+    { question: 'a?', embedding: [0.5, 1, -2], pair: { score: [1, 2] } },
+    { question: 'b?', embedding: [0, 0, 0.25], pair: { score: [3, 4] } },
+  ]
+  assert.deepEqual(await rows(source), expected)
+
+  const cases = await collect(source)
+  const out = join(work, 'fixed-out.parquet')
+  await write(cases, out, { to: 'hf' })
+  assert.deepEqual(await rows(out), expected)
+  const metadata = await parquetMetadataAsync(await asyncBufferFromFile(out))
+  const value = (key: string) => metadata.key_value_metadata!.find((kv) => kv.key === key)!.value!
+  const arrow = tableFromIPC(Buffer.from(value('ARROW:schema'), 'base64')).schema
+  assert.deepEqual(arrow.fields.map((f) => String(f.type)), ['Utf8', 'FixedSizeList[3]<Float32>', 'Struct<{score:FixedSizeList[2]<Int32>}>'])
+  assert.deepEqual((JSON.parse(value('huggingface')) as { info: { features: unknown } }).info.features, features)
+
+  // A list of another length does not fit the column: null there, and the case reads back whole.
+  cases[1]!.metadata = { ...cases[1]!.metadata, embedding: [1, 2] }
+  const changed = join(work, 'fixed-changed.parquet')
+  await write(cases, changed, { to: 'hf' })
+  assert.deepEqual(((await rows(changed)) as Record<string, unknown>[]).map((r) => r.embedding), [[0.5, 1, -2], null])
+  assert.deepEqual(JSON.parse(JSON.stringify(await collect(changed))), JSON.parse(JSON.stringify(cases)))
 })
 
 test('features: ClassLabel -1 is missing, Json text is parsed, lists map their items', () => {

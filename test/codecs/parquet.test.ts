@@ -7,6 +7,7 @@ import { join } from 'node:path'
 import {
   Binary,
   DateDay,
+  type FixedSizeList,
   Field,
   Float64,
   Int32,
@@ -17,6 +18,7 @@ import {
   Schema,
   Struct,
   Table,
+  tableFromIPC,
   tableToIPC,
   type Timestamp,
   TimestampMicrosecond,
@@ -263,10 +265,11 @@ test('declared column types: each width and nesting is written as named; a value
     ratio: 'float32',
     spans: { list: { struct: { start: 'int32', label: 'string' } } },
     when: { timestamp: 3, zone: 'UTC' },
+    xyz: { list: 'float32', size: 3 },
   }
   const rows: JsonObject[] = [
-    { small: -128, big: '18446744073709551615', ratio: 0.5, spans: [{ start: 3, label: 'x' }, { start: 9, label: null }], when: '2023-11-14T22:13:20.123456789Z' },
-    { small: null, big: 7, ratio: null, spans: [], when: null },
+    { small: -128, big: '18446744073709551615', ratio: 0.5, spans: [{ start: 3, label: 'x' }, { start: 9, label: null }], when: '2023-11-14T22:13:20.123456789Z', xyz: [1, 0.5, null] },
+    { small: null, big: 7, ratio: null, spans: [], when: null, xyz: null },
   ]
   const path = await writeRecords(rows, { columns: Object.keys(columnTypes), columnTypes })
   const metadata = await parquetMetadataAsync(await asyncBufferFromFile(path))
@@ -283,7 +286,11 @@ test('declared column types: each width and nesting is written as named; a value
   assert.deepEqual((await readAll(path)).map((r) => r.value), [{ ...rows[0], big: '18446744073709551615' }, rows[1]])
 
   assert.deepEqual(types.when, ['INT64', 'TIMESTAMP', undefined, undefined])
-  const bad = [['small', 128], ['ratio', 0.1], ['spans', [{ start: 1, label: 'x', extra: true }]], ['when', '2023-11-14T22:13:20.12Z'], ['when', '2023-11-14T22:13:20.123456789']] as const
+  // A list of fixed size keeps its size in the Arrow schema, where pyarrow and datasets read it.
+  const arrowSchema = tableFromIPC(Buffer.from(metadata.key_value_metadata!.find((kv) => kv.key === 'ARROW:schema')!.value!, 'base64')).schema
+  const xyz = arrowSchema.fields.find((f) => f.name === 'xyz')!.type as FixedSizeList
+  assert.equal(String(xyz), 'FixedSizeList[3]<Float32>')
+  const bad = [['small', 128], ['ratio', 0.1], ['spans', [{ start: 1, label: 'x', extra: true }]], ['when', '2023-11-14T22:13:20.12Z'], ['when', '2023-11-14T22:13:20.123456789'], ['xyz', [1, 2]]] as const
   for (const [column, value] of bad) {
     await assert.rejects(
       writeRecords([{ [column]: value as JsonValue }], { columns: [column], columnTypes: { [column]: columnTypes[column]! } }),
