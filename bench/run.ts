@@ -27,6 +27,8 @@
  *                     against a child running papaparse alone over the same file.
  * - batch             8 CSV tables of S/2 through the CLI with `--jobs 1` and with one job per core,
  *                     beside the machine's ceiling: the same files over one separate process per core.
+ *                     Small files leave each worker compiling its code for much of its time:
+ *                     `--size 200MB --only batch` times 8 × 100 MB, where the cores' throughput shows.
  * - shard             the memory row's CSV as `--shard 1/4` … `4/4` one after another, against the
  *                     whole file in one thread; the ratio is of times.
  * A row whose adapter or option is missing prints its error and the others still run. Conversion
