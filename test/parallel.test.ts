@@ -172,7 +172,7 @@ test('a large JSON Lines file in parts: same bytes, same report, and an id used 
   assert.deepEqual(skipped.parts, skipped.one)
 })
 
-test('a batch of one large file converts it in parts by default, and in one thread below the threshold', async () => {
+test('a batch of one large file converts it in parts, and in one thread below the threshold, asked for threads or not', async () => {
   const { runBatch } = await import('../src/batch.ts')
   const input = join(dir, 'default.csv')
   writeTable(input)
@@ -189,4 +189,12 @@ test('a batch of one large file converts it in parts by default, and in one thre
   assert.ok(inParts.equals(readFileSync(output)))
   assert.deepEqual(split, whole)
   assert.ok(whole!.records.written > 10000)
+  // Asking for threads does not lower the threshold: below it, parts would cost more than they give.
+  rmSync(output)
+  const [asked] = await runBatch([job], { jobs: 2, boundedHeap: { fromBytes: SPLIT_MIN_BYTES * 100, mb: 256 } })
+  assert.equal(partStats.inParts, before.inParts + 1)
+  assert.deepEqual(asked, whole)
+  await runBatch([job], { jobs: 2, boundedHeap: { fromBytes: SPLIT_MIN_BYTES, mb: 256 } })
+  assert.equal(partStats.inParts, before.inParts + 2)
+  assert.ok(inParts.equals(readFileSync(output)))
 })
