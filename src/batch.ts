@@ -109,6 +109,28 @@ function startWorker(resourceLimits?: ResourceLimits): Worker {
   return new Worker(`import('tsx/esm/api').then((tsx) => { tsx.register(); return import(${JSON.stringify(url)}) })`, { eval: true, ...limits })
 }
 
+/** Sends `job` to `worker` and resolves with its last reply (done or error); `onProgress` hears the progress it sends before. */
+function runInWorker(worker: Worker, job: BatchJob, onProgress: (records: number, bytes: number) => void): Promise<WorkerReply> {
+  return new Promise((resolve, reject) => {
+    const settle = (): void => {
+      worker.off('message', onMessage)
+      worker.off('error', onError)
+    }
+    const onMessage = (message: WorkerReply): void => {
+      if (message.type === 'progress') return onProgress(message.records ?? 0, message.bytes ?? 0)
+      settle()
+      resolve(message)
+    }
+    const onError = (error: Error): void => {
+      settle()
+      reject(error)
+    }
+    worker.on('message', onMessage)
+    worker.on('error', onError)
+    worker.postMessage(job)
+  })
+}
+
 /**
  * Inputs from 64 MiB up convert in a worker whose heap is capped at 256 MB: V8 grows its heap
  * lazily towards gigabytes, while a streamed conversion needs a small fraction of that.
@@ -153,21 +175,7 @@ class BoundedHeapWorker {
   async convert(job: BatchJob, counters: { records: number; bytes: number }): Promise<ConversionReport> {
     const worker = (this.worker ??= startWorker({ maxOldGenerationSizeMb: this.mb }))
     try {
-      const reply = await new Promise<WorkerReply>((resolve, reject) => {
-        const onMessage = (message: WorkerReply) => {
-          if (message.type === 'progress') {
-            counters.records = message.records ?? 0
-            counters.bytes = message.bytes ?? 0
-            return
-          }
-          worker.off('message', onMessage)
-          worker.off('error', reject)
-          resolve(message)
-        }
-        worker.on('message', onMessage)
-        worker.once('error', reject)
-        worker.postMessage(job)
-      })
+      const reply = await runInWorker(worker, job, (records, bytes) => Object.assign(counters, { records, bytes }))
       if (reply.type === 'error') throw revive(reply.error!)
       return reply.report!
     } catch (error) {
@@ -255,20 +263,9 @@ export async function runBatch(jobs: BatchJob[], options: BatchOptions = {}): Pr
         const i = next++
         const job = jobs[i]!
         running.set(i, { records: 0, bytes: 0 })
-        const reply = await new Promise<WorkerReply>((resolve, reject) => {
-          const onMessage = (message: WorkerReply) => {
-            if (message.type === 'progress') {
-              running.set(i, { records: message.records ?? 0, bytes: message.bytes ?? 0 })
-              report()
-              return
-            }
-            worker.off('message', onMessage)
-            worker.off('error', reject)
-            resolve(message)
-          }
-          worker.on('message', onMessage)
-          worker.once('error', reject)
-          worker.postMessage(job)
+        const reply = await runInWorker(worker, job, (records, bytes) => {
+          running.set(i, { records, bytes })
+          report()
         })
         const done = running.get(i)!
         running.delete(i)

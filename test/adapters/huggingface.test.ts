@@ -4,7 +4,7 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { writeFile } from 'node:fs/promises'
-import { Field, FixedSizeList, Float32, Int32, makeData, RecordBatch, Schema, Struct, Table, tableFromIPC, tableToIPC, TimestampMicrosecond, Utf8, vectorFromArray } from 'apache-arrow'
+import { type Data, Field, FixedSizeList, Float32, Int32, makeData, RecordBatch, Schema, Struct, Table, tableFromIPC, tableToIPC, TimestampMicrosecond, Utf8, vectorFromArray } from 'apache-arrow'
 import { Table as WasmTable, writeParquet } from 'parquet-wasm'
 import { asyncBufferFromFile, parquetMetadataAsync } from 'hyparquet'
 import { fromFeature, toFeature } from '../../adapters/huggingface.ts'
@@ -44,6 +44,18 @@ for (const name of readdirSync(FIXTURES).filter((n) => /\.(jsonl|csv|json|parque
 }
 
 const real = (name: string) => join(REAL, name)
+
+/** A Parquet file as `datasets` writes one: these columns, and their features in the schema metadata. */
+async function featuresParquet(name: string, features: Record<string, unknown>, children: Data[]): Promise<string> {
+  const schema = new Schema(
+    children.map((data, i) => new Field(Object.keys(features)[i]!, data.type, true)),
+    new Map([['huggingface', JSON.stringify({ info: { features } })]]),
+  )
+  const batch = new RecordBatch(schema, makeData({ type: new Struct(schema.fields), length: children[0]!.length, nullCount: 0, children }))
+  const path = join(work, name)
+  await writeFile(path, writeParquet(WasmTable.fromIPCStream(tableToIPC(new Table([batch]), 'stream'))))
+  return path
+}
 
 test('viewer /first-rows: ClassLabel names, row_idx, the response header on the first case', async () => {
   const cases = await collect(real('viewer-first-rows-a-simple-dataset-stanfordnlp-stanfordnlp-imdb-with.json'))
@@ -124,13 +136,7 @@ test('Parquet with features keeps its column names: question and answer stay que
   const created = makeData({ type: new TimestampMicrosecond(), length: 2, nullCount: 0, data: new BigInt64Array([1_700_000_000_123_456n, 0n]) })
   const text = (values: string[]) => vectorFromArray(values, new Utf8()).data[0]!
   const children = [text(['What is 2+2?', 'Capital of France?']), text(['4', 'Paris']), created]
-  const schema = new Schema(
-    children.map((data, i) => new Field(Object.keys(features)[i]!, data.type, true)),
-    new Map([['huggingface', JSON.stringify({ info: { features } })]]),
-  )
-  const batch = new RecordBatch(schema, makeData({ type: new Struct(schema.fields), length: 2, nullCount: 0, children }))
-  const source = join(work, 'qa.parquet')
-  await writeFile(source, writeParquet(WasmTable.fromIPCStream(tableToIPC(new Table([batch]), 'stream'))))
+  const source = await featuresParquet('qa.parquet', features, children)
 
   const cases = await collect(source)
   assert.deepEqual(cases.map((c) => [c.input, c.expected_output]), [
@@ -188,13 +194,7 @@ test('a List or Sequence of fixed length stays a fixed-size list; a list of anot
     vectorFromArray([[0.5, 1, -2], [0, 0, 0.25]], float3).data[0]!,
     vectorFromArray([{ score: [1, 2] }, { score: [3, 4] }], new Struct([new Field('score', int2, true)])).data[0]!,
   ]
-  const schema = new Schema(
-    children.map((data, i) => new Field(Object.keys(features)[i]!, data.type, true)),
-    new Map([['huggingface', JSON.stringify({ info: { features } })]]),
-  )
-  const batch = new RecordBatch(schema, makeData({ type: new Struct(schema.fields), length: 2, nullCount: 0, children }))
-  const source = join(work, 'fixed.parquet')
-  await writeFile(source, writeParquet(WasmTable.fromIPCStream(tableToIPC(new Table([batch]), 'stream'))))
+  const source = await featuresParquet('fixed.parquet', features, children)
   const expected = [
     { question: 'a?', embedding: [0.5, 1, -2], pair: { score: [1, 2] } },
     { question: 'b?', embedding: [0, 0, 0.25], pair: { score: [3, 4] } },
