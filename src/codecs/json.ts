@@ -509,20 +509,6 @@ function pythonDumps(value: unknown): string {
   return out + '}'
 }
 
-const SURROGATE = /[\ud800-\udfff]/g
-
-/** Whether `text` holds a surrogate that is not half of a pair. */
-function hasLoneSurrogate(text: string): boolean {
-  SURROGATE.lastIndex = 0
-  for (let found = SURROGATE.exec(text); found; found = SURROGATE.exec(text)) {
-    const at = found.index
-    const low = text.charCodeAt(at + 1)
-    if (text.charCodeAt(at) >= 0xdc00 || !(low >= 0xdc00 && low <= 0xdfff)) return true
-    SURROGATE.lastIndex = at + 2
-  }
-  return false
-}
-
 /**
  * Whether `text`, which `JSON.parse` reads as the strings `list`, is exactly `JSON.stringify(list)`,
  * told without writing it again; undefined when it cannot be told so. With no `\u` escape and no
@@ -531,7 +517,7 @@ function hasLoneSurrogate(text: string): boolean {
  * the items or by `\/`, and the length tells the spaces.
  */
 export function isCompactJson(text: string, list: readonly string[]): boolean | undefined {
-  if (text.includes('\\u') || hasLoneSurrogate(text)) return undefined
+  if (text.includes('\\u') || !text.isWellFormed()) return undefined
   let length = 2 + Math.max(list.length - 1, 0)
   for (const item of list) length += item.length + 2
   for (let i = text.indexOf('\\'); i !== -1; i = text.indexOf('\\', i + 2)) {
