@@ -5,7 +5,6 @@ import { checkDuplicateKeys, MAX_DEPTH, positionIn, stringifyJson } from './json
 import { MAX_RECORD_CHARS, tooLong, type ByteSource, type ReadOptions, type RecordWriter, type Sink, type SourceRecord } from './types.ts'
 
 export async function* readJsonl(source: ByteSource, options: ReadOptions): AsyncGenerator<SourceRecord> {
-  let rest = ''
   let line = options.continuation ? options.continuation.line - 1 : 0
   let index = options.continuation?.index ?? 0
   let first = !options.continuation
@@ -30,22 +29,34 @@ export async function* readJsonl(source: ByteSource, options: ReadOptions): Asyn
     checkDuplicateKeys(text, value, options.file, at)
     return { value, line: at, index: index++, raw: text }
   }
+  // The unfinished last line, in the pieces it came in: joined once its newline comes, so that a
+  // long record is copied once, not once per chunk.
+  let rest: string[] = []
+  let restLength = 0
   for await (const chunk of source) {
-    const text = rest + (typeof chunk === 'string' ? chunk : chunk.toString('utf8'))
+    const text = typeof chunk === 'string' ? chunk : chunk.toString('utf8')
     let start = 0
-    let nl = text.indexOf('\n', rest.length) // `rest` holds no newline
-    while (nl !== -1) {
+    for (let nl = text.indexOf('\n'); nl !== -1; nl = text.indexOf('\n', start)) {
       line++
-      const record = parse(text.slice(start, nl), line)
+      let lineText = text.slice(start, nl)
+      if (restLength) {
+        rest.push(lineText)
+        lineText = rest.join('')
+        rest = []
+        restLength = 0
+      }
+      const record = parse(lineText, line)
       if (record) yield record
       start = nl + 1
-      nl = text.indexOf('\n', start)
     }
-    rest = text.slice(start)
-    if (rest.length > MAX_RECORD_CHARS) throw new DataError('E_PARSE', tooLong('record'), { file: options.file, line: line + 1 })
+    if (start < text.length) {
+      rest.push(text.slice(start))
+      restLength += text.length - start
+    }
+    if (restLength > MAX_RECORD_CHARS) throw new DataError('E_PARSE', tooLong('record'), { file: options.file, line: line + 1 })
   }
-  if (rest !== '') {
-    const record = parse(rest, line + 1)
+  if (restLength) {
+    const record = parse(rest.join(''), line + 1)
     if (record) yield record
   }
 }

@@ -183,7 +183,24 @@ export async function* readYaml(source: ByteSource, options: ReadOptions): Async
 
   // `pre`: before the record list, whose text is kept; `list`: inside it, item by item; `raw`: the rest is kept and parsed whole.
   let mode = 'pre' as 'pre' | 'list' | 'raw'
-  let carry = ''
+  // The unfinished last line, in the pieces it came in: joined once its newline comes, so that a
+  // long line is copied once, not once per chunk.
+  let carry: string[] = []
+  let carryLength = 0
+  const takeCarry = (end = ''): string => {
+    const line = carry.join('') + end
+    carry = []
+    carryLength = 0
+    return line
+  }
+  const carryStartsWith = (prefix: string): boolean => {
+    let start = ''
+    for (const piece of carry) {
+      start += piece
+      if (start.length >= prefix.length) break
+    }
+    return start.startsWith(prefix)
+  }
   let lineNo = 0
   let block = -1
   let index = 0
@@ -398,22 +415,23 @@ export async function* readYaml(source: ByteSource, options: ReadOptions): Async
       raw += chunk
       return checkRaw()
     }
-    const from = carry.length
-    carry += chunk
     let start = 0
-    for (let nl = carry.indexOf('\n', from); nl >= 0; nl = carry.indexOf('\n', start)) {
-      onLine(carry.slice(start, nl + 1))
+    for (let nl = chunk.indexOf('\n'); nl >= 0; nl = chunk.indexOf('\n', start)) {
+      const end = chunk.slice(start, nl + 1)
+      onLine(carryLength ? takeCarry(end) : end)
       start = nl + 1
       if (isRaw()) {
-        raw += carry.slice(start)
-        carry = ''
+        raw += chunk.slice(start)
         return checkRaw()
       }
     }
-    carry = start ? carry.slice(start) : carry
+    if (start < chunk.length) {
+      carry.push(start ? chunk.slice(start) : chunk)
+      carryLength += chunk.length - start
+    }
     if (mode === 'pre') {
-      if (head.length + held.length + (keyLine?.text.length ?? 0) + carry.length > MAX_RECORD_CHARS) throw documentTooLong(lineNo + 1)
-    } else if ((carry.startsWith(itemPrefix) ? 0 : item.length) + carry.length > MAX_RECORD_CHARS) throw itemTooLong(lineNo + 1)
+      if (head.length + held.length + (keyLine?.text.length ?? 0) + carryLength > MAX_RECORD_CHARS) throw documentTooLong(lineNo + 1)
+    } else if ((carryStartsWith(itemPrefix) ? 0 : item.length) + carryLength > MAX_RECORD_CHARS) throw itemTooLong(lineNo + 1)
   }
 
   let started = false
@@ -436,11 +454,10 @@ export async function* readYaml(source: ByteSource, options: ReadOptions): Async
   }
   const tail = decoder.end()
   if (tail) feed(tail)
-  if (mode !== 'raw' && carry) {
-    onLine(carry)
+  if (mode !== 'raw' && carryLength) {
+    onLine(takeCarry())
     if (isRaw()) checkRaw()
   }
-  carry = ''
   yield* out
   out.length = 0
   if (mode === 'list' && !finishItem(true)) unsure('')

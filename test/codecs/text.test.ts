@@ -337,6 +337,17 @@ test('YAML: cut into items at any chunk size, the list reads as the whole docume
   })
 })
 
+test('JSON Lines and YAML: a record longer than thousands of chunks reads whole', async () => {
+  // 16 000 pieces of one line, kept apart until its newline comes.
+  const long = 'ü'.repeat(1 << 22)
+  const jsonl = `${JSON.stringify({ a: long })}\n${JSON.stringify({ a: 'b' })}\n`
+  const lines = await collect(readJsonl(chunks(jsonl, 256), options()))
+  assert.deepEqual(lines.map((r) => [r.value, r.line]), [[{ a: long }, 1], [{ a: 'b' }, 2]])
+  const yaml = `evalcases:\n  - a: ${long}\n  - a: b\n`
+  const items = await collect(readYaml(chunks(yaml, 256), options(['evalcases'])))
+  assert.deepEqual(items.map((r) => [r.value, r.line]), [[{ a: long }, 2], [{ a: 'b' }, 3]])
+})
+
 test('YAML: a long list, parsed several items at a time, reads as the whole document; a bad item is named alone', async () => {
   const item = (i: number) => [`  - id: c${i}`, `    input: |-`, `      line ${i}`, `      - not an item`, `    tags: [t${i}, "u, ${i}"]`, '']
   const lines = ['description: many', 'tests:', ...Array.from({ length: 30 }, (_, i) => item(i)).flat(), 'after: 1', '']
