@@ -26,6 +26,12 @@ import { stringify as stringifyYaml } from 'yaml'
 export const SPLIT_MIN_BYTES = 8 << 20
 /** Bytes of the file per part. */
 const PART_BYTES = 1 << 20
+/**
+ * A part that cannot end within this many bytes holds a record too long for a part worker's
+ * capped heap (a record of 30 MB ran a worker out of memory, which took the whole process with
+ * it): the file converts in one thread.
+ */
+const MAX_PART_BYTES = 4 << 20
 
 /** The message a part worker is sent, and what it answers. */
 export interface PartRequest {
@@ -86,27 +92,31 @@ function startWorker(): Worker {
       )
     : new Worker(new URL('./parallel-worker.js', import.meta.url), WORKER_LIMITS)
   worker.unref()
-  worker.on('error', () => {
+  // A worker that dies (out of memory, say) leaves the pool and is never handed out again.
+  const forget = () => {
     pool = pool.filter((w) => w !== worker)
-  })
+    const at = idle.indexOf(worker)
+    if (at !== -1) idle.splice(at, 1)
+  }
+  worker.on('error', forget)
+  worker.on('exit', forget)
+  pool.push(worker)
   return worker
 }
 
 async function acquire(threads: number): Promise<Worker> {
   const free = idle.pop()
   if (free) return free
-  if (pool.length < threads) {
-    const worker = startWorker()
-    pool.push(worker)
-    return worker
-  }
+  if (pool.length < threads) return startWorker()
   return new Promise((resolve) => waiting.push(resolve))
 }
 
 function release(worker: Worker): void {
+  const alive = pool.includes(worker)
   const next = waiting.shift()
-  if (next) next(worker)
-  else {
+  // Whoever waits gets a new worker in place of one that died.
+  if (next) next(alive ? worker : startWorker())
+  else if (alive) {
     worker.unref()
     idle.push(worker)
   }
@@ -118,19 +128,24 @@ async function runPart(threads: number, request: Omit<PartRequest, 'id'>): Promi
   const id = nextId++
   try {
     return await new Promise((resolve, reject) => {
-      const onError = (error: Error) => {
+      const settle = () => {
         worker.off('message', onMessage)
-        reject(new Serial(String(error)))
+        worker.off('error', onGone)
+        worker.off('exit', onGone)
+      }
+      const onGone = (why: Error | number) => {
+        settle()
+        reject(new Serial(typeof why === 'number' ? `a part worker exited (${why})` : String(why)))
       }
       const onMessage = (reply: PartReply) => {
         if (reply.id !== id) return
-        worker.off('message', onMessage)
-        worker.off('error', onError)
+        settle()
         if ('error' in reply) reject(new Serial(reply.error.message))
         else resolve(reply.result)
       }
       worker.on('message', onMessage)
-      worker.once('error', onError)
+      worker.on('error', onGone)
+      worker.on('exit', onGone)
       worker.postMessage({ ...request, id } satisfies PartRequest)
     })
   } finally {
@@ -379,6 +394,7 @@ export async function* splitFile(path: string, container: SplitContainer, progre
     if (progress) progress.bytes = position
     // A part ends at the chunk's last row end once it holds enough.
     if (scanner.boundary !== -1 && end - partStart >= PART_BYTES) yield emit(end, scanner.boundaryLine, scanner.boundaryIndex)
+    if (position - partStart > MAX_PART_BYTES) throw new Serial('a record too long for a part')
   }
   if (position > partStart || partStart === 0) yield emit(position, last?.line ?? 1, last?.index ?? 0)
 }

@@ -172,6 +172,19 @@ test('a large JSON Lines file in parts: same bytes, same report, and an id used 
   assert.deepEqual(skipped.parts, skipped.one)
 })
 
+test('a file with a record longer than a part worker can hold converts in one thread, whole', async () => {
+  // A record of 30 MB ran a part worker out of memory, and that took the whole process with it.
+  const input = join(dir, 'long.jsonl')
+  const lines: string[] = []
+  for (let i = 0; lines.length < 3000; i++) lines.push(JSON.stringify({ input: text(i, 400), expected_output: text(i + 1, 200) }))
+  lines.splice(1500, 0, JSON.stringify({ input: 'the long one', expected_output: 'ü'.repeat(6 << 20) }))
+  writeFileSync(input, lines.join('\n') + '\n')
+  const long = await both({ input, output: '', from: 'deepeval', to: 'evalcase' }, false)
+  assert.ok(long.same)
+  assert.deepEqual(long.parts, long.one)
+  assert.equal((long.one as ConversionReport).records.written, 3001)
+})
+
 test('a batch of one large file converts it in parts, and in one thread below the threshold, asked for threads or not', async () => {
   const { runBatch } = await import('../src/batch.ts')
   const input = join(dir, 'default.csv')
