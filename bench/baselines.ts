@@ -51,26 +51,25 @@ export async function papaparseRows(path: string): Promise<number> {
   return rows - 1
 }
 
-/** `JSON.parse` per line over the file in 64 KiB chunks. */
+/** `JSON.parse` per line over the file in 64 KiB chunks; a line's pieces are joined once its newline comes. */
 export async function jsonParseLines(path: string): Promise<number> {
-  let rest = ''
+  let rest: string[] = []
   let records = 0
-  for await (const chunk of textChunks(path)) {
-    const text = rest + chunk
-    let start = 0
-    for (let nl = text.indexOf('\n'); nl !== -1; nl = text.indexOf('\n', start)) {
-      if (nl > start) {
-        JSON.parse(text.slice(start, nl))
-        records++
-      }
-      start = nl + 1
-    }
-    rest = text.slice(start)
-  }
-  if (rest.trim() !== '') {
-    JSON.parse(rest)
+  const parse = (line: string) => {
+    if (line.trim() === '') return
+    JSON.parse(line)
     records++
   }
+  for await (const text of textChunks(path)) {
+    let start = 0
+    for (let nl = text.indexOf('\n'); nl !== -1; nl = text.indexOf('\n', start)) {
+      parse(rest.length ? rest.join('') + text.slice(start, nl) : text.slice(start, nl))
+      rest = []
+      start = nl + 1
+    }
+    if (start < text.length) rest.push(text.slice(start))
+  }
+  parse(rest.join(''))
   return records
 }
 

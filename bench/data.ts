@@ -175,6 +175,22 @@ export function langsmithLine(s: Sample, n: number): string {
   )
 }
 
+/**
+ * LangSmith JSON Lines whose middle record holds almost all the bytes: one document as its
+ * context, as an export of long-document examples has (at most 24 MB, under the record limit).
+ */
+async function writeLongJsonl(path: string, samples: SampleGenerator, bytes: number): Promise<number> {
+  const file = new TextFile(path)
+  await file.write(langsmithLine(samples.next(), 1))
+  const s = samples.next()
+  const paragraphs: string[] = []
+  for (let size = 0; size < Math.min(bytes, 24e6); size += paragraphs[paragraphs.length - 1]!.length + 2) paragraphs.push(samples.next().answer)
+  await file.write(langsmithLine({ ...s, contexts: [paragraphs.join('\n\n')] }, 2))
+  await file.write(langsmithLine(samples.next(), 3))
+  await file.close()
+  return 3
+}
+
 function uuid(n: number): string {
   const hex = n.toString(16).padStart(12, '0')
   return `0b1e5a7c-3f2d-4e8a-9c1b-${hex}`
@@ -223,7 +239,7 @@ class TextFile {
   }
 }
 
-export type DatasetKind = 'table-csv' | 'deepeval-csv' | 'langsmith-jsonl' | 'hf-parquet' | 'evalcase-yaml'
+export type DatasetKind = 'table-csv' | 'deepeval-csv' | 'langsmith-jsonl' | 'long-jsonl' | 'hf-parquet' | 'evalcase-yaml'
 
 export interface Dataset {
   path: string
@@ -239,6 +255,8 @@ export async function generate(kind: DatasetKind, path: string, bytes: number, s
   let records = 0
   if (kind === 'hf-parquet') {
     records = await writeHfParquet(temp, samples, bytes)
+  } else if (kind === 'long-jsonl') {
+    records = await writeLongJsonl(temp, samples, bytes)
   } else {
     const file = new TextFile(temp)
     if (kind === 'table-csv') await file.write(TABLE_COLUMNS.join(',') + '\n')

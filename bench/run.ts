@@ -18,6 +18,8 @@
  *                     and (third) evalferry's own reader turning the file into row objects only.
  * - parquet-langsmith the same Parquet file → LangSmith JSON Lines, against the same baselines.
  * - jsonl-parquet     LangSmith JSON Lines → Hugging Face Parquet, against `JSON.parse` per line.
+ * - long-record       LangSmith JSON Lines of three records, the middle one S long (at most 24 MB: one
+ *                     long document), → hf JSON Lines, against `JSON.parse` per line.
  * - yaml-read         evalcase YAML (S/4) read to cases, against `yaml` parse and `js-yaml` load of
  *                     the whole file; the ratio is of times (evalferry time ÷ baseline time).
  * - yaml-write        those cases written as evalcase YAML, against `yaml` stringify and `js-yaml`
@@ -579,6 +581,14 @@ async function main(): Promise<void> {
       title: 'LangSmith JSONL → hf Parquet',
       run: async () =>
         conversionRow('jsonl-parquet', 'LangSmith JSONL → hf Parquet', await data.get('langsmith-jsonl', 'langsmith.jsonl', size), { output: 'hf.parquet', from: 'langsmith', to: 'hf' }, runs, [
+          ['JSON.parse', jsonParseLines],
+        ]),
+    },
+    {
+      ids: ['long-record'],
+      title: 'JSONL with one long record → hf JSONL',
+      run: async () =>
+        conversionRow('long-record', 'JSONL with one long record → hf JSONL', await data.get('long-jsonl', 'long.jsonl', size), { output: 'long-hf.jsonl', from: 'langsmith', to: 'hf' }, runs, [
           ['JSON.parse', jsonParseLines],
         ]),
     },
