@@ -123,10 +123,11 @@ export async function* readCsv(source: ByteSource, options: ReadOptions): AsyncG
       head = ''
     }
     pending += rowEnds.push(text)
-    if (pending.length > MAX_RECORD_CHARS) throw new DataError('E_PARSE', tooLong('row'), { file, line })
-    // A row longer than a chunk would be re-scanned each time: wait until twice as much is in.
-    if (pending.length < minParse) continue
+    // A row longer than a chunk would be re-scanned each time: wait until twice as much is in,
+    // unless that passes the record limit; only the unfinished row left after parsing must keep to it.
+    if (pending.length < minParse && pending.length <= MAX_RECORD_CHARS) continue
     yield* parse(false)
+    if (pending.length > MAX_RECORD_CHARS) throw new DataError('E_PARSE', tooLong('row'), { file, line })
   }
   if (!rowEnds) {
     if (head === '') throw new DataError('E_PARSE', 'the file is empty; expected a header row', { file, line: 1 })

@@ -217,6 +217,18 @@ test('CSV: an open quote and a row longer than the header are errors with the li
   })
 })
 
+test('CSV: a row over half the record limit reads whole; one over the limit is refused at its line', async () => {
+  const long = 'ü, "x"\n'.repeat(7 << 19) // 31.5 Mi characters as written, quotes doubled: just under the limit
+  // Rows after it, so that waiting for twice the unfinished row would have passed the limit.
+  const after = Array.from({ length: 20000 }, (_, i) => `${i + 2},${'z'.repeat(100)}\n`)
+  const ok = await collect(readCsv(chunks(`a,b\n1,"${long.replaceAll('"', '""')}"\n${after.join('')}`, 1e6), options()))
+  assert.equal(ok.length, 20001)
+  assert.deepEqual(ok[0]!.value, { a: '1', b: long })
+  assert.deepEqual(ok[20000]!.value, { a: '20001', b: 'z'.repeat(100) })
+  const over = `a,b\n1,x\n2,"${'y'.repeat(33 << 20)}"\n`
+  await assert.rejects(collect(readCsv(chunks(over, 1 << 20), options())), (e: DataError) => e.location.line === 3 && /longer than 32 MiB/.test(e.message))
+})
+
 test('CSV writer: Python minimal quoting with CRLF', async () => {
   const sink = new MemorySink()
   const w = csvWriter(sink, { columns: ['a', 'b', 'c'], newline: '\r\n' })
