@@ -7,7 +7,7 @@
 import { availableParallelism } from 'node:os'
 import { stat } from 'node:fs/promises'
 import { basename, dirname, extname, join } from 'node:path'
-import { Worker, type ResourceLimits } from 'node:worker_threads'
+import type { Worker } from 'node:worker_threads'
 import { getAdapter } from '../adapters/index.ts'
 import { containerOf, readRecords } from './codecs/index.ts'
 import { detect } from './detect.ts'
@@ -15,6 +15,7 @@ import { EvalferryError, UsageError, type ErrorCode, type Location } from './err
 import { removeOwnTemps, STDIO } from './io.ts'
 import { convert, type ConvertOptions } from './pipeline.ts'
 import type { ConversionReport } from './report.ts'
+import { ask, startWorker } from './workers.ts'
 
 export interface Shard {
   /** 1-based. */
@@ -101,33 +102,12 @@ interface WorkerReply {
   error?: { code: ErrorCode | undefined; message: string; location: Location }
 }
 
-function startWorker(resourceLimits?: ResourceLimits): Worker {
-  const limits = resourceLimits ? { resourceLimits } : {}
-  if (!import.meta.url.endsWith('.ts')) return new Worker(new URL('./batch-worker.js', import.meta.url), limits)
-  // Running from the TypeScript sources (tests, development): the worker registers tsx itself.
-  const url = new URL('./batch-worker.ts', import.meta.url).href
-  return new Worker(`import('tsx/esm/api').then((tsx) => { tsx.register(); return import(${JSON.stringify(url)}) })`, { eval: true, ...limits })
-}
-
 /** Sends `job` to `worker` and resolves with its last reply (done or error); `onProgress` hears the progress it sends before. */
 function runInWorker(worker: Worker, job: BatchJob, onProgress: (records: number, bytes: number) => void): Promise<WorkerReply> {
-  return new Promise((resolve, reject) => {
-    const settle = (): void => {
-      worker.off('message', onMessage)
-      worker.off('error', onError)
-    }
-    const onMessage = (message: WorkerReply): void => {
-      if (message.type === 'progress') return onProgress(message.records ?? 0, message.bytes ?? 0)
-      settle()
-      resolve(message)
-    }
-    const onError = (error: Error): void => {
-      settle()
-      reject(error)
-    }
-    worker.on('message', onMessage)
-    worker.on('error', onError)
-    worker.postMessage(job)
+  return ask(worker, job, (message: WorkerReply) => {
+    if (message.type !== 'progress') return message
+    onProgress(message.records ?? 0, message.bytes ?? 0)
+    return undefined
   })
 }
 
@@ -173,7 +153,7 @@ class BoundedHeapWorker {
   constructor(private readonly mb: number) {}
 
   async convert(job: BatchJob, counters: { records: number; bytes: number }): Promise<ConversionReport> {
-    const worker = (this.worker ??= startWorker({ maxOldGenerationSizeMb: this.mb }))
+    const worker = (this.worker ??= startWorker('batch-worker', { maxOldGenerationSizeMb: this.mb }))
     try {
       const reply = await runInWorker(worker, job, (records, bytes) => Object.assign(counters, { records, bytes }))
       if (reply.type === 'error') throw revive(reply.error!)
@@ -257,7 +237,7 @@ export async function runBatch(jobs: BatchJob[], options: BatchOptions = {}): Pr
   }
 
   const lane = async (): Promise<void> => {
-    const worker = startWorker()
+    const worker = startWorker('batch-worker')
     try {
       while (next < jobs.length && failure === undefined) {
         const i = next++

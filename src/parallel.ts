@@ -10,7 +10,7 @@
  */
 import { open, stat } from 'node:fs/promises'
 import { availableParallelism } from 'node:os'
-import { Worker } from 'node:worker_threads'
+import type { Worker } from 'node:worker_threads'
 import { getAdapter } from '../adapters/index.ts'
 import type { Container } from '../adapters/types.ts'
 import { containerOf } from './codecs/index.ts'
@@ -21,6 +21,7 @@ import { isRowMapper } from './mapping.ts'
 import type { ConvertOptions, FilePart, PartResult, RecordBytes } from './pipeline.ts'
 import { mergeReport, type ConversionReport } from './report.ts'
 import { stringify as stringifyYaml } from 'yaml'
+import { ask, startWorker } from './workers.ts'
 
 /** Files smaller than this convert in one thread: splitting would not pay for itself. */
 export const SPLIT_MIN_BYTES = 8 << 20
@@ -81,16 +82,11 @@ let nextId = 0
  * thread. The young generation keeps V8's default: capping it at 24 MB cost a third more time on
  * a 1 GB CSV (23.8 s, not 18.4), and the peak stays under 250 MB without the cap.
  */
-const WORKER_LIMITS = { resourceLimits: { maxOldGenerationSizeMb: 96 } }
+const WORKER_LIMITS = { maxOldGenerationSizeMb: 96 }
 
-function startWorker(): Worker {
-  const worker = import.meta.url.endsWith('.ts')
-    ? // Running from the TypeScript sources (tests, development): the worker registers tsx itself.
-      new Worker(
-        `import('tsx/esm/api').then((tsx) => { tsx.register(); return import(${JSON.stringify(new URL('./parallel-worker.ts', import.meta.url).href)}) })`,
-        { eval: true, ...WORKER_LIMITS },
-      )
-    : new Worker(new URL('./parallel-worker.js', import.meta.url), WORKER_LIMITS)
+/** A new part worker, in the pool. */
+function addWorker(): Worker {
+  const worker = startWorker('parallel-worker', WORKER_LIMITS)
   worker.unref()
   // A worker that dies (out of memory, say) leaves the pool and is never handed out again.
   const forget = () => {
@@ -107,7 +103,7 @@ function startWorker(): Worker {
 async function acquire(threads: number): Promise<Worker> {
   const free = idle.pop()
   if (free) return free
-  if (pool.length < threads) return startWorker()
+  if (pool.length < threads) return addWorker()
   return new Promise((resolve) => waiting.push(resolve))
 }
 
@@ -115,7 +111,7 @@ function release(worker: Worker): void {
   const alive = pool.includes(worker)
   const next = waiting.shift()
   // Whoever waits gets a new worker in place of one that died.
-  if (next) next(alive ? worker : startWorker())
+  if (next) next(alive ? worker : addWorker())
   else if (alive) {
     worker.unref()
     idle.push(worker)
@@ -127,27 +123,15 @@ async function runPart(threads: number, request: Omit<PartRequest, 'id'>): Promi
   worker.ref()
   const id = nextId++
   try {
-    return await new Promise((resolve, reject) => {
-      const settle = () => {
-        worker.off('message', onMessage)
-        worker.off('error', onGone)
-        worker.off('exit', onGone)
-      }
-      const onGone = (why: Error | number) => {
-        settle()
-        reject(new Serial(typeof why === 'number' ? `a part worker exited (${why})` : String(why)))
-      }
-      const onMessage = (reply: PartReply) => {
-        if (reply.id !== id) return
-        settle()
-        if ('error' in reply) reject(new Serial(reply.error.message))
-        else resolve(reply.result)
-      }
-      worker.on('message', onMessage)
-      worker.on('error', onGone)
-      worker.on('exit', onGone)
-      worker.postMessage({ ...request, id } satisfies PartRequest)
-    })
+    let reply: PartReply
+    try {
+      reply = await ask(worker, { ...request, id } satisfies PartRequest, (r: PartReply) => (r.id === id ? r : undefined))
+    } catch (error) {
+      // A worker that failed or exited: the file converts in one thread.
+      throw new Serial(String(error))
+    }
+    if ('error' in reply) throw new Serial(reply.error.message)
+    return reply.result
   } finally {
     release(worker)
   }
