@@ -2,7 +2,7 @@
 import { DataError } from '../errors.ts'
 import type { JsonObject } from '../model.ts'
 import { checkDuplicateKeys, MAX_DEPTH, positionIn, stringifyJson } from './json.ts'
-import { MAX_RECORD_CHARS, tooLong, type ByteSource, type ReadOptions, type RecordWriter, type Sink, type SourceRecord } from './types.ts'
+import { MAX_RECORD_CHARS, PendingLine, tooLong, type ByteSource, type ReadOptions, type RecordWriter, type Sink, type SourceRecord } from './types.ts'
 
 export async function* readJsonl(source: ByteSource, options: ReadOptions): AsyncGenerator<SourceRecord> {
   let line = options.continuation ? options.continuation.line - 1 : 0
@@ -29,34 +29,21 @@ export async function* readJsonl(source: ByteSource, options: ReadOptions): Asyn
     checkDuplicateKeys(text, value, options.file, at)
     return { value, line: at, index: index++, raw: text }
   }
-  // The unfinished last line, in the pieces it came in: joined once its newline comes, so that a
-  // long record is copied once, not once per chunk.
-  let rest: string[] = []
-  let restLength = 0
+  const rest = new PendingLine()
   for await (const chunk of source) {
     const text = typeof chunk === 'string' ? chunk : chunk.toString('utf8')
     let start = 0
     for (let nl = text.indexOf('\n'); nl !== -1; nl = text.indexOf('\n', start)) {
       line++
-      let lineText = text.slice(start, nl)
-      if (restLength) {
-        rest.push(lineText)
-        lineText = rest.join('')
-        rest = []
-        restLength = 0
-      }
-      const record = parse(lineText, line)
+      const record = parse(rest.take(text.slice(start, nl)), line)
       if (record) yield record
       start = nl + 1
     }
-    if (start < text.length) {
-      rest.push(text.slice(start))
-      restLength += text.length - start
-    }
-    if (restLength > MAX_RECORD_CHARS) throw new DataError('E_PARSE', tooLong('record'), { file: options.file, line: line + 1 })
+    rest.add(text.slice(start))
+    if (rest.length > MAX_RECORD_CHARS) throw new DataError('E_PARSE', tooLong('record'), { file: options.file, line: line + 1 })
   }
-  if (restLength) {
-    const record = parse(rest.join(''), line + 1)
+  if (rest.length) {
+    const record = parse(rest.take(), line + 1)
     if (record) yield record
   }
 }

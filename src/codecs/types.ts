@@ -15,6 +15,41 @@ export function countNewlines(text: string, from = 0, to = text.length): number 
   return n
 }
 
+/**
+ * The unfinished last line of a text that comes in chunks, kept in the pieces it came in and
+ * joined once, when its newline comes: appending each chunk and searching the whole again would
+ * copy a long line once per chunk.
+ */
+export class PendingLine {
+  private pieces: string[] = []
+  /** Characters held. */
+  length = 0
+
+  add(piece: string): void {
+    if (!piece) return
+    this.pieces.push(piece)
+    this.length += piece.length
+  }
+
+  /** The line: the pieces held, then `end`; nothing is held after. */
+  take(end = ''): string {
+    if (!this.length) return end
+    const line = this.pieces.join('') + end
+    this.pieces = []
+    this.length = 0
+    return line
+  }
+
+  startsWith(prefix: string): boolean {
+    let start = ''
+    for (const piece of this.pieces) {
+      start += piece
+      if (start.length >= prefix.length) break
+    }
+    return start.startsWith(prefix)
+  }
+}
+
 /** One parsed record and where it came from. */
 export interface SourceRecord {
   value: unknown

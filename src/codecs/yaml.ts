@@ -8,7 +8,7 @@ import { StringDecoder } from 'node:string_decoder'
 import { isMap, isScalar, isSeq, LineCounter, parseDocument, Scalar, stringify, type Document, type Node } from 'yaml'
 import { DataError } from '../errors.ts'
 import type { JsonObject } from '../model.ts'
-import { countNewlines, LIST_KEY, MAX_RECORD_CHARS, type ByteSource, type ReadOptions, type RecordWriter, type Sink, type SourceRecord } from './types.ts'
+import { countNewlines, LIST_KEY, MAX_RECORD_CHARS, PendingLine, type ByteSource, type ReadOptions, type RecordWriter, type Sink, type SourceRecord } from './types.ts'
 
 /** Aliases expanded per document before it is refused as an alias bomb. */
 const MAX_ALIASES = 1000
@@ -183,24 +183,7 @@ export async function* readYaml(source: ByteSource, options: ReadOptions): Async
 
   // `pre`: before the record list, whose text is kept; `list`: inside it, item by item; `raw`: the rest is kept and parsed whole.
   let mode = 'pre' as 'pre' | 'list' | 'raw'
-  // The unfinished last line, in the pieces it came in: joined once its newline comes, so that a
-  // long line is copied once, not once per chunk.
-  let carry: string[] = []
-  let carryLength = 0
-  const takeCarry = (end = ''): string => {
-    const line = carry.join('') + end
-    carry = []
-    carryLength = 0
-    return line
-  }
-  const carryStartsWith = (prefix: string): boolean => {
-    let start = ''
-    for (const piece of carry) {
-      start += piece
-      if (start.length >= prefix.length) break
-    }
-    return start.startsWith(prefix)
-  }
+  const carry = new PendingLine()
   let lineNo = 0
   let block = -1
   let index = 0
@@ -418,20 +401,17 @@ export async function* readYaml(source: ByteSource, options: ReadOptions): Async
     let start = 0
     for (let nl = chunk.indexOf('\n'); nl >= 0; nl = chunk.indexOf('\n', start)) {
       const end = chunk.slice(start, nl + 1)
-      onLine(carryLength ? takeCarry(end) : end)
+      onLine(carry.take(end))
       start = nl + 1
       if (isRaw()) {
         raw += chunk.slice(start)
         return checkRaw()
       }
     }
-    if (start < chunk.length) {
-      carry.push(start ? chunk.slice(start) : chunk)
-      carryLength += chunk.length - start
-    }
+    carry.add(start ? chunk.slice(start) : chunk)
     if (mode === 'pre') {
-      if (head.length + held.length + (keyLine?.text.length ?? 0) + carryLength > MAX_RECORD_CHARS) throw documentTooLong(lineNo + 1)
-    } else if ((carryStartsWith(itemPrefix) ? 0 : item.length) + carryLength > MAX_RECORD_CHARS) throw itemTooLong(lineNo + 1)
+      if (head.length + held.length + (keyLine?.text.length ?? 0) + carry.length > MAX_RECORD_CHARS) throw documentTooLong(lineNo + 1)
+    } else if ((carry.startsWith(itemPrefix) ? 0 : item.length) + carry.length > MAX_RECORD_CHARS) throw itemTooLong(lineNo + 1)
   }
 
   let started = false
@@ -454,8 +434,8 @@ export async function* readYaml(source: ByteSource, options: ReadOptions): Async
   }
   const tail = decoder.end()
   if (tail) feed(tail)
-  if (mode !== 'raw' && carryLength) {
-    onLine(takeCarry())
+  if (mode !== 'raw' && carry.length) {
+    onLine(carry.take())
     if (isRaw()) checkRaw()
   }
   yield* out
