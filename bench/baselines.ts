@@ -3,7 +3,8 @@
  * evalferry's codec feeds it. Each returns the number of records it saw, so that a baseline that
  * silently parses nothing shows up as a record count that differs from evalferry's.
  */
-import { createReadStream, openAsBlob } from 'node:fs'
+import { createReadStream, createWriteStream, openAsBlob } from 'node:fs'
+import { finished } from 'node:stream/promises'
 import { readFile, writeFile } from 'node:fs/promises'
 import Papa from 'papaparse'
 import { ParquetFile, type RecordBatch as WasmRecordBatch } from 'parquet-wasm'
@@ -26,13 +27,13 @@ interface CoreParser {
 
 /**
  * papaparse's core parser over the file in 64 KiB chunks, each parse handing back the unfinished
- * last row, as the CSV codec does; rows stay arrays of cells. Returns data rows (header excluded).
+ * last row, as the CSV codec does; `use` gets each parse's rows as arrays of cells, the header row
+ * first.
  */
-export async function papaparseRows(path: string): Promise<number> {
+async function papaparseEach(path: string, use: (rows: string[][]) => void): Promise<void> {
   const ParserClass = (Papa as unknown as { Parser: new (config: object) => CoreParser }).Parser
   let parser: CoreParser | undefined
   let pending = ''
-  let rows = 0
   let minParse = 0
   for await (const chunk of textChunks(path)) {
     pending += chunk
@@ -45,10 +46,60 @@ export async function papaparseRows(path: string): Promise<number> {
     const result = parser.parse(pending, 0, true)
     pending = pending.slice(result.meta.cursor)
     minParse = pending.length * 2
-    rows += result.data.length
+    use(result.data)
   }
-  if (parser && pending !== '') rows += parser.parse(pending, 0, false).data.length
+  if (parser && pending !== '') use(parser.parse(pending, 0, false).data)
+}
+
+/** papaparse alone (see `papaparseEach`). Returns data rows (header excluded). */
+export async function papaparseRows(path: string): Promise<number> {
+  let rows = 0
+  await papaparseEach(path, (data) => (rows += data.length))
   return rows - 1
+}
+
+/**
+ * The least any CSV to JSON Lines conversion does: papaparse's rows as objects keyed by the
+ * header, each `JSON.stringify`'d onto its own line and written out in 64 KiB pieces. No mapping,
+ * no checks, nothing carried: what a conversion costs before it is an evalferry conversion.
+ */
+export async function papaparseToJsonl(path: string, output: string): Promise<number> {
+  let columns: string[] | undefined
+  let rows = 0
+  const out = lineWriter(output)
+  await papaparseEach(path, (data) => {
+    for (const cells of data) {
+      if (!columns) {
+        columns = cells
+        continue
+      }
+      const row: Record<string, string> = {}
+      for (let i = 0; i < columns.length; i++) row[columns[i]!] = cells[i] ?? ''
+      out.line(JSON.stringify(row))
+      rows++
+    }
+  })
+  await out.end()
+  return rows
+}
+
+/** Lines joined into 64 KiB pieces, written through one file stream without waiting on each. */
+function lineWriter(path: string): { line(text: string): void; end(): Promise<void> } {
+  const stream = createWriteStream(path)
+  let buffer = ''
+  return {
+    line(text) {
+      buffer += text + '\n'
+      if (buffer.length >= CHUNK_BYTES) {
+        stream.write(buffer)
+        buffer = ''
+      }
+    },
+    async end() {
+      stream.end(buffer)
+      await finished(stream)
+    },
+  }
 }
 
 /** `JSON.parse` per line over the file in 64 KiB chunks; a line's pieces are joined once its newline comes. */
@@ -111,6 +162,19 @@ export async function parquetReaderRows(path: string): Promise<number> {
   const { readParquet } = await import('../src/codecs/parquet.ts')
   let rows = 0
   for await (const _ of readParquet(path, { file: path, recordKeys: [], header: {}, columns: [] })) rows++
+  return rows
+}
+
+/** evalferry's Parquet reader's row objects, each `JSON.stringify`'d onto its own line: the least a Parquet to JSON Lines conversion does. */
+export async function parquetReaderToJsonl(path: string, output: string): Promise<number> {
+  const { readParquet } = await import('../src/codecs/parquet.ts')
+  const out = lineWriter(output)
+  let rows = 0
+  for await (const record of readParquet(path, { file: path, recordKeys: [], header: {}, columns: [] })) {
+    out.line(JSON.stringify(record.value))
+    rows++
+  }
+  await out.end()
   return rows
 }
 

@@ -11,11 +11,14 @@
  * CSV and JSON Lines rows to JSON Lines also time the conversion in parts on every core (`threads`), after the
  * one-thread ratio.
  * - csv-evalcase      plain CSV table → evalcase JSON Lines (`from: 'csv'`), against papaparse's core
- *                     parser over the same file in the same 64 KiB chunks, rows left as cell arrays.
+ *                     parser over the same file in the same 64 KiB chunks, rows left as cell arrays;
+ *                     then against the least conversion: those rows as objects, `JSON.stringify`'d
+ *                     and written as JSON Lines (`papaparse → JSONL`).
  * - csv-deepeval      DeepEval `save_as` CSV → DeepEval JSON Lines, against papaparse likewise.
  * - parquet-hf        Hugging Face Parquet (S of text before compression) → hf JSON Lines, against
  *                     parquet-wasm decoding every row group alone, and parquet-wasm + Arrow JS tables,
- *                     and (third) evalferry's own reader turning the file into row objects only.
+ *                     and (third) evalferry's own reader turning the file into row objects only, and
+ *                     (fourth) those rows `JSON.stringify`'d and written as JSON Lines.
  * - parquet-langsmith the same Parquet file → LangSmith JSON Lines, against the same baselines.
  * - jsonl-parquet     LangSmith JSON Lines → Hugging Face Parquet, against `JSON.parse` per line.
  * - long-record       LangSmith JSON Lines of three records, the middle one S long (at most 24 MB: one
@@ -53,8 +56,10 @@ import {
   jsYamlDumpFile,
   jsYamlLoadFile,
   papaparseRows,
+  papaparseToJsonl,
   parquetArrowJsRows,
   parquetReaderRows,
+  parquetReaderToJsonl,
   parquetWasmRows,
   yamlParseFile,
   yamlStringifyFile,
@@ -185,6 +190,8 @@ function progress(message: string): void {
 // Rows
 
 const OUT = join(WORK, 'out')
+/** Where a least-conversion baseline writes its JSON Lines. */
+const leastOutput = (write: (path: string, output: string) => Promise<number>) => (path: string) => write(path, join(OUT, 'least.jsonl'))
 
 async function conversionRow(
   id: string,
@@ -546,6 +553,7 @@ async function main(): Promise<void> {
       run: async () =>
         conversionRow('csv-evalcase', 'CSV table → evalcase JSONL', await data.get('table-csv', 'table.csv', size), { output: 'table.jsonl', from: 'csv', to: 'evalcase' }, runs, [
           ['papaparse', papaparseRows],
+          ['papaparse → JSONL', leastOutput(papaparseToJsonl)],
         ]),
     },
     {
@@ -554,6 +562,7 @@ async function main(): Promise<void> {
       run: async () =>
         conversionRow('csv-deepeval', 'CSV DeepEval → DeepEval JSONL', await data.get('deepeval-csv', 'deepeval.csv', size), { output: 'deepeval.jsonl', from: 'deepeval', to: 'deepeval' }, runs, [
           ['papaparse', papaparseRows],
+          ['papaparse → JSONL', leastOutput(papaparseToJsonl)],
         ]),
     },
     {
@@ -564,6 +573,7 @@ async function main(): Promise<void> {
           ['parquet-wasm', parquetWasmRows],
           ['parquet-wasm+Arrow JS', parquetArrowJsRows],
           ['readParquet rows', parquetReaderRows],
+          ['readParquet rows → JSONL', leastOutput(parquetReaderToJsonl)],
         ]),
     },
     {
@@ -574,6 +584,7 @@ async function main(): Promise<void> {
           ['parquet-wasm', parquetWasmRows],
           ['parquet-wasm+Arrow JS', parquetArrowJsRows],
           ['readParquet rows', parquetReaderRows],
+          ['readParquet rows → JSONL', leastOutput(parquetReaderToJsonl)],
         ]),
     },
     {
