@@ -100,6 +100,11 @@ function addWorker(): Worker {
   return worker
 }
 
+/** The part workers alive now, busy or idle. */
+export function partWorkers(): readonly Worker[] {
+  return pool
+}
+
 async function acquire(threads: number): Promise<Worker> {
   const free = idle.pop()
   if (free) return free

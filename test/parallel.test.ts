@@ -4,7 +4,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { convert } from '../src/index.ts'
-import { partStats, SPLIT_MIN_BYTES, splitFile } from '../src/parallel.ts'
+import { partStats, partWorkers, SPLIT_MIN_BYTES, splitFile } from '../src/parallel.ts'
 import type { ConversionReport } from '../src/report.ts'
 
 const dir = mkdtempSync(join(tmpdir(), 'evalferry-parallel-'))
@@ -210,4 +210,40 @@ test('a batch of one large file converts it in parts, and in one thread below th
   await runBatch([job], { jobs: 2, boundedHeap: { fromBytes: SPLIT_MIN_BYTES, mb: 256 } })
   assert.equal(partStats.inParts, before.inParts + 2)
   assert.ok(inParts.equals(readFileSync(output)))
+})
+
+test('a part worker that exits leaves the pool: the next conversion starts new ones and still converts in parts', async () => {
+  const input = join(dir, 'pool.csv')
+  writeTable(input)
+  const options = { input, output: '', from: 'csv', to: 'evalcase' }
+  assert.ok((await both(options)).same)
+  const dead = [...partWorkers()]
+  assert.equal(dead.length, 2)
+  await Promise.all(dead.map((w) => w.terminate()))
+  assert.deepEqual(partWorkers(), [])
+  const { one, parts, same } = await both(options)
+  assert.ok(same, 'the outputs differ')
+  assert.deepEqual(parts, one)
+  assert.equal(partWorkers().length, 2)
+  assert.ok(partWorkers().every((w) => !dead.includes(w)))
+})
+
+test('a part worker that exits in the middle of a part makes the file convert in one thread, whole', async () => {
+  const input = join(dir, 'dies.csv')
+  writeTable(input)
+  for (const w of partWorkers()) await w.terminate()
+  // The first worker started is ended while its part is in flight (starting one takes far longer than a turn of the loop).
+  let ended = false
+  const watch = (): void => {
+    const worker = partWorkers()[0]
+    if (worker) {
+      ended = true
+      void worker.terminate()
+    } else setImmediate(watch)
+  }
+  setImmediate(watch)
+  const { one, parts, same } = await both({ input, output: '', from: 'csv', to: 'evalcase' }, false)
+  assert.ok(ended)
+  assert.ok(same, 'the outputs differ')
+  assert.deepEqual(parts, one)
 })
