@@ -91,6 +91,12 @@ export class SampleGenerator {
     return out.trimEnd()
   }
 
+  /** A short labelled example, as classification and short-answer datasets hold. */
+  short(): { id: string; question: string; answer: string; label: string } {
+    const n = this.count++
+    return { id: `ex-${n + 1}`, question: this.text(20 + this.int(80)), answer: this.text(3 + this.int(30)), label: this.pick(DIFFICULTIES) }
+  }
+
   next(): Sample {
     const n = this.count++
     const contexts: string[] = []
@@ -133,6 +139,13 @@ export function tableRow(s: Sample): string {
   return [s.id, s.question, s.answer, JSON.stringify(s.contexts), s.difficulty, s.domain, JSON.stringify(s.tags), JSON.stringify(s.source), String(s.score)]
     .map(csvCell)
     .join(',') + '\n'
+}
+
+export const SHORT_COLUMNS = ['id', 'question', 'answer', 'label']
+
+/** A table of many short rows: what a conversion spends per record, rather than per byte, shows. */
+export function shortRow(s: ReturnType<SampleGenerator['short']>): string {
+  return [s.id, s.question, s.answer, s.label].map(csvCell).join(',') + '\n'
 }
 
 export const DEEPEVAL_COLUMNS = [
@@ -239,7 +252,7 @@ class TextFile {
   }
 }
 
-export type DatasetKind = 'table-csv' | 'deepeval-csv' | 'langsmith-jsonl' | 'long-jsonl' | 'hf-parquet' | 'evalcase-yaml'
+export type DatasetKind = 'table-csv' | 'short-csv' | 'deepeval-csv' | 'langsmith-jsonl' | 'long-jsonl' | 'hf-parquet' | 'evalcase-yaml'
 
 export interface Dataset {
   path: string
@@ -260,9 +273,14 @@ export async function generate(kind: DatasetKind, path: string, bytes: number, s
   } else {
     const file = new TextFile(temp)
     if (kind === 'table-csv') await file.write(TABLE_COLUMNS.join(',') + '\n')
+    if (kind === 'short-csv') await file.write(SHORT_COLUMNS.join(',') + '\n')
     if (kind === 'deepeval-csv') await file.write(DEEPEVAL_COLUMNS.join(',') + '\r\n')
     if (kind === 'evalcase-yaml') await file.write('description: Generated retrieval QA cases for the evalferry bench\nexecution:\n  target: default\nevalcases:\n')
-    while (file.bytes < bytes) {
+    while (file.bytes < bytes && kind === 'short-csv') {
+      await file.write(shortRow(samples.short()))
+      records++
+    }
+    while (file.bytes < bytes && kind !== 'short-csv') {
       const s = samples.next()
       if (kind === 'table-csv') await file.write(tableRow(s))
       else if (kind === 'deepeval-csv') await file.write(deepevalRow(s))

@@ -14,6 +14,8 @@
  *                     parser over the same file in the same 64 KiB chunks, rows left as cell arrays;
  *                     then against the least conversion: those rows as objects, `JSON.stringify`'d
  *                     and written as JSON Lines (`papaparse → JSONL`).
+ * - csv-short         a table of many short rows (id, question, answer, label; about 80 bytes each) →
+ *                     evalcase JSON Lines, against the same two: what a conversion costs per record.
  * - csv-deepeval      DeepEval `save_as` CSV → DeepEval JSON Lines, against papaparse likewise.
  * - parquet-hf        Hugging Face Parquet (S of text before compression) → hf JSON Lines, against
  *                     parquet-wasm decoding every row group alone, and parquet-wasm + Arrow JS tables,
@@ -552,6 +554,15 @@ async function main(): Promise<void> {
       title: 'CSV table → evalcase JSONL',
       run: async () =>
         conversionRow('csv-evalcase', 'CSV table → evalcase JSONL', await data.get('table-csv', 'table.csv', size), { output: 'table.jsonl', from: 'csv', to: 'evalcase' }, runs, [
+          ['papaparse', papaparseRows],
+          ['papaparse → JSONL', leastOutput(papaparseToJsonl)],
+        ]),
+    },
+    {
+      ids: ['csv-short'],
+      title: 'CSV of short rows → evalcase JSONL',
+      run: async () =>
+        conversionRow('csv-short', 'CSV of short rows → evalcase JSONL', await data.get('short-csv', 'short.csv', size), { output: 'short.jsonl', from: 'csv', to: 'evalcase' }, runs, [
           ['papaparse', papaparseRows],
           ['papaparse → JSONL', leastOutput(papaparseToJsonl)],
         ]),
