@@ -145,9 +145,17 @@ function decode(record: unknown, ctx: DecodeContext): EvalCase | EvalCase[] {
   if (!isJsonObject(record)) throw fieldError('', 'expected a table row')
   const columns = ctx.columns?.length ? ctx.columns : Object.keys(record)
   rememberHeader(ctx, columns)
-  const decoded = mapRow(record, ctx.map, { ...TEXT, columns })
-  for (const c of Array.isArray(decoded) ? decoded : [decoded]) takeFileCarry(c, ctx)
+  const decoded = mapRow(record, ctx.map, rowOptions(columns))
+  if (Array.isArray(decoded)) for (const c of decoded) takeFileCarry(c, ctx)
+  else takeFileCarry(decoded, ctx)
   return decoded
+}
+
+/** The row options of a header: the rows of one table share one object. */
+let lastOptions: RowOptions & { columns: readonly string[] } = { ...TEXT, columns: [] }
+function rowOptions(columns: readonly string[]): RowOptions & { columns: readonly string[] } {
+  if (lastOptions.columns !== columns) lastOptions = { ...TEXT, columns }
+  return lastOptions
 }
 
 function encode(original: EvalCase, ctx: EncodeContext): JsonObject {

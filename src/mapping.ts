@@ -73,6 +73,8 @@ export interface ResolvedMapping {
   metadata: string[]
   /** Columns left out. */
   ignore: string[]
+  /** The column names and paths of `fields`: only these can be taken off a row's metadata. */
+  paths: Set<string>
 }
 
 /** How a row's values are held. */
@@ -209,7 +211,7 @@ export function resolveMapping(columns: readonly string[], map: FieldMapping = {
     if (column !== undefined) claim(field, column)
   }
   const ordered = MAPPED_FIELDS.filter((f) => fields.has(f)).map((f): [MappedField, string] => [f, fields.get(f)!])
-  return { fields: ordered, explicit, metadata, ignore }
+  return { fields: ordered, explicit, metadata, ignore, paths: new Set(ordered.map(([, path]) => path)) }
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -335,10 +337,10 @@ function ownExtras(c: EvalCase, format: string): JsonObject | undefined {
 export function rowToCase(row: JsonObject, resolved: ResolvedMapping, options: RowOptions): EvalCase {
   const c: EvalCase = {}
   const target = c as Record<string, unknown>
-  const raw: JsonObject = {}
-  const taken = new Set<string>()
-  const takenPaths = new Map<string, string[][]>()
-  const columns = Object.keys(row)
+  let raw: JsonObject | undefined
+  // Columns a field took whole (at most one per field), and parts of columns taken by dotted paths.
+  const taken: string[] = []
+  let takenPaths: Map<string, string[][]> | undefined
 
   for (const [field, path] of resolved.fields) {
     const value = getPath(row, path)
@@ -346,11 +348,12 @@ export function rowToCase(row: JsonObject, resolved: ResolvedMapping, options: R
       if (resolved.explicit.has(field)) throw fieldError(path, `the column "${path}" mapped to ${field} is missing from this row`)
       continue
     }
-    const column = columnOf(path, columns)
+    // The column holding the value: the path itself, or the first part of a dotted path into a nested value.
+    const whole = Object.hasOwn(row, path)
     if (isAbsent(value, options)) {
-      if (column === path) taken.add(column)
+      if (whole) taken.push(path)
       // A JSON null in a typed row is kept so that writing gives it back.
-      if (value === null && !options.nullIsAbsent) raw[path] = null
+      if (value === null && !options.nullIsAbsent) (raw ??= {})[path] = null
       continue
     }
     const canonical = cellToField(field, value, options)
@@ -358,19 +361,23 @@ export function rowToCase(row: JsonObject, resolved: ResolvedMapping, options: R
       if (resolved.explicit.has(field)) throw fieldError(path, `the column "${path}" does not hold a value for ${field}`)
       continue
     }
-    if (column === path) taken.add(column)
-    else takenPaths.set(column, [...(takenPaths.get(column) ?? []), path.split('.').slice(1)])
+    if (whole) taken.push(path)
+    else {
+      const column = columnOf(path, [])
+      takenPaths ??= new Map()
+      takenPaths.set(column, [...(takenPaths.get(column) ?? []), path.split('.').slice(1)])
+    }
     if (field === 'messages') Object.assign(target, splitMessages(canonical as Message[]))
     else target[field] = canonical
-    // Text read as text gives the same cell back; only other kinds need the comparison.
-    if (!(typeof value === 'string' && FIELD_KINDS[field] === 'text') && !givesBack(field, canonical, value, options)) raw[path] = value
+    // Text read as text, or as a one-message input or expected output, gives the same cell back; other kinds need the comparison.
+    if (!(typeof value === 'string' && TEXT_KINDS.has(FIELD_KINDS[field])) && !givesBack(field, canonical, value, options)) (raw ??= {})[path] = value
   }
 
-  const metadata: JsonObject = {}
-  for (const column of columns) {
-    if (taken.has(column) || resolved.ignore.includes(column)) continue
+  let metadata: JsonObject | undefined
+  for (const column of Object.keys(row)) {
+    if ((resolved.paths.has(column) && taken.includes(column)) || resolved.ignore.includes(column)) continue
     let value: JsonValue | undefined = row[column]
-    const paths = takenPaths.get(column)
+    const paths = takenPaths?.get(column)
     if (paths && value !== undefined) value = withoutPaths(value, paths)
     if (value === undefined || (options.text && value === '') || (value === null && options.nullIsAbsent)) continue
     if (column === CARRY_KEY) {
@@ -378,13 +385,20 @@ export function rowToCase(row: JsonObject, resolved: ResolvedMapping, options: R
       if (!isJsonObject(carried)) throw fieldError(CARRY_KEY, 'expected a JSON object of carried fields')
       value = carried
     }
+    metadata ??= {}
     metadata[column] = value
   }
   // Canonical fields first, then metadata, as the model lists them.
-  if (Object.keys(metadata).length) c.metadata = metadata
-  if (Object.keys(raw).length) c.extras = { [options.format]: { [RAW]: raw } }
+  if (metadata) c.metadata = metadata
+  if (raw) c.extras = { [options.format]: { [RAW]: raw } }
   return c
 }
+
+/**
+ * Kinds whose string cell always gives itself back: text as it is, and an input or expected
+ * output read from text as one message of that text, which writing makes that text again.
+ */
+const TEXT_KINDS = new Set<Kind>(['text', 'input', 'expected'])
 
 function parseCarry(text: string): unknown {
   try {

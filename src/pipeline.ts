@@ -148,21 +148,24 @@ async function* readFile_(
     warn: () => {},
   }
 
-  for await (const record of records) {
+  // The record being decoded, and its location, built only when needed: a CSV row counts its line on demand.
+  let record: SourceRecord | undefined
+  let place: Location | undefined
+  const where = (): Location => {
+    if (place) return place
+    const line = record!.line
+    return (place = { file, ...(line === undefined ? { record: record!.index } : { line }) })
+  }
+  ctx.warn = (message, field) => report && addWarning(report, message, { ...where(), ...(field ? { field } : {}) })
+
+  for await (record of records) {
     if (range) {
       if (record.index < range[0]) continue
       if (record.index >= range[1]) break
     }
     if (options.progress) options.progress.records++
-    // Built only when needed: a CSV row counts its line on demand.
-    let place: Location | undefined
-    const where = (): Location => {
-      if (place) return place
-      const line = record.line
-      return (place = { file, ...(line === undefined ? { record: record.index } : { line }) })
-    }
+    place = undefined
     ctx.index = record.index
-    ctx.warn = (message, field) => report && addWarning(report, message, { ...where(), ...(field ? { field } : {}) })
 
     const included = adapter.include?.(record.value)
     if (included !== undefined) {
@@ -429,10 +432,12 @@ class CaseEncoder {
   encode(originals: EvalCase[], ctx: EncodeContext, first: boolean, grouped = false): JsonObject {
     const adapter = this.adapter
     const generated: string[][] = []
+    const needsId = adapter.requires?.includes('id') === true
     const cases = originals.map((original) => {
-      const c = withoutGenerated(original)
+      // A copy only where something changes: generated fields go, a missing id comes.
+      const c = original.generated !== undefined || (needsId && original.id === undefined) ? withoutGenerated(original) : original
       const made: string[] = []
-      if (adapter.requires?.includes('id') && c.id === undefined) {
+      if (needsId && c.id === undefined) {
         c.id = original.id ?? this.freshId(ctx.index)
         if (original.id === undefined) this.part?.generatedIds.push(c.id)
         made.push('id')
