@@ -548,55 +548,46 @@ async function main(): Promise<void> {
   await mkdir(OUT, { recursive: true })
   const wanted = (id: string) => !options.only || options.only.has(id)
 
+  const csvBaselines: [string, (path: string) => Promise<number>][] = [
+    ['papaparse', papaparseRows],
+    ['papaparse → JSONL', leastOutput(papaparseToJsonl)],
+  ]
+  const parquetBaselines: [string, (path: string) => Promise<number>][] = [
+    ['parquet-wasm', parquetWasmRows],
+    ['parquet-wasm+Arrow JS', parquetArrowJsRows],
+    ['readParquet rows', parquetReaderRows],
+    ['readParquet rows → JSONL', leastOutput(parquetReaderToJsonl)],
+  ]
   const plan: { ids: string[]; title: string; run: () => Promise<Row | Row[]> }[] = [
     {
       ids: ['csv-evalcase'],
       title: 'CSV table → evalcase JSONL',
       run: async () =>
-        conversionRow('csv-evalcase', 'CSV table → evalcase JSONL', await data.get('table-csv', 'table.csv', size), { output: 'table.jsonl', from: 'csv', to: 'evalcase' }, runs, [
-          ['papaparse', papaparseRows],
-          ['papaparse → JSONL', leastOutput(papaparseToJsonl)],
-        ]),
+        conversionRow('csv-evalcase', 'CSV table → evalcase JSONL', await data.get('table-csv', 'table.csv', size), { output: 'table.jsonl', from: 'csv', to: 'evalcase' }, runs, csvBaselines),
     },
     {
       ids: ['csv-short'],
       title: 'CSV of short rows → evalcase JSONL',
       run: async () =>
-        conversionRow('csv-short', 'CSV of short rows → evalcase JSONL', await data.get('short-csv', 'short.csv', size), { output: 'short.jsonl', from: 'csv', to: 'evalcase' }, runs, [
-          ['papaparse', papaparseRows],
-          ['papaparse → JSONL', leastOutput(papaparseToJsonl)],
-        ]),
+        conversionRow('csv-short', 'CSV of short rows → evalcase JSONL', await data.get('short-csv', 'short.csv', size), { output: 'short.jsonl', from: 'csv', to: 'evalcase' }, runs, csvBaselines),
     },
     {
       ids: ['csv-deepeval'],
       title: 'CSV DeepEval → DeepEval JSONL',
       run: async () =>
-        conversionRow('csv-deepeval', 'CSV DeepEval → DeepEval JSONL', await data.get('deepeval-csv', 'deepeval.csv', size), { output: 'deepeval.jsonl', from: 'deepeval', to: 'deepeval' }, runs, [
-          ['papaparse', papaparseRows],
-          ['papaparse → JSONL', leastOutput(papaparseToJsonl)],
-        ]),
+        conversionRow('csv-deepeval', 'CSV DeepEval → DeepEval JSONL', await data.get('deepeval-csv', 'deepeval.csv', size), { output: 'deepeval.jsonl', from: 'deepeval', to: 'deepeval' }, runs, csvBaselines),
     },
     {
       ids: ['parquet-hf'],
       title: 'Parquet hf → hf JSONL',
       run: async () =>
-        conversionRow('parquet-hf', 'Parquet hf → hf JSONL', await data.get('hf-parquet', 'hf.parquet', size), { output: 'hf.jsonl', from: 'hf', to: 'hf' }, runs, [
-          ['parquet-wasm', parquetWasmRows],
-          ['parquet-wasm+Arrow JS', parquetArrowJsRows],
-          ['readParquet rows', parquetReaderRows],
-          ['readParquet rows → JSONL', leastOutput(parquetReaderToJsonl)],
-        ]),
+        conversionRow('parquet-hf', 'Parquet hf → hf JSONL', await data.get('hf-parquet', 'hf.parquet', size), { output: 'hf.jsonl', from: 'hf', to: 'hf' }, runs, parquetBaselines),
     },
     {
       ids: ['parquet-langsmith'],
       title: 'Parquet hf → LangSmith JSONL',
       run: async () =>
-        conversionRow('parquet-langsmith', 'Parquet hf → LangSmith JSONL', await data.get('hf-parquet', 'hf.parquet', size), { output: 'langsmith.jsonl', from: 'hf', to: 'langsmith' }, runs, [
-          ['parquet-wasm', parquetWasmRows],
-          ['parquet-wasm+Arrow JS', parquetArrowJsRows],
-          ['readParquet rows', parquetReaderRows],
-          ['readParquet rows → JSONL', leastOutput(parquetReaderToJsonl)],
-        ]),
+        conversionRow('parquet-langsmith', 'Parquet hf → LangSmith JSONL', await data.get('hf-parquet', 'hf.parquet', size), { output: 'langsmith.jsonl', from: 'hf', to: 'langsmith' }, runs, parquetBaselines),
     },
     {
       ids: ['jsonl-parquet'],
