@@ -126,7 +126,11 @@ export function isRowMapper(map: FieldMapping | RowMapper | undefined): map is R
 
 /** The top-level column a path reads: the path itself when a column has that name (`inputs.question` in a flat export). */
 export function columnOf(path: string, columns: readonly string[]): string {
-  if (columns.includes(path)) return path
+  return columns.includes(path) ? path : firstPart(path)
+}
+
+/** The part of a dotted path before its first dot. */
+function firstPart(path: string): string {
   const dot = path.indexOf('.')
   return dot === -1 ? path : path.slice(0, dot)
 }
@@ -363,7 +367,7 @@ export function rowToCase(row: JsonObject, resolved: ResolvedMapping, options: R
     }
     if (whole) taken.push(path)
     else {
-      const column = columnOf(path, [])
+      const column = firstPart(path)
       takenPaths ??= new Map()
       takenPaths.set(column, [...(takenPaths.get(column) ?? []), path.split('.').slice(1)])
     }

@@ -441,7 +441,7 @@ class CaseEncoder {
         c.id = original.id ?? this.freshId(ctx.index)
         if (original.id === undefined) this.part?.generatedIds.push(c.id)
         made.push('id')
-      } else if (c.id !== undefined && this.part && adapter.requires?.includes('id')) this.part.writtenIds.push(c.id)
+      } else if (c.id !== undefined && this.part && needsId) this.part.writtenIds.push(c.id)
       if (c.id !== undefined && !made.includes('id')) this.take(c.id)
       generated.push(made)
       return c
