@@ -28,23 +28,35 @@ const CHUNK_BYTES = 1 << 16
 
 /**
  * A file's bytes (from `start` up to `end`, or on from where it is, for a pipe) in chunks read
- * into one buffer that every chunk reuses, so that reading allocates nothing per chunk: a chunk is
- * valid until the next one is asked for.
+ * into two buffers in turn, so that reading allocates nothing per chunk and the next chunk is read
+ * while this one is used: a chunk is valid until the next one is asked for.
  */
 async function* fileBytes(path: string, range?: { start: number; end: number }): AsyncGenerator<Buffer> {
   const handle = await open(path, 'r')
+  let reading: Promise<Buffer> | undefined
   try {
-    const buffer = Buffer.allocUnsafeSlow(CHUNK_BYTES)
+    const buffers = [Buffer.allocUnsafeSlow(CHUNK_BYTES), Buffer.allocUnsafeSlow(CHUNK_BYTES)]
     let position = range?.start ?? 0
-    for (;;) {
+    let turn = 0
+    const readNext = (): Promise<Buffer> | undefined => {
       const want = range ? Math.min(CHUNK_BYTES, range.end - position) : CHUNK_BYTES
-      if (want <= 0) break
-      const { bytesRead } = await handle.read(buffer, 0, want, range ? position : null)
-      if (bytesRead === 0) break
-      position += bytesRead
-      yield buffer.subarray(0, bytesRead)
+      if (want <= 0) return undefined
+      const buffer = buffers[turn++ & 1]!
+      const at = range ? position : null
+      position += want
+      const read = handle.read(buffer, 0, want, at).then(({ bytesRead }) => buffer.subarray(0, bytesRead))
+      read.catch(() => {}) // a failure is met when the chunk is awaited, in its turn
+      return read
+    }
+    reading = readNext()
+    while (reading) {
+      const chunk = await reading
+      if (chunk.length === 0) break
+      reading = readNext()
+      yield chunk
     }
   } finally {
+    await reading?.catch(() => {})
     await handle.close()
   }
 }
