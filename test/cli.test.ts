@@ -4,6 +4,7 @@ import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSy
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { parse as parseYaml } from 'yaml'
+import { convert } from '../src/index.ts'
 import { ROOT, runCli, SHARED_FIXTURES } from './helpers/cli.ts'
 
 const dir = mkdtempSync(join(tmpdir(), 'evalferry-cli-'))
@@ -179,6 +180,32 @@ test('standard input and output need the container named', async () => {
   assert.equal(missing.code, 2)
   assert.match(missing.stderr, /container/)
   assert.ok(!existsSync(join(dir, '-')))
+})
+
+test('a Parquet file piped to standard input converts as the file does, through a temporary copy that is removed', async () => {
+  const source = file('piped.jsonl', Array.from({ length: 300 }, (_, i) => JSON.stringify({ question: `q${i} ¿sí?`, answer: `a${i}`, n: i })).join('\n') + '\n')
+  const parquet = join(dir, 'piped.parquet')
+  await convert({ input: source, from: 'huggingface', to: 'huggingface', output: parquet })
+  const spools = mkdtempSync(join(tmpdir(), 'evalferry-spools-'))
+  try {
+    const args = ['--from', 'huggingface', '--from-container', 'parquet', '--to', 'huggingface', '--to-container', 'jsonl', '--quiet']
+    const piped = await runCli(['convert', '-', ...args], { TMPDIR: spools }, 60_000, readFileSync(parquet))
+    assert.equal(piped.code, 0, piped.stderr)
+    const byPath = await runCli(['convert', parquet, ...args])
+    assert.equal(byPath.code, 0, byPath.stderr)
+    const rows = piped.stdout.trim().split('\n').map((l) => JSON.parse(l) as { question: string; n: number })
+    assert.equal(rows.length, 300)
+    assert.deepEqual(rows[299], { question: 'q299 ¿sí?', answer: 'a299', n: 299 })
+    assert.equal(piped.stdout, byPath.stdout)
+    assert.deepEqual(readdirSync(spools).filter((n) => n.startsWith('evalferry-stdin-')), [])
+    // Bytes that are not Parquet: an error naming standard input, and still no copy left behind.
+    const bad = await runCli(['convert', '-', ...args], { TMPDIR: spools }, 60_000, Buffer.from('not parquet at all'))
+    assert.equal(bad.code, 1)
+    assert.match(bad.stderr, /-: not a Parquet file/)
+    assert.deepEqual(readdirSync(spools).filter((n) => n.startsWith('evalferry-stdin-')), [])
+  } finally {
+    rmSync(spools, { recursive: true, force: true })
+  }
 })
 
 test('a warning about a case is given once, not again when its carry is added', async () => {

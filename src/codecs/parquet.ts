@@ -23,7 +23,11 @@
  * structs), as `datasets` features do. A later value that does not fit its column's type is an
  * E_FIELD error, since a streamed schema cannot change. A missing key is written as null.
  */
-import { openAsBlob } from 'node:fs'
+import { createWriteStream, openAsBlob } from 'node:fs'
+import { mkdtemp, rm } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { pipeline } from 'node:stream/promises'
 import {
   Bool,
   type Data,
@@ -94,11 +98,12 @@ const DEFAULT_BATCH_BYTES = 64 << 20
 
 export async function* readParquet(path: string, options: ReadOptions): AsyncGenerator<SourceRecord> {
   const { file } = options
-  const blob = await openBlob(path)
+  const opened = await openBlob(path)
   let parquet: ParquetFile
   try {
-    parquet = await ParquetFile.fromFile(blob)
+    parquet = await ParquetFile.fromFile(opened.blob)
   } catch (error) {
+    await opened.close()
     throw parseError(file, error)
   }
   let reader: ReadableStreamDefaultReader<WasmRecordBatch> | undefined
@@ -160,12 +165,15 @@ export async function* readParquet(path: string, options: ReadOptions): AsyncGen
   } finally {
     if (reader) await reader.cancel().catch(() => {})
     parquet.free()
+    await opened.close()
   }
 }
 
 /** The number of rows in a Parquet file, from its footer alone. */
 export async function countParquetRows(path: string): Promise<number> {
-  const parquet = await ParquetFile.fromFile(await openBlob(path)).catch((error: unknown) => {
+  const opened = await openBlob(path)
+  const parquet = await ParquetFile.fromFile(opened.blob).catch(async (error: unknown) => {
+    await opened.close()
     throw parseError(path, error)
   })
   try {
@@ -177,6 +185,7 @@ export async function countParquetRows(path: string): Promise<number> {
     return rows
   } finally {
     parquet.free()
+    await opened.close()
   }
 }
 
@@ -203,16 +212,24 @@ function rowGroupsOf(parquet: ParquetFile, [start, end]: [number, number]): { fi
   return { first, rowGroups }
 }
 
-/** A file Blob whose bytes are read only when sliced; standard input has to be read whole. */
-async function openBlob(path: string): Promise<Blob> {
+/**
+ * A file as a Blob whose bytes are read only when sliced, and what to do once it is read. Parquet
+ * is read from its footer backwards, so standard input is first copied to a temporary file, which
+ * `close` removes: memory stays bounded however large the piped file is.
+ */
+async function openBlob(path: string): Promise<{ blob: Blob; close: () => Promise<void> }> {
   try {
-    if (path === STDIO) {
-      // Parquet is read from its footer backwards, so a pipe is first collected in memory.
-      const chunks: Buffer[] = []
-      for await (const chunk of process.stdin) chunks.push(chunk as Buffer)
-      return new Blob(chunks)
+    if (path !== STDIO) return { blob: await openAsBlob(path), close: async () => {} }
+    const dir = await mkdtemp(join(tmpdir(), 'evalferry-stdin-'))
+    const close = (): Promise<void> => rm(dir, { recursive: true, force: true })
+    try {
+      const spool = join(dir, 'input.parquet')
+      await pipeline(process.stdin, createWriteStream(spool, { flags: 'wx' }))
+      return { blob: await openAsBlob(spool), close }
+    } catch (error) {
+      await close()
+      throw error
     }
-    return await openAsBlob(path)
   } catch (error) {
     throw ioError(path, error)
   }

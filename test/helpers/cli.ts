@@ -24,7 +24,7 @@ export interface CliProcess {
 }
 
 /** Start `evalferry <args>` in its own process group (so a test can kill it with its git children). */
-export function startCli(args: string[], env: NodeJS.ProcessEnv = {}, timeoutMs = 60_000, input?: string): CliProcess {
+export function startCli(args: string[], env: NodeJS.ProcessEnv = {}, timeoutMs = 60_000, input?: string | Buffer): CliProcess {
   const started = Date.now()
   const child = spawn(process.execPath, ['--import', 'tsx', MAIN, ...args], {
     cwd: REPO_ROOT,
@@ -47,7 +47,7 @@ export function startCli(args: string[], env: NodeJS.ProcessEnv = {}, timeoutMs 
   return { pid: child.pid!, done }
 }
 
-export function runCli(args: string[], env: NodeJS.ProcessEnv = {}, timeoutMs = 60_000, input?: string): Promise<CliRun> {
+export function runCli(args: string[], env: NodeJS.ProcessEnv = {}, timeoutMs = 60_000, input?: string | Buffer): Promise<CliRun> {
   return startCli(args, env, timeoutMs, input).done
 }
 
