@@ -1,7 +1,7 @@
 /**
- * Batches: several files converted in parallel on worker threads (one per core by default), and
- * shards: the i-th of n deterministic parts of the input, so one dataset runs as n tasks of an
- * existing batch engine. Shards take whole files when there are at least n of them, else a
+ * Batches: several files converted in parallel, by this thread and worker threads (one lane per
+ * core by default), and shards: the i-th of n deterministic parts of the input, so one dataset
+ * runs as n tasks of an existing batch engine. Shards take whole files when there are at least n of them, else a
  * contiguous record range of every file, so that the parts, in order, are the whole.
  */
 import { availableParallelism } from 'node:os'
@@ -178,7 +178,7 @@ function revive(error: NonNullable<WorkerReply['error']>): Error {
 }
 
 export interface BatchOptions {
-  /** Worker threads; one per core by default. 1 runs in this thread. */
+  /** Files converted at once: this thread and `jobs - 1` worker threads; one per core by default. */
   jobs?: number
   /** One file at a time from `fromBytes` up converts in a worker whose heap is capped at `mb`. */
   boundedHeap?: { fromBytes: number; mb: number }
@@ -236,31 +236,55 @@ export async function runBatch(jobs: BatchJob[], options: BatchOptions = {}): Pr
     options.onProgress?.({ filesDone: progress.filesDone, records, bytes })
   }
 
-  const lane = async (): Promise<void> => {
-    const worker = startWorker('batch-worker')
-    try {
-      while (next < jobs.length && failure === undefined) {
-        const i = next++
-        const job = jobs[i]!
-        running.set(i, { records: 0, bytes: 0 })
-        const reply = await runInWorker(worker, job, (records, bytes) => {
+  /**
+   * Takes jobs until none is left or one has failed, running each with `run`: this thread is one
+   * lane and each worker another, so a small batch never waits for a worker to start, nor pays for
+   * one more worker warming its code than it has cores.
+   */
+  const lane = async (run: (job: BatchJob, onProgress: (records: number, bytes: number) => void) => Promise<ConversionReport>): Promise<void> => {
+    while (next < jobs.length && failure === undefined) {
+      const i = next++
+      running.set(i, { records: 0, bytes: 0 })
+      try {
+        reports[i] = await run(jobs[i]!, (records, bytes) => {
           running.set(i, { records, bytes })
           report()
         })
-        const done = running.get(i)!
-        running.delete(i)
-        progress.filesDone++
-        progress.records += reply.report?.records.read ?? done.records
-        progress.bytes += done.bytes
-        report()
-        if (reply.type === 'error') failure ??= revive(reply.error!)
-        else reports[i] = reply.report!
+      } catch (error) {
+        failure ??= error
       }
+      const done = running.get(i)!
+      running.delete(i)
+      progress.filesDone++
+      progress.records += reports[i]?.records.read ?? done.records
+      progress.bytes += done.bytes
+      report()
+    }
+  }
+  const here = (): Promise<void> =>
+    lane(async (job, onProgress) => {
+      const counters = { records: 0, bytes: 0 }
+      const tick = setInterval(() => onProgress(counters.records, counters.bytes), 100)
+      try {
+        return await convert({ ...job, progress: counters })
+      } finally {
+        clearInterval(tick)
+        onProgress(counters.records, counters.bytes)
+      }
+    })
+  const inWorker = async (): Promise<void> => {
+    const worker = startWorker('batch-worker')
+    try {
+      await lane(async (job, onProgress) => {
+        const reply = await runInWorker(worker, job, onProgress)
+        if (reply.type === 'error') throw revive(reply.error!)
+        return reply.report!
+      })
     } finally {
       await worker.terminate()
     }
   }
-  await Promise.all(Array.from({ length: parallel }, lane))
+  await Promise.all([here(), ...Array.from({ length: parallel - 1 }, inWorker)])
   if (failure !== undefined) throw failure
   return reports
 }

@@ -5,7 +5,8 @@ import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSyn
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { MAIN, runCli } from './helpers/cli.ts'
-import { parseShard } from '../src/batch.ts'
+import { parseShard, runBatch } from '../src/batch.ts'
+import type { EvalferryError } from '../src/errors.ts'
 
 const dir = mkdtempSync(join(tmpdir(), 'evalferry-batch-'))
 process.on('exit', () => rmSync(dir, { recursive: true, force: true }))
@@ -81,6 +82,36 @@ test('a failing file in a batch exits 1 naming that file, and writes no output f
   assert.equal(result.code, 1)
   assert.match(result.stderr, /bad\.jsonl:2: input: /)
   assert.ok(!readdirSafe(out).includes('bad.jsonl'))
+})
+
+test('a batch converts on this thread and on workers; a worker\'s failure stops new files while the running one finishes', async () => {
+  const inputs = join(dir, 'lanes')
+  const out = join(dir, 'lanes-out')
+  mkdirSync(inputs)
+  // The first file is a pipe that this test fills only once the worker has failed: this thread,
+  // which takes the first file, is held until then, so the worker surely takes the second.
+  const held = join(inputs, 'a.jsonl')
+  assert.equal(spawnSync('mkfifo', [held]).status, 0)
+  writeFileSync(join(inputs, 'b.jsonl'), '{"input": "ok"}\n{"input": 7}\n')
+  goldens(join(inputs, 'c.jsonl'), 2, 'never')
+  const job = (name: string) => ({ input: join(inputs, name), output: join(out, name), from: 'deepeval', to: 'deepeval' })
+  let failed!: () => void
+  const workerFailed = new Promise<void>((resolve) => (failed = resolve))
+  const batch = runBatch([job('a.jsonl'), job('b.jsonl'), job('c.jsonl')], {
+    jobs: 2,
+    onProgress: (p) => p.filesDone === 1 && failed(),
+  })
+  batch.catch(() => {})
+  await workerFailed
+  const written = goldens(held, 3, 'held')
+  await assert.rejects(batch, (error: EvalferryError) => {
+    assert.equal(error.code, 'E_FIELD')
+    assert.equal(error.location.file, join(inputs, 'b.jsonl'))
+    assert.equal(error.location.line, 2)
+    return true
+  })
+  assert.deepEqual(inputsOf(join(out, 'a.jsonl')), written)
+  assert.deepEqual(readdirSafe(out), ['a.jsonl'])
 })
 
 test('the progress bar shows under a terminal and not when piped', () => {

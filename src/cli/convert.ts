@@ -42,8 +42,8 @@ Options:
   --report <file.json>    write the conversion report as JSON
   --from-container <c>    the input container when reading standard input (json, jsonl, csv, yaml, parquet)
   --to-container <c>      the output container when the output's extension does not name one
-  -j, --jobs <n>          worker threads: files converted at once, or the parts of one large
-                          CSV or JSON Lines file (default: one per core)
+  -j, --jobs <n>          threads: files converted at once, or the parts of one large CSV
+                          or JSON Lines file (default: one per core)
   --shard <i>/<n>         convert only the i-th of n deterministic parts of the input (1/n … n/n)
   --json                  print the report as JSON on standard output
   --quiet                 print nothing but errors`
