@@ -177,8 +177,18 @@ function revive(error: NonNullable<WorkerReply['error']>): Error {
   return error.code ? new EvalferryError(error.code, error.message, error.location) : new Error(error.message)
 }
 
+/**
+ * A batch of fewer bytes converts on this thread alone unless more jobs are asked for. Two cores
+ * here, --jobs 2 against --jobs 1: 50 files of 100 KB 1.32 s against 1.1 s, 8 of 5 MB 0.95 times
+ * as fast, 8 of 25 MB 1.26 times, 8 of 100 MB 1.66 times.
+ */
+const SMALL_BATCH_BYTES = 16 << 20
+
 export interface BatchOptions {
-  /** Files converted at once: this thread and `jobs - 1` worker threads; one per core by default. */
+  /**
+   * Files converted at once: this thread and `jobs - 1` worker threads; by default one per core,
+   * or this thread alone for a batch under 16 MiB.
+   */
   jobs?: number
   /** One file at a time from `fromBytes` up converts in a worker whose heap is capped at `mb`. */
   boundedHeap?: { fromBytes: number; mb: number }
@@ -190,7 +200,9 @@ export interface BatchOptions {
  * running finish (their outputs are complete conversions), and the failure is thrown.
  */
 export async function runBatch(jobs: BatchJob[], options: BatchOptions = {}): Promise<ConversionReport[]> {
-  const parallel = Math.max(1, Math.min(options.jobs ?? availableParallelism(), jobs.length))
+  let parallel = Math.max(1, Math.min(options.jobs ?? availableParallelism(), jobs.length))
+  // Unasked, a small batch stays on this thread: a worker would spend longer warming its code than it saves.
+  if (options.jobs === undefined && parallel > 1 && (await totalBytes(jobs)) < SMALL_BATCH_BYTES) parallel = 1
   const progress: BatchProgress = { filesDone: 0, records: 0, bytes: 0 }
   const reports: ConversionReport[] = new Array(jobs.length)
   let failure: unknown
