@@ -1,7 +1,6 @@
 /** Single files over HTTP through undici (GitHub raw, GitLab files API, Bitbucket src API). */
 
 import { setTimeout as sleep } from 'node:timers/promises'
-import { request } from 'undici'
 import { FetchError } from '../src/errors.ts'
 
 export interface RetryPolicy {
@@ -56,8 +55,10 @@ function header(headers: Record<string, string | string[] | undefined>, name: st
 }
 
 async function attempt(url: string, options: RawFetchOptions): Promise<Attempt> {
-  let response: Awaited<ReturnType<typeof request>>
+  let response: Awaited<ReturnType<typeof import('undici').request>>
   try {
+    // Loaded on first use: a conversion never fetches, and undici takes ~100 ms to load.
+    const { request } = await import('undici')
     response = await request(url, {
       method: 'GET',
       headers: { 'user-agent': 'evalferry', ...options.headers },
