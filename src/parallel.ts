@@ -478,7 +478,7 @@ export async function convertInParts(
   const rejects = options.rejects ? await AtomicFile.create(options.rejects) : undefined
   const fileKey = `${process.pid}:${files++}:${options.input}`
   const inFlight: Promise<Awaited<ReturnType<typeof runPart>>>[] = []
-  const seenIds = new Map<string, string>()
+  const seenIds = new Set<string>()
   const writtenIds = new Set<string>()
   let written = 0
   let previousGroup: string | undefined
@@ -496,9 +496,9 @@ export async function convertInParts(
       throw new Serial('a generated id depends on the parts before')
     }
     if (source.uniqueIds) {
-      for (const [id, where] of result.seenIds) {
+      for (const id of result.seenIds) {
         if (seenIds.has(id)) throw new Serial('an id used in two parts')
-        seenIds.set(id, where)
+        seenIds.add(id)
       }
     }
     if (needIds) for (const id of [...result.writtenIds, ...result.generatedIds]) writtenIds.add(id)

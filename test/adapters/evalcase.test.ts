@@ -1,7 +1,7 @@
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
 import { after } from 'node:test'
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs'
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { dirname, join, relative, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -331,6 +331,27 @@ test('a duplicate id is an error naming the field id and the line', async () => 
   const file = join(scratch, 'dup.yaml')
   writeFileSync(file, 'evalcases:\n  - id: a\n    input: one\n  - id: b\n    input: two\n  - id: a\n    input: three\n')
   await assert.rejects(readCases(file), (error: unknown) => error instanceof DataError && error.code === 'E_DUPLICATE_ID' && error.location.field === 'id' && error.location.line === 6)
+})
+
+test('a duplicate id names where it was first used, in the file read or in a file it includes', async () => {
+  const dir = join(scratch, 'dup-include')
+  mkdirSync(dir, { recursive: true })
+  writeFileSync(join(dir, 'inc.jsonl'), '{"id": "b", "input": "two"}\n{"id": "c", "input": "inner"}\n')
+  const main = join(dir, 'main.yaml')
+  const duplicate = async (text: string): Promise<DataError> => {
+    writeFileSync(main, text)
+    let caught: unknown
+    await readCases(main).catch((error: unknown) => (caught = error))
+    assert.ok(caught instanceof DataError && caught.code === 'E_DUPLICATE_ID', String(caught))
+    return caught
+  }
+  const later = await duplicate('tests:\n  - id: a\n    input: one\n  - file://inc.jsonl\n  - id: c\n    input: three\n')
+  assert.equal(later.message, `duplicate id "c" (first used at ${join(dir, 'inc.jsonl')}:2)`)
+  assert.equal(later.location.line, 5)
+  const earlier = await duplicate('tests:\n  - id: a\n    input: one\n  - id: b\n    input: two\n  - file://inc.jsonl\n')
+  assert.equal(earlier.message, `duplicate id "b" (first used at ${main}:4)`)
+  assert.equal(earlier.location.file, join(dir, 'inc.jsonl'))
+  assert.equal(earlier.location.line, 1)
 })
 
 test('a case without id is an error naming the field id and the line, through the pipeline', async () => {
