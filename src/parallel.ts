@@ -501,7 +501,8 @@ export async function convertInParts(
         seenIds.add(id)
       }
     }
-    if (needIds) for (const id of [...result.writtenIds, ...result.generatedIds]) writtenIds.add(id)
+    // Only written ids can be generated again later (an id generated for a record never is).
+    if (needIds) for (const id of result.writtenIds) writtenIds.add(id)
     if (isFirst) {
       for (const w of result.layoutWarnings ?? []) report.warnings.push(w)
       sidecar = result.sidecar

@@ -336,7 +336,10 @@ export interface PartPreset {
   layout: FileLayout
   /** Records written before this part (as far as the part can tell: its first source record's index). */
   index: number
-  /** Filled as the part is written: the group ids of its first and last cases, the ids it generated and wrote. */
+  /**
+   * Filled as the part is written: the group ids of its first and last cases, the ids it generated,
+   * and the ids it wrote that could be generated for a later record.
+   */
   firstGroup?: string
   lastGroup?: string
   generatedIds: string[]
@@ -415,14 +418,26 @@ async function writeCases(
   return layout
 }
 
-/** Encodes one case and carries, under `evalferry`, whatever the record would not give back. */
-const GENERATED_ID_SHAPE = /^case-\d+(-\d+)?$/
+const GENERATED_ID_SHAPE = /^case-(\d+)(-\d+)?$/
 
+/**
+ * Whether an id that a case has, written as record `index`, could be generated for a later record.
+ * The id generated for record i is `case-<i + 1>` (`case-<i + 1>-<k>` when that is taken), so only
+ * ids of that shape whose number is past `index + 1` can be: ids a file numbers in order never are.
+ * (A record of a format that needs ids holds one case: no such format writes groups.)
+ */
+export function mayBeGeneratedLater(id: string, index: number): boolean {
+  if (!id.startsWith('case-')) return false
+  const match = GENERATED_ID_SHAPE.exec(id)
+  return match !== null && Number(match[1]) > index + 1
+}
+
+/** Encodes one case and carries, under `evalferry`, whatever the record would not give back. */
 class CaseEncoder {
   private readonly decodeContext: DecodeContext
   /**
-   * Ids of the generated shape (`case-<n>`) that cases of the file really have, among those written
-   * so far and the sampled first ones: only these can collide, so memory stays bounded.
+   * The ids that cases written so far or sampled first really have, and that could be generated for
+   * a later record (see `mayBeGeneratedLater`): only these can collide, so memory stays bounded.
    */
   private readonly takenIds = new Set<string>()
 
@@ -437,7 +452,8 @@ class CaseEncoder {
     sample: EvalCase[],
     private readonly part?: PartPreset,
   ) {
-    for (const c of sample) if (c.id !== undefined && !c.generated?.includes('id')) this.take(c.id)
+    // A sampled case may come after the first records that get an id: its id counts from the start.
+    for (const c of sample) if (c.id !== undefined && !c.generated?.includes('id')) this.take(c.id, -1)
     this.decodeContext = {
       file,
       container,
@@ -466,8 +482,8 @@ class CaseEncoder {
         c.id = original.id ?? this.freshId(ctx.index)
         if (original.id === undefined) this.part?.generatedIds.push(c.id)
         made.push('id')
-      } else if (c.id !== undefined && this.part && needsId) this.part.writtenIds.push(c.id)
-      if (c.id !== undefined && !made.includes('id')) this.take(c.id)
+      } else if (c.id !== undefined && this.part && needsId && mayBeGeneratedLater(c.id, ctx.index)) this.part.writtenIds.push(c.id)
+      if (c.id !== undefined && !made.includes('id')) this.take(c.id, ctx.index)
       generated.push(made)
       return c
     })
@@ -522,8 +538,8 @@ class CaseEncoder {
     )
   }
 
-  private take(id: string): void {
-    if (id.startsWith('case-') && GENERATED_ID_SHAPE.test(id)) this.takenIds.add(id)
+  private take(id: string, index: number): void {
+    if (mayBeGeneratedLater(id, index)) this.takenIds.add(id)
   }
 
   /** `case-<n>`, unless a case written so far or among the first ones sampled already has that id. */

@@ -1,10 +1,11 @@
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
-import { createWriteStream, mkdtempSync, rmSync } from 'node:fs'
+import { createWriteStream, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { execFileSync } from 'node:child_process'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { read, write } from '../src/pipeline.ts'
+import { convert, read, write } from '../src/pipeline.ts'
+import { partStats } from '../src/parallel.ts'
 import type { EvalCase } from '../src/model.ts'
 
 const dir = mkdtempSync(join(tmpdir(), 'evalferry-pipeline-'))
@@ -31,6 +32,38 @@ test('generated ids avoid the ids that cases already have', async () => {
     await write(back, again, { to: 'deepeval' })
     assert.deepEqual((await collect(again, 'deepeval')).map((c) => c.id), [undefined, 'case-1'])
   }
+})
+
+test('past the sampled first cases, a generated id still avoids an id written earlier for a later record, in one thread and in parts', async () => {
+  // 300 records: in-order ids case-1 … case-150, then record 150 names `late`, then records without
+  // ids, long enough (9 MB) for the file to convert in parts of about 17 records.
+  const table = (late: string): string => {
+    const rows = ['id,input']
+    for (let i = 0; i < 300; i++) rows.push(`${i < 150 ? `case-${i + 1}` : i === 150 ? late : ''},question ${i} ${'x'.repeat(i < 150 ? 0 : 60_000)}`)
+    return rows.join('\n') + '\n'
+  }
+  const convertIds = async (name: string, text: string, threads: number): Promise<string[]> => {
+    const input = join(dir, `${name}.csv`)
+    writeFileSync(input, text)
+    const output = join(dir, `${name}-${threads}.jsonl`)
+    await convert({ input, output, from: 'csv', to: 'evalcase', threads })
+    return readFileSync(output, 'utf8').trim().split('\n').map((line) => (JSON.parse(line) as { id: string }).id)
+  }
+  for (const threads of [1, 2]) {
+    const before = { ...partStats }
+    const ids = await convertIds('late-id', table('case-290'), threads)
+    assert.equal(ids.length, 300)
+    assert.deepEqual(ids.slice(148, 152), ['case-149', 'case-150', 'case-290', 'case-152'], `threads ${threads}`)
+    assert.equal(ids[289], 'case-290-2', `threads ${threads}`)
+    assert.equal(new Set(ids).size, 300, `threads ${threads}`)
+    // In parts, the part that generates case-290 cannot know of it: the file converts again in one thread.
+    if (threads === 2) assert.deepEqual([partStats.inParts - before.inParts, partStats.inOneThread - before.inOneThread], [0, 1])
+  }
+  // Ids numbered in order are never remembered, and never send the file back to one thread.
+  const before = { ...partStats }
+  const ids = await convertIds('in-order', table('case-151'), 2)
+  assert.deepEqual(ids, Array.from({ length: 300 }, (_, i) => `case-${i + 1}`))
+  assert.deepEqual([partStats.inParts - before.inParts, partStats.inOneThread - before.inOneThread], [1, 0])
 })
 
 test('a named pipe reads as a file: chunks arrive in order, whatever size each read returns', async () => {
