@@ -1,8 +1,8 @@
 /**
  * Batches: several files converted in parallel, by this thread and worker threads (one lane per
  * core by default), and shards: the i-th of n deterministic parts of the input, so one dataset
- * runs as n tasks of an existing batch engine. Shards take whole files when there are at least n of them, else a
- * contiguous record range of every file, so that the parts, in order, are the whole.
+ * runs as n tasks of an existing batch engine. Shards take whole files when there are at least n
+ * of them, else a contiguous record range of every file, so that the parts, in order, are the whole.
  */
 import { availableParallelism } from 'node:os'
 import { stat } from 'node:fs/promises'
@@ -178,7 +178,7 @@ function revive(error: NonNullable<WorkerReply['error']>): Error {
 }
 
 /**
- * A batch of fewer bytes converts on this thread alone unless more jobs are asked for. Two cores
+ * A batch of fewer bytes converts on this thread alone unless jobs are asked for. Two cores
  * here, --jobs 2 against --jobs 1: 50 files of 100 KB 1.32 s against 1.1 s, 8 of 5 MB 0.95 times
  * as fast, 8 of 25 MB 1.26 times, 8 of 100 MB 1.66 times.
  */

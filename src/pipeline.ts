@@ -426,7 +426,7 @@ const GENERATED_ID_SHAPE = /^case-(\d+)(-\d+)?$/
  * ids of that shape whose number is past `index + 1` can be: ids a file numbers in order never are.
  * (A record of a format that needs ids holds one case: no such format writes groups.)
  */
-export function mayBeGeneratedLater(id: string, index: number): boolean {
+function mayBeGeneratedLater(id: string, index: number): boolean {
   if (!id.startsWith('case-')) return false
   const match = GENERATED_ID_SHAPE.exec(id)
   return match !== null && Number(match[1]) > index + 1
