@@ -1,6 +1,8 @@
 /** Files in and out: text sources, buffered sinks with back-pressure, and atomic outputs. */
 import { createWriteStream, type WriteStream } from 'node:fs'
-import { mkdir, open, readdir, realpath, rename, rm, stat } from 'node:fs/promises'
+import { mkdir, mkdtemp, open, readdir, realpath, rename, rm, stat } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { pipeline } from 'node:stream/promises'
 import { basename, dirname, join, resolve } from 'node:path'
 import { randomBytes } from 'node:crypto'
 import { once } from 'node:events'
@@ -305,6 +307,32 @@ async function removeStaleTemps(dir: string, name: string, alsoOwn = false): Pro
     const dead = pid === process.pid ? alsoOwn : !isRunning(pid)
     if (Number.isInteger(pid) && pid > 0 && dead) await rm(join(dir, entry), { force: true })
   }
+}
+
+const SPOOL_PREFIX = 'evalferry-stdin-'
+
+/**
+ * Standard input copied whole to a file of its own in the temporary directory, for a reader that
+ * must seek (Parquet is read from its footer backwards); `remove` deletes it. Copies that killed
+ * conversions left (their process id names no running process) are removed first.
+ */
+export async function spoolStdin(name: string): Promise<{ path: string; remove: () => Promise<void> }> {
+  const temp = tmpdir()
+  for (const entry of await readdir(temp).catch(() => [] as string[])) {
+    if (!entry.startsWith(SPOOL_PREFIX)) continue
+    const pid = Number(entry.slice(SPOOL_PREFIX.length).split('-')[0])
+    if (Number.isInteger(pid) && pid > 0 && pid !== process.pid && !isRunning(pid)) await rm(join(temp, entry), { recursive: true, force: true })
+  }
+  const dir = await mkdtemp(join(temp, `${SPOOL_PREFIX}${process.pid}-`))
+  const remove = (): Promise<void> => rm(dir, { recursive: true, force: true })
+  const path = join(dir, name)
+  try {
+    await pipeline(process.stdin, createWriteStream(path, { flags: 'wx' }))
+  } catch (error) {
+    await remove()
+    throw error
+  }
+  return { path, remove }
 }
 
 /** Removes this process's own temporaries for `path`: a worker thread that died cannot. */

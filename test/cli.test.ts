@@ -1,6 +1,7 @@
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { spawnSync } from 'node:child_process'
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { parse as parseYaml } from 'yaml'
@@ -182,11 +183,15 @@ test('standard input and output need the container named', async () => {
   assert.ok(!existsSync(join(dir, '-')))
 })
 
-test('a Parquet file piped to standard input converts as the file does, through a temporary copy that is removed', async () => {
+test('a Parquet file piped to standard input converts as the file does, through a temporary copy that is removed, as are those killed conversions left', async () => {
   const source = file('piped.jsonl', Array.from({ length: 300 }, (_, i) => JSON.stringify({ question: `q${i} ¿sí?`, answer: `a${i}`, n: i })).join('\n') + '\n')
   const parquet = join(dir, 'piped.parquet')
   await convert({ input: source, from: 'huggingface', to: 'huggingface', output: parquet })
   const spools = mkdtempSync(join(tmpdir(), 'evalferry-spools-'))
+  // A copy a killed conversion left (its process is gone) is removed; a running one's is not.
+  const dead = spawnSync('true').pid
+  mkdirSync(join(spools, `evalferry-stdin-${dead}-abc123`))
+  mkdirSync(join(spools, `evalferry-stdin-${process.pid}-def456`))
   try {
     const args = ['--from', 'huggingface', '--from-container', 'parquet', '--to', 'huggingface', '--to-container', 'jsonl', '--quiet']
     const piped = await runCli(['convert', '-', ...args], { TMPDIR: spools }, 60_000, readFileSync(parquet))
@@ -197,12 +202,12 @@ test('a Parquet file piped to standard input converts as the file does, through 
     assert.equal(rows.length, 300)
     assert.deepEqual(rows[299], { question: 'q299 ¿sí?', answer: 'a299', n: 299 })
     assert.equal(piped.stdout, byPath.stdout)
-    assert.deepEqual(readdirSync(spools).filter((n) => n.startsWith('evalferry-stdin-')), [])
+    assert.deepEqual(readdirSync(spools).filter((n) => n.startsWith('evalferry-stdin-')), [`evalferry-stdin-${process.pid}-def456`])
     // Bytes that are not Parquet: an error naming standard input, and still no copy left behind.
     const bad = await runCli(['convert', '-', ...args], { TMPDIR: spools }, 60_000, Buffer.from('not parquet at all'))
     assert.equal(bad.code, 1)
     assert.match(bad.stderr, /-: not a Parquet file/)
-    assert.deepEqual(readdirSync(spools).filter((n) => n.startsWith('evalferry-stdin-')), [])
+    assert.deepEqual(readdirSync(spools).filter((n) => n.startsWith('evalferry-stdin-')), [`evalferry-stdin-${process.pid}-def456`])
   } finally {
     rmSync(spools, { recursive: true, force: true })
   }

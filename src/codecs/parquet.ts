@@ -23,11 +23,7 @@
  * structs), as `datasets` features do. A later value that does not fit its column's type is an
  * E_FIELD error, since a streamed schema cannot change. A missing key is written as null.
  */
-import { createWriteStream, openAsBlob } from 'node:fs'
-import { mkdtemp, rm } from 'node:fs/promises'
-import { tmpdir } from 'node:os'
-import { join } from 'node:path'
-import { pipeline } from 'node:stream/promises'
+import { openAsBlob } from 'node:fs'
 import {
   Bool,
   type Data,
@@ -69,7 +65,7 @@ import {
   WriterPropertiesBuilder,
 } from 'parquet-wasm'
 import { DataError, EvalferryError } from '../errors.ts'
-import { ioError, STDIO } from '../io.ts'
+import { ioError, spoolStdin, STDIO } from '../io.ts'
 import type { JsonObject, JsonValue } from '../model.ts'
 import { fitsColumnType, integerOf, isIntColumnType, parseTimestamp, timestampText, type ColumnType, type ReadOptions, type RecordWriter, type Sink, type SourceRecord } from './types.ts'
 
@@ -220,14 +216,11 @@ function rowGroupsOf(parquet: ParquetFile, [start, end]: [number, number]): { fi
 async function openBlob(path: string): Promise<{ blob: Blob; close: () => Promise<void> }> {
   try {
     if (path !== STDIO) return { blob: await openAsBlob(path), close: async () => {} }
-    const dir = await mkdtemp(join(tmpdir(), 'evalferry-stdin-'))
-    const close = (): Promise<void> => rm(dir, { recursive: true, force: true })
+    const spool = await spoolStdin('input.parquet')
     try {
-      const spool = join(dir, 'input.parquet')
-      await pipeline(process.stdin, createWriteStream(spool, { flags: 'wx' }))
-      return { blob: await openAsBlob(spool), close }
+      return { blob: await openAsBlob(spool.path), close: spool.remove }
     } catch (error) {
-      await close()
+      await spool.remove()
       throw error
     }
   } catch (error) {
