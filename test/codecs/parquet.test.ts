@@ -145,6 +145,19 @@ test('more records than a batch become several row groups, read back in order', 
   assert.deepEqual(read.map((r) => r.index), many.map((_, i) => i))
 })
 
+test('rows of about 100 KB are read in batches of about 1 MB: in order, and a record range across batches exactly', async () => {
+  const long: JsonObject[] = Array.from({ length: 60 }, (_, i) => ({ n: i, text: `${i} ${randomBytes(50_000).toString('hex')}` }))
+  // One row group of 6 MB: parquet-wasm hands it over in batches of about 10 rows.
+  const path = await writeRecords(long, {}, { batchRows: 1000, compression: 'none' })
+  const metadata = await parquetMetadataAsync(await asyncBufferFromFile(path))
+  assert.deepEqual(metadata.row_groups.map((g) => Number(g.num_rows)), [60])
+  const read = await readAll(path)
+  assert.deepEqual(read.map((r) => r.value), long)
+  const range = await readAll(path, { ...readOptions(path), recordRange: [7, 43] })
+  assert.deepEqual(range.map((r) => r.index), Array.from({ length: 36 }, (_, i) => 7 + i))
+  assert.deepEqual(range.map((r) => r.value), long.slice(7, 43))
+})
+
 test('the writer emits bytes as row groups complete, not only at the end', async () => {
   const sizes: number[] = []
   const sink: Sink = {
