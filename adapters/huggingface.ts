@@ -8,10 +8,11 @@
  * Image and Audio cells keep their source (`{src, height, width}`, a list of `{src, type}`, bytes
  * as base64). The features travel with the first case (`extras.hf.$file.features`). Parquet is
  * written with the `huggingface` metadata so that `datasets` loads the right features: each column
- * has the Parquet type its feature names (integers of their width, lists, dicts as structs, a
- * Sequence of a dict as a struct of lists, ClassLabel as integers, top-level timestamps); a value
- * its column cannot hold is written as null and carried. Columns the Parquet writer cannot type exactly (objects of
- * varying keys, images, timestamps) are JSON-text columns with the feature `{"_type": "Json"}`.
+ * has the Parquet type its feature names (integers of their width, binary, lists, dicts as structs,
+ * a Sequence of a dict as a struct of lists, ClassLabel as integers, top-level timestamps, Image,
+ * Audio, Video and Pdf as a struct of bytes and path); a value its column cannot hold is written as
+ * null and carried. Columns the Parquet writer cannot type exactly (objects of varying keys, nested
+ * timestamps, media given as links) are JSON-text columns with the feature `{"_type": "Json"}`.
  * JSON Lines and CSV have no features, so ClassLabel columns are written as their names there.
  */
 import { deepEqual } from '../src/carry.ts'
@@ -149,6 +150,8 @@ const TIME_UNITS = ['s', 'ms', 'us', 'ns']
 const DTYPES: Record<string, PrimitiveColumnType> = {
   string: 'string',
   large_string: 'string',
+  binary: 'binary',
+  large_binary: 'binary',
   bool: 'bool',
   int8: 'int8',
   int16: 'int16',
@@ -165,15 +168,21 @@ const DTYPES: Record<string, PrimitiveColumnType> = {
   double: 'float64',
 }
 
+/** Features `datasets` stores as their file's bytes and path (`{bytes, path}`, bytes as base64 here). */
+const MEDIA_FEATURES = ['Image', 'Audio', 'Video', 'Pdf']
+const MEDIA: ColumnType = { struct: { bytes: 'binary', path: 'string' } }
+
 /**
  * The Parquet column type `datasets` stores a feature as, where the writer can: Values of text,
- * booleans, integers and floats; ClassLabel as int64; lists; dicts as structs, and a Sequence of a
- * dict as a struct of lists, as `datasets` lays it out; timestamps of top-level columns. Others
- * (nested timestamps, Json, Image...) are undefined.
+ * binary, booleans, integers and floats; ClassLabel as int64; lists; dicts as structs, and a
+ * Sequence of a dict as a struct of lists, as `datasets` lays it out; timestamps of top-level
+ * columns; Image, Audio, Video and Pdf as a struct of bytes and path. Others (nested timestamps,
+ * Json...) are undefined.
  */
 function columnTypeOf(feature: Feature | undefined, nested = false): ColumnType | undefined {
   const t = typeOf(feature)
   if (!isJsonObject(feature) && !Array.isArray(feature)) return undefined
+  if (t !== undefined && MEDIA_FEATURES.includes(t)) return MEDIA
   if (t === 'Value') {
     const dtype = String((feature as JsonObject).dtype)
     // Timestamps are built from whole units, which the writer does for top-level columns.
@@ -213,10 +222,13 @@ const JSON_FEATURE: Feature = { _type: 'Json' }
 
 /**
  * The feature a column is written with in Parquet: the source's when the Parquet writer stores
- * it as `datasets` expects (text, numbers, booleans, ClassLabel, lists of text), else Json text.
+ * it as `datasets` expects (see `columnTypeOf`), else Json text. A media column none of whose
+ * sampled cells are bytes and path (the viewer's `{src, height, width}`, say) is Json text too.
  */
 function writableFeature(feature: Feature | undefined, values: JsonValue[]): Feature {
-  if (feature !== undefined && columnTypeOf(feature)) return feature
+  const type = feature === undefined ? undefined : columnTypeOf(feature)
+  if (type === MEDIA && values.some((v) => v !== null) && !values.some((v) => v !== null && fitsColumnType(MEDIA, v))) return JSON_FEATURE
+  if (feature !== undefined && type) return feature
   if (typeOf(feature) === 'Value') return STRING
   if (feature !== undefined) return JSON_FEATURE
   const present = values.filter((v) => v !== null)

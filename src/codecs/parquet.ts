@@ -25,6 +25,7 @@
  */
 import { openAsBlob } from 'node:fs'
 import {
+  Binary,
   Bool,
   type Data,
   DataType,
@@ -505,6 +506,8 @@ function arrowTypeOf(type: ColumnType): DataType {
   switch (type) {
     case 'string':
       return new Utf8()
+    case 'binary':
+      return new Binary()
     case 'bool':
       return new Bool()
     case 'float32':
@@ -541,6 +544,7 @@ function arrowValue(type: ColumnType, value: JsonValue | undefined): unknown {
     return out
   }
   if (type === 'int64' || type === 'uint64') return integerOf(value)
+  if (type === 'binary') return Buffer.from(value as string, 'base64')
   return isIntColumnType(type) ? Number(value) : value
 }
 

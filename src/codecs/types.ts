@@ -99,7 +99,8 @@ export type ColumnType =
   | { struct: Record<string, ColumnType> }
   /** Arrow's time unit (0 seconds … 3 nanoseconds), and the zone of a zoned column; values are `timestampText`'s. */
   | { timestamp: 0 | 1 | 2 | 3; zone?: string }
-export type PrimitiveColumnType = 'string' | 'bool' | 'float32' | 'float64' | keyof typeof INT_RANGES
+/** `binary` values are base64 text, as the Parquet reader gives binary columns. */
+export type PrimitiveColumnType = 'string' | 'binary' | 'bool' | 'float32' | 'float64' | keyof typeof INT_RANGES
 
 const INT_RANGES = {
   int8: [-(2n ** 7n), 2n ** 7n - 1n],
@@ -139,6 +140,9 @@ export function fitsColumnType(type: ColumnType, value: JsonValue | undefined): 
   switch (type) {
     case 'string':
       return typeof value === 'string'
+    case 'binary':
+      // Canonical base64 only, so that the bytes written read back as the same text.
+      return typeof value === 'string' && Buffer.from(value, 'base64').toString('base64') === value
     case 'bool':
       return typeof value === 'boolean'
     case 'float64':

@@ -1,11 +1,12 @@
 import { test } from 'node:test'
+import { randomBytes } from 'node:crypto'
 import assert from 'node:assert/strict'
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { writeFile } from 'node:fs/promises'
-import { type Data, Field, FixedSizeList, Float32, Int32, makeData, RecordBatch, Schema, Struct, Table, tableFromIPC, tableToIPC, TimestampMicrosecond, Utf8, vectorFromArray } from 'apache-arrow'
-import { Table as WasmTable, writeParquet } from 'parquet-wasm'
+import { Binary, type Data, Field, FixedSizeList, Float32, Int32, makeData, RecordBatch, Schema, Struct, Table, tableFromIPC, tableToIPC, TimestampMicrosecond, Utf8, vectorFromArray } from 'apache-arrow'
+import { readParquet, Table as WasmTable, writeParquet } from 'parquet-wasm'
 import { asyncBufferFromFile, parquetMetadataAsync } from 'hyparquet'
 import { fromFeature, toFeature } from '../../adapters/huggingface.ts'
 import { readRecords } from '../../src/codecs/index.ts'
@@ -217,6 +218,63 @@ test('a List or Sequence of fixed length stays a fixed-size list; a list of anot
   await write(cases, changed, { to: 'hf' })
   assert.deepEqual(((await rows(changed)) as Record<string, unknown>[]).map((r) => r.embedding), [[0.5, 1, -2], null])
   assert.deepEqual(JSON.parse(JSON.stringify(await collect(changed))), JSON.parse(JSON.stringify(cases)))
+})
+
+test('Image, Audio and binary Values are written as datasets stores them: bytes and path, read back byte for byte', async () => {
+  const features = {
+    question: { dtype: 'string', _type: 'Value' },
+    image: { _type: 'Image' },
+    audio: { sampling_rate: 16000, _type: 'Audio' },
+    raw: { dtype: 'binary', _type: 'Value' },
+  }
+  const media = new Struct([new Field('bytes', new Binary(), true), new Field('path', new Utf8(), true)])
+  const png = Uint8Array.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0, 0, 0, 13, 0xff, 0xfe])
+  const wav = new Uint8Array(randomBytes(300))
+  const children = [
+    vectorFromArray(['what is shown?', 'and here?'], new Utf8()).data[0]!,
+    vectorFromArray([{ bytes: png, path: 'cat.png' }, { bytes: null, path: 'https://example.com/dog.png' }], media).data[0]!,
+    vectorFromArray([{ bytes: wav, path: null }, null], media).data[0]!,
+    vectorFromArray([Uint8Array.from([0, 1, 2, 255]), new Uint8Array(0)], new Binary()).data[0]!,
+  ]
+  const source = await featuresParquet('media.parquet', features, children)
+  const b64 = (bytes: Uint8Array) => Buffer.from(bytes).toString('base64')
+  const expected = [
+    { question: 'what is shown?', image: { bytes: b64(png), path: 'cat.png' }, audio: { bytes: b64(wav), path: null }, raw: 'AAEC/w==' },
+    { question: 'and here?', image: { bytes: null, path: 'https://example.com/dog.png' }, audio: null, raw: '' },
+  ]
+  assert.deepEqual(await rows(source), expected)
+
+  const cases = await collect(source)
+  const out = join(work, 'media-out.parquet')
+  await write(cases, out, { to: 'hf' })
+  assert.deepEqual(await rows(out), expected)
+  const metadata = await parquetMetadataAsync(await asyncBufferFromFile(out))
+  const value = (key: string) => metadata.key_value_metadata!.find((kv) => kv.key === key)!.value!
+  const arrow = tableFromIPC(Buffer.from(value('ARROW:schema'), 'base64')).schema
+  assert.deepEqual(arrow.fields.map((f) => String(f.type)), ['Utf8', 'Struct<{bytes:Binary, path:Utf8}>', 'Struct<{bytes:Binary, path:Utf8}>', 'Binary'])
+  assert.deepEqual((JSON.parse(value('huggingface')) as { info: { features: unknown } }).info.features, features)
+  // Read as Arrow by parquet-wasm alone, the image's own bytes.
+  const table = tableFromIPC(readParquet(new Uint8Array(readFileSync(out))).intoIPCStream())
+  assert.deepEqual(Uint8Array.from((table.getChild('image')!.get(0) as { bytes: Uint8Array }).bytes), png)
+
+  // Text that is not canonical base64 does not fit the bytes: null there, and the case reads back whole.
+  cases[0]!.metadata = { ...cases[0]!.metadata, image: { bytes: 'not base64!', path: 'cat.png' } }
+  const changed = join(work, 'media-changed.parquet')
+  await write(cases, changed, { to: 'hf' })
+  assert.equal(((await rows(changed)) as { image: unknown }[])[0]!.image, null)
+  assert.deepEqual(JSON.parse(JSON.stringify(await collect(changed))), JSON.parse(JSON.stringify(cases)))
+})
+
+test('images the viewer gives as links are written as Json text, the Image feature carried', async () => {
+  const cases = await collect(real('viewer-first-rows-image-column.json'))
+  const out = join(work, 'viewer-images.parquet')
+  await write(cases, out, { to: 'hf' })
+  const schemaMetadata: Record<string, string> = {}
+  const stored: { imageA: string }[] = []
+  for await (const r of readRecords('parquet', out, { file: out, recordKeys: [], header: {}, columns: [], schemaMetadata })) stored.push(r.value as { imageA: string })
+  assert.deepEqual(JSON.parse(schemaMetadata.huggingface!).info.features.imageA, { _type: 'Json' })
+  assert.match(JSON.parse(stored[0]!.imageA).src, /^https:\/\/datasets-server\.huggingface\.co\//)
+  assert.deepEqual(JSON.parse(JSON.stringify(await collect(out))), JSON.parse(JSON.stringify(cases)))
 })
 
 test('features: ClassLabel -1 is missing, Json text is parsed, lists map their items', () => {
