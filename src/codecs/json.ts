@@ -500,13 +500,25 @@ function pythonDumps(value: unknown): string {
   }
   let out = '{'
   let first = true
-  for (const key of Object.keys(value)) {
+  // for-in visits an object's own keys in JSON.stringify's order: plain data has no inherited ones.
+  for (const key in value) {
     const item: unknown = (value as Record<string, unknown>)[key]
     if (item === undefined || typeof item === 'function' || typeof item === 'symbol') continue
-    out += (first ? '' : ', ') + JSON.stringify(key) + ': ' + pythonDumps(item)
+    out += (first ? '' : ', ') + keyText(key) + pythonDumps(item)
     first = false
   }
   return out + '}'
+}
+
+/** `"key": `, remembered for the first few thousand keys: records repeat their keys. */
+const keyTexts = new Map<string, string>()
+function keyText(key: string): string {
+  let text = keyTexts.get(key)
+  if (text === undefined) {
+    text = `${JSON.stringify(key)}: `
+    if (keyTexts.size < 4096) keyTexts.set(key, text)
+  }
+  return text
 }
 
 /**

@@ -97,6 +97,34 @@ test('JSON writer: DeepEval layout (indent 4, no trailing newline) and a nested 
 test('Python spacing matches json.dumps', () => {
   assert.equal(stringifyJson({ a: [1, 'x', { b: null }], c: {} }, { pythonSpacing: true }), '{"a": [1, "x", {"b": null}], "c": {}}')
   assert.equal(stringifyJson({ a: [1] }), '{"a":[1]}')
+  assert.equal(stringifyJson({ b: 1, 10: 'x', 2: 'y', skipped: undefined }, { pythonSpacing: true }), '{"2": "y", "10": "x", "b": 1}')
+})
+
+/** JSON.stringify's text with a space after each `,` and `:` outside strings: json.dumps' default separators. */
+function spaced(value: unknown): string {
+  const text = JSON.stringify(value)
+  let out = ''
+  let inString = false
+  for (let i = 0; i < text.length; i++) {
+    const c = text[i]!
+    out += c
+    if (inString) {
+      if (c === '\\') out += text[++i]
+      else if (c === '"') inString = false
+    } else if (c === '"') inString = true
+    else if (c === ',' || c === ':') out += ' '
+  }
+  return out
+}
+
+test('Python spacing is JSON.stringify with spaced separators, for any JSON value and any keys', () => {
+  fc.assert(
+    fc.property(fc.jsonValue(), (value) => assert.equal(stringifyJson(value, { pythonSpacing: true }), spaced(value))),
+    { numRuns: 500 },
+  )
+  // Past the keys it remembers, every key is still written.
+  const wide = Object.fromEntries(Array.from({ length: 5000 }, (_, i) => [`k"${i}\u00e9:,`, i]))
+  assert.equal(stringifyJson(wide, { pythonSpacing: true }), spaced(wide))
 })
 
 test('isCompactJson tells a list of strings written as JSON.stringify writes it from any other JSON text of it', () => {
