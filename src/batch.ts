@@ -289,6 +289,8 @@ export async function runBatch(jobs: BatchJob[], options: BatchOptions = {}): Pr
     try {
       await lane(async (job, onProgress) => {
         const reply = await runInWorker(worker, job, onProgress)
+        // The last progress message may be older than the file's end: the reply's counts are final.
+        if (reply.bytes !== undefined) onProgress(reply.records ?? 0, reply.bytes)
         if (reply.type === 'error') throw revive(reply.error!)
         return reply.report!
       })

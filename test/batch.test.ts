@@ -1,11 +1,11 @@
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
 import { spawnSync } from 'node:child_process'
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { MAIN, runCli } from './helpers/cli.ts'
-import { parseShard, runBatch } from '../src/batch.ts'
+import { parseShard, runBatch, type BatchProgress } from '../src/batch.ts'
 import type { EvalferryError } from '../src/errors.ts'
 
 const dir = mkdtempSync(join(tmpdir(), 'evalferry-batch-'))
@@ -112,6 +112,34 @@ test('a batch converts on this thread and on workers; a worker\'s failure stops 
   })
   assert.deepEqual(inputsOf(join(out, 'a.jsonl')), written)
   assert.deepEqual(readdirSafe(out), ['a.jsonl'])
+})
+
+test('a batch on this thread and a worker reports every file\'s records and bytes at its end', async () => {
+  const inputs = join(dir, 'counted')
+  mkdirSync(inputs)
+  const held = join(inputs, 'a.jsonl')
+  assert.equal(spawnSync('mkfifo', [held]).status, 0)
+  for (const [name, count] of [['b.jsonl', 40], ['c.jsonl', 7]] as const) goldens(join(inputs, name), count, name)
+  const job = (name: string) => ({ input: join(inputs, name), output: join(dir, 'counted-out', name), from: 'deepeval', to: 'deepeval' })
+  let last: BatchProgress | undefined
+  let othersDone!: () => void
+  const others = new Promise<void>((resolve) => (othersDone = resolve))
+  const batch = runBatch([job('a.jsonl'), job('b.jsonl'), job('c.jsonl')], {
+    jobs: 2,
+    onProgress: (p) => {
+      last = { ...p }
+      if (p.filesDone === 2) othersDone()
+    },
+  })
+  // This thread holds the pipe until the worker has converted both other files.
+  await others
+  goldens(held, 5, 'held')
+  await batch
+  // The same five goldens in a plain file: the bytes the pipe carried.
+  const same = join(dir, 'counted-held.jsonl')
+  goldens(same, 5, 'held')
+  const bytes = statSync(same).size + statSync(join(inputs, 'b.jsonl')).size + statSync(join(inputs, 'c.jsonl')).size
+  assert.deepEqual(last, { filesDone: 3, records: 52, bytes })
 })
 
 test('the progress bar shows under a terminal and not when piped', () => {
