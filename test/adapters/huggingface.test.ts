@@ -58,6 +58,17 @@ async function featuresParquet(name: string, features: Record<string, unknown>, 
   return path
 }
 
+/** Cases written as hf Parquet: the file's rows, its Arrow column types and its features. */
+async function writtenParquet(cases: EvalCase[], name: string): Promise<{ path: string; rows: unknown[]; types: string[]; features: unknown }> {
+  const path = join(work, name)
+  await write(cases, path, { to: 'hf' })
+  const metadata = await parquetMetadataAsync(await asyncBufferFromFile(path))
+  const value = (key: string) => metadata.key_value_metadata!.find((kv) => kv.key === key)!.value!
+  const arrow = tableFromIPC(Buffer.from(value('ARROW:schema'), 'base64')).schema
+  const features = (JSON.parse(value('huggingface')) as { info: { features: unknown } }).info.features
+  return { path, rows: await rows(path), types: arrow.fields.map((f) => String(f.type)), features }
+}
+
 test('viewer /first-rows: ClassLabel names, row_idx, the response header on the first case', async () => {
   const cases = await collect(real('viewer-first-rows-a-simple-dataset-stanfordnlp-stanfordnlp-imdb-with.json'))
   assert.equal(cases.length, 3)
@@ -203,14 +214,10 @@ test('a List or Sequence of fixed length stays a fixed-size list; a list of anot
   assert.deepEqual(await rows(source), expected)
 
   const cases = await collect(source)
-  const out = join(work, 'fixed-out.parquet')
-  await write(cases, out, { to: 'hf' })
-  assert.deepEqual(await rows(out), expected)
-  const metadata = await parquetMetadataAsync(await asyncBufferFromFile(out))
-  const value = (key: string) => metadata.key_value_metadata!.find((kv) => kv.key === key)!.value!
-  const arrow = tableFromIPC(Buffer.from(value('ARROW:schema'), 'base64')).schema
-  assert.deepEqual(arrow.fields.map((f) => String(f.type)), ['Utf8', 'FixedSizeList[3]<Float32>', 'Struct<{score:FixedSizeList[2]<Int32>}>'])
-  assert.deepEqual((JSON.parse(value('huggingface')) as { info: { features: unknown } }).info.features, features)
+  const written = await writtenParquet(cases, 'fixed-out.parquet')
+  assert.deepEqual(written.rows, expected)
+  assert.deepEqual(written.types, ['Utf8', 'FixedSizeList[3]<Float32>', 'Struct<{score:FixedSizeList[2]<Int32>}>'])
+  assert.deepEqual(written.features, features)
 
   // A list of another length does not fit the column: null there, and the case reads back whole.
   cases[1]!.metadata = { ...cases[1]!.metadata, embedding: [1, 2] }
@@ -245,16 +252,12 @@ test('Image, Audio and binary Values are written as datasets stores them: bytes 
   assert.deepEqual(await rows(source), expected)
 
   const cases = await collect(source)
-  const out = join(work, 'media-out.parquet')
-  await write(cases, out, { to: 'hf' })
-  assert.deepEqual(await rows(out), expected)
-  const metadata = await parquetMetadataAsync(await asyncBufferFromFile(out))
-  const value = (key: string) => metadata.key_value_metadata!.find((kv) => kv.key === key)!.value!
-  const arrow = tableFromIPC(Buffer.from(value('ARROW:schema'), 'base64')).schema
-  assert.deepEqual(arrow.fields.map((f) => String(f.type)), ['Utf8', 'Struct<{bytes:Binary, path:Utf8}>', 'Struct<{bytes:Binary, path:Utf8}>', 'Binary'])
-  assert.deepEqual((JSON.parse(value('huggingface')) as { info: { features: unknown } }).info.features, features)
+  const written = await writtenParquet(cases, 'media-out.parquet')
+  assert.deepEqual(written.rows, expected)
+  assert.deepEqual(written.types, ['Utf8', 'Struct<{bytes:Binary, path:Utf8}>', 'Struct<{bytes:Binary, path:Utf8}>', 'Binary'])
+  assert.deepEqual(written.features, features)
   // Read as Arrow by parquet-wasm alone, the image's own bytes.
-  const table = tableFromIPC(readParquet(new Uint8Array(readFileSync(out))).intoIPCStream())
+  const table = tableFromIPC(readParquet(new Uint8Array(readFileSync(written.path))).intoIPCStream())
   assert.deepEqual(Uint8Array.from((table.getChild('image')!.get(0) as { bytes: Uint8Array }).bytes), png)
 
   // Text that is not canonical base64 does not fit the bytes: null there, and the case reads back whole.
