@@ -19,9 +19,10 @@
  * - an array of strings (or nulls) → List<Utf8>;
  * - anything else (objects, mixed types, empty lists only, nulls only) → Utf8 holding JSON text,
  *   marked with field metadata `evalferry: json` so that this reader parses it back.
- * A layout's `columnTypes` name a column's type instead (integers of each width, float32, lists,
- * structs), as `datasets` features do. A later value that does not fit its column's type is an
- * E_FIELD error, since a streamed schema cannot change. A missing key is written as null.
+ * A layout's `columnTypes` name a column's type instead (integers of each width, float32, binary
+ * from base64 text, lists, structs), as `datasets` features do. A later value that does not fit
+ * its column's type is an E_FIELD error, since a streamed schema cannot change. A missing key is
+ * written as null.
  */
 import { openAsBlob } from 'node:fs'
 import {
