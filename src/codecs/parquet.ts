@@ -40,6 +40,7 @@ import {
   Int64,
   List,
   makeData,
+  Precision,
   RecordBatch,
   Schema,
   Struct,
@@ -302,6 +303,8 @@ function plainValues(data: Data): JsonValue[] | undefined {
       return mapValid(data, (_, j) => (bits[j >> 3]! & (1 << (j & 7))) !== 0)
     }
     case Type.Float: {
+      // Half floats are stored as their 16 bits: Arrow JS's accessor decodes them.
+      if ((type as DataType & { precision: Precision }).precision === Precision.HALF) return undefined
       const values = data.values as Float64Array | Float32Array
       return mapValid(data, (i) => values[i]!)
     }

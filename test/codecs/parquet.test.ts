@@ -9,6 +9,7 @@ import {
   DateDay,
   type FixedSizeList,
   Field,
+  Float16,
   Float64,
   Int32,
   Int64,
@@ -323,7 +324,7 @@ test('list items may be null; strings keep their bytes', async () => {
 })
 
 test('types other writers use read as JSON values', async () => {
-  // A file as pyarrow would write it: nested structs, lists of numbers, dates, timestamps, binary.
+  // A file as pyarrow would write it: nested structs, lists of numbers, dates, timestamps, binary, half floats.
   const fields = [
     new Field('i32', new Int32(), true),
     new Field('big', new Int64(), true),
@@ -332,6 +333,8 @@ test('types other writers use read as JSON values', async () => {
     new Field('bytes', new Binary(), true),
     new Field('nums', new List(new Field('item', new Float64(), true)), true),
     new Field('choices', new Struct([new Field('text', new List(new Field('item', new Utf8(), true))), new Field('label', new Utf8())]), true),
+    new Field('half', new Float16(), true),
+    new Field('halves', new List(new Field('item', new Float16(), true)), true),
   ]
   const columns = [
     vectorFromArray([1, null], fields[0]!.type),
@@ -341,13 +344,15 @@ test('types other writers use read as JSON values', async () => {
     vectorFromArray([new Uint8Array([104, 105]), null], fields[4]!.type),
     vectorFromArray([[1.5, null], []], fields[5]!.type),
     vectorFromArray([{ text: ['yes', 'no'], label: 'A' }, null], fields[6]!.type),
+    vectorFromArray([1.5, null], fields[7]!.type),
+    vectorFromArray([[-2, 0.25], null], fields[8]!.type),
   ]
   const schema = new Schema(fields)
   const batch = new RecordBatch(schema, makeData({ type: new Struct(fields), length: 2, nullCount: 0, children: columns.map((c) => c.data[0]!) }))
   const path = join(dir, 'typed.parquet')
   await writeFile(path, writeParquet(WasmTable.fromIPCStream(tableToIPC(new Table([batch]), 'stream'))))
   assert.deepEqual((await readAll(path)).map((r) => r.value), [
-    { i32: 1, big: '1152921504606846976', when: '2024-05-06T07:08:09.010Z', day: '2024-05-06', bytes: 'aGk=', nums: [1.5, null], choices: { text: ['yes', 'no'], label: 'A' } },
-    { i32: null, big: 5, when: null, day: null, bytes: null, nums: [], choices: null },
+    { i32: 1, big: '1152921504606846976', when: '2024-05-06T07:08:09.010Z', day: '2024-05-06', bytes: 'aGk=', nums: [1.5, null], choices: { text: ['yes', 'no'], label: 'A' }, half: 1.5, halves: [-2, 0.25] },
+    { i32: null, big: 5, when: null, day: null, bytes: null, nums: [], choices: null, half: null, halves: null },
   ])
 })
