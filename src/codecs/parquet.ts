@@ -9,9 +9,9 @@
  * else as decimal strings; lists as arrays; structs and maps as objects; binary as base64; dates
  * as `YYYY-MM-DD`; decimals as strings. Timestamps are ISO 8601 strings with as many fraction
  * digits as their unit has (none for seconds, 3, 6 or 9), ending in `Z` when the column has a time
- * zone (Arrow stores the UTC instant) and without one when it is naive, as Python prints it. Inside
- * lists and structs Arrow JS hands them over as float milliseconds, so a nanosecond there keeps
- * microsecond precision (its last three digits are zeros); top-level columns keep every digit.
+ * zone (Arrow stores the UTC instant) and without one when it is naive, as Python prints it. They
+ * keep every digit, in lists and structs too; only inside fixed-size lists and maps, where Arrow JS
+ * hands them over as float milliseconds, does a nanosecond keep microsecond precision.
  *
  * Column types written, from the layout's columns and the first batch of records:
  * - every non-null value a string → Utf8; a boolean → Bool;
@@ -289,9 +289,10 @@ function columnValues(vector: Vector | null, n: number, convert: Convert): JsonV
 }
 
 /**
- * The common column types decoded straight from Arrow buffers: Arrow JS's per-value accessors
- * build a Vector per list cell and decode strings one TextDecoder call at a time, several times
- * slower than reading the offsets.
+ * The common column types decoded straight from Arrow buffers, lists and structs of them too:
+ * Arrow JS's per-value accessors build a Vector per list cell, decode strings one TextDecoder call
+ * at a time, several times slower than reading the offsets, and give timestamps as float
+ * milliseconds. Undefined for a type not among them: Arrow JS's accessors read it.
  */
 function plainValues(data: Data): JsonValue[] | undefined {
   const type = data.type as DataType
@@ -323,10 +324,28 @@ function plainValues(data: Data): JsonValue[] | undefined {
     }
     case Type.List: {
       const child = data.children[0]
-      if (!child || (child.type as DataType).typeId !== Type.Utf8) return undefined
+      if (!child) return undefined
       const offsets = data.valueOffsets as Int32Array
-      const bytes = utf8Bytes(child)
-      return mapValid(data, (i) => utf8Values(child, offsets[i]!, offsets[i + 1]!, bytes))
+      if ((child.type as DataType).typeId === Type.Utf8) {
+        const bytes = utf8Bytes(child)
+        return mapValid(data, (i) => utf8Values(child, offsets[i]!, offsets[i + 1]!, bytes))
+      }
+      const items = plainValues(child)
+      return items && mapValid(data, (i) => items.slice(offsets[i]!, offsets[i + 1]!))
+    }
+    case Type.Struct: {
+      const names = (type.children as Field[]).map((f) => f.name)
+      const columns: JsonValue[][] = []
+      for (const child of data.children) {
+        const values = plainValues(child)
+        if (!values) return undefined
+        columns.push(values)
+      }
+      return mapValid(data, (i) => {
+        const out: JsonObject = {}
+        for (let k = 0; k < names.length; k++) out[names[k]!] = columns[k]![i]!
+        return out
+      })
     }
     default:
       return undefined

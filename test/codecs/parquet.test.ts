@@ -272,6 +272,30 @@ test('timestamps keep every digit of their unit, and a time zone only when the c
   ])
 })
 
+test('timestamps in lists and structs keep every digit too; nested lists and structs read as JSON', async () => {
+  const ns = new TimestampNanosecond()
+  const stamps = makeData({ type: ns, length: 3, nullCount: 1, nullBitmap: new Uint8Array([0b101]), data: new BigInt64Array([1_700_000_000_123_456_789n, 0n, -1n]) })
+  const listType = new List(new Field('item', ns, true))
+  const lists = makeData({ type: listType, length: 2, nullCount: 0, valueOffsets: new Int32Array([0, 3, 3]), child: stamps })
+  const when = makeData({ type: ns, length: 2, nullCount: 0, data: new BigInt64Array([5n, 1_700_000_000_000_000_001n]) })
+  const answers = vectorFromArray(
+    [{ text: ['Paris'], start: [7] }, { text: [], start: [] }],
+    new Struct([new Field('text', new List(new Field('item', new Utf8(), true)), true), new Field('start', new List(new Field('item', new Int32(), true)), true)]),
+  ).data[0]!
+  const event = makeData({ type: new Struct([new Field('when', ns, true), new Field('answers', answers.type, true)]), length: 2, nullCount: 1, nullBitmap: new Uint8Array([0b01]), children: [when, answers] })
+  const fields = [new Field('times', listType, true), new Field('event', event.type, true)]
+  const batch = new RecordBatch(new Schema(fields), makeData({ type: new Struct(fields), length: 2, nullCount: 0, children: [lists, event] }))
+  const path = join(dir, 'nested-stamps.parquet')
+  await writeFile(path, writeParquet(WasmTable.fromIPCStream(tableToIPC(new Table([batch]), 'stream'))))
+  assert.deepEqual((await readAll(path)).map((r) => r.value), [
+    {
+      times: ['2023-11-14T22:13:20.123456789', null, '1969-12-31T23:59:59.999999999'],
+      event: { when: '1970-01-01T00:00:00.000000005', answers: { text: ['Paris'], start: [7] } },
+    },
+    { times: [], event: null },
+  ])
+})
+
 test('declared column types: each width and nesting is written as named; a value that does not fit is an error naming it', async () => {
   const columnTypes: Record<string, ColumnType> = {
     small: 'int8',
