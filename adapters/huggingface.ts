@@ -9,10 +9,10 @@
  * as base64). The features travel with the first case (`extras.hf.$file.features`). Parquet is
  * written with the `huggingface` metadata so that `datasets` loads the right features: each column
  * has the Parquet type its feature names (integers of their width, binary, lists, dicts as structs,
- * a Sequence of a dict as a struct of lists, ClassLabel as integers, top-level timestamps, Image,
+ * a Sequence of a dict as a struct of lists, ClassLabel as integers, timestamps, Image,
  * Audio, Video and Pdf as a struct of bytes and path); a value its column cannot hold is written as
- * null and carried. Columns the Parquet writer cannot type exactly (objects of varying keys, nested
- * timestamps, media given as links) are JSON-text columns with the feature `{"_type": "Json"}`.
+ * null and carried. Columns the Parquet writer cannot type exactly (objects of varying keys, media
+ * given as links) are JSON-text columns with the feature `{"_type": "Json"}`.
  * JSON Lines and CSV have no features, so ClassLabel columns are written as their names there.
  */
 import { deepEqual } from '../src/carry.ts'
@@ -174,28 +174,26 @@ const MEDIA: ColumnType = { struct: { bytes: 'binary', path: 'string' } }
 
 /**
  * The Parquet column type `datasets` stores a feature as, where the writer can: Values of text,
- * binary, booleans, integers and floats; ClassLabel as int64; lists; dicts as structs, and a
- * Sequence of a dict as a struct of lists, as `datasets` lays it out; timestamps of top-level
- * columns; Image, Audio, Video and Pdf as a struct of bytes and path. Others (nested timestamps,
- * Json...) are undefined.
+ * binary, booleans, integers, floats and timestamps; ClassLabel as int64; lists; dicts as structs,
+ * and a Sequence of a dict as a struct of lists, as `datasets` lays it out; Image, Audio, Video and
+ * Pdf as a struct of bytes and path. Others (Json...) are undefined.
  */
-function columnTypeOf(feature: Feature | undefined, nested = false): ColumnType | undefined {
+function columnTypeOf(feature: Feature | undefined): ColumnType | undefined {
   const t = typeOf(feature)
   if (!isJsonObject(feature) && !Array.isArray(feature)) return undefined
   if (t !== undefined && MEDIA_FEATURES.includes(t)) return MEDIA
   if (t === 'Value') {
     const dtype = String((feature as JsonObject).dtype)
-    // Timestamps are built from whole units, which the writer does for top-level columns.
     const stamp = /^timestamp\[(s|ms|us|ns)(?:, tz=([^\]]+))?\]$/.exec(dtype)
-    if (stamp) return nested ? undefined : { timestamp: TIME_UNITS.indexOf(stamp[1]!) as 0 | 1 | 2 | 3, ...(stamp[2] ? { zone: stamp[2] } : {}) }
+    if (stamp) return { timestamp: TIME_UNITS.indexOf(stamp[1]!) as 0 | 1 | 2 | 3, ...(stamp[2] ? { zone: stamp[2] } : {}) }
     return DTYPES[dtype]
   }
   if (t === 'ClassLabel') return 'int64'
   const inner = innerOf(feature)
   if (inner !== undefined) {
     const dict = asDictOfLists(feature)
-    if (dict) return columnTypeOf(dict, true)
-    const item = columnTypeOf(inner, true)
+    if (dict) return columnTypeOf(dict)
+    const item = columnTypeOf(inner)
     // A Sequence or List of fixed length is Arrow's fixed-size list.
     const length = (feature as JsonObject).length
     const size = typeof length === 'number' && Number.isInteger(length) && length >= 0 ? { size: length } : {}
@@ -204,7 +202,7 @@ function columnTypeOf(feature: Feature | undefined, nested = false): ColumnType 
   if (t !== undefined || Array.isArray(feature)) return undefined
   const struct: Record<string, ColumnType> = {}
   for (const [key, f] of Object.entries(feature)) {
-    const type = columnTypeOf(f, true)
+    const type = columnTypeOf(f)
     if (!type) return undefined
     struct[key] = type
   }

@@ -10,8 +10,8 @@
  * as `YYYY-MM-DD`; decimals as strings. Timestamps are ISO 8601 strings with as many fraction
  * digits as their unit has (none for seconds, 3, 6 or 9), ending in `Z` when the column has a time
  * zone (Arrow stores the UTC instant) and without one when it is naive, as Python prints it. They
- * keep every digit, in lists and structs too; only inside fixed-size lists and maps, where Arrow JS
- * hands them over as float milliseconds, does a nanosecond keep microsecond precision.
+ * keep every digit, in lists and structs too; only inside maps, where Arrow JS hands them over as
+ * float milliseconds, does a nanosecond keep microsecond precision.
  *
  * Column types written, from the layout's columns and the first batch of records:
  * - every non-null value a string → Utf8; a boolean → Bool;
@@ -332,6 +332,11 @@ function plainValues(data: Data): JsonValue[] | undefined {
       }
       const items = plainValues(child)
       return items && mapValid(data, (i) => items.slice(offsets[i]!, offsets[i + 1]!))
+    }
+    case Type.FixedSizeList: {
+      const size = (type as FixedSizeList).listSize
+      const items = data.children[0] && plainValues(data.children[0])
+      return items && mapValid(data, (i) => items.slice(i * size, (i + 1) * size))
     }
     case Type.Struct: {
       const names = (type.children as Field[]).map((f) => f.name)
@@ -670,7 +675,7 @@ export function parquetWriter(
         values[r] = v
       }
       if (kind === 'string' || kind === 'json' || declared === 'string') return utf8Data(values as (string | null)[])
-      if (declared && typeof declared === 'object' && 'timestamp' in declared) return timestampData(schema!.fields[c]!.type as Timestamp, values as (bigint | null)[])
+      if (declared) return typedData(declared, schema!.fields[c]!.type, values)
       return vectorFromArray(values, schema!.fields[c]!.type).data[0]!
     })
     for (const [r, record] of records.entries()) {
@@ -727,6 +732,44 @@ function validity<T>(values: (T | null | undefined)[], each: (value: T, i: numbe
 }
 
 /** Timestamp data from whole units (Arrow JS's builder takes milliseconds, which would lose the rest). */
+/**
+ * Data of a declared column type from values `arrowValue` made. Timestamps, and lists and structs
+ * that hold them, are built here from whole units: Arrow JS's builders take float milliseconds.
+ */
+function typedData(type: ColumnType, arrowType: DataType, values: unknown[]): Data {
+  if (typeof type !== 'object' || !holdsTimestamp(type)) return vectorFromArray(values, arrowType).data[0]!
+  if ('timestamp' in type) return timestampData(arrowType as Timestamp, values as (bigint | null)[])
+  const { nullBitmap, nullCount } = validity(values, () => {})
+  if ('list' in type) {
+    const itemType = (arrowType.children[0] as Field).type
+    const items: unknown[] = []
+    const offsets = new Int32Array(values.length + 1)
+    for (let i = 0; i < values.length; i++) {
+      const list = values[i] as unknown[] | null
+      // A fixed-size list holds its length of items even where it is null.
+      if (list) for (const item of list) items.push(item)
+      else if (type.size !== undefined) for (let k = 0; k < type.size; k++) items.push(null)
+      offsets[i + 1] = items.length
+    }
+    const child = typedData(type.list, itemType, items)
+    return type.size === undefined
+      ? makeData({ type: arrowType as List, length: values.length, nullCount, nullBitmap, valueOffsets: offsets, child })
+      : makeData({ type: arrowType as FixedSizeList, length: values.length, nullCount, nullBitmap, child })
+  }
+  const fields = arrowType.children as Field[]
+  const children = Object.entries(type.struct).map(([key, t], k) =>
+    typedData(t, fields[k]!.type, values.map((v) => (v === null || v === undefined ? null : ((v as Record<string, unknown>)[key] ?? null)))),
+  )
+  return makeData({ type: arrowType as Struct, length: values.length, nullCount, nullBitmap, children })
+}
+
+function holdsTimestamp(type: ColumnType): boolean {
+  if (typeof type !== 'object') return false
+  if ('timestamp' in type) return true
+  if ('list' in type) return holdsTimestamp(type.list)
+  return Object.values(type.struct).some(holdsTimestamp)
+}
+
 function timestampData(type: Timestamp, values: (bigint | null)[]): Data<Timestamp> {
   const data = new BigInt64Array(values.length)
   const { nullBitmap, nullCount } = validity(values, (v, i) => (data[i] = v))

@@ -5,7 +5,7 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { writeFile } from 'node:fs/promises'
-import { Binary, type Data, Field, FixedSizeList, Float32, Int32, makeData, RecordBatch, Schema, Struct, Table, tableFromIPC, tableToIPC, TimestampMicrosecond, Utf8, vectorFromArray } from 'apache-arrow'
+import { Binary, type Data, Field, FixedSizeList, Float32, Int32, List, makeData, RecordBatch, Schema, Struct, Table, tableFromIPC, tableToIPC, TimestampMicrosecond, TimestampNanosecond, Utf8, vectorFromArray } from 'apache-arrow'
 import { readParquet, Table as WasmTable, writeParquet } from 'parquet-wasm'
 import { asyncBufferFromFile, parquetMetadataAsync } from 'hyparquet'
 import { fromFeature, toFeature } from '../../adapters/huggingface.ts'
@@ -266,6 +266,34 @@ test('Image, Audio and binary Values are written as datasets stores them: bytes 
   await write(cases, changed, { to: 'hf' })
   assert.equal(((await rows(changed)) as { image: unknown }[])[0]!.image, null)
   assert.deepEqual(JSON.parse(JSON.stringify(await collect(changed))), JSON.parse(JSON.stringify(cases)))
+})
+
+test('messages with a timestamp per turn stay a list of structs, every digit kept', async () => {
+  const features = {
+    id: { dtype: 'string', _type: 'Value' },
+    messages: { feature: { role: { dtype: 'string', _type: 'Value' }, content: { dtype: 'string', _type: 'Value' }, sent: { dtype: 'timestamp[ns]', _type: 'Value' } }, _type: 'List' },
+  }
+  const ns = new TimestampNanosecond()
+  const turn = new Struct([new Field('role', new Utf8(), true), new Field('content', new Utf8(), true), new Field('sent', ns, true)])
+  const sent = makeData({ type: ns, length: 3, nullCount: 0, data: new BigInt64Array([1_700_000_000_123_456_789n, 1_700_000_001_000_000_001n, 5n]) })
+  const turns = makeData({
+    type: turn,
+    length: 3,
+    nullCount: 0,
+    children: [vectorFromArray(['user', 'assistant', 'user'], new Utf8()).data[0]!, vectorFromArray(['hi', 'hello', 'bye'], new Utf8()).data[0]!, sent],
+  })
+  const listType = new List(new Field('item', turn, true))
+  const children = [vectorFromArray(['c1', 'c2'], new Utf8()).data[0]!, makeData({ type: listType, length: 2, nullCount: 0, valueOffsets: new Int32Array([0, 2, 3]), child: turns })]
+  const source = await featuresParquet('chat-times.parquet', features, children)
+  const expected = [
+    { id: 'c1', messages: [{ role: 'user', content: 'hi', sent: '2023-11-14T22:13:20.123456789' }, { role: 'assistant', content: 'hello', sent: '2023-11-14T22:13:21.000000001' }] },
+    { id: 'c2', messages: [{ role: 'user', content: 'bye', sent: '1970-01-01T00:00:00.000000005' }] },
+  ]
+  assert.deepEqual(await rows(source), expected)
+  const written = await writtenParquet(await collect(source), 'chat-times-out.parquet')
+  assert.deepEqual(written.rows, expected)
+  assert.deepEqual(written.types, ['Utf8', 'List<Struct<{role:Utf8, content:Utf8, sent:Timestamp<NANOSECOND>}>>'])
+  assert.deepEqual(written.features, features)
 })
 
 test('images the viewer gives as links are written as Json text, the Image feature carried', async () => {

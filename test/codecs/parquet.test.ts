@@ -337,6 +337,32 @@ test('declared column types: each width and nesting is written as named; a value
   }
 })
 
+test('declared timestamps inside lists, fixed-size lists and structs are written from whole units and read back with every digit', async () => {
+  const columnTypes: Record<string, ColumnType> = {
+    times: { list: { timestamp: 3 } },
+    pair: { list: { timestamp: 2, zone: 'UTC' }, size: 2 },
+    turns: { list: { struct: { role: 'string', at: { timestamp: 2 } } } },
+  }
+  const rows: JsonObject[] = [
+    {
+      times: ['2023-11-14T22:13:20.123456789', null, '1969-12-31T23:59:59.999999999'],
+      pair: ['2023-11-14T22:13:20.000001Z', null],
+      turns: [{ role: 'user', at: '2023-11-14T22:13:20.123456' }, { role: 'assistant', at: null }],
+    },
+    { times: null, pair: null, turns: [] },
+    { times: [], pair: ['1970-01-01T00:00:00.000000Z', '2262-04-11T23:47:16.854775Z'], turns: null },
+  ]
+  const path = await writeRecords(rows, { columns: Object.keys(columnTypes), columnTypes })
+  const metadata = await parquetMetadataAsync(await asyncBufferFromFile(path))
+  const arrowSchema = tableFromIPC(Buffer.from(metadata.key_value_metadata!.find((kv) => kv.key === 'ARROW:schema')!.value!, 'base64')).schema
+  assert.deepEqual(arrowSchema.fields.map((f) => String(f.type)), [
+    'List<Timestamp<NANOSECOND>>',
+    'FixedSizeList[2]<Timestamp<MICROSECOND, UTC>>',
+    'List<Struct<{role:Utf8, at:Timestamp<MICROSECOND>}>>',
+  ])
+  assert.deepEqual((await readAll(path)).map((r) => r.value), rows)
+})
+
 test('list items may be null; strings keep their bytes', async () => {
   const rows: JsonObject[] = [
     { tags: ['a', null, 'ü✓'], s: 'x' },
