@@ -162,6 +162,26 @@ test('--shard reads only its own bytes of a JSON Lines file, and names lines as 
   assert.match(second.stderr, new RegExp(`bad-byte\\.jsonl:71(:\\d+)?: invalid UTF-8: byte 0xff at byte offset ${at}`))
 })
 
+test('--shard of a JSON file parses only its own records: the shards are the whole, and a bad record fails only its shard', async () => {
+  // DeepEval goldens as a JSON array, record 70 of 100 not JSON (on line 72); the scan still finds where it ends.
+  const goldens = Array.from({ length: 100 }, (_, i) => (i === 70 ? '  {"input": tru, "expected_output": "x"}' : `  ${JSON.stringify({ input: `question ${i}`, expected_output: `answer ${i}` })}`))
+  const path = join(dir, 'goldens.json')
+  writeFileSync(path, `[\n${goldens.join(',\n')}\n]\n`)
+  const out = join(dir, 'goldens-out.jsonl')
+  const shard = (i: number) => runCli(['convert', path, '--from', 'deepeval', '--to', 'langsmith', '-o', out, '--shard', `${i}/4`, '--quiet'])
+  const questions: string[] = []
+  for (const i of [1, 2, 4]) {
+    const result = await shard(i)
+    assert.equal(result.code, 0, result.stderr)
+    const written = readFileSync(join(dir, `goldens-out.part-${i}-of-4.jsonl`), 'utf8').trim().split('\n')
+    questions.push(...written.map((l) => (JSON.parse(l) as { inputs: { question: string } }).inputs.question))
+  }
+  assert.deepEqual(questions, [...Array.from({ length: 50 }, (_, i) => `question ${i}`), ...Array.from({ length: 25 }, (_, i) => `question ${75 + i}`)])
+  const third = await shard(3)
+  assert.equal(third.code, 1)
+  assert.match(third.stderr, /goldens\.json:72(:\d+)?: invalid JSON/)
+})
+
 test('--shard of a Parquet file decodes only the row groups that hold its records', async () => {
   const path = join(dir, 'groups.parquet')
   const chunks: Uint8Array[] = []

@@ -64,10 +64,12 @@ export async function* readJson(source: ByteSource, options: ReadOptions): Async
   }
 
   let pending: SourceRecord | undefined
+  // Records before the range are cut out but not parsed: a shard checks only its own.
+  const skipBefore = options.recordRange?.[0] ?? 0
   const complete = (text: string): void => {
     capturing = false
     if (mode === Mode.TopArray || mode === Mode.RecordArray) {
-      pending = { value: finishValue(text), line: captureLine, index: index++, raw: text }
+      pending = { value: index < skipBefore ? null : finishValue(text), line: captureLine, index: index++, raw: text }
       lastWasSeparator = false
     } else {
       header[currentKey] = finishValue(text)

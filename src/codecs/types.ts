@@ -83,7 +83,8 @@ export interface ReadOptions {
   continuation?: { line: number; index: number }
   /**
    * Only the records whose 0-based index is in [start, end) are needed. Parquet reads only the
-   * row groups that hold them; other containers give every record and leave the choice to the caller.
+   * row groups that hold them; JSON gives the records before them unparsed (their value null);
+   * other containers give every record. The caller chooses among what it is given.
    */
   recordRange?: [number, number]
 }
