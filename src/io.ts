@@ -293,8 +293,15 @@ const TEMP_SUFFIX = '.evalferry-tmp'
  * Removes the temporaries that killed conversions left beside `name` (SIGKILL leaves no chance to
  * clean up): those whose process id names no running process.
  */
-async function removeStaleTemps(dir: string, name: string, alsoOwn = false): Promise<void> {
-  const prefix = `.${name}.`
+function removeStaleTemps(dir: string, name: string, alsoOwn = false): Promise<void> {
+  return removeLeftovers(dir, `.${name}.`, '.', TEMP_SUFFIX, alsoOwn)
+}
+
+/**
+ * Removes the entries of `dir` named `<prefix><pid><separator>…<suffix>` whose process id names
+ * no running process (and, with `alsoOwn`, this process's).
+ */
+async function removeLeftovers(dir: string, prefix: string, separator: string, suffix: string, alsoOwn = false): Promise<void> {
   let entries: string[]
   try {
     entries = await readdir(dir)
@@ -302,10 +309,10 @@ async function removeStaleTemps(dir: string, name: string, alsoOwn = false): Pro
     return
   }
   for (const entry of entries) {
-    if (!entry.startsWith(prefix) || !entry.endsWith(TEMP_SUFFIX)) continue
-    const pid = Number(entry.slice(prefix.length).split('.')[0])
+    if (!entry.startsWith(prefix) || !entry.endsWith(suffix)) continue
+    const pid = Number(entry.slice(prefix.length).split(separator)[0])
     const dead = pid === process.pid ? alsoOwn : !isRunning(pid)
-    if (Number.isInteger(pid) && pid > 0 && dead) await rm(join(dir, entry), { force: true })
+    if (Number.isInteger(pid) && pid > 0 && dead) await rm(join(dir, entry), { recursive: true, force: true })
   }
 }
 
@@ -318,11 +325,7 @@ const SPOOL_PREFIX = 'evalferry-stdin-'
  */
 export async function spoolStdin(name: string): Promise<{ path: string; remove: () => Promise<void> }> {
   const temp = tmpdir()
-  for (const entry of await readdir(temp).catch(() => [] as string[])) {
-    if (!entry.startsWith(SPOOL_PREFIX)) continue
-    const pid = Number(entry.slice(SPOOL_PREFIX.length).split('-')[0])
-    if (Number.isInteger(pid) && pid > 0 && pid !== process.pid && !isRunning(pid)) await rm(join(temp, entry), { recursive: true, force: true })
-  }
+  await removeLeftovers(temp, SPOOL_PREFIX, '-', '')
   const dir = await mkdtemp(join(temp, `${SPOOL_PREFIX}${process.pid}-`))
   const remove = (): Promise<void> => rm(dir, { recursive: true, force: true })
   const path = join(dir, name)
