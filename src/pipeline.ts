@@ -453,7 +453,7 @@ class CaseEncoder {
     private readonly part?: PartPreset,
   ) {
     // A sampled case may come after the first records that get an id: its id counts from the start.
-    for (const c of sample) if (c.id !== undefined && !c.generated?.includes('id')) this.take(c.id, -1)
+    for (const c of sample) if (c.id !== undefined && !c.generated?.includes('id') && mayBeGeneratedLater(c.id, -1)) this.takenIds.add(c.id)
     this.decodeContext = {
       file,
       container,
@@ -482,8 +482,10 @@ class CaseEncoder {
         c.id = original.id ?? this.freshId(ctx.index)
         if (original.id === undefined) this.part?.generatedIds.push(c.id)
         made.push('id')
-      } else if (c.id !== undefined && this.part && needsId && mayBeGeneratedLater(c.id, ctx.index)) this.part.writtenIds.push(c.id)
-      if (c.id !== undefined && !made.includes('id')) this.take(c.id, ctx.index)
+      } else if (c.id !== undefined && mayBeGeneratedLater(c.id, ctx.index)) {
+        this.takenIds.add(c.id)
+        if (this.part && needsId) this.part.writtenIds.push(c.id)
+      }
       generated.push(made)
       return c
     })
@@ -536,10 +538,6 @@ class CaseEncoder {
       own.map((c, i) => (Object.keys(carriedAll[i]!).length ? withCarry(c, carriedAll[i]!) : c)),
       quiet,
     )
-  }
-
-  private take(id: string, index: number): void {
-    if (mayBeGeneratedLater(id, index)) this.takenIds.add(id)
   }
 
   /** `case-<n>`, unless a case written so far or among the first ones sampled already has that id. */
