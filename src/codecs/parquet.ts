@@ -106,7 +106,8 @@ const DEFAULT_BATCH_BYTES = 16 << 20
 // ---------------------------------------------------------------------------------------------
 // Reading
 
-export async function* readParquet(path: string, options: ReadOptions): AsyncGenerator<SourceRecord> {
+/** `sliceBytes`: see `SLICE_BYTES` (tests pass less). */
+export async function* readParquet(path: string, options: ReadOptions, sliceBytes = SLICE_BYTES): AsyncGenerator<SourceRecord> {
   const { file } = options
   const opened = await openBlob(path)
   let parquet: ParquetFile
@@ -139,38 +140,45 @@ export async function* readParquet(path: string, options: ReadOptions): AsyncGen
     }
     const converters = schema.fields.map((f) => (isJsonColumn(f) ? parseJsonText : converterFor(f.type)))
 
+    let pieces: ReadPiece[]
+    let batchSize: number
     try {
-      const selection = range ? rowGroupsOf(parquet, range) : undefined
-      if (selection) {
-        if (!selection.rowGroups.length) return
-        index = selection.first
-      }
-      const rowGroups = selection ? { rowGroups: selection.rowGroups } : {}
-      reader = ((await parquet.stream({ batchSize: batchRowsOf(parquet), ...rowGroups })) as ReadableStream<WasmRecordBatch>).getReader()
+      pieces = piecesOf(parquet, range, sliceBytes)
+      batchSize = batchRowsOf(parquet)
     } catch (error) {
       throw parseError(file, error)
     }
-    for (;;) {
-      let batch: Table
+    for (const { rowGroups, offset, limit, first } of pieces) {
+      index = first
       try {
-        const next = await reader.read()
-        if (next.done) break
-        batch = tableFromIPC(next.value.intoIPCStream())
+        const stream = await parquet.stream({ batchSize, rowGroups, ...(limit === undefined ? {} : { offset, limit }) })
+        reader = (stream as ReadableStream<WasmRecordBatch>).getReader()
       } catch (error) {
         throw parseError(file, error, index)
       }
-      const n = batch.numRows
-      const cells = columns.map((_, c) => columnValues(batch.getChildAt(c), n, converters[c]!))
-      for (let r = 0; r < n; r++) {
-        if (range && index < range[0]) {
-          index++
-          continue
+      for (;;) {
+        let batch: Table
+        try {
+          const next = await reader.read()
+          if (next.done) break
+          batch = tableFromIPC(next.value.intoIPCStream())
+        } catch (error) {
+          throw parseError(file, error, index)
         }
-        if (range && index >= range[1]) return
-        const record: JsonObject = {}
-        for (let c = 0; c < columns.length; c++) record[columns[c]!] = cells[c]![r]!
-        yield { value: record, index: index++ }
+        const n = batch.numRows
+        const cells = columns.map((_, c) => columnValues(batch.getChildAt(c), n, converters[c]!))
+        for (let r = 0; r < n; r++) {
+          if (range && index < range[0]) {
+            index++
+            continue
+          }
+          if (range && index >= range[1]) return
+          const record: JsonObject = {}
+          for (let c = 0; c < columns.length; c++) record[columns[c]!] = cells[c]![r]!
+          yield { value: record, index: index++ }
+        }
       }
+      reader = undefined
     }
   } finally {
     if (reader) await reader.cancel().catch(() => {})
@@ -215,26 +223,59 @@ function batchRowsOf(parquet: ParquetFile): number {
 }
 
 /**
- * The row groups that hold rows [start, end), so that the groups before and after are never
- * decoded; `first`: the index of the first row of the first of them. (parquet-wasm's own
- * `offset` applies to each row group rather than to the file, so rows are skipped here.)
+ * parquet-wasm decodes a whole row group before handing over its first batch, so one large group
+ * (pandas and pyarrow write a table of up to a million rows as one) would sit decoded in wasm
+ * memory, which never shrinks. A group of more than this many bytes of data is read as slices of
+ * its rows instead, each decoded alone; the rows before a slice are skipped, which costs little
+ * beside converting them. 200 MB of text in one group to JSON Lines: 525 MB peak as one read,
+ * 320 MB in slices of 64 MB and 284 MB in slices of 32 MB, all in the same time.
  */
-function rowGroupsOf(parquet: ParquetFile, [start, end]: [number, number]): { first: number; rowGroups: number[] } {
-  const rowGroups: number[] = []
-  let first = 0
+const SLICE_BYTES = 32 << 20
+/** At most this many slices of one group: skipping grows with the square of their number. */
+const MAX_SLICES = 32
+
+/** One stream read: whole row groups in a row, or the rows [offset, offset + limit) of one group. */
+interface ReadPiece {
+  rowGroups: number[]
+  offset?: number
+  limit?: number
+  /** The index in the file of the piece's first row. */
+  first: number
+}
+
+/**
+ * What to read of the file for rows [start, end) (every row without a range): the row groups that
+ * hold them, so that the groups before and after are never decoded, and large groups in slices.
+ */
+function piecesOf(parquet: ParquetFile, range: [number, number] | undefined, sliceBytes: number): ReadPiece[] {
+  const [start, end] = range ?? [0, Infinity]
+  const pieces: ReadPiece[] = []
+  if (start >= end) return pieces
   let row = 0
   const metadata = parquet.metadata()
   for (const [i, group] of metadata.rowGroups().entries()) {
     const rows = group.numRows()
+    const slices = Math.min(MAX_SLICES, Math.ceil(group.totalByteSize() / sliceBytes))
     group.free()
-    if (row + rows > start && row < end && start < end) {
-      if (!rowGroups.length) first = row
-      rowGroups.push(i)
+    if (slices <= 1) {
+      if (row + rows > start && row < end) {
+        const last = pieces.at(-1)
+        // parquet-wasm applies an offset to each of a read's groups, so only whole groups share a read.
+        if (last && last.limit === undefined && last.rowGroups.at(-1) === i - 1) last.rowGroups.push(i)
+        else pieces.push({ rowGroups: [i], first: row })
+      }
+    } else {
+      const per = Math.ceil(rows / slices)
+      for (let offset = 0; offset < rows; offset += per) {
+        const first = row + offset
+        const limit = Math.min(per, rows - offset)
+        if (first + limit > start && first < end) pieces.push({ rowGroups: [i], offset, limit, first })
+      }
     }
     row += rows
   }
   metadata.free()
-  return { first, rowGroups }
+  return pieces
 }
 
 /**

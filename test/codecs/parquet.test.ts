@@ -29,7 +29,7 @@ import {
   Utf8,
   vectorFromArray,
 } from 'apache-arrow'
-import { Table as WasmTable, writeParquet } from 'parquet-wasm'
+import { ParquetFile, Table as WasmTable, writeParquet } from 'parquet-wasm'
 import { asyncBufferFromFile, parquetMetadataAsync, parquetReadObjects } from 'hyparquet'
 import { DataError } from '../../src/errors.ts'
 import type { JsonObject, JsonValue } from '../../src/model.ts'
@@ -157,6 +157,50 @@ test('rows of about 100 KB are read in batches of about 1 MB: in order, and a re
   const range = await readAll(path, { ...readOptions(path), recordRange: [7, 43] })
   assert.deepEqual(range.map((r) => r.index), Array.from({ length: 36 }, (_, i) => 7 + i))
   assert.deepEqual(range.map((r) => r.value), long.slice(7, 43))
+})
+
+test('a large row group is read in slices of its rows: the same records and indexes, whole and in a record range', async () => {
+  const mixed: JsonObject[] = Array.from({ length: 2500 }, (_, i) => ({
+    id: `case-${i}`,
+    n: i % 7 === 0 ? null : i,
+    text: `${i} ${'ü'.repeat(i % 40)}`,
+    tags: i % 5 === 0 ? null : Array.from({ length: i % 4 }, (_, k) => `t${k}`),
+    meta: { page: i, spans: [i, i + 1] },
+  }))
+  const path = await writeRecords(mixed, {}, { batchRows: 1000, compression: 'snappy' })
+  const metadata = await parquetMetadataAsync(await asyncBufferFromFile(path))
+  const sizes = metadata.row_groups.map((g) => Number(g.total_byte_size))
+  // Slices of a third of the largest group: each full group is read in three or four slices.
+  const sliceBytes = Math.ceil(Math.max(...sizes) / 3)
+  const streamed: { rowGroups?: number[]; offset?: number; limit?: number }[] = []
+  const original = ParquetFile.prototype.stream
+  ParquetFile.prototype.stream = function (this: ParquetFile, options) {
+    streamed.push({ rowGroups: options?.rowGroups, offset: options?.offset, limit: options?.limit })
+    return original.call(this, options)
+  }
+  try {
+    const read: SourceRecord[] = []
+    for await (const r of readParquet(path, readOptions(path), sliceBytes)) read.push(r)
+    assert.deepEqual(read.map((r) => r.value), mixed)
+    assert.deepEqual(read.map((r) => r.index), mixed.map((_, i) => i))
+    // Every group in slices that cover its rows once, in order.
+    for (const [g, group] of metadata.row_groups.entries()) {
+      const slices = streamed.filter((s) => s.rowGroups?.length === 1 && s.rowGroups[0] === g)
+      assert.ok(slices.length >= 2, `group ${g} is read in slices`)
+      assert.equal(slices.reduce((sum, s) => (assert.equal(s.offset, sum), sum + s.limit!), 0), Number(group.num_rows))
+    }
+
+    streamed.length = 0
+    const range: SourceRecord[] = []
+    for await (const r of readParquet(path, { ...readOptions(path), recordRange: [410, 1620] }, sliceBytes)) range.push(r)
+    assert.deepEqual(range.map((r) => r.index), Array.from({ length: 1210 }, (_, i) => 410 + i))
+    assert.deepEqual(range.map((r) => r.value), mixed.slice(410, 1620))
+    // Only the slices that hold the range are read: none of the last group.
+    assert.ok(streamed.every((s) => s.rowGroups?.[0] !== 2))
+    assert.ok(streamed.every((s) => s.offset! + s.limit! > (s.rowGroups![0] === 0 ? 410 : 0)))
+  } finally {
+    ParquetFile.prototype.stream = original
+  }
 })
 
 test('the writer emits bytes as row groups complete, not only at the end', async () => {
