@@ -1,5 +1,5 @@
 /** Files in and out: text sources, buffered sinks with back-pressure, and atomic outputs. */
-import { createWriteStream, type WriteStream } from 'node:fs'
+import { createWriteStream, fdatasync, type WriteStream } from 'node:fs'
 import { mkdir, mkdtemp, open, readdir, realpath, rename, rm, stat } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { pipeline } from 'node:stream/promises'
@@ -182,6 +182,8 @@ export class StreamSink implements Sink {
     private readonly stream: NodeJS.WritableStream,
     private readonly flushAt = 1 << 16,
     private readonly onError: (error: unknown) => unknown = (error) => error,
+    /** Told the size of each piece handed to the stream. */
+    private readonly onPush?: (bytes: number) => void,
   ) {
     this.buffer = Buffer.allocUnsafe(flushAt * 2)
   }
@@ -215,6 +217,7 @@ export class StreamSink implements Sink {
 
   private async push(chunk: string | Uint8Array): Promise<void> {
     try {
+      this.onPush?.(typeof chunk === 'string' ? Buffer.byteLength(chunk) : chunk.length)
       if (!this.stream.write(chunk)) await once(this.stream, 'drain')
     } catch (error) {
       throw this.onError(error)
@@ -239,7 +242,25 @@ export class AtomicFile {
   ) {
     this.stream = stream
     this.temp = temp
-    this.sink = new StreamSink(stream, undefined, (error) => writeError(path, error))
+    this.sink = new StreamSink(stream, undefined, (error) => writeError(path, error), temp ? (bytes) => this.pushed(bytes) : undefined)
+  }
+
+  private unsynced = 0
+  private syncing: Promise<void> | undefined
+
+  /**
+   * Every `SYNC_BYTES` handed to the file, what the disk has not taken yet is flushed in the
+   * background, while the conversion goes on; the flush before the rename then waits only for the
+   * last of it.
+   */
+  private pushed(bytes: number): void {
+    this.unsynced += bytes
+    const fd = (this.stream as WriteStream & { fd?: number | null }).fd
+    if (this.unsynced < SYNC_BYTES || this.syncing || typeof fd !== 'number') return
+    this.unsynced = 0
+    this.syncing = new Promise<void>((done) => fdatasync(fd, () => done())).then(() => {
+      this.syncing = undefined
+    })
   }
 
   static async create(path: string): Promise<AtomicFile> {
@@ -260,6 +281,8 @@ export class AtomicFile {
     if (!this.temp) return
     const stream = this.stream as WriteStream
     try {
+      // The stream closes its file when it ends; a background flush must not outlive it.
+      await this.syncing
       await new Promise<void>((res, rej) => {
         stream.once('error', rej)
         stream.end(() => res())
@@ -282,12 +305,15 @@ export class AtomicFile {
     if (this.done || !this.temp) return
     this.done = true
     const stream = this.stream as WriteStream
+    await this.syncing
     stream.destroy()
     await rm(this.temp, { force: true })
   }
 }
 
 const TEMP_SUFFIX = '.evalferry-tmp'
+/** See `AtomicFile.pushed`. */
+const SYNC_BYTES = 8 << 20
 
 /**
  * Removes the temporaries that killed conversions left beside `name` (SIGKILL leaves no chance to

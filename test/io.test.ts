@@ -1,6 +1,9 @@
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
-import { BytesSink } from '../src/io.ts'
+import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { AtomicFile, BytesSink } from '../src/io.ts'
 
 test('BytesSink grows past its expected size and keeps every byte, text and binary, in order', async () => {
   const sink = new BytesSink(10)
@@ -16,4 +19,32 @@ test('BytesSink grows past its expected size and keeps every byte, text and bina
   // Its own memory, not a slice of Node's shared pool, so it can be transferred to another thread.
   assert.equal(bytes.byteOffset, 0)
   assert.ok(bytes.buffer.byteLength >= bytes.byteLength)
+})
+
+test('AtomicFile: a file written past several background flushes appears whole on commit; an aborted one leaves nothing and the old file as it was', async () => {
+  const dir = await mkdtemp(join(tmpdir(), 'evalferry-io-'))
+  try {
+    const target = join(dir, 'out.jsonl')
+    const line = (i: number): string => `{"n":${i},"text":"${'é'.repeat(i % 300)}"}\n`
+    const file = await AtomicFile.create(target)
+    let expected = ''
+    // About 20 MB, in pieces of every size the sink sees: small text, and bytes.
+    for (let i = 0; expected.length < 12_000_000; i++) {
+      const piece = line(i)
+      expected += piece
+      await file.sink.write(i % 50 === 0 ? Buffer.from(piece) : piece)
+    }
+    assert.deepEqual(await readdir(dir).then((names) => names.filter((n) => n === 'out.jsonl')), [], 'nothing at the target before commit')
+    await file.commit()
+    assert.ok((await readFile(target)).equals(Buffer.from(expected)))
+    assert.deepEqual(await readdir(dir), ['out.jsonl'])
+
+    const aborted = await AtomicFile.create(target)
+    for (let i = 0; i < 60_000; i++) await aborted.sink.write(line(i))
+    await aborted.abort()
+    assert.deepEqual(await readdir(dir), ['out.jsonl'], 'no temporary is left')
+    assert.ok((await readFile(target)).equals(Buffer.from(expected)), 'the old file is untouched')
+  } finally {
+    await rm(dir, { recursive: true, force: true })
+  }
 })
