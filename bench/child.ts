@@ -9,9 +9,9 @@ import { readFileSync } from 'node:fs'
 import { writeFile } from 'node:fs/promises'
 import { Session } from 'node:inspector/promises'
 import type { ConvertOptions } from '../src/index.ts'
-import { papaparseRows } from './baselines.ts'
+import { papaparseRows, parquetWasmRows } from './baselines.ts'
 
-export type ChildJob = ({ kind: 'convert'; options: ConvertOptions } | { kind: 'papaparse'; path: string }) & {
+export type ChildJob = ({ kind: 'convert'; options: ConvertOptions } | { kind: 'papaparse' | 'parquet-wasm'; path: string }) & {
   /** Write a CPU profile of a second run here. */
   profile?: string
   /** The library module to convert with (compiled JavaScript, for profiles with real lines); the sources by default. */
@@ -41,7 +41,7 @@ async function run(job: ChildJob): Promise<number> {
     const { convert } = (await import(job.lib ?? '../src/index.ts')) as typeof import('../src/index.ts')
     return (await convert(job.options)).records.written
   }
-  return papaparseRows(job.path)
+  return job.kind === 'papaparse' ? papaparseRows(job.path) : parquetWasmRows(job.path)
 }
 
 async function profile(job: ChildJob, path: string): Promise<void> {

@@ -252,7 +252,7 @@ class TextFile {
   }
 }
 
-export type DatasetKind = 'table-csv' | 'short-csv' | 'deepeval-csv' | 'langsmith-jsonl' | 'long-jsonl' | 'hf-parquet' | 'evalcase-yaml'
+export type DatasetKind = 'table-csv' | 'short-csv' | 'deepeval-csv' | 'langsmith-jsonl' | 'long-jsonl' | 'hf-parquet' | 'hf-parquet-one-group' | 'evalcase-yaml'
 
 export interface Dataset {
   path: string
@@ -266,8 +266,8 @@ export async function generate(kind: DatasetKind, path: string, bytes: number, s
   const temp = `${path}.partial`
   const samples = new SampleGenerator(seed)
   let records = 0
-  if (kind === 'hf-parquet') {
-    records = await writeHfParquet(temp, samples, bytes)
+  if (kind === 'hf-parquet' || kind === 'hf-parquet-one-group') {
+    records = await writeHfParquet(temp, samples, bytes, kind === 'hf-parquet-one-group')
   } else if (kind === 'long-jsonl') {
     records = await writeLongJsonl(temp, samples, bytes)
   } else {
@@ -315,8 +315,11 @@ const HF_FEATURES = {
   },
 }
 
-/** Hugging Face Parquet: string, list and struct columns, `huggingface` schema metadata, snappy row groups. */
-async function writeHfParquet(path: string, samples: SampleGenerator, bytes: number): Promise<number> {
+/**
+ * Hugging Face Parquet: string, list and struct columns, `huggingface` schema metadata, snappy row
+ * groups of 5 000 rows, or with `oneGroup` a single row group, as pandas and pyarrow write a table.
+ */
+async function writeHfParquet(path: string, samples: SampleGenerator, bytes: number, oneGroup = false): Promise<number> {
   const metaType = new Struct([new Field('domain', new Utf8(), true), new Field('doc', new Utf8(), true), new Field('page', new Int32(), true)])
   const schema = new Schema(
     [
@@ -367,7 +370,7 @@ async function writeHfParquet(path: string, samples: SampleGenerator, bytes: num
   })
   const properties = new WriterPropertiesBuilder()
     .setCompression(Compression.SNAPPY)
-    .setMaxRowGroupSize(ROWS)
+    .setMaxRowGroupSize(oneGroup ? 2 ** 31 - 1 : ROWS)
     .setKeyValueMetadata(new Map([['huggingface', JSON.stringify(HF_FEATURES)]]))
     .build()
   const output = (await transformParquetStream(input, properties)) as ReadableStream<Uint8Array>

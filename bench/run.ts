@@ -32,6 +32,9 @@
  * - memory            peak RSS of the command line converting a CSV table of 10×S to evalcase JSON
  *                     Lines (and of the library's convert() in one thread with V8's default heap),
  *                     against a child running papaparse alone over the same file.
+ * - memory-parquet    peak RSS of the command line converting Hugging Face Parquet of 10×S of text
+ *                     in a single row group (as pandas writes a table) to hf JSON Lines, against a
+ *                     child running parquet-wasm alone over the same file.
  * - batch             8 CSV tables of S/2 through the CLI with `--jobs 1` and with one job per core,
  *                     beside the machine's ceiling: the same files over one separate process per core.
  *                     Small files leave each worker compiling its code for much of its time:
@@ -299,6 +302,22 @@ async function peakOfCommand(args: string[]): Promise<{ peakRss: number; seconds
   clearInterval(poll)
   if (code !== 0) throw new Error(stderr.trim().split('\n').pop() ?? `exit code ${code}`)
   return { peakRss: peak, seconds: (performance.now() - started) / 1000 }
+}
+
+async function parquetMemoryRow(data: Datasets, size: number): Promise<Row> {
+  const input = await data.get('hf-parquet-one-group', 'hf-one-group-x10.parquet', size * 10, SEED + 20)
+  const output = join(OUT, 'hf-one-group-x10.jsonl')
+  const cli = join(await compiled(), 'src', 'cli', 'main.js')
+  const ours = await peakOfCommand([cli, 'convert', input.path, '--from', 'hf', '--to', 'hf', '-o', output, '--quiet'])
+  await rm(output, { force: true })
+  const theirs = await runChild({ kind: 'parquet-wasm', path: input.path })
+  return {
+    id: 'memory-parquet',
+    title: `peak RSS, Parquet of ${fixed(mb(size * 10), 0)} MB text in one row group → hf JSONL`,
+    ratio: `${fixed(ours.peakRss / theirs.peakRss)} × parquet-wasm's peak`,
+    evalferry: `command line: peak ${fixed(mb(ours.peakRss), 0)} MB, ${fixed(ours.seconds)} s (file ${fixed(mb(input.bytes), 0)} MB)`,
+    baseline: `parquet-wasm: peak ${fixed(mb(theirs.peakRss), 0)} MB (${fixed(mb(theirs.peakRss - theirs.startRss), 0)} MB over start), ${fixed(theirs.seconds)} s`,
+  }
 }
 
 async function memoryRow(data: Datasets, size: number): Promise<Row> {
@@ -607,6 +626,7 @@ async function main(): Promise<void> {
     },
     { ids: ['yaml-read', 'yaml-write'], title: 'evalcase YAML read / write', run: () => yamlRows(data, size, runs) },
     { ids: ['memory'], title: 'peak RSS', run: () => memoryRow(data, size) },
+    { ids: ['memory-parquet'], title: 'peak RSS, Parquet in one row group', run: () => parquetMemoryRow(data, size) },
     { ids: ['batch'], title: 'batch of 8 files', run: () => batchRow(data, size, runs) },
     { ids: ['shard'], title: '--shard of one file', run: () => shardRow(data, size, runs) },
   ]
