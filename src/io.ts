@@ -1,6 +1,6 @@
 /** Files in and out: text sources, buffered sinks with back-pressure, and atomic outputs. */
 import { createWriteStream, fdatasync, type WriteStream } from 'node:fs'
-import { mkdir, mkdtemp, open, readdir, realpath, rename, rm, stat } from 'node:fs/promises'
+import { mkdir, mkdtemp, open, readdir, realpath, rename, rm, stat, type FileHandle } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { pipeline } from 'node:stream/promises'
 import { basename, dirname, join, resolve } from 'node:path'
@@ -34,7 +34,12 @@ const CHUNK_BYTES = 1 << 16
  * while this one is used: a chunk is valid until the next one is asked for.
  */
 async function* fileBytes(path: string, range?: { start: number; end: number }): AsyncGenerator<Buffer> {
-  const handle = await open(path, 'r')
+  let handle: FileHandle
+  try {
+    handle = await open(path, 'r')
+  } catch (error) {
+    throw ioError(path, error)
+  }
   let reading: Promise<Buffer> | undefined
   try {
     const buffers = [Buffer.allocUnsafeSlow(CHUNK_BYTES), Buffer.allocUnsafeSlow(CHUNK_BYTES)]
@@ -52,7 +57,12 @@ async function* fileBytes(path: string, range?: { start: number; end: number }):
     }
     reading = readNext()
     while (reading) {
-      const chunk = await reading
+      let chunk: Buffer
+      try {
+        chunk = await reading
+      } catch (error) {
+        throw ioError(path, error)
+      }
       if (chunk.length === 0) break
       reading = readNext()
       yield chunk

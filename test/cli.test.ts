@@ -132,6 +132,27 @@ test('convert: an output that is the input is refused with exit 2', async () => 
   assert.equal(readFileSync(input, 'utf8'), before)
 })
 
+test('an input that does not exist is named as missing, in every container and command, with exit 1', async () => {
+  const out = join(dir, 'missing-out.jsonl')
+  const formats = { csv: 'csv', json: 'deepeval', jsonl: 'langsmith', yaml: 'evalcase', parquet: 'hf' }
+  for (const [extension, format] of Object.entries(formats)) {
+    const input = join(dir, `missing.${extension}`)
+    for (const args of [
+      ['convert', input, '--to', 'evalcase', '-o', out],
+      ['convert', input, '--from', format, '--to', 'deepeval', '-o', out],
+      ['detect', input],
+      ['validate', input],
+    ]) {
+      const result = await runCli(args)
+      assert.equal(result.code, 1, `${args.join(' ')}: ${result.stderr}`)
+      // validate lists what it finds, one per line, as it lists bad records.
+      const prefix = args[0] === 'validate' ? '' : 'evalferry: '
+      assert.equal(result.stderr, `${prefix}${input}: no such file\n`, args.join(' '))
+    }
+  }
+  assert.equal(existsSync(out), false)
+})
+
 test('usage errors exit 2: unknown option, unknown format, missing --to', async () => {
   const unknownOption = await runCli(['convert', 'x.json', '--to', 'evalcase', '--frobnicate'])
   assert.equal(unknownOption.code, 2)

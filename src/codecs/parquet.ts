@@ -25,6 +25,7 @@
  * written as null.
  */
 import { openAsBlob } from 'node:fs'
+import { stat } from 'node:fs/promises'
 import {
   Binary,
   Bool,
@@ -294,7 +295,8 @@ async function openBlob(path: string): Promise<{ blob: Blob; close: () => Promis
       throw error
     }
   } catch (error) {
-    throw ioError(path, error)
+    // openAsBlob names no reason; asking the file system gives it (no such file, permission denied).
+    throw ioError(path, path === STDIO ? error : await stat(path).then(() => error, (reason: unknown) => reason))
   }
 }
 
