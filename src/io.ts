@@ -276,11 +276,17 @@ export class AtomicFile {
   static async create(path: string): Promise<AtomicFile> {
     if (path === STDIO) return new AtomicFile(path, process.stdout, undefined)
     const dir = dirname(resolve(path))
-    await mkdir(dir, { recursive: true })
-    await removeStaleTemps(dir, basename(path))
+    if (await isDirectory(path)) throw new EvalferryError('E_IO', `cannot write ${path}: it is a directory`)
     const temp = join(dir, `.${basename(path)}.${process.pid}.${randomBytes(4).toString('hex')}${TEMP_SUFFIX}`)
-    const stream = createWriteStream(temp, { flags: 'wx', highWaterMark: 1 << 20 })
-    await once(stream, 'open')
+    let stream: WriteStream
+    try {
+      await mkdir(dir, { recursive: true })
+      await removeStaleTemps(dir, basename(path))
+      stream = createWriteStream(temp, { flags: 'wx', highWaterMark: 1 << 20 })
+      await once(stream, 'open')
+    } catch (error) {
+      throw writeError(path, error, true)
+    }
     const file = new AtomicFile(path, stream, temp)
     stream.on('error', () => {}) // surfaced by the awaited write or close
     return file
@@ -389,13 +395,16 @@ function isRunning(pid: number): boolean {
 }
 
 /** A failed write of an output, as an error that names the file and what went wrong. */
-function writeError(path: string, error: unknown): unknown {
+function writeError(path: string, error: unknown, creating = false): unknown {
   if (error instanceof EvalferryError) return error
   const code = (error as NodeJS.ErrnoException)?.code
   const why =
     code === 'ENOSPC' ? 'no space left on device' : code === 'EDQUOT' ? 'disk quota exceeded' : code === 'EACCES' || code === 'EPERM' ? 'permission denied' : code === 'EROFS' ? 'read-only file system' : code === 'EIO' ? 'input/output error' : undefined
-  if (!why) return error
-  return new EvalferryError('E_IO', `${why} writing ${path}`, {}, { cause: error })
+  if (why) return new EvalferryError('E_IO', `${why} writing ${path}`, {}, { cause: error })
+  if (!creating || typeof code !== 'string') return error
+  // Making its directory or its temporary copy failed: a file where a directory must be, or a place that takes no files.
+  const where = code === 'ENOTDIR' || code === 'EEXIST' ? 'a part of its path is a file, not a directory' : code === 'ENOENT' ? 'no file can be made in its directory' : code
+  return new EvalferryError('E_IO', `cannot write ${path}: ${where}`, {}, { cause: error })
 }
 
 /** The real path of a file, or its absolute path when it does not exist yet. */

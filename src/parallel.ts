@@ -475,7 +475,10 @@ export async function convertInParts(
   threads = Math.min(threads, availableParallelism())
   const target = await getAdapter(options.to)
   const file = await AtomicFile.create(options.output)
-  const rejects = options.rejects ? await AtomicFile.create(options.rejects) : undefined
+  const rejects = options.rejects ? await AtomicFile.create(options.rejects).catch(async (error: unknown) => {
+    await file.abort()
+    throw error
+  }) : undefined
   const fileKey = `${process.pid}:${files++}:${options.input}`
   const inFlight: Promise<Awaited<ReturnType<typeof runPart>>>[] = []
   const seenIds = new Set<string>()

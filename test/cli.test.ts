@@ -153,6 +153,26 @@ test('an input that does not exist is named as missing, in every container and c
   assert.equal(existsSync(out), false)
 })
 
+test('an output that cannot be made is named, with exit 1 and no temporary left behind', async () => {
+  const input = join(ROOT, 'examples', 'goldens.json')
+  const blocker = file('blocker', 'a file where a directory would be\n')
+  const reportDir = join(dir, 'report-dir')
+  mkdirSync(reportDir)
+  const cases: [string[], string][] = [
+    [['-o', join(blocker, 'out.yaml')], `cannot write ${join(blocker, 'out.yaml')}: a part of its path is a file, not a directory`],
+    [['-o', join(dir, 'cannot-out.yaml'), '--rejects', join(blocker, 'r.jsonl')], `cannot write ${join(blocker, 'r.jsonl')}: a part of its path is a file, not a directory`],
+    [['-o', join(dir, 'cannot-out.yaml'), '--report', reportDir], `cannot write ${reportDir}: it is a directory`],
+  ]
+  for (const [args, message] of cases) {
+    const result = await runCli(['convert', input, '--to', 'evalcase', '--quiet', ...args])
+    assert.equal(result.code, 1, result.stderr)
+    assert.equal(result.stderr, `evalferry: ${message}\n`)
+  }
+  assert.deepEqual(readdirSync(reportDir), [])
+  assert.deepEqual(readdirSync(dir).filter((n) => n.endsWith('.evalferry-tmp')), [])
+  assert.equal(readFileSync(blocker, 'utf8'), 'a file where a directory would be\n')
+})
+
 test('usage errors exit 2: unknown option, unknown format, missing --to', async () => {
   const unknownOption = await runCli(['convert', 'x.json', '--to', 'evalcase', '--frobnicate'])
   assert.equal(unknownOption.code, 2)

@@ -163,8 +163,13 @@ const command: Command = {
     const reportPath = stringOption(values, 'report')
     if (reportPath) {
       const file = await AtomicFile.create(reportPath)
-      await file.sink.write(JSON.stringify({ ...total, ...(failure instanceof EvalferryError ? { failed: { message: failure.describe(), code: failure.code, location: failure.location } } : {}) }, null, 2) + '\n')
-      await file.commit()
+      try {
+        await file.sink.write(JSON.stringify({ ...total, ...(failure instanceof EvalferryError ? { failed: { message: failure.describe(), code: failure.code, location: failure.location } } : {}) }, null, 2) + '\n')
+        await file.commit()
+      } catch (error) {
+        await file.abort()
+        throw error
+      }
     }
     if (failure) throw failure
     if (values.json && output !== STDIO) stdout.write(JSON.stringify(total, null, 2) + '\n')
