@@ -304,19 +304,26 @@ async function peakOfCommand(args: string[]): Promise<{ peakRss: number; seconds
   return { peakRss: peak, seconds: (performance.now() - started) / 1000 }
 }
 
+/** Peak RSS of the command line converting `input` to `output`, which is removed afterwards. */
+async function peakOfConversion(input: string, from: string, to: string, output: string): Promise<{ peakRss: number; seconds: number }> {
+  const cli = join(await compiled(), 'src', 'cli', 'main.js')
+  const peak = await peakOfCommand([cli, 'convert', input, '--from', from, '--to', to, '-o', output, '--quiet'])
+  await rm(output, { force: true })
+  return peak
+}
+
+const describePeak = (r: ChildResult): string => `peak ${fixed(mb(r.peakRss), 0)} MB (${fixed(mb(r.peakRss - r.startRss), 0)} MB over start), ${fixed(r.seconds)} s`
+
 async function parquetMemoryRow(data: Datasets, size: number): Promise<Row> {
   const input = await data.get('hf-parquet-one-group', 'hf-one-group-x10.parquet', size * 10, SEED + 20)
-  const output = join(OUT, 'hf-one-group-x10.jsonl')
-  const cli = join(await compiled(), 'src', 'cli', 'main.js')
-  const ours = await peakOfCommand([cli, 'convert', input.path, '--from', 'hf', '--to', 'hf', '-o', output, '--quiet'])
-  await rm(output, { force: true })
+  const ours = await peakOfConversion(input.path, 'hf', 'hf', join(OUT, 'hf-one-group-x10.jsonl'))
   const theirs = await runChild({ kind: 'parquet-wasm', path: input.path })
   return {
     id: 'memory-parquet',
     title: `peak RSS, Parquet of ${fixed(mb(size * 10), 0)} MB text in one row group → hf JSONL`,
     ratio: `${fixed(ours.peakRss / theirs.peakRss)} × parquet-wasm's peak`,
     evalferry: `command line: peak ${fixed(mb(ours.peakRss), 0)} MB, ${fixed(ours.seconds)} s (file ${fixed(mb(input.bytes), 0)} MB)`,
-    baseline: `parquet-wasm: peak ${fixed(mb(theirs.peakRss), 0)} MB (${fixed(mb(theirs.peakRss - theirs.startRss), 0)} MB over start), ${fixed(theirs.seconds)} s`,
+    baseline: `parquet-wasm: ${describePeak(theirs)}`,
   }
 }
 
@@ -324,19 +331,16 @@ async function memoryRow(data: Datasets, size: number): Promise<Row> {
   const input = await data.get('table-csv', 'table-x10.csv', size * 10, SEED + 10)
   const output = join(OUT, 'table-x10.jsonl')
   // What a user gets: the command line, which converts a large CSV in parts on worker threads with capped heaps.
-  const cli = join(await compiled(), 'src', 'cli', 'main.js')
-  const ours = await peakOfCommand([cli, 'convert', input.path, '--from', 'csv', '--to', 'evalcase', '-o', output, '--quiet'])
-  await rm(output, { force: true })
+  const ours = await peakOfConversion(input.path, 'csv', 'evalcase', output)
   const library = await runChild({ kind: 'convert', options: { input: input.path, output, from: 'csv', to: 'evalcase' } })
   await rm(output, { force: true })
   const theirs = await runChild({ kind: 'papaparse', path: input.path })
-  const describe = (r: ChildResult) => `peak ${fixed(mb(r.peakRss), 0)} MB (${fixed(mb(r.peakRss - r.startRss), 0)} MB over start), ${fixed(r.seconds)} s`
   return {
     id: 'memory',
     title: `peak RSS, CSV ${fixed(mb(input.bytes), 0)} MB → evalcase JSONL`,
     ratio: `${fixed(ours.peakRss / theirs.peakRss)} × papaparse's peak`,
-    evalferry: `command line: peak ${fixed(mb(ours.peakRss), 0)} MB, ${fixed(ours.seconds)} s; library convert() in one thread, default heap: ${describe(library)}`,
-    baseline: `papaparse: ${describe(theirs)}`,
+    evalferry: `command line: peak ${fixed(mb(ours.peakRss), 0)} MB, ${fixed(ours.seconds)} s; library convert() in one thread, default heap: ${describePeak(library)}`,
+    baseline: `papaparse: ${describePeak(theirs)}`,
   }
 }
 
