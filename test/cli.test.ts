@@ -173,7 +173,7 @@ test('an output that cannot be made is named, with exit 1 and no temporary left 
   assert.equal(readFileSync(blocker, 'utf8'), 'a file where a directory would be\n')
 })
 
-test('usage errors exit 2: unknown option, unknown format, missing --to', async () => {
+test('usage errors exit 2: unknown option, unknown format, missing --to, unknown dialect', async () => {
   const unknownOption = await runCli(['convert', 'x.json', '--to', 'evalcase', '--frobnicate'])
   assert.equal(unknownOption.code, 2)
   assert.match(unknownOption.stderr, /frobnicate/)
@@ -183,6 +183,10 @@ test('usage errors exit 2: unknown option, unknown format, missing --to', async 
   const noTarget = await runCli(['convert', 'x.json'])
   assert.equal(noTarget.code, 2)
   assert.match(noTarget.stderr, /--to is required/)
+  const unknownDialect = await runCli(['convert', join(ROOT, 'examples', 'goldens.json'), '--to', 'evalcase', '--dialect', 'agentV', '-o', join(dir, 'dialect.yaml')])
+  assert.equal(unknownDialect.code, 2)
+  assert.equal(unknownDialect.stderr, 'evalferry: --dialect takes agentv or evalcase, not "agentV"\n')
+  assert.equal(existsSync(join(dir, 'dialect.yaml')), false)
 })
 
 test('convert: --on-error skip converts the good records and writes the bad ones to --rejects', async () => {

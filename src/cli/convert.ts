@@ -9,7 +9,7 @@ import { parseShard, runBatch, shardJobs, totalBytes, type BatchJob, type BatchP
 import { ProgressBar } from '../progress.ts'
 import { mergeReport, newReport, summarize, type ConversionReport } from '../report.ts'
 import { stringOption, type Command, type OptionValues } from './command.ts'
-import { containerOption, mapOption, onErrorOption } from './options.ts'
+import { containerOption, dialectOption, mapOption, onErrorOption } from './options.ts'
 
 /** The container written when the output's extension does not name one. */
 export const DEFAULT_CONTAINER: Record<FormatName, Container> = {
@@ -123,7 +123,7 @@ const command: Command = {
       to: target.name,
       ...(from ? { from } : {}),
       ...(map ? { map } : {}),
-      ...(stringOption(values, 'dialect') ? { dialect: stringOption(values, 'dialect')! } : {}),
+      ...(dialectOption(values) ? { dialect: dialectOption(values)! } : {}),
       strict: Boolean(values.strict),
       extras: !values['no-extras'],
       onError: onErrorOption(values),

@@ -17,6 +17,13 @@ export async function mapOption(values: OptionValues): Promise<FieldMapping | un
   return parseMapArgs(pairs)
 }
 
+/** `--dialect`: the evalcase dialect to write, `agentv` (`tests:` with `criteria`) or `evalcase` (`evalcases:`). */
+export function dialectOption(values: OptionValues): 'agentv' | 'evalcase' | undefined {
+  const v = stringOption(values, 'dialect')
+  if (v !== undefined && v !== 'agentv' && v !== 'evalcase') throw new UsageError(`--dialect takes agentv or evalcase, not "${v}"`)
+  return v
+}
+
 export function onErrorOption(values: OptionValues): 'fail' | 'skip' {
   const v = stringOption(values, 'on-error') ?? 'fail'
   if (v !== 'fail' && v !== 'skip') throw new UsageError(`--on-error takes fail or skip, not "${v}"`)
