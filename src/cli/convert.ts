@@ -119,11 +119,12 @@ const command: Command = {
 
     const map = await mapOption(values)
     const from = stringOption(values, 'from')
+    const dialect = dialectOption(values)
     const common = {
       to: target.name,
       ...(from ? { from } : {}),
       ...(map ? { map } : {}),
-      ...(dialectOption(values) ? { dialect: dialectOption(values)! } : {}),
+      ...(dialect ? { dialect } : {}),
       strict: Boolean(values.strict),
       extras: !values['no-extras'],
       onError: onErrorOption(values),
