@@ -244,6 +244,9 @@ export class AtomicFile {
   private readonly stream: WriteStream | NodeJS.WritableStream
   private readonly temp: string | undefined
   private done = false
+  /** Bytes handed to the file since the last background flush began, and that flush while it runs. */
+  private unsynced = 0
+  private syncing: Promise<void> | undefined
 
   private constructor(
     readonly path: string,
@@ -254,9 +257,6 @@ export class AtomicFile {
     this.temp = temp
     this.sink = new StreamSink(stream, undefined, (error) => writeError(path, error), temp ? (bytes) => this.pushed(bytes) : undefined)
   }
-
-  private unsynced = 0
-  private syncing: Promise<void> | undefined
 
   /**
    * Every `SYNC_BYTES` handed to the file, what the disk has not taken yet is flushed in the

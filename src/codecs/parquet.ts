@@ -144,8 +144,9 @@ export async function* readParquet(path: string, options: ReadOptions, sliceByte
     let pieces: ReadPiece[]
     let batchSize: number
     try {
-      pieces = piecesOf(parquet, range, sliceBytes)
-      batchSize = batchRowsOf(parquet)
+      const groups = rowGroupsOf(parquet)
+      pieces = piecesOf(groups, range, sliceBytes)
+      batchSize = batchRowsOf(groups)
     } catch (error) {
       throw parseError(file, error)
     }
@@ -208,17 +209,26 @@ export async function countParquetRows(path: string): Promise<number> {
   }
 }
 
+/** Each row group's rows and bytes of (uncompressed) data, from the footer. */
+function rowGroupsOf(parquet: ParquetFile): { rows: number; bytes: number }[] {
+  const metadata = parquet.metadata()
+  const groups = metadata.rowGroups().map((group) => {
+    const sizes = { rows: group.numRows(), bytes: group.totalByteSize() }
+    group.free()
+    return sizes
+  })
+  metadata.free()
+  return groups
+}
+
 /** Rows per record batch: about `READ_BATCH_BYTES` of the file's data, from 16 to 16 384 rows. */
-function batchRowsOf(parquet: ParquetFile): number {
+function batchRowsOf(groups: { rows: number; bytes: number }[]): number {
   let bytes = 0
   let rows = 0
-  const metadata = parquet.metadata()
-  for (const group of metadata.rowGroups()) {
-    bytes += group.totalByteSize()
-    rows += group.numRows()
-    group.free()
+  for (const group of groups) {
+    bytes += group.bytes
+    rows += group.rows
   }
-  metadata.free()
   const perRow = rows > 0 ? bytes / rows : 0
   return perRow > 0 ? Math.min(16_384, Math.max(16, Math.round(READ_BATCH_BYTES / perRow))) : 1024
 }
@@ -248,16 +258,13 @@ interface ReadPiece {
  * What to read of the file for rows [start, end) (every row without a range): the row groups that
  * hold them, so that the groups before and after are never decoded, and large groups in slices.
  */
-function piecesOf(parquet: ParquetFile, range: [number, number] | undefined, sliceBytes: number): ReadPiece[] {
+function piecesOf(groups: { rows: number; bytes: number }[], range: [number, number] | undefined, sliceBytes: number): ReadPiece[] {
   const [start, end] = range ?? [0, Infinity]
   const pieces: ReadPiece[] = []
   if (start >= end) return pieces
   let row = 0
-  const metadata = parquet.metadata()
-  for (const [i, group] of metadata.rowGroups().entries()) {
-    const rows = group.numRows()
-    const slices = Math.min(MAX_SLICES, Math.ceil(group.totalByteSize() / sliceBytes))
-    group.free()
+  for (const [i, { rows, bytes }] of groups.entries()) {
+    const slices = Math.min(MAX_SLICES, Math.ceil(bytes / sliceBytes))
     if (slices <= 1) {
       if (row + rows > start && row < end) {
         const last = pieces.at(-1)
@@ -275,7 +282,6 @@ function piecesOf(parquet: ParquetFile, range: [number, number] | undefined, sli
     }
     row += rows
   }
-  metadata.free()
   return pieces
 }
 
