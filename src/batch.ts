@@ -73,11 +73,16 @@ export async function shardJobs(jobs: BatchJob[], shard: Shard): Promise<BatchJo
   ]
   for (const job of ordered) {
     const from = job.from ?? (await detect(job.input)).format
-    const ext = extname(job.output)
-    const output = join(dirname(job.output), `${basename(job.output, ext)}.part-${shard.index}-of-${shard.count}${ext}`)
-    out.push({ ...job, from, output, ...(await locateShard(job, from, rangeOf)) })
+    out.push({ ...job, from, output: partName(job.output, shard), ...(await locateShard(job, from, rangeOf)) })
   }
   return out
+}
+
+/** `<stem>.part-<i>-of-<n><ext>` beside `path`; standard output stays itself. */
+export function partName(path: string, shard: Shard): string {
+  if (path === STDIO) return path
+  const ext = extname(path)
+  return join(dirname(path), `${basename(path, ext)}.part-${shard.index}-of-${shard.count}${ext}`)
 }
 
 /**

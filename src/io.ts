@@ -1,5 +1,5 @@
 /** Files in and out: text sources, buffered sinks with back-pressure, and atomic outputs. */
-import { createWriteStream, fdatasync, type WriteStream } from 'node:fs'
+import { createReadStream, createWriteStream, fdatasync, type WriteStream } from 'node:fs'
 import { mkdir, mkdtemp, open, readdir, realpath, rename, rm, stat, type FileHandle } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { pipeline } from 'node:stream/promises'
@@ -380,6 +380,41 @@ export async function spoolStdin(name: string): Promise<{ path: string; remove: 
   return { path, remove }
 }
 
+/**
+ * The file where job `i` of a batch writes its share of `path` (one rejects file for every input):
+ * hidden beside it and named as this process's temporary of it, so that a killed batch's shares
+ * are removed as any temporary it left.
+ */
+export function shareOf(path: string, i: number): string {
+  return join(dirname(resolve(path)), `.${basename(path)}.${process.pid}.share-${i}${TEMP_SUFFIX}`)
+}
+
+/** Writes the shares that exist, in order, as `path`, atomically, and removes them; on failure too. */
+export async function joinShares(path: string, shares: string[]): Promise<void> {
+  try {
+    const file = await AtomicFile.create(path)
+    try {
+      for (const share of shares) {
+        try {
+          for await (const chunk of createReadStream(share)) await file.sink.write(chunk as Buffer)
+        } catch (error) {
+          if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error
+        }
+      }
+      await file.commit()
+    } catch (error) {
+      await file.abort()
+      throw error
+    }
+  } finally {
+    await removeShares(shares)
+  }
+}
+
+export async function removeShares(shares: string[]): Promise<void> {
+  await Promise.all(shares.map((share) => rm(share, { force: true })))
+}
+
 /** Removes this process's own temporaries for `path`: a worker thread that died cannot. */
 export function removeOwnTemps(path: string): Promise<void> {
   return removeStaleTemps(dirname(resolve(path)), basename(path), true)
@@ -416,14 +451,29 @@ async function identity(path: string): Promise<string> {
   }
 }
 
-/** Refuses an output that is one of the inputs (SPEC section 5). */
-export async function assertNotAnInput(output: string, inputs: string[]): Promise<void> {
-  if (output === STDIO) return
-  const out = await identity(output)
-  for (const input of inputs) {
-    if (input !== STDIO && (await identity(input)) === out) {
-      throw new UsageError(`the output ${output} is the input ${input}; evalferry never overwrites an input`)
+/** A file a command writes, and what it is: "the output", "the report", "the rejects file". */
+export interface Written {
+  path: string
+  what: string
+}
+
+/**
+ * Refuses a file written that is one of the inputs (SPEC section 5), or that another file written
+ * names too, standard output included: the later would replace the earlier.
+ */
+export async function assertWritable(written: Written[], inputs: string[]): Promise<void> {
+  const inputIds = await Promise.all(inputs.map((input) => (input === STDIO ? STDIO : identity(input))))
+  const seen = new Map<string, Written>()
+  for (const file of written) {
+    const id = file.path === STDIO ? STDIO : await identity(file.path)
+    const input = id === STDIO ? -1 : inputIds.indexOf(id)
+    if (input !== -1) throw new UsageError(`${file.what} ${file.path} is the input ${inputs[input]}; evalferry never overwrites an input`)
+    const other = seen.get(id)
+    if (other) {
+      const where = id === STDIO ? 'standard output' : file.path
+      throw new UsageError(`${other.what} and ${file.what} would both be written to ${where}; name another file for one of them`)
     }
+    seen.set(id, file)
   }
 }
 

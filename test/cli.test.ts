@@ -132,6 +132,75 @@ test('convert: an output that is the input is refused with exit 2', async () => 
   assert.equal(readFileSync(input, 'utf8'), before)
 })
 
+test('convert: a rejects file, report or shard output that is an input, or two files written to one place, are refused with exit 2', async () => {
+  const input = file('guarded.jsonl', '{"input": "a"}\n{"input": 5}\n')
+  const part = file('guarded.part-1-of-2.jsonl', '{"input": "b"}\n{"input": "c"}\n')
+  const out = join(dir, 'guarded-out.jsonl')
+  const skip = ['--on-error', 'skip']
+  const cases: [string[], string][] = [
+    [[input, '-o', out, ...skip, '--rejects', input], `the rejects file ${input} is the input ${input}; evalferry never overwrites an input`],
+    [[input, '-o', out, '--report', input], `the report ${input} is the input ${input}; evalferry never overwrites an input`],
+    // A shard of one file writes <stem>.part-<i>-of-<n>: here the input's own name.
+    [[part, '-o', join(dir, 'guarded.jsonl.tmp', '..', 'guarded.jsonl'), '--shard', '1/2'], `the output ${join(dir, 'guarded.part-1-of-2.jsonl')} is the input ${part}; evalferry never overwrites an input`],
+    [[input, '-o', out, ...skip, '--rejects', out], `the output and the rejects file would both be written to ${out}; name another file for one of them`],
+    [[input, '-o', out, '--report', out], `the output and the report would both be written to ${out}; name another file for one of them`],
+    [[input, '-o', '-', '--report', '-'], 'the output and the report would both be written to standard output; name another file for one of them'],
+    [[input, '-o', '-', '--json'], 'the output and the report (--json) would both be written to standard output; name another file for one of them'],
+    [[input, '-o', out, '--rejects', join(dir, 'guarded-rejects.jsonl')], '--rejects names where skipped records go: add --on-error skip'],
+  ]
+  for (const [args, message] of cases) {
+    const result = await runCli(['convert', ...args, '--from', 'deepeval', '--to', 'evals'])
+    assert.equal(result.code, 2, `${args.join(' ')}: ${result.stderr}`)
+    assert.equal(result.stderr, `evalferry: ${message}\n`)
+    assert.equal(result.stdout, '')
+  }
+  assert.equal(readFileSync(input, 'utf8'), '{"input": "a"}\n{"input": 5}\n')
+  assert.equal(readFileSync(part, 'utf8'), '{"input": "b"}\n{"input": "c"}\n')
+  assert.deepEqual(outputsOf('guarded').sort(), ['guarded.jsonl', 'guarded.part-1-of-2.jsonl'])
+})
+
+test('convert: a batch writes the rejects of all its files to the one file named, in input order', async () => {
+  const batch = join(dir, 'rejects-batch')
+  mkdirSync(batch)
+  const first = join(batch, 'first.jsonl')
+  const second = join(batch, 'second.jsonl')
+  writeFileSync(first, '{"input": "keep 1"}\n{"input": 5}\n')
+  writeFileSync(second, '{"input": 6}\n{"input": "keep 2"}\n{"input": 7}\n')
+  const rejects = join(batch, 'rejects.jsonl')
+  for (const jobs of ['1', '2']) {
+    const result = await runCli(['convert', second, first, '--from', 'deepeval', '--to', 'evals', '-o', join(batch, 'out'), '--on-error', 'skip', '--rejects', rejects, '--jobs', jobs])
+    assert.equal(result.code, 0, result.stderr)
+    const lines = readFileSync(rejects, 'utf8').trimEnd().split('\n').map((l) => JSON.parse(l) as { location: { file: string; line: number }; record: string })
+    assert.deepEqual(
+      lines.map((r) => [r.location.file, r.location.line, r.record]),
+      [
+        [second, 1, '{"input": 6}'],
+        [second, 3, '{"input": 7}'],
+        [first, 2, '{"input": 5}'],
+      ],
+    )
+    assert.deepEqual(readdirSync(batch).sort(), ['first.jsonl', 'out', 'rejects.jsonl', 'second.jsonl'])
+  }
+})
+
+test('convert: a shard names its rejects and report as its part, and a shard to standard output writes there', async () => {
+  const input = file('sharded-rejects.jsonl', '{"input": "a"}\n{"input": 5}\n{"input": "c"}\n{"input": 6}\n')
+  const out = join(dir, 'sharded-out.jsonl')
+  for (const i of [1, 2]) {
+    const result = await runCli(['convert', input, '--from', 'deepeval', '--to', 'evals', '-o', out, '--shard', `${i}/2`, '--on-error', 'skip', '--rejects', join(dir, 'sharded-rejects-of.jsonl'), '--report', join(dir, 'sharded-report.json'), '--quiet'])
+    assert.equal(result.code, 0, result.stderr)
+    const report = JSON.parse(readFileSync(join(dir, `sharded-report.part-${i}-of-2.json`), 'utf8')) as { output: string; records: { read: number; skipped: number } }
+    assert.equal(report.output, join(dir, `sharded-out.part-${i}-of-2.jsonl`))
+    assert.deepEqual([report.records.read, report.records.skipped], [1, 1])
+    const reject = JSON.parse(readFileSync(join(dir, `sharded-rejects-of.part-${i}-of-2.jsonl`), 'utf8')) as { location: { line: number } }
+    assert.equal(reject.location.line, 2 * i)
+  }
+  const toStdout = await runCli(['convert', input, '--from', 'deepeval', '--to', 'langsmith', '--to-container', 'jsonl', '-o', '-', '--shard', '2/2', '--on-error', 'skip', '--quiet'])
+  assert.equal(toStdout.code, 0, toStdout.stderr)
+  assert.deepEqual(toStdout.stdout.trimEnd().split('\n').map((l) => (JSON.parse(l) as { inputs: unknown }).inputs), [{ question: 'c' }])
+  assert.equal(existsSync(join(process.cwd(), '-.part-2-of-2')), false)
+})
+
 test('an input that does not exist is named as missing, in every container and command, with exit 1', async () => {
   const out = join(dir, 'missing-out.jsonl')
   const formats = { csv: 'csv', json: 'deepeval', jsonl: 'langsmith', yaml: 'evalcase', parquet: 'hf' }
@@ -160,7 +229,7 @@ test('an output that cannot be made is named, with exit 1 and no temporary left 
   mkdirSync(reportDir)
   const cases: [string[], string][] = [
     [['-o', join(blocker, 'out.yaml')], `cannot write ${join(blocker, 'out.yaml')}: a part of its path is a file, not a directory`],
-    [['-o', join(dir, 'cannot-out.yaml'), '--rejects', join(blocker, 'r.jsonl')], `cannot write ${join(blocker, 'r.jsonl')}: a part of its path is a file, not a directory`],
+    [['-o', join(dir, 'cannot-out.yaml'), '--on-error', 'skip', '--rejects', join(blocker, 'r.jsonl')], `cannot write ${join(blocker, 'r.jsonl')}: a part of its path is a file, not a directory`],
     [['-o', join(dir, 'cannot-out.yaml'), '--report', reportDir], `cannot write ${reportDir}: it is a directory`],
   ]
   for (const [args, message] of cases) {

@@ -4,8 +4,8 @@ import { getAdapter } from '../../adapters/index.ts'
 import type { Container, FormatName } from '../../adapters/types.ts'
 import { containerOf } from '../codecs/index.ts'
 import { EvalferryError, UsageError } from '../errors.ts'
-import { AtomicFile, assertNotAnInput, isDirectory, STDIO } from '../io.ts'
-import { parseShard, runBatch, shardJobs, totalBytes, type BatchJob, type BatchProgress } from '../batch.ts'
+import { AtomicFile, assertWritable, isDirectory, joinShares, removeShares, shareOf, STDIO } from '../io.ts'
+import { parseShard, partName, runBatch, shardJobs, totalBytes, type BatchJob, type BatchProgress } from '../batch.ts'
 import { ProgressBar } from '../progress.ts'
 import { mergeReport, newReport, summarize, type ConversionReport } from '../report.ts'
 import { stringOption, type Command, type OptionValues } from './command.ts'
@@ -38,13 +38,15 @@ Options:
   --strict                any dropped field is an error
   --no-extras             drop what the target cannot express instead of carrying it under 'evalferry'
   --on-error fail|skip    stop at the first bad record (default), or skip bad records
-  --rejects <file.jsonl>  where skipped records go (error, location, the raw record)
+  --rejects <file.jsonl>  with --on-error skip: where skipped records go (error, location,
+                          the raw record), those of every file of a batch in one file
   --report <file.json>    write the conversion report as JSON
   --from-container <c>    the input container when reading standard input (json, jsonl, csv, yaml, parquet)
   --to-container <c>      the output container when the output's extension does not name one
   -j, --jobs <n>          threads: files converted at once, or the parts of one large CSV
                           or JSON Lines file (default: one per core)
-  --shard <i>/<n>         convert only the i-th of n deterministic parts of the input (1/n … n/n)
+  --shard <i>/<n>         convert only the i-th of n deterministic parts of the input (1/n … n/n);
+                          its rejects and report are named <stem>.part-<i>-of-<n><ext>
   --json                  print the report as JSON on standard output
   --quiet                 print nothing but errors`
 
@@ -114,12 +116,12 @@ const command: Command = {
     for (const job of jobs) {
       if (outputs.has(job.output)) throw new UsageError(`two inputs would both write ${job.output}`)
       outputs.add(job.output)
-      await assertNotAnInput(job.output, inputs)
     }
 
     const map = await mapOption(values)
     const from = stringOption(values, 'from')
     const dialect = dialectOption(values)
+    const onError = onErrorOption(values)
     const common = {
       to: target.name,
       ...(from ? { from } : {}),
@@ -127,10 +129,18 @@ const command: Command = {
       ...(dialect ? { dialect } : {}),
       strict: Boolean(values.strict),
       extras: !values['no-extras'],
-      onError: onErrorOption(values),
+      onError,
       ...(containerOption(values, 'from-container') ? { inputContainer: containerOption(values, 'from-container')! } : {}),
     }
-    const rejects = stringOption(values, 'rejects')
+    const shardText = stringOption(values, 'shard')
+    const shard = shardText === undefined ? undefined : parseShard(shardText)
+    // n shards may run side by side in one directory: each writes its own rejects and report.
+    const perShard = (path: string | undefined) => (path === undefined || !shard ? path : partName(path, shard))
+    const rejects = perShard(stringOption(values, 'rejects'))
+    const reportPath = perShard(stringOption(values, 'report'))
+    if (rejects !== undefined && onError !== 'skip') throw new UsageError('--rejects names where skipped records go: add --on-error skip')
+    // A batch's files write their rejects apart, joined in input order into the one file named.
+    const shares = rejects !== undefined && jobs.length > 1 ? jobs.map((_, i) => shareOf(rejects, i)) : undefined
     let planned: BatchJob[] = jobs.map((job, i) => {
       const outputContainer = job.output === STDIO ? (toContainer ?? DEFAULT_CONTAINER[target.name]) : (toContainer ?? containerOf(job.output))
       return {
@@ -138,14 +148,22 @@ const command: Command = {
         input: job.input,
         output: job.output,
         ...(outputContainer ? { outputContainer } : {}),
-        ...(rejects ? { rejects: jobs.length > 1 ? rejects.replace(/(\.jsonl)?$/, `.${i + 1}.jsonl`) : rejects } : {}),
+        ...(rejects !== undefined ? { rejects: shares ? shares[i]! : rejects } : {}),
       }
     })
-    const shardText = stringOption(values, 'shard')
-    if (shardText) planned = await shardJobs(planned, parseShard(shardText))
+    if (shard) planned = await shardJobs(planned, shard)
+    await assertWritable(
+      [
+        ...planned.map((job) => ({ path: job.output, what: 'the output' })),
+        ...(rejects !== undefined ? [{ path: rejects, what: 'the rejects file' }] : []),
+        ...(reportPath !== undefined ? [{ path: reportPath, what: 'the report' }] : []),
+        ...(values.json ? [{ path: STDIO, what: 'the report (--json)' }] : []),
+      ],
+      inputs,
+    )
     const parallel = jobsOption(values)
 
-    const total: ConversionReport = newReport(from ?? 'detected', target.name, inputs, batch ? output : output === STDIO ? undefined : output)
+    const total: ConversionReport = newReport(from ?? 'detected', target.name, inputs, batch ? output : planned[0]!.output === STDIO ? undefined : planned[0]!.output)
     const bytesTotal = interactive ? await totalBytes(planned) : 0
     let latest: BatchProgress = { filesDone: 0, records: 0, bytes: 0 }
     const bar = interactive
@@ -156,13 +174,14 @@ const command: Command = {
       const reports = await runBatch(planned, { ...(parallel ? { jobs: parallel } : {}), onProgress: (p) => (latest = p) })
       for (const report of reports) mergeReport(total, report)
       if (reports.length) total.from = [...new Set(reports.map((r) => r.from))].join(', ')
+      if (shares) await joinShares(rejects!, shares)
     } catch (error) {
       failure = error
+      if (shares) await removeShares(shares)
     } finally {
       bar?.stop()
     }
-    const reportPath = stringOption(values, 'report')
-    if (reportPath) {
+    if (reportPath !== undefined) {
       const file = await AtomicFile.create(reportPath)
       try {
         await file.sink.write(JSON.stringify({ ...total, ...(failure instanceof EvalferryError ? { failed: { message: failure.describe(), code: failure.code, location: failure.location } } : {}) }, null, 2) + '\n')
@@ -173,7 +192,7 @@ const command: Command = {
       }
     }
     if (failure) throw failure
-    if (values.json && output !== STDIO) stdout.write(JSON.stringify(total, null, 2) + '\n')
+    if (values.json) stdout.write(JSON.stringify(total, null, 2) + '\n')
     else if (!values.quiet) stderr.write(summarize(total) + '\n')
     return 0
   },
