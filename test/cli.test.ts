@@ -201,6 +201,20 @@ test('convert: a shard names its rejects and report as its part, and a shard to 
   assert.equal(existsSync(join(process.cwd(), '-.part-2-of-2')), false)
 })
 
+test('a batch with a corrupt Parquet file names it, on worker threads too, with exit 1', async () => {
+  const batch = join(dir, 'corrupt-batch')
+  mkdirSync(batch)
+  const corrupt = join(batch, 'b.parquet')
+  writeFileSync(corrupt, readFileSync(join(ROOT, 'test', 'fixtures', 'bad', 'hf-corrupt-page.parquet')))
+  await convert({ input: join(ROOT, 'examples', 'goldens.json'), output: join(batch, 'a.parquet'), to: 'hf' })
+  for (const jobs of ['1', '2']) {
+    const result = await runCli(['convert', batch, '--from', 'hf', '--to', 'deepeval', '-o', join(dir, 'corrupt-out'), '--jobs', jobs])
+    assert.equal(result.code, 1, result.stderr)
+    assert.equal(result.stderr, `evalferry: ${corrupt} record 1: corrupt Parquet data: the reader stopped on it (unreachable)\n`)
+  }
+  assert.equal(existsSync(join(dir, 'corrupt-out', 'b.json')), false)
+})
+
 test('an input that does not exist is named as missing, in every container and command, with exit 1', async () => {
   const out = join(dir, 'missing-out.jsonl')
   const formats = { csv: 'csv', json: 'deepeval', jsonl: 'langsmith', yaml: 'evalcase', parquet: 'hf' }

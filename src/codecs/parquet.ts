@@ -153,7 +153,7 @@ export async function* readParquet(path: string, options: ReadOptions, sliceByte
     for (const { rowGroups, offset, limit, first } of pieces) {
       index = first
       try {
-        const stream = await parquet.stream({ batchSize, rowGroups, ...(limit === undefined ? {} : { offset, limit }) })
+        const stream = await trapsFail(parquet.stream({ batchSize, rowGroups, ...(limit === undefined ? {} : { offset, limit }) }))
         reader = (stream as ReadableStream<WasmRecordBatch>).getReader()
       } catch (error) {
         throw parseError(file, error, index)
@@ -161,7 +161,7 @@ export async function* readParquet(path: string, options: ReadOptions, sliceByte
       for (;;) {
         let batch: Table
         try {
-          const next = await reader.read()
+          const next = await trapsFail(reader.read())
           if (next.done) break
           batch = tableFromIPC(next.value.intoIPCStream())
         } catch (error) {
@@ -184,7 +184,11 @@ export async function* readParquet(path: string, options: ReadOptions, sliceByte
     }
   } finally {
     if (reader) await reader.cancel().catch(() => {})
-    parquet.free()
+    try {
+      parquet.free()
+    } catch {
+      // after a trap the reader's memory is beyond use; the file is closed all the same
+    }
     await opened.close()
   }
 }
@@ -306,10 +310,46 @@ async function openBlob(path: string): Promise<{ blob: Blob; close: () => Promis
   }
 }
 
+/** What a WebAssembly trap throws (Node's types leave WebAssembly out). */
+const WasmTrap = (globalThis as unknown as { WebAssembly: { RuntimeError: ErrorConstructor } }).WebAssembly.RuntimeError
+
+/** Reads waiting on parquet-wasm, each failed by a trap (see `trapsFail`). */
+const waiting = new Set<(error: Error) => void>()
+
+function onTrap(error: Error): void {
+  if (error instanceof WasmTrap && waiting.size) {
+    for (const fail of waiting) fail(error)
+    return
+  }
+  // Not a trap of a read: uncaught, as it would have been without this listener.
+  process.removeListener('uncaughtException', onTrap)
+  process.nextTick(() => {
+    throw error
+  })
+}
+
+/**
+ * `promise`, failed by a trap of parquet-wasm while it waits. A corrupt page makes its Rust code
+ * panic inside a task it runs in a microtask, where no promise hears it: uncaught, it would end the
+ * process with a wasm stack trace. The reader's memory is then beyond use, so the read fails.
+ */
+function trapsFail<T>(promise: Promise<T>): Promise<T> {
+  return new Promise<T>((resolve, reject) => {
+    const fail = (error: Error) => reject(error)
+    if (!waiting.size) process.on('uncaughtException', onTrap)
+    waiting.add(fail)
+    promise.then(resolve, reject).finally(() => {
+      waiting.delete(fail)
+      if (!waiting.size) process.removeListener('uncaughtException', onTrap)
+    })
+  })
+}
+
 function parseError(file: string, error: unknown, record?: number): EvalferryError {
   if (error instanceof EvalferryError) return error
-  const why = (error instanceof Error ? error.message : String(error)).replace(/^(Error|Parquet error): /, '').split('\n')[0]
   const location = record === undefined ? { file } : { file, record }
+  if (error instanceof WasmTrap) return new DataError('E_PARSE', `corrupt Parquet data: the reader stopped on it (${error.message})`, location, { cause: error })
+  const why = (error instanceof Error ? error.message : String(error)).replace(/^(Error|Parquet error): /, '').split('\n')[0]
   return new DataError('E_PARSE', `not a Parquet file or cut short: ${why}`, location, { cause: error })
 }
 
