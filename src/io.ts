@@ -415,6 +415,30 @@ export async function removeShares(shares: string[]): Promise<void> {
   await Promise.all(shares.map((share) => rm(share, { force: true })))
 }
 
+/** Exit codes of a process ended by these signals, as a shell reports them. */
+const SIGNAL_EXITS: Partial<Record<NodeJS.Signals, number>> = { SIGINT: 130, SIGTERM: 143, SIGHUP: 129 }
+const cleanups = new Set<() => Promise<void>>()
+
+async function interrupted(signal: NodeJS.Signals): Promise<void> {
+  // Twice: a temporary begun while the first pass ran is gone after the second.
+  for (let pass = 0; pass < 2; pass++) for (const cleanup of cleanups) await cleanup().catch(() => {})
+  process.stderr.write(`evalferry: interrupted (${signal}); no file left unfinished\n`)
+  process.exit(SIGNAL_EXITS[signal])
+}
+
+/**
+ * Should the process be interrupted (Ctrl-C, SIGTERM, SIGHUP) before the returned function is
+ * called, `cleanup` runs and the process exits as the signal would have ended it.
+ */
+export function onInterrupt(cleanup: () => Promise<void>): () => void {
+  if (!cleanups.size) for (const signal of Object.keys(SIGNAL_EXITS)) process.on(signal, interrupted)
+  cleanups.add(cleanup)
+  return () => {
+    cleanups.delete(cleanup)
+    if (!cleanups.size) for (const signal of Object.keys(SIGNAL_EXITS)) process.removeListener(signal, interrupted)
+  }
+}
+
 /** Removes this process's own temporaries for `path`: a worker thread that died cannot. */
 export function removeOwnTemps(path: string): Promise<void> {
   return removeStaleTemps(dirname(resolve(path)), basename(path), true)

@@ -103,6 +103,41 @@ test('a conversion killed at random moments leaves no output and an unchanged in
   assert.equal(sha256(input), inputHash)
 })
 
+/** Waits until `dir` holds a temporary of a conversion under way. */
+async function untilTemporaryIn(dir: string): Promise<void> {
+  for (let waited = 0; !readdirSync(dir).some((n) => n.endsWith('.evalferry-tmp')); waited += 20) {
+    if (waited > 30_000) throw new Error(`no temporary appeared in ${dir}`)
+    await new Promise((r) => setTimeout(r, 20))
+  }
+}
+
+test('a conversion interrupted by Ctrl-C or SIGTERM removes what it began, in worker threads too', async () => {
+  const input = join(work, 'interrupted.jsonl')
+  writeGoldens(input, 40_000)
+  const inputHash = sha256(input)
+  const single = join(work, 'interrupted-single')
+  mkdirSync(single)
+  const one = startCli(['convert', input, '--from', 'deepeval', '--to', 'evalcase', '-o', join(single, 'out.yaml'), '--on-error', 'skip', '--rejects', join(single, 'rejects.jsonl'), '--report', join(single, 'report.json')])
+  await untilTemporaryIn(single)
+  process.kill(one.pid, 'SIGINT')
+  const first = await one.done
+  assert.equal(first.code, 130, first.stderr)
+  assert.equal(first.stderr, 'evalferry: interrupted (SIGINT); no file left unfinished\n')
+  assert.deepEqual(readdirSync(single), [])
+
+  const batch = join(work, 'interrupted-batch')
+  mkdirSync(batch)
+  const second = join(work, 'interrupted-2.jsonl')
+  writeGoldens(second, 40_000)
+  const two = startCli(['convert', input, second, '--from', 'deepeval', '--to', 'evalcase', '-o', batch, '--jobs', '2', '--on-error', 'skip', '--rejects', join(batch, 'rejects.jsonl')])
+  await untilTemporaryIn(batch)
+  process.kill(two.pid, 'SIGTERM')
+  const result = await two.done
+  assert.equal(result.code, 143, result.stderr)
+  assert.deepEqual(readdirSync(batch).filter((n) => n.startsWith('.')), [], 'no temporary and no share of the rejects is left')
+  assert.equal(sha256(input), inputHash)
+})
+
 test('writing into a full disk fails with a clear error and leaves nothing behind', async (t) => {
   const mount = join(work, 'full')
   mkdirSync(mount)

@@ -4,7 +4,7 @@ import { getAdapter } from '../../adapters/index.ts'
 import type { Container, FormatName } from '../../adapters/types.ts'
 import { containerOf } from '../codecs/index.ts'
 import { EvalferryError, UsageError } from '../errors.ts'
-import { AtomicFile, assertWritable, isDirectory, joinShares, removeShares, shareOf, STDIO } from '../io.ts'
+import { AtomicFile, assertWritable, isDirectory, joinShares, onInterrupt, removeOwnTemps, removeShares, shareOf, STDIO } from '../io.ts'
 import { parseShard, partName, runBatch, shardJobs, totalBytes, type BatchJob, type BatchProgress } from '../batch.ts'
 import { ProgressBar } from '../progress.ts'
 import { mergeReport, newReport, summarize, type ConversionReport } from '../report.ts'
@@ -169,6 +169,12 @@ const command: Command = {
     const bar = interactive
       ? new ProgressBar(stderr, () => ({ filesDone: latest.filesDone, filesTotal: planned.length, records: latest.records, bytesDone: latest.bytes, bytesTotal }))
       : undefined
+    // Interrupted, the files begun are removed: this thread's temporaries and the workers' (one process, one id).
+    const begun = [...planned.map((job) => job.output), ...(shares ?? []), rejects, reportPath].filter((path) => path !== undefined && path !== STDIO) as string[]
+    const release = onInterrupt(async () => {
+      await Promise.all(begun.map(removeOwnTemps))
+      if (shares) await removeShares(shares)
+    })
     let failure: unknown
     try {
       const reports = await runBatch(planned, { ...(parallel ? { jobs: parallel } : {}), onProgress: (p) => (latest = p) })
@@ -181,15 +187,19 @@ const command: Command = {
     } finally {
       bar?.stop()
     }
-    if (reportPath !== undefined) {
-      const file = await AtomicFile.create(reportPath)
-      try {
-        await file.sink.write(JSON.stringify({ ...total, ...(failure instanceof EvalferryError ? { failed: { message: failure.describe(), code: failure.code, location: failure.location } } : {}) }, null, 2) + '\n')
-        await file.commit()
-      } catch (error) {
-        await file.abort()
-        throw error
+    try {
+      if (reportPath !== undefined) {
+        const file = await AtomicFile.create(reportPath)
+        try {
+          await file.sink.write(JSON.stringify({ ...total, ...(failure instanceof EvalferryError ? { failed: { message: failure.describe(), code: failure.code, location: failure.location } } : {}) }, null, 2) + '\n')
+          await file.commit()
+        } catch (error) {
+          await file.abort()
+          throw error
+        }
       }
+    } finally {
+      release()
     }
     if (failure) throw failure
     if (values.json) stdout.write(JSON.stringify(total, null, 2) + '\n')
