@@ -65,6 +65,8 @@ export interface FileLayout {
   pythonSpacing?: boolean
   /** CSV line ending. */
   newline?: '\n' | '\r\n'
+  /** CSV cell delimiter: a comma unless the file is `.tsv`. */
+  delimiter?: string
   /** File-level metadata for Parquet (the `huggingface` features key). */
   schemaMetadata?: Record<string, string>
   /** Parquet column types to write instead of inferring them from the first records. */

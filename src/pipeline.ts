@@ -11,6 +11,7 @@ import { parse as parseYaml, stringify as stringifyYaml } from 'yaml'
 import { getAdapter } from '../adapters/index.ts'
 import type { Adapter, Container, DecodeContext, EncodeContext, FieldMapping, FileLayout, RowMapper } from '../adapters/types.ts'
 import { applyCarry, deepEqual, lostFields, withCarry } from './carry.ts'
+import { namedDelimiter } from './codecs/csv.ts'
 import { containerOf, readRecords, recordWriter } from './codecs/index.ts'
 import { LIST_KEY, type Sink, type SourceRecord } from './codecs/types.ts'
 import { detect } from './detect.ts'
@@ -379,7 +380,9 @@ async function writeCases(
   }
   const layout: FileLayout = preset?.layout ?? adapter.layout(container, sample, ectx)
   ectx.layout = layout
-  const writer = await recordWriter(container, file.sink, layout)
+  // A `.tsv` file is written with tabs, as it is read.
+  const delimiter = container === 'csv' ? namedDelimiter(file.path) : undefined
+  const writer = await recordWriter(container, file.sink, delimiter ? { ...layout, delimiter } : layout)
   const encoder = new CaseEncoder(adapter, container, layout, options, report, file.path, hasSidecar, preset?.sample ?? sample, preset)
 
   // The cases of the record being written: one, or the consecutive cases of one group.

@@ -215,6 +215,22 @@ test('a batch with a corrupt Parquet file names it, on worker threads too, with 
   assert.equal(existsSync(join(dir, 'corrupt-out', 'b.json')), false)
 })
 
+test('convert: a .tsv output is written with tabs and reads back; --to-container that contradicts the output name is refused', async () => {
+  const input = file('tabs.tsv', 'question\tanswer\nq1, with a comma\t"a1\tafter a tab"\n')
+  const out = join(dir, 'tabs-out.tsv')
+  const result = await runCli(['convert', input, '--from', 'csv', '--to', 'csv', '-o', out, '--quiet'])
+  assert.equal(result.code, 0, result.stderr)
+  assert.equal(readFileSync(out, 'utf8'), 'question\tanswer\nq1, with a comma\t"a1\tafter a tab"\n')
+  const back = await runCli(['convert', out, '--from', 'csv', '--to', 'evals', '-o', '-', '--quiet'])
+  const [record] = JSON.parse(back.stdout) as { input: string; expected: string }[]
+  assert.deepEqual([record!.input, record!.expected], ['q1, with a comma', 'a1\tafter a tab'])
+
+  const contradicted = await runCli(['convert', input, '--from', 'csv', '--to', 'hf', '-o', join(dir, 'tabs-out.csv'), '--to-container', 'parquet'])
+  assert.equal(contradicted.code, 2)
+  assert.equal(contradicted.stderr, `evalferry: --to-container parquet contradicts the output ${join(dir, 'tabs-out.csv')}, a csv file by its name\n`)
+  assert.equal(existsSync(join(dir, 'tabs-out.csv')), false)
+})
+
 test('an input that does not exist is named as missing, in every container and command, with exit 1', async () => {
   const out = join(dir, 'missing-out.jsonl')
   const formats = { csv: 'csv', json: 'deepeval', jsonl: 'langsmith', yaml: 'evalcase', parquet: 'hf' }

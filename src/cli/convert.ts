@@ -103,6 +103,10 @@ const command: Command = {
     const toContainer = containerOption(values, 'to-container')
     const batch = inputs.length > 1 || positionals.some((p) => p !== STDIO && !containerOf(p)) || (output !== STDIO && (await isDirectory(output)))
     if (batch && output === STDIO) throw new UsageError('a batch of inputs needs -o <directory>')
+    const named = batch || output === STDIO ? undefined : containerOf(output)
+    if (toContainer && named && toContainer !== named) {
+      throw new UsageError(`--to-container ${toContainer} contradicts the output ${output}, a ${named} file by its name`)
+    }
 
     const outputFor = (input: string): string => {
       if (!batch) return output
