@@ -274,7 +274,11 @@ export class AtomicFile {
   }
 
   static async create(path: string): Promise<AtomicFile> {
-    if (path === STDIO) return new AtomicFile(path, process.stdout, undefined)
+    if (path === STDIO) {
+      // A closed pipe fails the awaited write (see EPIPE in the command line); the stream's own event needs a listener too.
+      if (!process.stdout.listenerCount('error')) process.stdout.on('error', () => {})
+      return new AtomicFile(path, process.stdout, undefined)
+    }
     const dir = dirname(resolve(path))
     if (await isDirectory(path)) throw new EvalferryError('E_IO', `cannot write ${path}: it is a directory`)
     const temp = join(dir, `.${basename(path)}.${process.pid}.${randomBytes(4).toString('hex')}${TEMP_SUFFIX}`)

@@ -1,12 +1,12 @@
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
-import { spawnSync } from 'node:child_process'
+import { spawn, spawnSync } from 'node:child_process'
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { parse as parseYaml } from 'yaml'
 import { convert } from '../src/index.ts'
-import { ROOT, runCli, SHARED_FIXTURES } from './helpers/cli.ts'
+import { MAIN, ROOT, runCli, SHARED_FIXTURES } from './helpers/cli.ts'
 
 const dir = mkdtempSync(join(tmpdir(), 'evalferry-cli-'))
 process.on('exit', () => rmSync(dir, { recursive: true, force: true }))
@@ -229,6 +229,26 @@ test('convert: a .tsv output is written with tabs and reads back; --to-container
   assert.equal(contradicted.code, 2)
   assert.equal(contradicted.stderr, `evalferry: --to-container parquet contradicts the output ${join(dir, 'tabs-out.csv')}, a csv file by its name\n`)
   assert.equal(existsSync(join(dir, 'tabs-out.csv')), false)
+})
+
+test('convert: standard output closed by its reader (| head) ends the conversion quietly, with exit 141', async () => {
+  const lines = Array.from({ length: 50_000 }, (_, i) => JSON.stringify({ input: `question ${i} ${'x'.repeat(40)}` })).join('\n')
+  const input = file('piped.jsonl', lines + '\n')
+  const child = spawn(process.execPath, ['--import', 'tsx', MAIN, 'convert', input, '--from', 'deepeval', '--to', 'langsmith', '--to-container', 'jsonl', '-o', '-'], {
+    cwd: ROOT,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  })
+  let first = ''
+  let stderr = ''
+  child.stderr.on('data', (c: Buffer) => (stderr += c.toString()))
+  child.stdout.once('data', (c: Buffer) => {
+    first = c.toString()
+    child.stdout.destroy()
+  })
+  const code = await new Promise<number | null>((resolve) => child.on('close', resolve))
+  assert.match(first, /^\{"inputs":\{"question":"question 0 x+"\}/)
+  assert.equal(stderr, '')
+  assert.equal(code, 141)
 })
 
 test('an input that does not exist is named as missing, in every container and command, with exit 1', async () => {

@@ -105,6 +105,8 @@ export async function run(argv: string[], io: RunIO): Promise<number> {
       io.stderr.write(`evalferry: ${error.describe()}\n`)
       return error.exitCode
     }
+    // The reader of standard output closed it (`| head`): stop quietly, as a tool ended by SIGPIPE.
+    if ((error as NodeJS.ErrnoException)?.code === 'EPIPE') return 141
     const message = error instanceof Error ? error.message : String(error)
     io.stderr.write(`evalferry: internal error: ${message}\n`)
     if (io.env.EVALFERRY_DEBUG && error instanceof Error && error.stack) io.stderr.write(error.stack + '\n')
