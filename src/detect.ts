@@ -40,6 +40,7 @@ export async function detect(file: string, options: DetectOptions = {}): Promise
     const fields = new Set<string>()
     let count = 0
     for await (const r of readRecords(c, file, { file, recordKeys, header, columns })) {
+      if (r.error) throw r.error
       if (records.length < SAMPLE_SIZE) records.push(r.value)
       if (isJsonObject(r.value) && (options.count || count < SAMPLE_SIZE)) for (const k of Object.keys(r.value)) fields.add(k)
       count++

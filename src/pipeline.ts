@@ -168,7 +168,7 @@ async function* readFile_(
     place = undefined
     ctx.index = record.index
 
-    const included = adapter.include?.(record.value)
+    const included = record.error ? undefined : adapter.include?.(record.value)
     if (included !== undefined) {
       // Included cases would shift every later part's record numbers: the file converts in one thread.
       if (part?.range) throw new Error('an include inside a part of a file')
@@ -185,6 +185,7 @@ async function* readFile_(
 
     let cases: EvalCase[]
     try {
+      if (record.error) throw record.error
       const decoded = adapter.decode(record.value, ctx)
       cases = Array.isArray(decoded) ? decoded : [decoded]
       for (const c of cases) {

@@ -251,6 +251,42 @@ test('convert: standard output closed by its reader (| head) ends the conversion
   assert.equal(code, 141)
 })
 
+test('a JSON Lines line that is not JSON and a CSV row of too many cells are bad records: skipped with --on-error skip, each listed by validate', async () => {
+  const lines = file('bad-lines.jsonl', '{"input": "a"}\n{"input":\n{"input": "c"}\n{"input": "d", "input": "e"}\n')
+  const rows = file('bad-rows.csv', 'question,answer\nq1,a1\nq2,a2,extra\nq3,a3\nq4,a4,x\n')
+  const validLines = await runCli(['validate', lines, '--from', 'deepeval'])
+  assert.equal(validLines.code, 1)
+  assert.deepEqual(validLines.stderr.trimEnd().split('\n'), [
+    `${lines}:2:10: invalid JSON: Unexpected end of JSON input`,
+    `${lines}:4:16: input: duplicate key "input": JSON keeps only the last, so a value would be lost`,
+  ])
+  const validRows = await runCli(['validate', rows, '--from', 'csv'])
+  assert.equal(validRows.code, 1)
+  assert.deepEqual(validRows.stderr.trimEnd().split('\n'), [
+    `${rows}:3: column 3: row has 3 cells but the header has 2 columns`,
+    `${rows}:5: column 3: row has 3 cells but the header has 2 columns`,
+  ])
+
+  const rejects = join(dir, 'bad-lines-rejects.jsonl')
+  const out = join(dir, 'bad-lines-out.json')
+  const skipped = await runCli(['convert', lines, '--from', 'deepeval', '--to', 'evals', '-o', out, '--on-error', 'skip', '--rejects', rejects, '--quiet'])
+  assert.equal(skipped.code, 0, skipped.stderr)
+  assert.deepEqual((JSON.parse(readFileSync(out, 'utf8')) as { input: string }[]).map((c) => c.input), ['a', 'c'])
+  assert.deepEqual(
+    readFileSync(rejects, 'utf8').trimEnd().split('\n').map((l) => {
+      const r = JSON.parse(l) as { code: string; location: { line: number }; record: string }
+      return [r.code, r.location.line, r.record]
+    }),
+    [
+      ['E_PARSE', 2, '{"input":'],
+      ['E_PARSE', 4, '{"input": "d", "input": "e"}'],
+    ],
+  )
+  const failed = await runCli(['convert', rows, '--from', 'csv', '--to', 'evals', '-o', join(dir, 'bad-rows-out.json')])
+  assert.equal(failed.code, 1)
+  assert.equal(failed.stderr, `evalferry: ${rows}:3: column 3: row has 3 cells but the header has 2 columns\n`)
+})
+
 test('an input that does not exist is named as missing, in every container and command, with exit 1', async () => {
   const out = join(dir, 'missing-out.jsonl')
   const formats = { csv: 'csv', json: 'deepeval', jsonl: 'langsmith', yaml: 'evalcase', parquet: 'hf' }

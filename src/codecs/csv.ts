@@ -81,11 +81,11 @@ export async function* readCsv(source: ByteSource, options: ReadOptions): AsyncG
         continue
       }
       if (cells.length > columns.length) {
-        throw new DataError('E_PARSE', `row has ${cells.length} cells but the header has ${columns.length} columns`, {
-          file,
-          line: lines.lineOf(r),
-          field: `column ${columns.length + 1}`,
-        })
+        // The row is refused; the rows after it still read.
+        const line = lines.lineOf(r)
+        const error = new DataError('E_PARSE', `row has ${cells.length} cells but the header has ${columns.length} columns`, { file, line, field: `column ${columns.length + 1}` })
+        yield { value: cells, line, index: index++, error }
+        continue
       }
       const record: Record<string, string> = {}
       for (let i = 0; i < columns.length; i++) record[columns[i]!] = cells[i] ?? ''

@@ -15,19 +15,12 @@ export async function* readJsonl(source: ByteSource, options: ReadOptions): Asyn
     }
     if (text.endsWith('\r')) text = text.slice(0, -1)
     if (text.trim() === '') return undefined
-    let value: unknown
     try {
-      value = JSON.parse(text)
+      return { value: parseLine(text, options.file, at), line: at, index: index++, raw: text }
     } catch (error) {
-      const { column } = positionIn(text, error)
-      throw new DataError('E_PARSE', `invalid JSON: ${(error as Error).message}`, { file: options.file, line: at, column })
+      // One bad line leaves the next ones readable.
+      return { value: undefined, line: at, index: index++, raw: text, error: error as DataError }
     }
-    // Only a line of more than two characters a level can nest deeper than the limit.
-    if (text.length > 2 * MAX_DEPTH && depthOver(value, MAX_DEPTH)) {
-      throw new DataError('E_PARSE', `nested deeper than ${MAX_DEPTH} levels`, { file: options.file, line: at })
-    }
-    checkDuplicateKeys(text, value, options.file, at)
-    return { value, line: at, index: index++, raw: text }
   }
   const rest = new PendingLine()
   for await (const chunk of source) {
@@ -46,6 +39,23 @@ export async function* readJsonl(source: ByteSource, options: ReadOptions): Asyn
     const record = parse(rest.take(), line + 1)
     if (record) yield record
   }
+}
+
+/** The value of one line, or an E_PARSE error naming the line (and column). */
+function parseLine(text: string, file: string, at: number): unknown {
+  let value: unknown
+  try {
+    value = JSON.parse(text)
+  } catch (error) {
+    const { column } = positionIn(text, error)
+    throw new DataError('E_PARSE', `invalid JSON: ${(error as Error).message}`, { file, line: at, column })
+  }
+  // Only a line of more than two characters a level can nest deeper than the limit.
+  if (text.length > 2 * MAX_DEPTH && depthOver(value, MAX_DEPTH)) {
+    throw new DataError('E_PARSE', `nested deeper than ${MAX_DEPTH} levels`, { file, line: at })
+  }
+  checkDuplicateKeys(text, value, file, at)
+  return value
 }
 
 /** True when `value` nests more than `limit` arrays and objects deep. */

@@ -1,3 +1,4 @@
+import type { EvalferryError } from '../errors.ts'
 import type { JsonObject, JsonValue } from '../model.ts'
 
 /** Longer records are refused, so that memory stays bounded whatever a file holds. */
@@ -59,6 +60,12 @@ export interface SourceRecord {
   index: number
   /** The record's own text, where the codec has it cheaply (for `--rejects`). */
   raw?: string
+  /**
+   * Why the codec could not read this record, when the rest of the file still reads (a line of
+   * JSON Lines that is not JSON, a CSV row of too many cells): decoding it fails with this error,
+   * so `--on-error skip` passes it by and `validate` lists it.
+   */
+  error?: EvalferryError
 }
 
 export interface ReadOptions {

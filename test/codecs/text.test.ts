@@ -162,11 +162,14 @@ test('JSON Lines: blank lines skipped, BOM and CRLF ignored, errors carry line a
   const text = '\ufeff{"a":1}\r\n\n{"a":2}\n{"a":3}'
   const records = await collect(readJsonl(chunks(text, 3), options()))
   assert.deepEqual(records.map((r) => [r.value, r.line]), [[{ a: 1 }, 1], [{ a: 2 }, 3], [{ a: 3 }, 4]])
-  await assert.rejects(collect(readJsonl(chunks('{"a":1}\n{"a":,}\n', 5), options())), (e: DataError) => {
-    assert.equal(e.location.line, 2)
-    assert.equal(e.location.column, 6)
-    return true
-  })
+  // A line that is not JSON is a record that fails; the lines after it still read.
+  const withBad = await collect(readJsonl(chunks('{"a":1}\n{"a":,}\n{"a":3}\n', 5), options()))
+  assert.deepEqual(withBad.map((r) => [r.value, r.line, r.index, r.error?.location]), [
+    [{ a: 1 }, 1, 0, undefined],
+    [undefined, 2, 1, { file: 'in.x', line: 2, column: 6 }],
+    [{ a: 3 }, 3, 2, undefined],
+  ])
+  assert.equal(withBad[1]!.raw, '{"a":,}')
 })
 
 test('CSV: quoted newlines across chunks, CRLF, BOM, delimiters, line numbers', async () => {
@@ -238,11 +241,13 @@ test('CSV: an open quote and a row longer than the header are errors with the li
     assert.match(e.message, /never closed/)
     return true
   })
-  await assert.rejects(collect(readCsv(chunks('a,b\n1,2,3\n', 4), options())), (e: DataError) => {
-    assert.equal(e.location.line, 2)
-    assert.equal(e.location.field, 'column 3')
-    return true
-  })
+  // A row of too many cells is a record that fails; the rows after it still read.
+  const rows = await collect(readCsv(chunks('a,b\n1,2,3\n4,5\n', 4), options()))
+  assert.deepEqual(rows.map((r) => [r.value, r.line, r.index, r.error?.location]), [
+    [['1', '2', '3'], 2, 0, { file: 'in.x', line: 2, field: 'column 3' }],
+    [{ a: '4', b: '5' }, 3, 1, undefined],
+  ])
+  assert.match(rows[0]!.error!.message, /row has 3 cells but the header has 2 columns/)
 })
 
 test('CSV: a row over half the record limit reads whole; one over the limit is refused at its line', async () => {
@@ -489,12 +494,10 @@ test('YAML writer: header, list key, block scalars, read back equal', async () =
 
 test('JSON and JSON Lines refuse a key given twice in one object, naming its path and line', async () => {
   const tricky = '{"a": {"b": "\\"b\\": 1", "c": {"d": 1, "d": 2}}, "e\\\\": ["x\\\\"]}'
-  await assert.rejects(collect(readJsonl(chunks(`{"ok": 1}\n${tricky}\n`, 7), options())), (e: DataError) => {
-    assert.equal(e.location.line, 2)
-    assert.equal(e.location.field, 'a.c.d')
-    assert.match(e.message, /duplicate key "d"/)
-    return true
-  })
+  const [, twice] = await collect(readJsonl(chunks(`{"ok": 1}\n${tricky}\n`, 7), options()))
+  assert.equal(twice!.error?.location.line, 2)
+  assert.equal(twice!.error?.location.field, 'a.c.d')
+  assert.match(twice!.error!.message, /duplicate key "d"/)
   await assert.rejects(collect(readJson(chunks(`[\n{"ok": 1},\n{"x": [{"k": 1},\n {"k": 2, "k": 3}]}\n]`, 5), options())), (e: DataError) => {
     assert.equal(e.location.line, 4)
     assert.equal(e.location.field, 'x[1].k')
