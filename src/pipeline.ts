@@ -186,6 +186,7 @@ async function* readFile_(
     let cases: EvalCase[]
     try {
       if (record.error) throw record.error
+      if (record.warnings) for (const warning of record.warnings) ctx.warn(warning)
       const decoded = adapter.decode(record.value, ctx)
       cases = Array.isArray(decoded) ? decoded : [decoded]
       for (const c of cases) {

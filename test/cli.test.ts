@@ -287,6 +287,15 @@ test('a JSON Lines line that is not JSON and a CSV row of too many cells are bad
   assert.equal(failed.stderr, `evalferry: ${rows}:3: column 3: row has 3 cells but the header has 2 columns\n`)
 })
 
+test('convert: an integer past 2^53 keeps every digit, as text, and the report warns of it at its line', async () => {
+  const input = file('long-integers.jsonl', '{"input": "a", "additional_metadata": {"trace": 12345678901234567890, "n": 7}}\n')
+  const result = await runCli(['convert', input, '--from', 'deepeval', '--to', 'evals', '-o', '-'])
+  assert.equal(result.code, 0, result.stderr)
+  const [record] = JSON.parse(result.stdout) as { metadata: Record<string, unknown> }[]
+  assert.deepEqual([record!.metadata.trace, record!.metadata.n], ['12345678901234567890', 7])
+  assert.match(result.stderr, new RegExp(`1 warning:\n  ${input}:1: the integer 12345678901234567890 is past what a number holds exactly: kept as text, every digit\n`))
+})
+
 test('an input that does not exist is named as missing, in every container and command, with exit 1', async () => {
   const out = join(dir, 'missing-out.jsonl')
   const formats = { csv: 'csv', json: 'deepeval', jsonl: 'langsmith', yaml: 'evalcase', parquet: 'hf' }

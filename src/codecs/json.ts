@@ -49,9 +49,10 @@ export async function* readJson(source: ByteSource, options: ReadOptions): Async
 
   const finishValue = (text: string): JsonValue => {
     try {
-      const value = JSON.parse(text) as JsonValue
+      const { value, kept } = parseExact(text)
       checkDuplicateKeys(text, value, file, captureLine)
-      return value
+      if (kept) keptIntegers = kept
+      return value as JsonValue
     } catch (error) {
       if (error instanceof DataError) throw error
       const where = positionIn(text, error)
@@ -64,12 +65,16 @@ export async function* readJson(source: ByteSource, options: ReadOptions): Async
   }
 
   let pending: SourceRecord | undefined
+  let keptIntegers: string[] | undefined
   // Records before the range are cut out but not parsed: a shard checks only its own.
   const skipBefore = options.recordRange?.[0] ?? 0
   const complete = (text: string): void => {
     capturing = false
     if (mode === Mode.TopArray || mode === Mode.RecordArray) {
+      keptIntegers = undefined
       pending = { value: index < skipBefore ? null : finishValue(text), line: captureLine, index: index++, raw: text }
+      const kept = keptIntegers as string[] | undefined // set by finishValue
+      if (kept) pending.warnings = kept.map(keptWarning)
       lastWasSeparator = false
     } else {
       header[currentKey] = finishValue(text)
@@ -476,6 +481,56 @@ function firstJsonError(text: string): number {
   } catch (at) {
     return typeof at === 'number' ? at : text.length
   }
+}
+
+/** The warning for an integer kept as text. */
+export function keptWarning(digits: string): string {
+  return `the integer ${digits} is past what a number holds exactly: kept as text, every digit`
+}
+
+/** Text that may hold an integer past what a number holds exactly (more than 2^53 has 16 digits). */
+const LONG_DIGITS = /\d{16}/
+
+/**
+ * `JSON.parse`, except that an integer past what a number holds exactly (beyond ±2^53) is read as
+ * the text of its digits, as Python keeps every digit, rather than rounded; `kept` lists them.
+ */
+export function parseExact(text: string): { value: unknown; kept?: string[] } {
+  const value: unknown = JSON.parse(text)
+  if (!LONG_DIGITS.test(text)) return { value }
+  const spans = unsafeIntegers(text)
+  if (!spans.length) return { value }
+  let quoted = ''
+  let at = 0
+  for (const [start, end] of spans) {
+    quoted += `${text.slice(at, start)}"${text.slice(start, end)}"`
+    at = end
+  }
+  return { value: JSON.parse(quoted + text.slice(at)), kept: spans.map(([start, end]) => text.slice(start, end)) }
+}
+
+/** Where the integers of valid JSON `text` that are not safe integers are, outside strings. */
+function unsafeIntegers(text: string): [number, number][] {
+  const spans: [number, number][] = []
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i)
+    if (c === 0x22) {
+      for (i++; text.charCodeAt(i) !== 0x22; i++) if (text.charCodeAt(i) === 0x5c) i++
+    } else if (c === 0x2d || (c >= 0x30 && c <= 0x39)) {
+      let end = i + 1
+      while (isDigit(text.charCodeAt(end))) end++
+      const next = text.charCodeAt(end)
+      const integer = next !== 0x2e && next !== 0x65 && next !== 0x45 // no fraction, no exponent
+      if (integer && !Number.isSafeInteger(Number(text.slice(i, end)))) spans.push([i, end])
+      while (end < text.length && '0123456789.eE+-'.includes(text[end]!)) end++
+      i = end - 1
+    }
+  }
+  return spans
+}
+
+function isDigit(c: number): boolean {
+  return c >= 0x30 && c <= 0x39
 }
 
 /**

@@ -1,7 +1,7 @@
 /** JSON Lines: one record a line; blank lines are skipped; a byte-order mark is ignored. */
 import { DataError } from '../errors.ts'
 import type { JsonObject } from '../model.ts'
-import { checkDuplicateKeys, MAX_DEPTH, positionIn, stringifyJson } from './json.ts'
+import { checkDuplicateKeys, keptWarning, MAX_DEPTH, parseExact, positionIn, stringifyJson } from './json.ts'
 import { MAX_RECORD_CHARS, PendingLine, tooLong, type ByteSource, type ReadOptions, type RecordWriter, type Sink, type SourceRecord } from './types.ts'
 
 export async function* readJsonl(source: ByteSource, options: ReadOptions): AsyncGenerator<SourceRecord> {
@@ -16,7 +16,8 @@ export async function* readJsonl(source: ByteSource, options: ReadOptions): Asyn
     if (text.endsWith('\r')) text = text.slice(0, -1)
     if (text.trim() === '') return undefined
     try {
-      return { value: parseLine(text, options.file, at), line: at, index: index++, raw: text }
+      const { value, kept } = parseLine(text, options.file, at)
+      return { value, line: at, index: index++, raw: text, ...(kept ? { warnings: kept.map(keptWarning) } : {}) }
     } catch (error) {
       // One bad line leaves the next ones readable.
       return { value: undefined, line: at, index: index++, raw: text, error: error as DataError }
@@ -42,20 +43,20 @@ export async function* readJsonl(source: ByteSource, options: ReadOptions): Asyn
 }
 
 /** The value of one line, or an E_PARSE error naming the line (and column). */
-function parseLine(text: string, file: string, at: number): unknown {
-  let value: unknown
+function parseLine(text: string, file: string, at: number): { value: unknown; kept?: string[] | undefined } {
+  let parsed
   try {
-    value = JSON.parse(text)
+    parsed = parseExact(text)
   } catch (error) {
     const { column } = positionIn(text, error)
     throw new DataError('E_PARSE', `invalid JSON: ${(error as Error).message}`, { file, line: at, column })
   }
   // Only a line of more than two characters a level can nest deeper than the limit.
-  if (text.length > 2 * MAX_DEPTH && depthOver(value, MAX_DEPTH)) {
+  if (text.length > 2 * MAX_DEPTH && depthOver(parsed.value, MAX_DEPTH)) {
     throw new DataError('E_PARSE', `nested deeper than ${MAX_DEPTH} levels`, { file, line: at })
   }
-  checkDuplicateKeys(text, value, file, at)
-  return value
+  checkDuplicateKeys(text, parsed.value, file, at)
+  return parsed
 }
 
 /** True when `value` nests more than `limit` arrays and objects deep. */

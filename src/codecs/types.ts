@@ -66,6 +66,8 @@ export interface SourceRecord {
    * so `--on-error skip` passes it by and `validate` lists it.
    */
   error?: EvalferryError
+  /** What the codec changed to read the record (an integer too long for a number, kept as text). */
+  warnings?: string[]
 }
 
 export interface ReadOptions {

@@ -1,6 +1,6 @@
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
-import { isCompactJson, readJson, jsonWriter, stringifyJson } from '../../src/codecs/json.ts'
+import { isCompactJson, parseExact, readJson, jsonWriter, stringifyJson } from '../../src/codecs/json.ts'
 import { readJsonl } from '../../src/codecs/jsonl.ts'
 import { readCsv, csvCell, csvWriter, sniffDelimiter } from '../../src/codecs/csv.ts'
 import fc from 'fast-check'
@@ -516,4 +516,19 @@ test('YAML writer: strings whose first line is only spaces keep their spaces', a
   await w.end()
   const back = await collect(readYaml(chunks(sink.text, 16), options(['tests'])))
   assert.deepEqual(back[0]?.value, { id: 'a', values, nested: { deep: [{ v: ' \n' }] } })
+})
+
+test('JSON and JSON Lines keep an integer past 2^53 as its digits, with a warning, where JSON.parse would round it', async () => {
+  const text = '{"id": 12345678901234567890, "n": -9007199254740993, "safe": 9007199254740991, "s": "12345678901234567890", "f": 1.2345678901234567e300, "list": [98765432109876543210]}'
+  const want = { id: '12345678901234567890', n: '-9007199254740993', safe: 9007199254740991, s: '12345678901234567890', f: 1.2345678901234567e300, list: ['98765432109876543210'] }
+  assert.deepEqual(parseExact(text), { value: want, kept: ['12345678901234567890', '-9007199254740993', '98765432109876543210'] })
+  assert.deepEqual(parseExact('{"a": "\\"12345678901234567890", "b": 1}'), { value: { a: '"12345678901234567890', b: 1 } })
+  const warnings = (digits: string[]) => digits.map((d) => `the integer ${d} is past what a number holds exactly: kept as text, every digit`)
+  const lines = await collect(readJsonl(chunks(`${text}\n{"small": 1}\n`, 9), options()))
+  assert.deepEqual(lines.map((r) => [r.value, r.warnings]), [
+    [want, warnings(['12345678901234567890', '-9007199254740993', '98765432109876543210'])],
+    [{ small: 1 }, undefined],
+  ])
+  const records = await collect(readJson(chunks(`[${text}, {"small": 1}]`, 9), options()))
+  assert.deepEqual(records.map((r) => [r.value, r.warnings]), lines.map((r) => [r.value, r.warnings]))
 })
