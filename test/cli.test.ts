@@ -296,6 +296,27 @@ test('convert: an integer past 2^53 keeps every digit, as text, and the report w
   assert.match(result.stderr, new RegExp(`1 warning:\n  ${input}:1: the integer 12345678901234567890 is past what a number holds exactly: kept as text, every digit\n`))
 })
 
+test('a quoted glob is expanded to the dataset files it matches, in name order, for convert, validate and detect', async () => {
+  const folder = join(dir, 'globbed')
+  mkdirSync(folder)
+  writeFileSync(join(folder, 'b.jsonl'), '{"input": "b"}\n')
+  writeFileSync(join(folder, 'a.jsonl'), '{"input": "a"}\n{"input": 5}\n')
+  writeFileSync(join(folder, 'notes.txt'), 'not a dataset\n')
+  const pattern = join(folder, '*')
+  const out = join(dir, 'globbed-out')
+  const converted = await runCli(['convert', join(folder, '[ab].jsonl'), '--from', 'deepeval', '--to', 'evals', '-o', out, '--on-error', 'skip', '--quiet'])
+  assert.equal(converted.code, 0, converted.stderr)
+  assert.deepEqual(readdirSync(out).sort(), ['a.jsonl', 'b.jsonl'])
+  const validated = await runCli(['validate', pattern, '--from', 'deepeval'])
+  assert.equal(validated.code, 1)
+  assert.deepEqual(validated.stdout.trimEnd().split('\n'), [`${join(folder, 'a.jsonl')}: 1 cases, 1 error`, `${join(folder, 'b.jsonl')}: 1 cases, 0 errors`])
+  const detected = await runCli(['detect', pattern, '--json'])
+  assert.deepEqual((JSON.parse(detected.stdout) as { file: string }[]).map((d) => d.file), [join(folder, 'a.jsonl'), join(folder, 'b.jsonl')])
+  const none = await runCli(['convert', join(folder, '*.csv'), '--to', 'evals', '-o', out])
+  assert.equal(none.code, 1)
+  assert.equal(none.stderr, `evalferry: ${join(folder, '*.csv')}: no dataset file matches\n`)
+})
+
 test('an input that does not exist is named as missing, in every container and command, with exit 1', async () => {
   const out = join(dir, 'missing-out.jsonl')
   const formats = { csv: 'csv', json: 'deepeval', jsonl: 'langsmith', yaml: 'evalcase', parquet: 'hf' }

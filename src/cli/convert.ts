@@ -1,5 +1,4 @@
 import { basename, extname, join } from 'node:path'
-import { readdir } from 'node:fs/promises'
 import { getAdapter } from '../../adapters/index.ts'
 import type { Container, FormatName } from '../../adapters/types.ts'
 import { containerOf } from '../codecs/index.ts'
@@ -9,6 +8,7 @@ import { parseShard, partName, runBatch, shardJobs, totalBytes, type BatchJob, t
 import { ProgressBar } from '../progress.ts'
 import { mergeReport, newReport, summarize, type ConversionReport } from '../report.ts'
 import { stringOption, type Command, type OptionValues } from './command.ts'
+import { expandInputs, isGlob } from './inputs.ts'
 import { containerOption, dialectOption, mapOption, onErrorOption } from './options.ts'
 
 /** The container written when the output's extension does not name one. */
@@ -50,20 +50,6 @@ Options:
   --json                  print the report as JSON on standard output
   --quiet                 print nothing but errors`
 
-async function expandInputs(inputs: string[]): Promise<string[]> {
-  const files: string[] = []
-  for (const input of inputs) {
-    if (input !== STDIO && (await isDirectory(input))) {
-      const entries = (await readdir(input, { withFileTypes: true }))
-        .filter((e) => e.isFile() && containerOf(e.name) !== undefined && !e.name.startsWith('.'))
-        .map((e) => join(input, e.name))
-        .sort()
-      files.push(...entries)
-    } else files.push(input)
-  }
-  return files
-}
-
 function jobsOption(values: OptionValues): number | undefined {
   const text = stringOption(values, 'jobs')
   if (text === undefined) return undefined
@@ -101,7 +87,10 @@ const command: Command = {
     if (!inputs.length) throw new UsageError(`no dataset files in ${positionals.join(', ')}`)
     const output = stringOption(values, 'output') ?? STDIO
     const toContainer = containerOption(values, 'to-container')
-    const batch = inputs.length > 1 || positionals.some((p) => p !== STDIO && !containerOf(p)) || (output !== STDIO && (await isDirectory(output)))
+    // A directory or a glob is a batch however many files it holds.
+    const globs = await Promise.all(positionals.map(isGlob))
+    const batch =
+      inputs.length > 1 || positionals.some((p, i) => globs[i] || (p !== STDIO && !containerOf(p))) || (output !== STDIO && (await isDirectory(output)))
     if (batch && output === STDIO) throw new UsageError('a batch of inputs needs -o <directory>')
     const named = batch || output === STDIO ? undefined : containerOf(output)
     if (toContainer && named && toContainer !== named) {

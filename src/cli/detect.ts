@@ -2,6 +2,7 @@ import { detect } from '../detect.ts'
 import { EvalferryError, UsageError } from '../errors.ts'
 import type { Command } from './command.ts'
 import { containerOption } from './options.ts'
+import { expandInputs } from './inputs.ts'
 
 const usage = `Usage: evalferry detect <file...> [--json]
 
@@ -18,7 +19,7 @@ const command: Command = {
     const container = containerOption(values, 'from-container')
     const results = []
     const failures: string[] = []
-    for (const file of positionals) {
+    for (const file of await expandInputs(positionals)) {
       try {
         results.push(await detect(file, { count: true, ...(container ? { container } : {}) }))
       } catch (error) {

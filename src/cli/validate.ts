@@ -3,6 +3,7 @@ import { read } from '../pipeline.ts'
 import { newReport } from '../report.ts'
 import { stringOption, type Command } from './command.ts'
 import { containerOption, mapOption } from './options.ts'
+import { expandInputs } from './inputs.ts'
 
 const usage = `Usage: evalferry validate <file...> [--from <format>] [--map k=v ...] [--json]
 
@@ -21,7 +22,7 @@ const command: Command = {
     const map = await mapOption(values)
     const results = []
     let bad = 0
-    for (const file of positionals) {
+    for (const file of await expandInputs(positionals)) {
       const report = newReport(from ?? 'detected', 'none', [file])
       try {
         for await (const _ of read(file, {
