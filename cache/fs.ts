@@ -3,6 +3,7 @@
 import { randomBytes } from 'node:crypto'
 import { mkdir, readdir, rename, rm, writeFile } from 'node:fs/promises'
 import { basename, dirname, join } from 'node:path'
+import { EvalferryError, FetchError } from '../src/errors.ts'
 
 /** A fresh temporary path inside `tmpDir`, named so that a later run can tell whether its writer is alive. */
 export function tempPath(tmpDir: string): string {
@@ -48,4 +49,24 @@ export async function sweepTemp(tmpDir: string): Promise<void> {
       if (pid !== process.pid && !processAlive(pid)) await rm(join(tmpDir, name), { recursive: true, force: true })
     }),
   )
+}
+
+const ERRNO_TEXT: Record<string, string> = {
+  EACCES: 'permission denied',
+  EPERM: 'permission denied',
+  EROFS: 'read-only file system',
+  ENOSPC: 'no space left on device',
+  EDQUOT: 'disk quota exceeded',
+  ENOTDIR: 'a part of its path is a file, not a directory',
+  EEXIST: 'a part of its path is a file, not a directory',
+  EIO: 'input/output error',
+}
+
+/** A filesystem failure in the cache as an E_CACHE error naming the path at fault; other errors pass through. */
+export function cacheError(error: unknown, doing: string): unknown {
+  if (error instanceof EvalferryError) return error
+  const { code, path } = (error ?? {}) as NodeJS.ErrnoException
+  if (typeof code !== 'string') return error
+  const why = ERRNO_TEXT[code] ?? (error as Error).message
+  return new FetchError('E_CACHE', `${doing}: ${path ? `${path}: ` : ''}${why}`, {}, { cause: error })
 }

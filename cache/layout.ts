@@ -3,7 +3,8 @@
  *
  * ```
  * <root>/
- *   CACHEDIR.TAG                 marks the directory as a cache; `cache clear` refuses a root without it
+ *   CACHEDIR.TAG                 marks the directory as a cache; a cache starts only in a new or empty
+ *                                directory, and `cache clear` refuses a root without it
  *   <host>/<owner…>/<repo>/      one directory per repository (a port in the host is written `_<port>`)
  *     repo.json                  { host, repository }: what `cache list` and `cache prune` look for
  *     refs.json                  the last ref listing, { listed_at, refs }, replaced by rename
@@ -22,7 +23,7 @@
 
 import envPaths from 'env-paths'
 import { isAbsolute, join, relative, resolve, sep } from 'node:path'
-import { FetchError } from '../src/errors.ts'
+import { FetchError, UsageError } from '../src/errors.ts'
 
 export interface CacheLocationOptions {
   /** The cache root; wins over `EVALFERRY_CACHE_DIR` and the platform's cache directory. */
@@ -31,6 +32,8 @@ export interface CacheLocationOptions {
 
 /** `--cache-dir`, else `EVALFERRY_CACHE_DIR`, else env-paths' cache directory for evalferry. */
 export function cacheRoot(options: CacheLocationOptions = {}, env: NodeJS.ProcessEnv = process.env): string {
+  // An empty --cache-dir is most likely an unset shell variable: refused rather than taken as the default.
+  if (options.cacheDir === '') throw new UsageError('--cache-dir is empty; name a directory (or leave the option out for the default cache)')
   const chosen = options.cacheDir ?? (env.EVALFERRY_CACHE_DIR || undefined)
   if (chosen) return isAbsolute(chosen) ? chosen : resolve(chosen)
   return envPaths('evalferry', { suffix: '' }).cache

@@ -1,11 +1,12 @@
 /** `cache list`, `cache prune` and `cache clear`: what the cache holds, and removing it safely. */
 
-import { readdir, readFile, rm, stat } from 'node:fs/promises'
-import { join } from 'node:path'
+import { readdir, readFile, rm, rmdir, stat } from 'node:fs/promises'
+import { dirname, join, sep } from 'node:path'
 import { FetchError, UsageError } from '../src/errors.ts'
 import { CACHEDIR_TAG, type RepoLayout, repoLayout } from './layout.ts'
 import { withLock } from './lock.ts'
-import { readRefListing } from './store.ts'
+import { cacheError } from './fs.ts'
+import { TAG_TEMP, checkCacheRoot, readRefListing } from './store.ts'
 
 export interface CachedCommit {
   commit: string
@@ -46,9 +47,11 @@ async function findRepositories(root: string): Promise<RepoLayout[]> {
     if (names.includes('repo.json')) {
       try {
         const info = JSON.parse(await readFile(join(dir, 'repo.json'), 'utf8')) as { host: string; repository: string }
-        found.push(repoLayout(root, info.host, info.repository))
+        const layout = repoLayout(root, info.host, info.repository)
+        // Only a repo.json where its repository belongs: any other is not one the cache wrote.
+        if (layout.dir === dir) found.push(layout)
       } catch {
-        // a repo.json being written right now; the next listing shows it
+        // a repo.json being written right now (the next listing shows it), or not one of ours
       }
       return
     }
@@ -64,6 +67,7 @@ async function findRepositories(root: string): Promise<RepoLayout[]> {
 
 export async function listCache(root: string): Promise<CachedRepository[]> {
   const repositories: CachedRepository[] = []
+  if (!(await checkCacheRoot(root))) return repositories
   for (const layout of await findRepositories(root)) {
     const commits: CachedCommit[] = []
     for (const commit of (await readdir(layout.commits).catch(() => [] as string[])).sort()) {
@@ -105,36 +109,64 @@ export interface PruneResult {
 export async function pruneCache(root: string, olderThanMs: number): Promise<PruneResult> {
   const result: PruneResult = { removed: [], bytes: 0 }
   const cutoff = Date.now() - olderThanMs
-  for (const repo of await listCache(root)) {
-    const layout = repoLayout(root, repo.host, repo.repository)
-    const old = repo.commits.filter((c) => Date.parse(c.last_used) < cutoff)
-    if (old.length === 0) continue
-    await withLock(layout.lock, async () => {
-      for (const c of old) {
-        await rm(join(layout.commits, c.commit), { recursive: true, force: true })
-        await rm(join(layout.sums, `${c.commit}.json`), { force: true })
-        result.removed.push({ host: repo.host, repository: repo.repository, commit: c.commit, bytes: c.bytes })
-        result.bytes += c.bytes
-      }
-      await rm(layout.git, { recursive: true, force: true })
-      if (old.length === repo.commits.length) {
-        for (const name of await readdir(layout.dir).catch(() => [] as string[])) {
-          if (name !== 'lock') await rm(join(layout.dir, name), { recursive: true, force: true })
+  try {
+    for (const repo of await listCache(root)) {
+      const layout = repoLayout(root, repo.host, repo.repository)
+      const old = repo.commits.filter((c) => Date.parse(c.last_used) < cutoff)
+      if (old.length === 0) continue
+      await withLock(layout.lock, async () => {
+        for (const c of old) {
+          await rm(join(layout.commits, c.commit), { recursive: true, force: true })
+          await rm(join(layout.sums, `${c.commit}.json`), { force: true })
+          result.removed.push({ host: repo.host, repository: repo.repository, commit: c.commit, bytes: c.bytes })
+          result.bytes += c.bytes
         }
+        await rm(layout.git, { recursive: true, force: true })
+        if (old.length === repo.commits.length) {
+          for (const name of await readdir(layout.dir).catch(() => [] as string[])) {
+            if (name !== 'lock') await rm(join(layout.dir, name), { recursive: true, force: true })
+          }
+        }
+      })
+      if (old.length === repo.commits.length) {
+        await rm(layout.dir, { recursive: true, force: true })
+        await removeEmptyParents(root, dirname(layout.dir))
       }
-    })
-    if (old.length === repo.commits.length) await rm(layout.dir, { recursive: true, force: true })
+    }
+  } catch (error) {
+    throw cacheError(error, `cannot prune the cache ${root}`)
   }
   return result
 }
 
-/** Remove everything under the root; refused when the root is not empty and not an evalferry cache. */
+/**
+ * Remove what the cache made: each repository's directory, the host and owner directories that
+ * leaves empty, and our temporaries of CACHEDIR.TAG; anything else in the root stays. Refused when
+ * the root is not empty and not an evalferry cache.
+ */
 export async function clearCache(root: string): Promise<void> {
-  const names = await readdir(root).catch(() => undefined)
-  if (!names || names.length === 0) return
-  const tag = await readFile(join(root, 'CACHEDIR.TAG'), 'utf8').catch(() => '')
-  if (tag !== CACHEDIR_TAG) {
-    throw new FetchError('E_CACHE', `${root} does not look like an evalferry cache (no CACHEDIR.TAG of ours); not clearing it`)
+  if (!(await checkCacheRoot(root))) return
+  try {
+    const names = await readdir(root)
+    if (names.length === 0) return
+    const tag = await readFile(join(root, 'CACHEDIR.TAG'), 'utf8').catch(() => '')
+    if (tag !== CACHEDIR_TAG) {
+      throw new FetchError('E_CACHE', `${root} does not look like an evalferry cache (no CACHEDIR.TAG of ours); not clearing it`)
+    }
+    for (const layout of await findRepositories(root)) {
+      await rm(layout.dir, { recursive: true, force: true })
+      await removeEmptyParents(root, dirname(layout.dir))
+    }
+    for (const name of names.filter((n) => TAG_TEMP.test(n))) await rm(join(root, name), { force: true })
+  } catch (error) {
+    throw cacheError(error, `cannot clear the cache ${root}`)
   }
-  await Promise.all(names.filter((n) => n !== 'CACHEDIR.TAG').map((n) => rm(join(root, n), { recursive: true, force: true })))
+}
+
+/** Remove `dir` and its parents below `root` while they are empty. */
+async function removeEmptyParents(root: string, dir: string): Promise<void> {
+  for (let at = dir; at.startsWith(join(root, sep)); at = dirname(at)) {
+    const removed = await rmdir(at).then(() => true, () => false)
+    if (!removed) return
+  }
 }

@@ -2,10 +2,10 @@
 
 import { createHash } from 'node:crypto'
 import { createReadStream } from 'node:fs'
-import { mkdir, readFile, rm, stat, utimes, writeFile } from 'node:fs/promises'
+import { mkdir, readdir, readFile, rm, stat, utimes } from 'node:fs/promises'
 import { join, posix } from 'node:path'
 import { FetchError } from '../src/errors.ts'
-import { writeAtomic } from './fs.ts'
+import { cacheError, writeAtomic } from './fs.ts'
 import { type GitRemote, type GitRunOptions, type TreeEntry, fetchBlobs, fetchCommit, hasCommit, listTree, prepareMirror, readBlobs } from './git.ts'
 import { CACHEDIR_TAG, type RepoLayout, commitFile } from './layout.ts'
 import { type RetryPolicy, fetchRawFile } from './raw.ts'
@@ -32,13 +32,52 @@ export async function writeRefListing(layout: RepoLayout, refs: Record<string, s
   return listing
 }
 
-/** Create the root's CACHEDIR.TAG and the repository's repo.json when missing. */
+/** Our temporaries of CACHEDIR.TAG, as writeAtomic names them. */
+export const TAG_TEMP = /^\.CACHEDIR\.TAG\.\d+-[0-9a-f]+\.tmp$/
+
+/** Whether the cache root exists; E_CACHE when it is there but is not a directory. */
+export async function checkCacheRoot(root: string): Promise<boolean> {
+  const info = await stat(root).catch((error: NodeJS.ErrnoException) => {
+    if (error.code === 'ENOENT') return undefined
+    if (error.code === 'ENOTDIR') throw new FetchError('E_CACHE', `the cache ${root} cannot be a directory: a part of its path is a file`)
+    throw cacheError(error, `cannot use the cache ${root}`)
+  })
+  if (info && !info.isDirectory()) throw new FetchError('E_CACHE', `the cache ${root} is not a directory`)
+  return info !== undefined
+}
+
+/**
+ * Make `root` a cache: a new or empty directory gets our CACHEDIR.TAG; one that has it already is
+ * taken as it is. Any other directory is refused, so that `cache clear` never meets files it did not make.
+ */
+export async function openCacheRoot(root: string): Promise<void> {
+  await checkCacheRoot(root)
+  try {
+    await mkdir(root, { recursive: true })
+    const names = await readdir(root)
+    // The tag is renamed into place before anything else is made, so a root with more has it.
+    if (names.includes('CACHEDIR.TAG')) {
+      if ((await readFile(join(root, 'CACHEDIR.TAG'), 'utf8')) === CACHEDIR_TAG) return
+    } else if (names.every((n) => TAG_TEMP.test(n))) {
+      await writeAtomic(join(root, 'CACHEDIR.TAG'), CACHEDIR_TAG)
+      return
+    }
+  } catch (error) {
+    throw cacheError(error, `cannot use the cache ${root}`)
+  }
+  throw new FetchError('E_CACHE', `${root} is not empty and is not an evalferry cache (no CACHEDIR.TAG of ours); name a new or empty directory for the cache`)
+}
+
+/** Create the repository's directory and repo.json when missing (in a root that openCacheRoot accepts). */
 export async function initRepoDir(layout: RepoLayout): Promise<void> {
-  await mkdir(layout.tmp, { recursive: true })
-  const tag = `${layout.root}/CACHEDIR.TAG`
-  if (!(await exists(tag))) await writeFile(tag, CACHEDIR_TAG)
-  if (!(await exists(layout.info))) {
-    await writeAtomic(layout.info, `${JSON.stringify({ host: layout.host, repository: layout.repository })}\n`, layout.tmp)
+  await openCacheRoot(layout.root)
+  try {
+    await mkdir(layout.tmp, { recursive: true })
+    if (!(await exists(layout.info))) {
+      await writeAtomic(layout.info, `${JSON.stringify({ host: layout.host, repository: layout.repository })}\n`, layout.tmp)
+    }
+  } catch (error) {
+    throw cacheError(error, `cannot write the cache of ${layout.host}/${layout.repository}`)
   }
 }
 

@@ -23,7 +23,7 @@ const command: Command = {
   dir                        print the cache directory
   list                       repositories, their commits, files and sizes
   prune --older-than <dur>   remove commits not used for that long (default 30d; e.g. 12h, 2w)
-  clear                      remove everything in the cache`,
+  clear                      remove every cached repository (files the cache did not make stay)`,
   options: { 'older-than': { type: 'string' } },
   async run(ctx) {
     const [action, ...rest] = ctx.positionals

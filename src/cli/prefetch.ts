@@ -1,9 +1,9 @@
 /** `evalferry prefetch <dataset...>`: fetch every referenced git file into the cache. */
 
-import { mkdir, stat } from 'node:fs/promises'
 import { basename, join } from 'node:path'
 import { UsageError } from '../errors.ts'
-import { type PrefetchOptions, prefetch, rewriteDataset, writeManifest } from '../resolver/index.ts'
+import { STDIO, assertWritable, isDirectory } from '../io.ts'
+import { MAX_TIMEOUT_SECONDS, type PrefetchOptions, prefetch, rewriteDataset, writeManifest } from '../resolver/index.ts'
 import { type Command, type CommandContext, type OptionValues, listOption, stringOption } from './command.ts'
 
 /** Resolver options from the shared and the fetch options of a command line. */
@@ -23,6 +23,7 @@ export function resolverOptions(values: OptionValues, ctx: CommandContext): Pref
   if (timeout !== undefined) {
     const seconds = Number(timeout)
     if (!Number.isFinite(seconds) || seconds <= 0) throw new UsageError(`--timeout takes a number of seconds above 0, not "${timeout}"`)
+    if (seconds > MAX_TIMEOUT_SECONDS) throw new UsageError(`--timeout takes at most ${MAX_TIMEOUT_SECONDS} seconds, not "${timeout}"`)
     options.timeoutSeconds = seconds
   }
   const from = stringOption(values, 'from')
@@ -37,6 +38,20 @@ export const FETCH_OPTIONS = {
   concurrency: { type: 'string' },
   timeout: { type: 'string' },
 } as const
+
+/** Where `--rewrite` puts each dataset: the file named, or for several (or a directory) one file each inside it. */
+async function rewriteTargets(datasets: string[], rewrite: string): Promise<{ dataset: string; output: string }[]> {
+  const isDir = datasets.length > 1 || (await isDirectory(rewrite))
+  if (!isDir) return [{ dataset: datasets[0]!, output: rewrite }]
+  const byOutput = new Map<string, string>()
+  return datasets.map((dataset) => {
+    const output = join(rewrite, basename(dataset))
+    const other = byOutput.get(output)
+    if (other !== undefined) throw new UsageError(`two inputs would both write ${output}: ${other} and ${dataset}; rewrite them in separate runs`)
+    byOutput.set(output, dataset)
+    return { dataset, output }
+  })
+}
 
 const command: Command = {
   name: 'prefetch',
@@ -72,22 +87,27 @@ fetches the files into the repository cache: one ref listing and one fetch per r
     const rewrite = stringOption(ctx.values, 'rewrite')
     if (ctx.values.embed && rewrite === undefined) throw new UsageError('--embed goes with --rewrite <out>')
     const options = resolverOptions(ctx.values, ctx)
+    const manifest = stringOption(ctx.values, 'manifest')
+    const rewrites = rewrite === undefined ? [] : await rewriteTargets(datasets, rewrite)
+    // Refused before any fetch: an output that is an input, or two outputs in one place.
+    await assertWritable(
+      [
+        ...(manifest !== undefined ? [{ path: manifest, what: 'the manifest' }] : []),
+        ...rewrites.map((r) => ({ path: r.output, what: 'the rewritten dataset' })),
+        ...(ctx.values.json ? [{ path: STDIO, what: 'the --json output' }] : []),
+      ],
+      datasets,
+    )
     const result = await prefetch(datasets, options)
 
-    const manifest = stringOption(ctx.values, 'manifest')
     if (manifest !== undefined) await writeManifest(manifest, result.entries)
-    if (rewrite !== undefined) {
-      const isDir = datasets.length > 1 || (await stat(rewrite).then((s) => s.isDirectory(), () => false))
-      if (isDir) await mkdir(rewrite, { recursive: true })
-      for (const dataset of datasets) {
-        const output = isDir ? join(rewrite, basename(dataset)) : rewrite
-        await rewriteDataset(dataset, output, result.entries, {
-          ...(options.from ? { from: options.from } : {}),
-          embed: ctx.values.embed === true,
-          hosts: options.hosts ?? [],
-          env: ctx.env,
-        })
-      }
+    for (const { dataset, output } of rewrites) {
+      await rewriteDataset(dataset, output, result.entries, {
+        ...(options.from ? { from: options.from } : {}),
+        embed: ctx.values.embed === true,
+        hosts: options.hosts ?? [],
+        env: ctx.env,
+      })
     }
     if (ctx.values.json) ctx.stdout.write(`${JSON.stringify({ entries: result.entries }, null, 2)}\n`)
     else if (!ctx.values.quiet) {

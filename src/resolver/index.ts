@@ -1,6 +1,6 @@
 /** The resolver: references in cases, host URLs, refs, credentials, prefetch, manifest and rewrite. */
 
-import { writeAtomic } from '../../cache/fs.ts'
+import { AtomicFile } from '../io.ts'
 import type { EvalCase } from '../model.ts'
 import type { CaseSource, ManifestEntry, PrefetchOptions, PrefetchResult } from './options.ts'
 import { Session, prefetchUrls } from './prefetch.ts'
@@ -10,6 +10,7 @@ import { rewriteCases } from './rewrite.ts'
 export { credentialFor, type Credential } from './credentials.ts'
 export { BUILTIN_HOSTS, type HostConfig, type HostType, cloneUrl, hostTable, parseHostSpec, rawFileUrl } from './hosts.ts'
 export type { CaseSource, ManifestEntry, PrefetchOptions, PrefetchResult, ResolverOptions } from './options.ts'
+export { MAX_TIMEOUT_SECONDS } from './options.ts'
 export { prefetchUrls, resolve } from './prefetch.ts'
 export { findReferences, replaceReferences, type Reference } from './references.ts'
 export { isFullSha, matchRef, parseLsRemote, type RefMap, type ResolvedRef } from './refs.ts'
@@ -49,7 +50,14 @@ export async function prefetch(source: string | string[] | CaseSource, options: 
 
 /** Write the manifest: `{ entries: [{ url, host, repository, ref, commit, path, local_path, bytes, sha256 }] }`. */
 export async function writeManifest(file: string, entries: ManifestEntry[]): Promise<void> {
-  await writeAtomic(file, `${JSON.stringify({ entries }, null, 2)}\n`)
+  const out = await AtomicFile.create(file)
+  try {
+    await out.sink.write(`${JSON.stringify({ entries }, null, 2)}\n`)
+    await out.commit()
+  } catch (error) {
+    await out.abort()
+    throw error
+  }
 }
 
 /**
@@ -67,6 +75,6 @@ export async function rewriteDataset(
   const detected = await detect(input)
   const from = options.from ?? detected.format
   const session = new Session({ ...(options.hosts ? { hosts: options.hosts } : {}), ...(options.env ? { env: options.env } : {}) })
-  const cases = rewriteCases(read(input, { from, container: detected.container }), entries, { embed: options.embed === true, hosts: session.hosts })
+  const cases = rewriteCases(read(input, { from, container: detected.container }), entries, { embed: options.embed === true, hosts: session.hosts, file: input })
   await write(cases, output, { to: from, container: detected.container })
 }

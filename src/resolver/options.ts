@@ -69,6 +69,9 @@ export const DEFAULTS = {
   timeoutSeconds: 60,
 } as const
 
+/** The longest timeout Node's timers hold (2^31 - 1 ms), in whole seconds. */
+export const MAX_TIMEOUT_SECONDS = 2_147_483
+
 export function isOffline(options: ResolverOptions): boolean {
   const env = options.env ?? process.env
   return options.offline === true || env.EVALFERRY_OFFLINE === '1' || env.EVALFERRY_OFFLINE === 'true'

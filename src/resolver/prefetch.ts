@@ -10,11 +10,13 @@ import {
   type GitRemote,
   type RepoLayout,
   cacheRoot,
+  checkCacheRoot,
   checkCachedFile,
   commitFile,
   fetchFiles,
   initRepoDir,
   lsRemote,
+  openCacheRoot,
   readRefListing,
   readSums,
   repoLayout,
@@ -23,10 +25,10 @@ import {
   withLock,
   writeRefListing,
 } from '../../cache/index.ts'
-import { EvalferryError, FetchError } from '../errors.ts'
+import { EvalferryError, FetchError, UsageError } from '../errors.ts'
 import { type Credential, credentialFor } from './credentials.ts'
 import { type HostConfig, cloneUrl, hostTable, rawFileUrl } from './hosts.ts'
-import { DEFAULTS, type ManifestEntry, type PrefetchResult, type ResolverOptions, isOffline } from './options.ts'
+import { DEFAULTS, MAX_TIMEOUT_SECONDS, type ManifestEntry, type PrefetchResult, type ResolverOptions, isOffline } from './options.ts'
 import { type RefMap, type ResolvedRef, isFullSha, matchRef, parseLsRemote } from './refs.ts'
 import { type BlobUrl, parseBlobUrl, redactUrl } from './url.ts'
 
@@ -51,6 +53,11 @@ export class Session {
     this.root = cacheRoot(options.cacheDir !== undefined ? { cacheDir: options.cacheDir } : {}, this.env)
     this.hosts = hostTable(options.hosts ?? [], this.env)
     this.offline = isOffline(options)
+    const timeout = this.setting('timeoutSeconds')
+    if (timeout > MAX_TIMEOUT_SECONDS) {
+      const given = options.timeoutSeconds !== undefined ? `the timeout ${timeout}` : `EVALFERRY_TIMEOUT=${this.env.EVALFERRY_TIMEOUT}`
+      throw new UsageError(`${given} is too long: the largest timeout accepted is ${MAX_TIMEOUT_SECONDS} seconds`)
+    }
   }
 
   setting<K extends keyof typeof DEFAULTS>(key: K): number {
@@ -298,6 +305,7 @@ export async function prefetchUrls(urls: Iterable<string>, options: ResolverOpti
     repo.urls.push(parsed)
   }
 
+  if (work.size > 0) await (session.offline ? checkCacheRoot(session.root) : openCacheRoot(session.root))
   await pool([...work.values()], session.setting('concurrency'), async (repo) => {
     try {
       await prefetchRepository(session, repo, result, fail)

@@ -17,8 +17,9 @@ export interface ResolvedRef {
   kind: 'branch' | 'tag' | 'commit' | 'other'
 }
 
+/** A full SHA-1 or SHA-256 commit id, in either case. */
 export function isFullSha(s: string): boolean {
-  return /^[0-9a-f]{40}$/.test(s) || /^[0-9a-f]{64}$/.test(s)
+  return /^(?:[0-9a-f]{40}|[0-9a-f]{64})$/i.test(s)
 }
 
 /** Parse `git ls-remote` output; a peeled `^{}` line replaces its annotated tag's object id. */
@@ -57,13 +58,13 @@ function startsWith(segments: string[], prefix: string[]): boolean {
 export function matchRef(url: string, segments: string[], refs: RefMap | undefined, explicitRef?: string): ResolvedRef {
   if (explicitRef !== undefined) {
     const path = segments.join('/')
-    if (isFullSha(explicitRef)) return { ref: explicitRef, fullRef: explicitRef, commit: explicitRef, path, kind: 'commit' }
+    if (isFullSha(explicitRef)) return { ref: explicitRef, fullRef: explicitRef, commit: explicitRef.toLowerCase(), path, kind: 'commit' }
     const full = [explicitRef, `refs/heads/${explicitRef}`, `refs/tags/${explicitRef}`].filter((n) => refs && n in refs)
     if (full.length === 1) return { ref: explicitRef, fullRef: full[0]!, commit: refs![full[0]!]!, path, kind: kindOf(full[0]!) }
     throw refError(url, explicitRef, full, refs)
   }
   const first = segments[0] ?? ''
-  if (isFullSha(first)) return { ref: first, fullRef: first, commit: first, path: segments.slice(1).join('/'), kind: 'commit' }
+  if (isFullSha(first)) return { ref: first, fullRef: first, commit: first.toLowerCase(), path: segments.slice(1).join('/'), kind: 'commit' }
   const matches = new Map<string, number>()
   for (const full of Object.keys(refs ?? {})) {
     for (const name of namesOf(full)) {

@@ -1,6 +1,7 @@
 /** `--rewrite` and `--embed`: a copy of the dataset whose references point at cached files, or hold their text. */
 
 import { readFile } from 'node:fs/promises'
+import { FetchError } from '../errors.ts'
 import type { EvalCase } from '../model.ts'
 import type { HostConfig } from './hosts.ts'
 import type { CaseSource, ManifestEntry } from './options.ts'
@@ -11,11 +12,16 @@ export interface RewriteOptions {
   /** Put the text of text files inline (file blocks become text blocks); binary files keep their local path. */
   embed?: boolean
   hosts: Map<string, HostConfig>
+  /** The dataset the cases come from, for error messages. */
+  file?: string
 }
 
 const utf8 = new TextDecoder('utf-8', { fatal: true })
 
-/** The file's text, or undefined when it is not UTF-8 text. A `#L10-L20` anchor keeps those lines. */
+/**
+ * The file's text, or undefined when it is not UTF-8 text. A `#L10-L20` anchor keeps those lines;
+ * one that does not fit the text is E_REF.
+ */
 export function textOf(content: Buffer, lines?: { start: number; end: number }): string | undefined {
   if (content.includes(0)) return undefined
   let text: string
@@ -25,13 +31,21 @@ export function textOf(content: Buffer, lines?: { start: number; end: number }):
     return undefined
   }
   if (!lines) return text
-  return text.split('\n').slice(lines.start - 1, lines.end).join('\n')
+  const all = text.split('\n')
+  if (all.at(-1) === '') all.pop() // the final newline ends the last line
+  const range = lines.start === lines.end ? `line ${lines.start}` : `lines ${lines.start}-${lines.end}`
+  if (lines.start < 1) throw new FetchError('E_REF', `${range}: lines are numbered from 1`)
+  if (lines.end < lines.start) throw new FetchError('E_REF', `${range}: the range ends before it starts`)
+  if (lines.end > all.length) throw new FetchError('E_REF', `${range}: the file has ${all.length} line(s)`)
+  return all.slice(lines.start - 1, lines.end).join('\n')
 }
 
 /** The cases with each prefetched reference replaced by its local path (or, with `embed`, its text). */
 export async function* rewriteCases(cases: CaseSource, entries: ManifestEntry[], options: RewriteOptions): AsyncGenerator<EvalCase> {
   const byUrl = new Map(entries.map((e) => [e.url, e]))
+  let record = -1
   for await (const c of cases) {
+    record++
     const texts = new Map<string, string | undefined>()
     if (options.embed) {
       for (const ref of findReferences(c, options.hosts)) {
@@ -43,7 +57,12 @@ export async function* rewriteCases(cases: CaseSource, entries: ManifestEntry[],
         } catch {
           lines = undefined
         }
-        texts.set(ref.url, textOf(await readFile(entry.local_path), lines))
+        try {
+          texts.set(ref.url, textOf(await readFile(entry.local_path), lines))
+        } catch (error) {
+          if (!(error instanceof FetchError)) throw error
+          throw new FetchError(error.code, `${ref.url}: ${error.message}`, { ...(options.file !== undefined ? { file: options.file } : {}), record })
+        }
       }
     }
     yield replaceReferences(

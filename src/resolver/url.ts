@@ -12,10 +12,10 @@ export interface BlobUrl {
   repository: string
   /**
    * Decoded segments of `<ref>/<path>`: where the ref ends is only known from the remote's refs.
-   * When `ref` is set (Bitbucket Server's `?at=`), these are the path alone.
+   * When `ref` is set (Bitbucket Server's `?at=`, or a ref written with encoded slashes), these are the path alone.
    */
   segments: string[]
-  /** A ref named apart from the path. */
+  /** A ref named apart from the path: `?at=`, or one written `feature%2Fx` (`feature/x`). */
   ref?: string
   /** Lines from a `#L10-L20` style anchor. */
   lines?: { start: number; end: number }
@@ -35,19 +35,30 @@ function unsafe(url: string, why: string): FetchError {
 // A DNS name or IPv4 address, or a bracketed IPv6 one, with an optional port: a host is also a cache directory name.
 const HOST_NAME = /^(?:[a-z0-9_](?:[a-z0-9_-]*[a-z0-9_])?(?:\.[a-z0-9_](?:[a-z0-9_-]*[a-z0-9_])?)*|\[[0-9a-f:.]+\])(?::\d{1,5})?$/
 
+function decodeSegment(url: string, segment: string): string {
+  try {
+    return decodeURIComponent(segment)
+  } catch {
+    throw unsafe(url, `bad percent-encoding in '${segment}'`)
+  }
+}
+
 function decodeSegments(url: string, raw: string[]): string[] {
   return raw.map((segment) => {
-    let decoded: string
-    try {
-      decoded = decodeURIComponent(segment)
-    } catch {
-      throw unsafe(url, `bad percent-encoding in '${segment}'`)
-    }
+    const decoded = decodeSegment(url, segment)
     if (decoded === '.' || decoded === '..') throw unsafe(url, `'${decoded}' in the path is refused`)
     if (decoded === '') throw unsafe(url, 'an empty path segment (an absolute path) is refused')
     if (decoded.includes('/') || decoded.includes('\0')) throw unsafe(url, `path segment '${decoded}' holds a slash or NUL`)
     return decoded
   })
+}
+
+/** The ref of a first segment written with encoded slashes (`feature%2Fx%2Fy`, as Bitbucket links do), else undefined. */
+function encodedRef(url: string, segment: string): string | undefined {
+  const ref = decodeSegment(url, segment)
+  if (!ref.includes('/')) return undefined
+  if (ref.includes('\0') || ref.split('/').some((part) => part === '' || part === '.' || part === '..')) throw unsafe(url, `'${ref}' is not a ref name`)
+  return ref
 }
 
 function checkRepository(url: string, parts: string[]): void {
@@ -113,6 +124,8 @@ export function parseBlobUrl(url: string, hostList: Map<string, HostConfig> | st
     const owner = decodeSegments(url, ownerParts)
     checkRepository(url, owner)
     const repository = owner.join('/')
+    const slashed = ref === undefined ? encodedRef(url, rest[0]!) : undefined
+    if (slashed !== undefined) return { url, host, repository, segments: decodeSegments(url, rest.slice(1)), ref: slashed, ...(lines ? { lines } : {}) }
     return { url, host, repository, segments: decodeSegments(url, rest), ...(ref !== undefined ? { ref } : {}), ...(lines ? { lines } : {}) }
   }
 

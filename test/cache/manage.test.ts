@@ -1,13 +1,13 @@
 import assert from 'node:assert/strict'
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, utimesSync, writeFileSync } from 'node:fs'
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, utimesSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { after, test } from 'node:test'
 import { sweepTemp, writeAtomic } from '../../cache/fs.ts'
 import { cacheRoot, commitFile, repoLayout } from '../../cache/layout.ts'
 import { clearCache, listCache, parseDuration, pruneCache } from '../../cache/manage.ts'
-import { initRepoDir } from '../../cache/store.ts'
-import { FetchError } from '../../src/errors.ts'
+import { initRepoDir, openCacheRoot } from '../../cache/store.ts'
+import { FetchError, UsageError } from '../../src/errors.ts'
 
 const dir = mkdtempSync(join(tmpdir(), 'evalferry-manage-'))
 after(() => rmSync(dir, { recursive: true, force: true }))
@@ -19,6 +19,8 @@ test('the root: --cache-dir, then EVALFERRY_CACHE_DIR, then the platform cache d
   assert.equal(cacheRoot({ cacheDir: '/x/flag' }, { EVALFERRY_CACHE_DIR: '/x/env' }), '/x/flag')
   assert.equal(cacheRoot({}, { EVALFERRY_CACHE_DIR: '/x/env' }), '/x/env')
   assert.match(cacheRoot({}, {}), /evalferry$/)
+  // An empty --cache-dir (an unset shell variable) is refused, not taken as the default.
+  assert.throws(() => cacheRoot({ cacheDir: '' }, {}), (e: unknown) => e instanceof UsageError && /--cache-dir is empty/.test(e.message))
 })
 
 test('layout: <root>/<host>/<owner…>/<repo>, a port kept apart from the path syntax', () => {
@@ -69,4 +71,52 @@ test('list, prune by last use, and clear that refuses what is not a cache', asyn
   await initRepoDir(repoLayout(root, 'gitlab.com', 'g/p'))
   await clearCache(root)
   assert.deepEqual(readdirSync(root), ['CACHEDIR.TAG'])
+})
+
+const isCacheError = (pattern: RegExp) => (e: unknown) => e instanceof FetchError && e.code === 'E_CACHE' && pattern.test(e.message)
+
+test('a cache starts only in a new or empty directory, or one that is a cache already', async () => {
+  const project = join(dir, 'project')
+  mkdirSync(join(project, 'src'), { recursive: true })
+  writeFileSync(join(project, 'src', 'main.ts'), 'x\n')
+  await assert.rejects(initRepoDir(repoLayout(project, 'github.com', 'acme/widgets')), isCacheError(/project is not empty and is not an evalferry cache/))
+  assert.deepEqual(readdirSync(project), ['src'])
+
+  const fresh = join(dir, 'fresh', 'cache')
+  await openCacheRoot(fresh)
+  await initRepoDir(repoLayout(fresh, 'github.com', 'acme/widgets'))
+  await openCacheRoot(fresh)
+  assert.deepEqual(readdirSync(fresh).sort(), ['CACHEDIR.TAG', 'github.com'])
+  const empty = join(dir, 'empty')
+  mkdirSync(empty)
+  await openCacheRoot(empty)
+  assert.deepEqual(readdirSync(empty), ['CACHEDIR.TAG'])
+})
+
+test('clear removes the repositories the cache made and leaves every other file', async () => {
+  const root = join(dir, 'mixed')
+  await initRepoDir(repoLayout(root, 'github.com', 'acme/widgets'))
+  await initRepoDir(repoLayout(root, 'github.com', 'acme/other'))
+  await writeAtomic(commitFile(repoLayout(root, 'github.com', 'acme/widgets'), A, 'a.txt'), 'cached', join(root, 'github.com', 'acme', 'widgets', 'tmp'))
+  // A root tagged by an earlier version that wrote CACHEDIR.TAG into any directory: the user's files stay.
+  mkdirSync(join(root, 'src'))
+  writeFileSync(join(root, 'src', 'main.ts'), 'x\n')
+  writeFileSync(join(root, 'notes.txt'), 'keep\n')
+  mkdirSync(join(root, 'github.com', 'mine'))
+  writeFileSync(join(root, 'github.com', 'mine', 'repo.json'), JSON.stringify({ host: 'github.com', repository: 'elsewhere/repo' }))
+  await clearCache(root)
+  assert.deepEqual(readdirSync(root).sort(), ['CACHEDIR.TAG', 'github.com', 'notes.txt', 'src'])
+  assert.deepEqual(readdirSync(join(root, 'github.com')), ['mine'])
+  assert.ok(existsSync(join(root, 'src', 'main.ts')))
+})
+
+test('a cache path that is a regular file is E_CACHE for list, prune, clear and use', async () => {
+  const file = join(dir, 'a-file')
+  writeFileSync(file, 'not a directory\n')
+  await assert.rejects(listCache(file), isCacheError(/a-file is not a directory/))
+  await assert.rejects(pruneCache(file, 0), isCacheError(/a-file is not a directory/))
+  await assert.rejects(clearCache(file), isCacheError(/a-file is not a directory/))
+  await assert.rejects(openCacheRoot(file), isCacheError(/a-file is not a directory/))
+  await assert.rejects(openCacheRoot(join(file, 'cache')), isCacheError(/a part of its path is a file/))
+  assert.equal(readFileSync(file, 'utf8'), 'not a directory\n')
 })

@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
+import { FetchError } from '../../src/errors.ts'
 import type { EvalCase } from '../../src/model.ts'
 import { hostTable } from '../../src/resolver/hosts.ts'
 import { findReferences, replaceReferences } from '../../src/resolver/references.ts'
@@ -43,4 +44,17 @@ test('embedding takes UTF-8 text only, and the lines of an anchor', () => {
   assert.equal(textOf(Buffer.from('a\nb\nc\n'), { start: 2, end: 3 }), 'b\nc')
   assert.equal(textOf(Buffer.from([0, 1, 2])), undefined)
   assert.equal(textOf(Buffer.from([0xff, 0xfe, 0x41])), undefined)
+  assert.equal(textOf(Buffer.from('a\nb\nc'), { start: 3, end: 3 }), 'c')
+})
+
+test('an anchor that does not fit the text is E_REF naming the lines', () => {
+  const text = Buffer.from('a\nb\nc\n')
+  for (const [lines, why] of [
+    [{ start: 4, end: 4 }, /^line 4: the file has 3 line\(s\)$/],
+    [{ start: 2, end: 9 }, /^lines 2-9: the file has 3 line\(s\)$/],
+    [{ start: 3, end: 1 }, /^lines 3-1: the range ends before it starts$/],
+    [{ start: 0, end: 0 }, /^line 0: lines are numbered from 1$/],
+  ] as const) {
+    assert.throws(() => textOf(text, lines), (e: unknown) => e instanceof FetchError && e.code === 'E_REF' && why.test(e.message), JSON.stringify(lines))
+  }
 })

@@ -3,7 +3,9 @@ import { test } from 'node:test'
 import { FetchError } from '../../src/errors.ts'
 import { credentialFor } from '../../src/resolver/credentials.ts'
 import { cloneUrl, hostTable, rawFileUrl } from '../../src/resolver/hosts.ts'
-import { matchRef, parseLsRemote } from '../../src/resolver/refs.ts'
+import { type ResolvedRef, isFullSha, matchRef, parseLsRemote } from '../../src/resolver/refs.ts'
+
+const pick = (m: ResolvedRef) => [m.ref, m.commit, m.path, m.kind]
 
 const A = 'a'.repeat(40)
 const B = 'b'.repeat(40)
@@ -35,6 +37,14 @@ test('the one ref that prefixes <ref>/<path> is taken, slashes and all', () => {
   // A full SHA needs no listing at all.
   assert.equal(matchRef('u', [B, 'x'], undefined).commit, B)
   assert.equal(matchRef('u', ['x'], LISTING, 'refs/heads/main').commit, A)
+  // A ref written apart (an encoded `feature%2Fx%2Fy`) is looked up as a branch or tag name.
+  assert.deepEqual(pick(matchRef('u', ['dir', 'f.md'], LISTING, 'feature/x/y')), ['feature/x/y', B, 'dir/f.md', 'branch'])
+})
+
+test('a full SHA is recognised in upper case too, and used in lower case', () => {
+  assert.ok(isFullSha('ABCDEF0123456789ABCDEF0123456789ABCDEF01'))
+  assert.deepEqual(pick(matchRef('u', [C.toUpperCase(), 'f.md'], undefined)), [C.toUpperCase(), C, 'f.md', 'commit'])
+  assert.equal(matchRef('u', ['f.md'], undefined, B.toUpperCase()).commit, B)
 })
 
 test('an ambiguous or missing ref is E_REF naming the candidates', () => {

@@ -26,6 +26,9 @@ const CASES: [string, string, string, string[], Record<string, unknown>?][] = [
   ['https://git.corp.io:8443/team/app/-/blob/dev/src/a.ts', 'git.corp.io:8443', 'team/app', ['dev', 'src', 'a.ts']],
   ['https://unknown.example.org/a/b/c/-/blob/main/f.txt', 'unknown.example.org', 'a/b/c', ['main', 'f.txt']],
   ['https://bb.corp.io/projects/PRJ/repos/tool/browse/src/a.txt?at=refs%2Fheads%2Fdev', 'bb.corp.io', 'PRJ/tool', ['src', 'a.txt'], { ref: 'refs/heads/dev' }],
+  // A ref written with encoded slashes is the ref whole.
+  ['https://bitbucket.org/ws/repo/src/feature%2Fx%2Fy/docs/a.md', 'bitbucket.org', 'ws/repo', ['docs', 'a.md'], { ref: 'feature/x/y' }],
+  ['https://github.com/o/r/blob/feature%2fx/a.txt#L2', 'github.com', 'o/r', ['a.txt'], { ref: 'feature/x', lines: { start: 2, end: 2 } }],
 ]
 
 test('parses blob URLs of every host form', () => {
@@ -65,6 +68,8 @@ test('paths that climb out, absolute paths and bad encodings are refused', () =>
     'https://github.com/o/r/blob/main/a/%2e%2e/%2E%2E/b',
     'https://github.com/o/r/blob/main//etc/passwd',
     'https://github.com/o/r/blob/main/a%2Fb',
+    'https://github.com/o/r/blob/a%2F..%2Fb/x',
+    'https://github.com/o/r/blob/%2Fmain/x',
     'https://github.com/o/r/blob/main/%E0%A4%A',
     'https://gitlab.com/g/p/-/blob/main/./x',
   ]) {
