@@ -342,7 +342,9 @@ function isImageObject(value: JsonValue): value is JsonObject {
 /** Text, or the older multimodal list of strings and `MLLMImage` objects, as message content. */
 function readContent(r: Reader, name: string, key: string, value: JsonValue): Message['content'] {
   if (typeof value === 'string') return value
-  return expectList(value, key).map((item, i): ContentBlock => {
+  // DeepEval's multimodal content: a list of texts and images.
+  if (!Array.isArray(value)) throw fieldError(key, `expected a string (or a list of texts and images), got ${describeType(value)}`)
+  return value.map((item, i): ContentBlock => {
     if (typeof item === 'string') return { type: 'text', value: item }
     if (!isImageObject(item)) throw fieldError(`${key}[${i}]`, `expected a string or an image {url, local}, got ${describeType(item)}`)
     const value = typeof item.url === 'string' ? item.url : (item.dataBase64 as string)
