@@ -394,7 +394,13 @@ async function writeCases(
     if (!pending.length) return
     ectx.index = index
     const record = encoder.encode(pending, ectx, index === 0, pendingGroup !== undefined)
-    await writer.write(record)
+    try {
+      await writer.write(record)
+    } catch (error) {
+      // A record the container cannot hold is named by its place in the output.
+      if (error instanceof DataError && !error.location.file) error.location = { file: file.path, record: index, ...error.location }
+      throw error
+    }
     report.records.written += pending.length
     pending = []
     index++

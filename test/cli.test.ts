@@ -317,6 +317,21 @@ test('a quoted glob is expanded to the dataset files it matches, in name order, 
   assert.equal(none.stderr, `evalferry: ${join(folder, '*.csv')}: no dataset file matches\n`)
 })
 
+test('convert: YAML is written only as deep as it reads back: 450 levels round-trip, 600 are refused naming the record', async () => {
+  const nested = (levels: number) => '['.repeat(levels) + ']'.repeat(levels)
+  const fits = file('deep-450.json', `[{"input": "a", "additional_metadata": {"k": ${nested(450)}}}]`)
+  const out = join(dir, 'deep-450.yaml')
+  assert.equal((await runCli(['convert', fits, '--from', 'deepeval', '--to', 'evalcase', '-o', out, '--quiet'])).code, 0)
+  const back = await runCli(['convert', out, '--to', 'deepeval', '-o', '-', '--quiet'])
+  assert.equal(back.code, 0, back.stderr)
+  assert.equal(JSON.stringify((JSON.parse(back.stdout) as { additional_metadata: unknown }[])[0]!.additional_metadata), `{"k":${nested(450)}}`)
+  const tooDeep = file('deep-600.json', `[{"input": "a"}, {"input": "b", "additional_metadata": {"k": ${nested(600)}}}]`)
+  const refused = await runCli(['convert', tooDeep, '--from', 'deepeval', '--to', 'evalcase', '-o', join(dir, 'deep-600.yaml')])
+  assert.equal(refused.code, 1)
+  assert.equal(refused.stderr, `evalferry: ${join(dir, 'deep-600.yaml')} record 2: nested deeper than 500 levels: too deep to write as YAML that reads back\n`)
+  assert.equal(existsSync(join(dir, 'deep-600.yaml')), false)
+})
+
 test('an input that does not exist is named as missing, in every container and command, with exit 1', async () => {
   const out = join(dir, 'missing-out.jsonl')
   const formats = { csv: 'csv', json: 'deepeval', jsonl: 'langsmith', yaml: 'evalcase', parquet: 'hf' }

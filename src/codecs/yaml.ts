@@ -520,6 +520,19 @@ function quoteFragile(value: unknown): unknown {
 }
 
 /** A YAML document: header keys, then `listKey:` and one `- ` item per record. */
+/**
+ * Records nested deeper are refused: the `yaml` parser reads some 800 levels before its stack runs
+ * out, so a deeper file written would not read back.
+ */
+const MAX_WRITE_DEPTH = 500
+
+function deeperThan(value: unknown, levels: number): boolean {
+  if (typeof value !== 'object' || value === null) return false
+  if (levels === 0) return true
+  for (const item of Array.isArray(value) ? value : Object.values(value)) if (deeperThan(item, levels - 1)) return true
+  return false
+}
+
 export function yamlWriter(sink: Sink, layout: { header?: JsonObject; listKey?: string }): RecordWriter {
   let opened = false
   let lastKeepsTrailing = false
@@ -537,6 +550,9 @@ export function yamlWriter(sink: Sink, layout: { header?: JsonObject; listKey?: 
   return {
     async write(record: JsonObject) {
       if (!opened) await open()
+      if (deeperThan(record, MAX_WRITE_DEPTH)) {
+        throw new DataError('E_FIELD', `nested deeper than ${MAX_WRITE_DEPTH} levels: too deep to write as YAML that reads back`)
+      }
       let item = stringify([quoteFragile(record)], STRINGIFY_OPTIONS)
       // Split on \n only: a regex `^` with the m flag also matches after U+2028 and U+2029 inside strings.
       if (indent) item = item.split('\n').map((line) => (line ? indent + line : line)).join('\n')
