@@ -332,6 +332,16 @@ test('convert: YAML is written only as deep as it reads back: 450 levels round-t
   assert.equal(existsSync(join(dir, 'deep-600.yaml')), false)
 })
 
+test('convert: one file whose extension names no container is one file: its container is asked for, not a directory for a batch', async () => {
+  const input = file('table-data.txt', 'question,answer\nq1,a1\n')
+  const unnamed = await runCli(['convert', input, '--from', 'csv', '--to', 'evals', '-o', '-'])
+  assert.equal(unnamed.code, 2)
+  assert.equal(unnamed.stderr, `evalferry: cannot tell the container of ${input} from its extension; expected .json, .jsonl, .csv, .tsv, .yaml, .yml or .parquet, or --from-container\n`)
+  const named = await runCli(['convert', input, '--from', 'csv', '--from-container', 'csv', '--to', 'evals', '-o', '-', '--quiet'])
+  assert.equal(named.code, 0, named.stderr)
+  assert.deepEqual((JSON.parse(named.stdout) as { input: string }[]).map((c) => c.input), ['q1'])
+})
+
 test('an input that does not exist is named as missing, in every container and command, with exit 1', async () => {
   const out = join(dir, 'missing-out.jsonl')
   const formats = { csv: 'csv', json: 'deepeval', jsonl: 'langsmith', yaml: 'evalcase', parquet: 'hf' }

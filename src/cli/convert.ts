@@ -88,9 +88,8 @@ const command: Command = {
     const output = stringOption(values, 'output') ?? STDIO
     const toContainer = containerOption(values, 'to-container')
     // A directory or a glob is a batch however many files it holds.
-    const globs = await Promise.all(positionals.map(isGlob))
-    const batch =
-      inputs.length > 1 || positionals.some((p, i) => globs[i] || (p !== STDIO && !containerOf(p))) || (output !== STDIO && (await isDirectory(output)))
+    const wholes = await Promise.all(positionals.map(async (p) => (await isGlob(p)) || (p !== STDIO && (await isDirectory(p)))))
+    const batch = inputs.length > 1 || wholes.includes(true) || (output !== STDIO && (await isDirectory(output)))
     if (batch && output === STDIO) throw new UsageError('a batch of inputs needs -o <directory>')
     const named = batch || output === STDIO ? undefined : containerOf(output)
     if (toContainer && named && toContainer !== named) {

@@ -64,7 +64,8 @@ export async function* readCsv(source: ByteSource, options: ReadOptions): AsyncG
     const data = result.data
     for (let r = 0; r < data.length; r++) {
       const cells = data[r]!
-      if (cells.length === 1 && cells[0] === '') continue // a blank line
+      // A blank line (before the header, a byte-order mark alone is one too).
+      if (cells.length === 1 && (cells[0] === '' || (!columns && cells[0] === '\ufeff'))) continue
       if (!columns) {
         const rowLine = lines.lineOf(r)
         columns = cells.map((c, i) => (i === 0 && c.charCodeAt(0) === 0xfeff ? c.slice(1) : c))

@@ -168,7 +168,11 @@ export async function* readYaml(source: ByteSource, options: ReadOptions): Async
       return { file, line: (offset ?? 0) < prefix.length ? pos.line : pos.line - prefixLines - 1 + line, column: pos.col }
     }
     const firstError = doc.errors[0]
-    if (firstError && check) throw new DataError('E_PARSE', `invalid YAML: ${firstError.message.split('\n')[0]}`, where(firstError.pos[0]))
+    if (firstError && check) {
+      // The parser's own words for this one speak to a programmer.
+      const what = firstError.code === 'MULTIPLE_DOCS' ? 'the file holds several documents (--- between them); a dataset is one' : firstError.message.split('\n')[0]
+      throw new DataError('E_PARSE', `invalid YAML: ${what}`, where(firstError.pos[0]))
+    }
     const toJs = (node: unknown): unknown => {
       try {
         return (node as Node).toJS ? (node as Node).toJS(doc as Document, { maxAliasCount: MAX_ALIASES }) : node
