@@ -17,7 +17,7 @@ import { LIST_KEY, type Sink, type SourceRecord } from './codecs/types.ts'
 import { detect } from './detect.ts'
 import { DataError, EvalferryError, UsageError, type Location } from './errors.ts'
 import { AtomicFile, BytesSink, exists, STDIO } from './io.ts'
-import { isJsonObject, withoutFileKeys, withoutGenerated, type EvalCase, type JsonObject, type JsonValue } from './model.ts'
+import { CARRY_KEY, isJsonObject, withoutFileKeys, withoutGenerated, type EvalCase, type JsonObject, type JsonValue } from './model.ts'
 import { addWarning, countField, newReport, type ConversionReport } from './report.ts'
 
 /** What the `--rejects` file holds per bad record. */
@@ -506,7 +506,9 @@ class CaseEncoder {
     const encodeAll = (xs: EvalCase[], context = ctx): JsonObject =>
       grouped && adapter.encodeGroup ? adapter.encodeGroup(xs, context) : adapter.encode(xs[0]!, context)
 
-    const record = encodeAll(own)
+    // A case's own value at the carry's key would be taken for a carry, or replaced by one: it is
+    // left out here, so that the comparison carries the whole metadata, that value with it.
+    const record = encodeAll(own.map(withoutCarrySlot))
     this.decodeContext.index = ctx.index
     let backs: EvalCase[]
     // File keys the written header gives back need no carry (keys it adds, like a dialect's list key, are the writer's); else all travel.
@@ -557,6 +559,14 @@ class CaseEncoder {
     for (let k = 2; this.takenIds.has(id); k++) id = `case-${index + 1}-${k}`
     return id
   }
+}
+
+function withoutCarrySlot(c: EvalCase): EvalCase {
+  if (!c.metadata || !(CARRY_KEY in c.metadata)) return c
+  const { [CARRY_KEY]: _slot, ...metadata } = c.metadata
+  const out = { ...c, metadata }
+  if (!Object.keys(metadata).length) delete (out as EvalCase).metadata
+  return out
 }
 
 /** The fields a carry holds, as the report names them: extras down to each format's own keys. */

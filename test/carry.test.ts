@@ -48,3 +48,29 @@ test('an empty metadata object survives the slot being taken off again', () => {
   assert.deepEqual(written.metadata, { evalferry: { tags: ['x'], metadata: {} } })
   assert.deepEqual(applyCarry({ metadata: written.metadata! }), { metadata: {}, tags: ['x'] })
 })
+
+test('a value of the case\'s own at metadata.evalferry travels through every format and comes back, where a carry replaced it', async () => {
+  const { convert, read } = await import('../src/index.ts')
+  const { mkdtempSync, rmSync, writeFileSync } = await import('node:fs')
+  const { tmpdir } = await import('node:os')
+  const { join } = await import('node:path')
+  const dir = mkdtempSync(join(tmpdir(), 'evalferry-slot-'))
+  try {
+    const input = join(dir, 'slot.json')
+    writeFileSync(input, '[{"id": "x", "input": "hi", "metadata": {"evalferry": "user value", "k": 1}}]')
+    const want = { evalferry: 'user value', k: 1 }
+    const original: EvalCase[] = []
+    for await (const c of read(input, { from: 'evals' })) original.push(c)
+    assert.deepEqual(original[0]!.metadata, want)
+    for (const [to, extension] of [['deepeval', 'json'], ['hf', 'jsonl'], ['langsmith', 'jsonl'], ['evalcase', 'yaml'], ['csv', 'csv'], ['hf', 'parquet']] as const) {
+      const output = join(dir, `slot-${to}.${extension}`)
+      await convert({ input, output, from: 'evals', to })
+      const back: EvalCase[] = []
+      for await (const c of read(output, { from: to })) back.push(c)
+      assert.deepEqual(back[0]!.metadata, want, `${to} ${extension}`)
+      assert.equal(back[0]!.input.length, 1)
+    }
+  } finally {
+    rmSync(dir, { recursive: true, force: true })
+  }
+})
