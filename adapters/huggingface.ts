@@ -313,6 +313,7 @@ function encode(original: EvalCase, ctx: EncodeContext): JsonObject {
 
 const huggingface: Adapter = {
   name: 'hf',
+  mapsRows: true,
   aliases: ['huggingface'],
   title: 'Hugging Face dataset rows: dataset-viewer responses, to_json JSON Lines, CSV, Parquet with features',
   reads: ['parquet', 'jsonl', 'json', 'csv'],

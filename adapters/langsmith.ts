@@ -744,6 +744,7 @@ function sniff(sample: SniffSample): number {
 
 const langsmith: Adapter = {
   name: 'langsmith',
+  mapsRows: true,
   aliases: [],
   title: 'LangSmith examples (inputs/outputs/metadata/split): kv, llm and chat datasets',
   reads: ['json', 'jsonl', 'csv'],

@@ -97,6 +97,8 @@ export interface Adapter {
   writes: Container[]
   /** Keys of a JSON or YAML document that hold the record list (`evalcases`, `goldens`, `rows`...). */
   recordKeys: string[]
+  /** Whether its rows are mapped to fields (`--map`, `ReadOptions.map`): a table's columns, or LangSmith's inputs and outputs. */
+  mapsRows?: boolean
 
   /**
    * One record to cases. Throws `fieldError(path, message)` for a bad field; the pipeline adds

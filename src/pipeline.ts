@@ -93,6 +93,9 @@ export async function* read(input: string, options: ReadOptions = {}): AsyncGene
   if (!adapter.reads.includes(container)) {
     throw new UsageError(`${adapter.name} does not read ${container} files (it reads ${adapter.reads.join(', ')})`)
   }
+  if (options.map && !adapter.mapsRows) {
+    throw new UsageError(`--map maps the columns of a table (csv, hf, langsmith); ${input} is ${adapter.name}, whose fields are its own`)
+  }
   yield* readFile_(input, container, adapter, options, new SeenIds(input))
 }
 

@@ -68,7 +68,7 @@ test('a value of the case\'s own at metadata.evalferry travels through every for
       const back: EvalCase[] = []
       for await (const c of read(output, { from: to })) back.push(c)
       assert.deepEqual(back[0]!.metadata, want, `${to} ${extension}`)
-      assert.equal(back[0]!.input.length, 1)
+      assert.equal(back[0]!.input?.length, 1)
     }
   } finally {
     rmSync(dir, { recursive: true, force: true })

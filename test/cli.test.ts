@@ -383,7 +383,7 @@ test('an output that cannot be made is named, with exit 1 and no temporary left 
   assert.equal(readFileSync(blocker, 'utf8'), 'a file where a directory would be\n')
 })
 
-test('usage errors exit 2: unknown option, unknown format, missing --to, unknown dialect', async () => {
+test('usage errors exit 2: unknown option, unknown format, missing --to, unknown dialect, --map on a format of fixed fields', async () => {
   const unknownOption = await runCli(['convert', 'x.json', '--to', 'evalcase', '--frobnicate'])
   assert.equal(unknownOption.code, 2)
   assert.match(unknownOption.stderr, /frobnicate/)
@@ -397,6 +397,11 @@ test('usage errors exit 2: unknown option, unknown format, missing --to, unknown
   assert.equal(unknownDialect.code, 2)
   assert.equal(unknownDialect.stderr, 'evalferry: --dialect takes agentv or evalcase, not "agentV"\n')
   assert.equal(existsSync(join(dir, 'dialect.yaml')), false)
+  const goldens = join(ROOT, 'examples', 'goldens.json')
+  const mapped = await runCli(['convert', goldens, '--to', 'evalcase', '--map', 'input=question', '-o', join(dir, 'mapped.yaml')])
+  assert.equal(mapped.code, 2)
+  assert.equal(mapped.stderr, `evalferry: --map maps the columns of a table (csv, hf, langsmith); ${goldens} is deepeval, whose fields are its own\n`)
+  assert.equal(existsSync(join(dir, 'mapped.yaml')), false)
 })
 
 test('convert: --on-error skip converts the good records and writes the bad ones to --rejects', async () => {
