@@ -342,6 +342,15 @@ test('convert: one file whose extension names no container is one file: its cont
   assert.deepEqual((JSON.parse(named.stdout) as { input: string }[]).map((c) => c.input), ['q1'])
 })
 
+test('convert --json prints the report on a failed run too, with why it stopped, and exits as the failure does', async () => {
+  const input = file('json-failed.jsonl', '{"input": "a"}\n{"input":\n')
+  const result = await runCli(['convert', input, '--from', 'deepeval', '--to', 'evals', '-o', join(dir, 'json-failed.json'), '--json'])
+  assert.equal(result.code, 1)
+  const report = JSON.parse(result.stdout) as { failed: { code: string; message: string; location: { line: number } } }
+  assert.deepEqual([report.failed.code, report.failed.location.line], ['E_PARSE', 2])
+  assert.equal(result.stderr, `evalferry: ${report.failed.message}\n`)
+})
+
 test('an input that does not exist is named as missing, in every container and command, with exit 1', async () => {
   const out = join(dir, 'missing-out.jsonl')
   const formats = { csv: 'csv', json: 'deepeval', jsonl: 'langsmith', yaml: 'evalcase', parquet: 'hf' }

@@ -180,22 +180,24 @@ const command: Command = {
       bar?.stop()
     }
     try {
+      // A failed run's report says why it stopped.
+      const reportText = JSON.stringify({ ...total, ...(failure instanceof EvalferryError ? { failed: { message: failure.describe(), code: failure.code, location: failure.location } } : {}) }, null, 2) + '\n'
       if (reportPath !== undefined) {
         const file = await AtomicFile.create(reportPath)
         try {
-          await file.sink.write(JSON.stringify({ ...total, ...(failure instanceof EvalferryError ? { failed: { message: failure.describe(), code: failure.code, location: failure.location } } : {}) }, null, 2) + '\n')
+          await file.sink.write(reportText)
           await file.commit()
         } catch (error) {
           await file.abort()
           throw error
         }
       }
+      if (values.json) stdout.write(reportText)
     } finally {
       release()
     }
     if (failure) throw failure
-    if (values.json) stdout.write(JSON.stringify(total, null, 2) + '\n')
-    else if (!values.quiet) stderr.write(summarize(total) + '\n')
+    if (!values.json && !values.quiet) stderr.write(summarize(total) + '\n')
     return 0
   },
 }
