@@ -16,7 +16,7 @@ import { containerOf, readRecords, recordWriter } from './codecs/index.ts'
 import { LIST_KEY, type Sink, type SourceRecord } from './codecs/types.ts'
 import { detect } from './detect.ts'
 import { DataError, EvalferryError, UsageError, type Location } from './errors.ts'
-import { AtomicFile, BytesSink, exists, STDIO } from './io.ts'
+import { assertWritable, AtomicFile, BytesSink, exists, STDIO, type Written } from './io.ts'
 import { CARRY_KEY, isJsonObject, withoutFileKeys, withoutGenerated, type EvalCase, type JsonObject, type JsonValue } from './model.ts'
 import { addWarning, countField, newReport, type ConversionReport } from './report.ts'
 
@@ -316,8 +316,7 @@ export async function write(
   }
   const report = options.report ?? newReport('canonical', adapter.name, [], output)
   const file = await AtomicFile.create(output)
-  // JSON Lines has no place for file-level keys: they go to the sidecar the adapter names.
-  const sidecarPath = output !== STDIO && container === 'jsonl' ? adapter.sidecar?.(output, container) : undefined
+  const sidecarPath = sidecarOf(output, container, adapter)
   let sidecar: AtomicFile | undefined
   try {
     const layout = await writeCases(cases, adapter, container, file, options, report, sidecarPath !== undefined)
@@ -334,6 +333,18 @@ export async function write(
     throw error
   }
   return report
+}
+
+/** JSON Lines has no place for file-level keys: they go to the sidecar the adapter names. */
+function sidecarOf(output: string, container: Container, adapter: Adapter): string | undefined {
+  return output !== STDIO && container === 'jsonl' ? adapter.sidecar?.(output, container) : undefined
+}
+
+/** The files writing `output` as `to` makes (itself, and a JSON Lines sidecar), for `assertWritable`. */
+export async function filesWritten(output: string, to: string, container?: Container): Promise<Written[]> {
+  const adapter = await getAdapter(to)
+  const sidecar = sidecarOf(output, container ?? (output === STDIO ? 'json' : (containerOf(output) ?? 'json')), adapter)
+  return [{ path: output, what: 'the output' }, ...(sidecar ? [{ path: sidecar, what: "the output's sidecar" }] : [])]
 }
 
 /** A part of a file written on its own: the file's layout and first cases, and where its records start. */
@@ -396,11 +407,16 @@ async function writeCases(
   const flush = async (): Promise<void> => {
     if (!pending.length) return
     ectx.index = index
-    const record = encoder.encode(pending, ectx, index === 0, pendingGroup !== undefined)
+    let record: JsonObject
+    try {
+      record = encoder.encode(pending, ectx, index === 0, pendingGroup !== undefined)
+    } catch (error) {
+      // A case the format cannot take is named by its place in the output.
+      throw locate(error, { file: file.path, record: index })
+    }
     try {
       await writer.write(record)
     } catch (error) {
-      // A record the container cannot hold is named by its place in the output.
       if (error instanceof DataError && !error.location.file) error.location = { file: file.path, record: index, ...error.location }
       throw error
     }
@@ -628,6 +644,10 @@ export interface ConvertOptions extends Omit<ReadOptions, 'report' | 'onReject' 
 /** Converts one file to another format; returns the conversion report. */
 export async function convert(options: ConvertOptions): Promise<ConversionReport> {
   const inputContainer = requireContainer(options.input, options.inputContainer, 'input')
+  await assertWritable(
+    [...(await filesWritten(options.output, options.to, options.outputContainer)), ...(options.rejects ? [{ path: options.rejects, what: 'the rejects file' }] : [])],
+    [options.input],
+  )
   const from = options.from ?? (options.input === STDIO ? undefined : (await detect(options.input)).format)
   if (!from) throw new UsageError('reading standard input needs --from')
   const to = (await getAdapter(options.to)).name

@@ -351,6 +351,29 @@ test('convert --json prints the report on a failed run too, with why it stopped,
   assert.equal(result.stderr, `evalferry: ${report.failed.message}\n`)
 })
 
+test('the sidecar of a JSON Lines output, and a library conversion onto its own input, never overwrite the input', async () => {
+  const input = file('sidecar-input.yaml', 'description: suite\nevalcases:\n  - id: a\n    input: hi\n    expected_output: ok\n')
+  const before = readFileSync(input, 'utf8')
+  const result = await runCli(['convert', input, '--to', 'evalcase', '-o', join(dir, 'sidecar-input.jsonl')])
+  assert.equal(result.code, 2)
+  assert.equal(result.stderr, `evalferry: the output's sidecar ${input} is the input ${input}; evalferry never overwrites an input\n`)
+  await assert.rejects(convert({ input, output: join(dir, '.', 'sidecar-input.yaml'), to: 'evalcase' }), (error: Error & { code?: string }) => {
+    assert.equal(error.message, `the output ${join(dir, '.', 'sidecar-input.yaml')} is the input ${input}; evalferry never overwrites an input`)
+    return true
+  })
+  assert.equal(readFileSync(input, 'utf8'), before)
+  assert.equal(existsSync(join(dir, 'sidecar-input.jsonl')), false)
+})
+
+test('a case the target cannot take is named by its place in the output', async () => {
+  const rows = Array.from({ length: 150 }, (_, i) => JSON.stringify({ question: `q${i}`, answer: 'a', ...(i === 120 ? { late: 'x' } : {}) }))
+  const input = file('late-column.jsonl', rows.join('\n') + '\n')
+  const out = join(dir, 'late-column.csv')
+  const result = await runCli(['convert', input, '--from', 'hf', '--to', 'hf', '-o', out])
+  assert.equal(result.code, 1)
+  assert.match(result.stderr, new RegExp(`^evalferry: ${out} record 121: evalferry: this case needs an "evalferry" column`))
+})
+
 test('an input that does not exist is named as missing, in every container and command, with exit 1', async () => {
   const out = join(dir, 'missing-out.jsonl')
   const formats = { csv: 'csv', json: 'deepeval', jsonl: 'langsmith', yaml: 'evalcase', parquet: 'hf' }

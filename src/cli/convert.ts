@@ -10,6 +10,7 @@ import { mergeReport, newReport, summarize, type ConversionReport } from '../rep
 import { stringOption, type Command, type OptionValues } from './command.ts'
 import { expandInputs, isGlob } from './inputs.ts'
 import { containerOption, dialectOption, mapOption, onErrorOption } from './options.ts'
+import { filesWritten } from '../pipeline.ts'
 
 /** The container written when the output's extension does not name one. */
 export const DEFAULT_CONTAINER: Record<FormatName, Container> = {
@@ -144,9 +145,10 @@ const command: Command = {
       }
     })
     if (shard) planned = await shardJobs(planned, shard)
+    const written = await Promise.all(planned.map((job) => filesWritten(job.output, target.name, job.outputContainer)))
     await assertWritable(
       [
-        ...planned.map((job) => ({ path: job.output, what: 'the output' })),
+        ...written.flat(),
         ...(rejects !== undefined ? [{ path: rejects, what: 'the rejects file' }] : []),
         ...(reportPath !== undefined ? [{ path: reportPath, what: 'the report' }] : []),
         ...(values.json ? [{ path: STDIO, what: 'the report (--json)' }] : []),
