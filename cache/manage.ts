@@ -140,11 +140,12 @@ export async function pruneCache(root: string, olderThanMs: number): Promise<Pru
 }
 
 /**
- * Remove what the cache made: each repository's directory, the host and owner directories that
- * leaves empty, and our temporaries of CACHEDIR.TAG; anything else in the root stays. Refused when
- * the root is not empty and not an evalferry cache.
+ * Remove what the cache made: each repository's directory (holding its lock, so that no process is
+ * working in it meanwhile), the host and owner directories that leaves empty, and our temporaries of
+ * CACHEDIR.TAG; anything else in the root stays. Refused when the root is not empty and not an
+ * evalferry cache.
  */
-export async function clearCache(root: string): Promise<void> {
+export async function clearCache(root: string, options: { onWait?: (repository: string) => void } = {}): Promise<void> {
   if (!(await checkCacheRoot(root))) return
   try {
     const names = await readdir(root)
@@ -154,12 +155,20 @@ export async function clearCache(root: string): Promise<void> {
       throw new FetchError('E_CACHE', `${root} does not look like an evalferry cache (no CACHEDIR.TAG of ours); not clearing it`)
     }
     for (const layout of await findRepositories(root)) {
-      await rm(layout.dir, { recursive: true, force: true })
-      await removeEmptyParents(root, dirname(layout.dir))
+      const name = `${layout.host}/${layout.repository}`
+      await withLock(layout.lock, async () => {
+        for (const entry of await readdir(layout.dir).catch(() => [] as string[])) {
+          if (entry !== 'lock') await rm(join(layout.dir, entry), { recursive: true, force: true, maxRetries: 3, retryDelay: 50 })
+        }
+      }, { onWait: () => options.onWait?.(name) })
+      // The directory stays when another process took its lock meanwhile.
+      await removeEmptyParents(root, layout.dir)
     }
     for (const name of names.filter((n) => TAG_TEMP.test(n))) await rm(join(root, name), { force: true })
   } catch (error) {
-    throw cacheError(error, `cannot clear the cache ${root}`)
+    // A lock that cannot be made is told as this failure, naming its path.
+    const lockFailure = error instanceof FetchError && (error.cause as NodeJS.ErrnoException | undefined)?.code !== undefined
+    throw cacheError(lockFailure ? error.cause : error, `cannot clear the cache ${root}`)
   }
 }
 

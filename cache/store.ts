@@ -8,7 +8,7 @@ import { FetchError } from '../src/errors.ts'
 import { cacheError, writeAtomic } from './fs.ts'
 import { type GitRemote, type GitRunOptions, type TreeEntry, fetchBlobs, fetchCommit, hasCommit, listTree, prepareMirror, readBlobs } from './git.ts'
 import { CACHEDIR_TAG, type RepoLayout, commitFile } from './layout.ts'
-import { type RetryPolicy, fetchRawFile } from './raw.ts'
+import { type DeclaredHashes, type RetryPolicy, fetchRawFile } from './raw.ts'
 
 export interface RefListing {
   /** When the remote was listed (ISO 8601). */
@@ -180,8 +180,8 @@ const MAX_SYMLINK_HOPS = 8
  * Symlinks inside the repository are followed (their target's content is stored under the link's
  * path); a symlink leaving it, or `..`, is E_UNSAFE. A cached file that no longer matches its recorded
  * sha256 is removed and fetched again. Content from the single-file API is kept only when it matches
- * the blob id the commit's tree lists (when the mirror holds the tree) and the hashes the host declared;
- * otherwise git, which checks every object against its id, brings the file.
+ * a blob id: the commit's tree's (fetched without blobs when the host declares none) and the hashes the
+ * host declared; otherwise git, which checks every object against its id, brings the file.
  */
 export async function fetchFiles(layout: RepoLayout, commit: string, paths: string[], options: FetchFilesOptions): Promise<FetchFilesResult> {
   const result: FetchFilesResult = { viaRaw: [], viaGit: [], notes: [] }
@@ -202,7 +202,8 @@ export async function fetchFiles(layout: RepoLayout, commit: string, paths: stri
   if (options.rawUrl && options.rawLimit > 0 && missing.length <= options.rawLimit) {
     forGit = []
     // With the commit's trees already in the mirror (local, no request), raw content is checked against their blob ids.
-    const tree = (await exists(join(layout.git, 'config'))) && (await hasCommit(layout, commit, options)) ? await listTree(layout, commit, missing, options) : undefined
+    let tree = (await exists(join(layout.git, 'config'))) && (await hasCommit(layout, commit, options)) ? await listTree(layout, commit, missing, options) : undefined
+    const answers: { path: string; content: Buffer; declared: DeclaredHashes }[] = []
     let hostDown = false
     for (const path of missing) {
       const entry = tree?.get(path)
@@ -225,16 +226,32 @@ export async function fetchFiles(layout: RepoLayout, commit: string, paths: stri
         forGit.push(path)
         continue
       }
-      const expectedId = entry?.oid ?? answer.declared.blobId
-      const id = expectedId ? gitBlobId(answer.content, expectedId.length === 64 ? 'sha256' : 'sha1') : undefined
-      const sha256 = sha256Of(answer.content)
-      if ((expectedId && id !== expectedId) || (answer.declared.sha256 && answer.declared.sha256 !== sha256)) {
-        result.notes.push(`${options.describe(path)}: the single-file API sent content whose hash is not the file's (blob ${id ?? '?'}, expected ${expectedId ?? answer.declared.sha256}); asking git instead`)
+      answers.push({ path, content: answer.content, declared: answer.declared })
+    }
+    // Content no blob id vouches for (the host declared none) is checked against the commit's trees, fetched once.
+    if (!tree && answers.some((a) => !a.declared.blobId)) {
+      await prepareMirror(layout, options)
+      await fetchCommit(layout, options.remote, commit, options)
+      if (!(await hasCommit(layout, commit, options))) throw new FetchError('E_REF', `${options.remote.label}: the server sent no commit ${commit}`)
+      tree = await listTree(layout, commit, missing, options)
+    }
+    for (const { path, content, declared } of answers) {
+      const entry = tree?.get(path)
+      const expectedId = tree ? entry?.oid : declared.blobId
+      // Not a plain file in the tree (absent, a symlink, a submodule): git tells what it is.
+      if (!expectedId || (entry && (entry.type !== 'blob' || entry.mode === '120000'))) {
+        forGit.push(path)
+        continue
+      }
+      const id = gitBlobId(content, expectedId.length === 64 ? 'sha256' : 'sha1')
+      const sha256 = sha256Of(content)
+      if (id !== expectedId || (declared.sha256 && declared.sha256 !== sha256)) {
+        result.notes.push(`${options.describe(path)}: the single-file API sent content whose hash is not the file's (blob ${id}, expected ${expectedId}); asking git instead`)
         forGit.push(path)
         continue
       }
       await recordSums(layout, commit, new Map([[path, sha256]]))
-      await writeAtomic(commitFile(layout, commit, path), answer.content, layout.tmp)
+      await writeAtomic(commitFile(layout, commit, path), content, layout.tmp)
       result.viaRaw.push(path)
     }
   }

@@ -23,4 +23,5 @@ export type {
 export type { FormatName, Container, FieldMapping, RowMapper } from '../adapters/types.ts'
 export { FORMAT_NAMES } from '../adapters/index.ts'
 export { prefetch, resolve, findReferences, parseBlobUrl, writeManifest, rewriteDataset, cacheRoot, listCache, pruneCache, clearCache } from './resolver/index.ts'
+export { PrefetchError } from './resolver/prefetch.ts'
 export type { PrefetchOptions, PrefetchResult, ManifestEntry, ResolverOptions, BlobUrl, Reference } from './resolver/index.ts'

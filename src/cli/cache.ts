@@ -60,7 +60,7 @@ const command: Command = {
         return 0
       }
       case 'clear':
-        await clearCache(root)
+        await clearCache(root, ctx.values.quiet || json ? {} : { onWait: (name) => ctx.stderr.write(`waiting for another process working on ${name}\n`) })
         if (json) ctx.stdout.write(`${JSON.stringify({ cleared: root })}\n`)
         else if (!ctx.values.quiet) ctx.stderr.write(`cleared ${root}\n`)
         return 0

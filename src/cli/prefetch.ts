@@ -3,7 +3,7 @@
 import { basename, join } from 'node:path'
 import { UsageError } from '../errors.ts'
 import { STDIO, assertWritable, isDirectory } from '../io.ts'
-import { MAX_TIMEOUT_SECONDS, type PrefetchOptions, prefetch, rewriteDataset, writeManifest } from '../resolver/index.ts'
+import { MAX_TIMEOUT_SECONDS, PrefetchError, type PrefetchOptions, type PrefetchResult, prefetch, rewriteDataset, writeManifest } from '../resolver/index.ts'
 import { type Command, type CommandContext, type OptionValues, listOption, stringOption } from './command.ts'
 
 /** Resolver options from the shared and the fetch options of a command line. */
@@ -30,6 +30,18 @@ export function resolverOptions(values: OptionValues, ctx: CommandContext): Pref
   if (from !== undefined) options.from = from
   if (!values.quiet && !values.json) options.onProgress = (message) => ctx.stderr.write(`${message}\n`)
   return options
+}
+
+/**
+ * When some references failed: with --json, print the entries that succeeded and the errors; else
+ * `print` what succeeded. The failure goes to stderr; resolves to its exit code. Other errors are rethrown.
+ */
+export function partialFailure(error: unknown, ctx: CommandContext, print: (result: PrefetchResult) => void): number {
+  if (!(error instanceof PrefetchError)) throw error
+  if (ctx.values.json) ctx.stdout.write(`${JSON.stringify({ entries: error.result.entries, errors: error.failures }, null, 2)}\n`)
+  else print(error.result)
+  ctx.stderr.write(`evalferry: ${error.describe()}\n`)
+  return error.exitCode
 }
 
 export const FETCH_OPTIONS = {
@@ -98,7 +110,12 @@ fetches the files into the repository cache: one ref listing and one fetch per r
       ],
       datasets,
     )
-    const result = await prefetch(datasets, options)
+    let result: PrefetchResult
+    try {
+      result = await prefetch(datasets, options)
+    } catch (error) {
+      return partialFailure(error, ctx, () => undefined)
+    }
 
     if (manifest !== undefined) await writeManifest(manifest, result.entries)
     for (const { dataset, output } of rewrites) {

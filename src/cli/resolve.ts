@@ -1,9 +1,19 @@
 /** `evalferry resolve <url...>`: the local path of each referenced file, fetched when not cached. */
 
 import { UsageError } from '../errors.ts'
-import { prefetchUrls } from '../resolver/index.ts'
+import { type PrefetchResult, hostTable, parseBlobUrl, prefetchUrls } from '../resolver/index.ts'
+import { redactUrl } from '../resolver/url.ts'
 import type { Command } from './command.ts'
-import { FETCH_OPTIONS, resolverOptions } from './prefetch.ts'
+import { FETCH_OPTIONS, partialFailure, resolverOptions } from './prefetch.ts'
+
+/** True unless `url` is plainly not a blob URL of a known host (an unsafe one is still refused later, as a fetch error). */
+function isBlobUrl(url: string, hosts: ReturnType<typeof hostTable>): boolean {
+  try {
+    return parseBlobUrl(url, hosts) !== undefined
+  } catch {
+    return true
+  }
+}
 
 const command: Command = {
   name: 'resolve',
@@ -11,13 +21,26 @@ const command: Command = {
   usage: `Usage: evalferry resolve <url...> [--offline] [--refresh] [--json]
 
 Prints, one a line, the cached copy of each blob URL's file, fetching what is not cached.
-With --json, prints { entries: [{ url, host, repository, ref, commit, path, local_path, bytes, sha256 }] }.`,
+With --json, prints { entries: [{ url, host, repository, ref, commit, path, local_path, bytes, sha256 }] },
+plus errors: [{ url, message }] when some fail. A URL that fails is left out and named on stderr.`,
   options: FETCH_OPTIONS,
   async run(ctx) {
     if (ctx.positionals.length === 0) throw new UsageError(`name at least one URL\n\n${command.usage}`)
-    const result = await prefetchUrls(ctx.positionals, resolverOptions(ctx.values, ctx))
+    const options = resolverOptions(ctx.values, ctx)
+    const hosts = hostTable(options.hosts ?? [], ctx.env)
+    const bad = ctx.positionals.filter((u) => !isBlobUrl(u, hosts))
+    if (bad.length > 0) {
+      throw new UsageError(`${bad.map(redactUrl).join(', ')}: not a blob URL naming a file on a known host (a self-hosted one needs --host <name>=<base-url>)`)
+    }
+    const print = (result: PrefetchResult): void => void ctx.stdout.write(result.entries.map((e) => `${e.local_path}\n`).join(''))
+    let result: PrefetchResult
+    try {
+      result = await prefetchUrls(ctx.positionals, options)
+    } catch (error) {
+      return partialFailure(error, ctx, print)
+    }
     if (ctx.values.json) ctx.stdout.write(`${JSON.stringify({ entries: result.entries }, null, 2)}\n`)
-    else ctx.stdout.write(result.entries.map((e) => `${e.local_path}\n`).join(''))
+    else print(result)
     return 0
   },
 }

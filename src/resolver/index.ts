@@ -1,5 +1,6 @@
 /** The resolver: references in cases, host URLs, refs, credentials, prefetch, manifest and rewrite. */
 
+import type { Location } from '../errors.ts'
 import { AtomicFile } from '../io.ts'
 import type { EvalCase } from '../model.ts'
 import type { CaseSource, ManifestEntry, PrefetchOptions, PrefetchResult } from './options.ts'
@@ -11,7 +12,7 @@ export { credentialFor, type Credential } from './credentials.ts'
 export { BUILTIN_HOSTS, type HostConfig, type HostType, cloneUrl, hostTable, parseHostSpec, rawFileUrl } from './hosts.ts'
 export type { CaseSource, ManifestEntry, PrefetchOptions, PrefetchResult, ResolverOptions } from './options.ts'
 export { MAX_TIMEOUT_SECONDS } from './options.ts'
-export { prefetchUrls, resolve } from './prefetch.ts'
+export { PrefetchError, type PrefetchFailure, prefetchUrls, resolve } from './prefetch.ts'
 export { findReferences, replaceReferences, type Reference } from './references.ts'
 export { isFullSha, matchRef, parseLsRemote, type RefMap, type ResolvedRef } from './refs.ts'
 export { rewriteCases, textOf } from './rewrite.ts'
@@ -27,25 +28,41 @@ export {
   pruneCache,
 } from '../../cache/index.ts'
 
-async function* casesOf(source: string | string[] | CaseSource, from: string | undefined): AsyncGenerator<EvalCase> {
+/** Each case with its file (when read from one) and its position in that file. */
+async function* casesOf(source: string | string[] | CaseSource, from: string | undefined): AsyncGenerator<{ c: EvalCase; file?: string; record: number }> {
   if (typeof source === 'string' || (Array.isArray(source) && source.every((s) => typeof s === 'string'))) {
     const { read } = await import('../pipeline.ts')
-    for (const file of typeof source === 'string' ? [source] : (source as string[])) yield* read(file, from ? { from } : {})
+    for (const file of typeof source === 'string' ? [source] : (source as string[])) {
+      let record = 0
+      for await (const c of read(file, from ? { from } : {})) yield { c, file, record: record++ }
+    }
     return
   }
-  yield* source as CaseSource
+  let record = 0
+  for await (const c of source as CaseSource) yield { c, record: record++ }
+}
+
+/** `['input', 0, 'content', 1, 'value']` as `input[0].content[1].value`. */
+function fieldPath(pointer: (string | number)[]): string {
+  return pointer.map((key, i) => (typeof key === 'number' ? `[${key}]` : i === 0 ? key : `.${key}`)).join('')
 }
 
 /**
  * Fetch every file the cases reference into the cache. `source` is cases, or dataset files read
- * through the pipeline. Resolves to one manifest entry per URL; throws a FetchError naming each
- * URL that failed (after trying them all).
+ * through the pipeline. Resolves to one manifest entry per URL; throws a PrefetchError naming each
+ * URL that failed and where the first case holding it is (after trying them all).
  */
 export async function prefetch(source: string | string[] | CaseSource, options: PrefetchOptions = {}): Promise<PrefetchResult> {
   const session = new Session(options)
   const urls: string[] = []
-  for await (const c of casesOf(source, options.from)) for (const ref of findReferences(c, session.hosts)) urls.push(ref.url)
-  return prefetchUrls(urls, options, session)
+  const places = new Map<string, Location>()
+  for await (const { c, file, record } of casesOf(source, options.from)) {
+    for (const ref of findReferences(c, session.hosts)) {
+      urls.push(ref.url)
+      if (!places.has(ref.url)) places.set(ref.url, { ...(file !== undefined ? { file } : {}), record, field: fieldPath(ref.pointer) })
+    }
+  }
+  return prefetchUrls(urls, options, session, places)
 }
 
 /** Write the manifest: `{ entries: [{ url, host, repository, ref, commit, path, local_path, bytes, sha256 }] }`. */

@@ -25,7 +25,7 @@ import {
   withLock,
   writeRefListing,
 } from '../../cache/index.ts'
-import { EvalferryError, FetchError, UsageError } from '../errors.ts'
+import { type ErrorCode, EvalferryError, FetchError, type Location, UsageError, formatLocation } from '../errors.ts'
 import { type Credential, credentialFor } from './credentials.ts'
 import { type HostConfig, cloneUrl, hostTable, rawFileUrl } from './hosts.ts'
 import { DEFAULTS, MAX_TIMEOUT_SECONDS, type ManifestEntry, type PrefetchResult, type ResolverOptions, isOffline } from './options.ts'
@@ -80,7 +80,8 @@ export class Session {
     let listing = this.listings.get(key)
     if (!listing) {
       listing = withLock(work.layout.lock, async () => {
-        // Another process may have listed while this one waited for the lock.
+        // Another process may have listed, or cleared the cache, while this one waited for the lock.
+        await initRepoDir(work.layout)
         const current = await readRefListing(work.layout)
         if (current && current.listed_at !== seen && Date.parse(current.listed_at) >= this.startedAt - 1000) return current.refs
         this.progress(`listing refs of ${work.host.name}/${work.repository}`)
@@ -221,6 +222,7 @@ async function prefetchCommit(
       const describe = (path: string): string => missing.find((u) => pathOf(u) === path)?.url ?? path
       try {
         await withLock(work.layout.lock, async () => {
+          await initRepoDir(work.layout) // again: a `cache clear` may have run since
           await sweepTemp(work.layout.tmp)
           const how = await fetchFiles(work.layout, commit, missing.map(pathOf), {
             ...session.gitOptions(credential),
@@ -256,7 +258,7 @@ async function prefetchCommit(
     const local = commitFile(work.layout, commit, pathOf(u))
     try {
       const state = missing.includes(u) ? await checkCachedFile(work.layout, commit, pathOf(u), after) : checked.get(u.url)!
-      if (state.state === 'missing' || state.state === 'mismatch') throw new Error(state.state === 'missing' ? 'it is gone' : 'it does not match its recorded sha256')
+      if (state.state === 'missing' || state.state === 'mismatch') throw new Error(state.state === 'missing' ? 'it was removed meanwhile (by a cache clear or prune?)' : 'it does not match its recorded sha256')
       result.entries.push(await fileEntry(u, resolved.get(u.url)!, local, state))
       if (missing.includes(u)) result.fetched++
       else result.cached++
@@ -266,11 +268,33 @@ async function prefetchCommit(
   }
 }
 
+/** One URL that failed: its message, and where the dataset holds it when known. */
+export interface PrefetchFailure {
+  url: string
+  message: string
+  location?: Location
+}
+
+/** Some references failed: `result` holds the entries of those that did not, `failures` one per URL that failed. */
+export class PrefetchError extends FetchError {
+  constructor(
+    code: ErrorCode,
+    message: string,
+    location: Location,
+    readonly result: PrefetchResult,
+    readonly failures: PrefetchFailure[],
+    options?: { cause?: unknown },
+  ) {
+    super(code, message, location, options)
+  }
+}
+
 /**
  * Bring every file these URLs name into the cache; the result lists each URL's entry in the order
- * given (duplicates once). Throws a FetchError naming every URL that failed, after trying them all.
+ * given (duplicates once). Throws a PrefetchError naming every URL that failed (and, from `places`,
+ * where a dataset holds it), after trying them all; it carries the entries that succeeded.
  */
-export async function prefetchUrls(urls: Iterable<string>, options: ResolverOptions = {}, session = new Session(options)): Promise<PrefetchResult> {
+export async function prefetchUrls(urls: Iterable<string>, options: ResolverOptions = {}, session = new Session(options), places = new Map<string, Location>()): Promise<PrefetchResult> {
   const result: PrefetchResult = { entries: [], cached: 0, fetched: 0 }
   const failures = new Map<string, unknown>()
   const fail = (url: string, error: unknown): void => {
@@ -316,22 +340,35 @@ export async function prefetchUrls(urls: Iterable<string>, options: ResolverOpti
 
   const position = new Map(order.map((u, i) => [u, i]))
   result.entries.sort((a, b) => position.get(a.url)! - position.get(b.url)!)
-  if (failures.size > 0) throw combinedFailure(failures)
+  if (failures.size > 0) throw combinedFailure(new Map([...failures].sort((a, b) => position.get(a[0])! - position.get(b[0])!)), result, places)
   return result
 }
 
-function combinedFailure(failures: Map<string, unknown>): FetchError {
+function combinedFailure(failures: Map<string, unknown>, result: PrefetchResult, places: Map<string, Location>): PrefetchError {
+  const messageOf = (url: string, error: unknown): string => {
+    const message = error instanceof Error ? error.message : String(error)
+    return message.includes(redactUrl(url)) ? message : `${redactUrl(url)}: ${message}`
+  }
+  const list: PrefetchFailure[] = [...failures].map(([url, error]) => {
+    const location = places.get(url)
+    return { url: redactUrl(url), message: messageOf(url, error), ...(location ? { location } : {}) }
+  })
   // One error shared by many URLs (a repository that failed whole) is told once.
   const groups = new Map<unknown, string[]>()
   for (const [url, error] of failures) groups.set(error, [...(groups.get(error) ?? []), url])
   const lines = [...groups].map(([error, urls]) => {
-    const message = error instanceof Error ? error.message : String(error)
-    const first = redactUrl(urls[0]!)
-    return urls.length === 1 ? (message.includes(first) ? message : `${first}: ${message}`) : `${message} (${urls.length} references, first ${first})`
+    const place = formatLocation(places.get(urls[0]!) ?? {})
+    if (urls.length === 1) return place + messageOf(urls[0]!, error)
+    return `${place}${error instanceof Error ? error.message : String(error)} (${urls.length} references, first ${redactUrl(urls[0]!)})`
   })
   const first = [...groups.keys()].find((e): e is FetchError => e instanceof FetchError)
+  const code = first?.code ?? 'E_FETCH'
+  if (failures.size === 1) {
+    const only = list[0]!
+    return new PrefetchError(code, only.message, only.location ?? {}, result, list, { cause: first })
+  }
   const message = lines.length === 1 ? lines[0]! : `${failures.size} reference(s) failed:\n  ${lines.slice(0, 50).join('\n  ')}${lines.length > 50 ? `\n  … and ${lines.length - 50} more` : ''}`
-  return new FetchError(first?.code ?? 'E_FETCH', message, {}, { cause: first })
+  return new PrefetchError(code, message, {}, result, list, { cause: first })
 }
 
 /** The local path of one blob URL's file, fetching it when it is not cached. */

@@ -231,7 +231,7 @@ test('single-file API faults: 429 waits for Retry-After, 5xx backs off, both bou
       assert.equal(gitFetches, 2, `${c.name}: one git fetch of the commit`)
       assert.equal(new Set(raw.map((r) => r.path)).size, 1, `${c.name}: after the API failed, the other files went to git without asking it`)
     } else {
-      assert.equal(gitFetches, 0, `${c.name}: no git`)
+      assert.equal(gitFetches, 1, `${c.name}: git fetched only the trees, to check the content against`)
       assert.equal(result.fetched, paths.length)
     }
     if (c.minMs !== undefined) assert.ok(ms >= c.minMs, `${c.name}: ${ms} ms, Retry-After honoured`)
@@ -269,6 +269,28 @@ test('content whose hash is not the file\'s is refused and fetched with git: aga
   assert.equal(assertCleanCache(ghCache, github), 3)
   assert.ok(notes.some((n) => /hash is not the file's/.test(n)), notes.join('\n'))
   t.diagnostic(`tampered answers injected: ${wrong}; all refused, the right bytes came through git`)
+})
+
+test('a sign-in page answered 200 by the GitHub or Bitbucket single-file API on a cold cache is refused: the cached file holds the real content', { timeout: 60_000 }, async () => {
+  const page = Buffer.from('<html>Sign in</html>')
+  for (const repo of [github, fx.repos[2]!]) {
+    const paths = ['data/file-1.txt', 'data/file-2.txt']
+    const cache = fx.newCache()
+    const notes: string[] = []
+    const since = fx.server.requests.length
+    fx.server.options.rawFault = () => ({ body: page })
+    const result = await prefetchUrls(paths.map((p) => blobUrl(repo, repo.main, p)), options(cache, { onProgress: (m: string) => notes.push(m) })).finally(() => delete fx.server.options.rawFault)
+    assertServed(result, repo, paths)
+    assert.equal(assertCleanCache(cache, repo), paths.length, repo.repository)
+    const requests = fx.server.requests.slice(since)
+    assert.equal(requests.filter((r) => r.kind === 'raw' && r.fault === 'body').length, paths.length, `${repo.repository}: the API was asked`)
+    assert.equal(requests.filter((r) => r.command === 'fetch').length, 2, `${repo.repository}: the trees, then the blobs`)
+    assert.ok(notes.some((n) => /hash is not the file's/.test(n)), notes.join('\n'))
+    // The real content is what later runs trust.
+    const warm = fx.server.requests.length
+    assertServed(await prefetchUrls(paths.map((p) => blobUrl(repo, repo.main, p)), options(cache)), repo, paths)
+    assert.equal(fx.server.requests.length, warm, 'warm: no request')
+  }
 })
 
 test('a cached file changed on disk is fetched again; offline it is refused, naming the URL', { timeout: 60_000 }, async (t) => {

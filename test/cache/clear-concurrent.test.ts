@@ -1,0 +1,58 @@
+/**
+ * `cache clear` beside running prefetches, all real processes against the loopback git server: each
+ * process ends with 0 or a clear error (no internal error, no stack trace), and the cache still works.
+ */
+
+import assert from 'node:assert/strict'
+import { readFileSync } from 'node:fs'
+import { join } from 'node:path'
+import { after, before, test } from 'node:test'
+import { type CliRun, runCli, writeEvalcaseDataset } from '../helpers/cli.ts'
+import { type Fixture, startFixture } from '../helpers/fixture.ts'
+import { blobUrl } from '../helpers/repos.ts'
+
+let fx: Fixture
+before(async () => {
+  fx = await startFixture({}, 30)
+})
+after(() => fx.cleanup())
+
+function assertClean(run: CliRun, what: string): void {
+  const said = `${what} (exit ${run.code}): ${run.stderr}`
+  assert.equal(run.signal, null, said)
+  assert.ok(run.code === 0 || run.code === 3, said)
+  assert.doesNotMatch(run.stderr, /internal error|\n\s+at |ENOENT|ENOTEMPTY|Unable to read current working directory/, said)
+}
+
+test('cache clear beside several prefetches: every process exits 0 or with a clear error, and a prefetch afterwards succeeds', { timeout: 180_000 }, async (t) => {
+  // Enough files per repository that git, not the single-file API, brings them.
+  const urls = fx.repos.flatMap((r) => Array.from({ length: 20 }, (_, i) => blobUrl(r, 'main', `data/file-${i}.txt`)))
+  const dataset = join(fx.dir, 'cases.yaml')
+  writeEvalcaseDataset(dataset, urls)
+  const cache = fx.newCache()
+  const args = ['--cache-dir', cache, ...fx.server.hostSpecs().flatMap((h) => ['--host', h])]
+  const prefetch = () => runCli(['prefetch', dataset, '--json', ...args], {}, 120_000)
+  const clear = async (delayMs: number) => {
+    await new Promise((resolve) => setTimeout(resolve, delayMs))
+    return runCli(['cache', 'clear', ...args], {}, 120_000)
+  }
+
+  let failed = 0
+  for (let round = 0; round < 4; round++) {
+    const runs = await Promise.all([prefetch(), prefetch(), prefetch(), clear(300 + round * 150), clear(600 + round * 150)])
+    runs.forEach((run, i) => assertClean(run, `round ${round}, process ${i}`))
+    for (const run of runs.slice(3)) assert.equal(run.code, 0, `clear: ${run.stderr}`)
+    failed += runs.filter((r) => r.code !== 0).length
+  }
+
+  const last = await prefetch()
+  assert.equal(last.code, 0, last.stderr)
+  const entries = (JSON.parse(last.stdout) as { entries: { url: string; local_path: string }[] }).entries
+  assert.equal(entries.length, urls.length)
+  for (const e of entries) {
+    const repo = fx.repos.find((r) => e.url.includes(r.path))!
+    const path = e.url.split('/main/')[1]!
+    assert.deepEqual(readFileSync(e.local_path), repo.files.get(path), e.url)
+  }
+  t.diagnostic(`${failed} prefetch run(s) of 12 ended with a clear error while a clear ran`)
+})
