@@ -26,7 +26,7 @@
  */
 import { extrasOf, fieldChecks, under } from './fields.ts'
 import { deepEqual } from '../src/carry.ts'
-import { stringifyJson } from '../src/codecs/json.ts'
+import { parseExact, stringifyJson } from '../src/codecs/json.ts'
 import { fieldError } from '../src/errors.ts'
 import {
   CARRY_KEY,
@@ -282,7 +282,7 @@ function expectStrings(value: JsonValue, field: string): string[] {
 function parseText(text: string, name: string, key: string, extras: JsonObject): JsonValue {
   let value: JsonValue
   try {
-    value = JSON.parse(text) as JsonValue
+    value = parseExact(text).value as JsonValue
   } catch (error) {
     throw fieldError(key, `expected JSON text: ${(error as Error).message}`)
   }

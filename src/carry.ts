@@ -9,6 +9,7 @@ import { CARRY_KEY, isJsonObject, type EvalCase, type Extras, type JsonObject, t
 
 export function deepEqual(a: unknown, b: unknown): boolean {
   if (a === b) return true
+  if (typeof a === 'number' && typeof b === 'number') return Number.isNaN(a) && Number.isNaN(b)
   if (typeof a !== 'object' || typeof b !== 'object' || a === null || b === null) return false
   if (Array.isArray(a)) {
     if (!Array.isArray(b) || a.length !== b.length) return false

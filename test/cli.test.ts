@@ -374,6 +374,19 @@ test('a case the target cannot take is named by its place in the output', async 
   assert.match(result.stderr, new RegExp(`^evalferry: ${out} record 121: evalferry: this case needs an "evalferry" column`))
 })
 
+test('convert: NaN and the infinities of a YAML dataset come back from DeepEval JSON, CSV and JSON Lines, their metadata not carried', async () => {
+  const input = file('non-finite.yaml', 'evalcases:\n  - id: a\n    input: hi\n    expected_output: ok\n    metadata: {score: .nan, hi: .inf, lo: -.inf}\n')
+  for (const [to, extension] of [['deepeval', 'json'], ['deepeval', 'csv'], ['langsmith', 'jsonl']]) {
+    const out = join(dir, `non-finite-${to}.${extension}`)
+    const there = await runCli(['convert', input, '--to', to!, '-o', out])
+    assert.equal(there.code, 0, there.stderr)
+    assert.doesNotMatch(there.stderr, /carried.*metadata/, `${to} ${extension}`)
+    const back = await runCli(['convert', out, '--from', to!, '--to', 'evalcase', '-o', '-', '--quiet'])
+    assert.equal(back.code, 0, back.stderr)
+    assert.match(back.stdout, /metadata:\n +score: \.nan\n +hi: \.inf\n +lo: -\.inf\n/, `${to} ${extension}`)
+  }
+})
+
 test('an input that does not exist is named as missing, in every container and command, with exit 1', async () => {
   const out = join(dir, 'missing-out.jsonl')
   const formats = { csv: 'csv', json: 'deepeval', jsonl: 'langsmith', yaml: 'evalcase', parquet: 'hf' }

@@ -8,6 +8,7 @@ import { extname } from 'node:path'
 import Papa from 'papaparse'
 import { DataError } from '../errors.ts'
 import type { JsonObject } from '../model.ts'
+import { stringifyJson } from './json.ts'
 import { countNewlines, MAX_RECORD_CHARS, tooLong, type ByteSource, type ReadOptions, type RecordWriter, type Sink, type SourceRecord } from './types.ts'
 
 const DELIMITERS = [',', ';', '\t', '|']
@@ -326,7 +327,7 @@ export function csvWriter(sink: Sink, layout: { columns?: string[]; newline?: '\
       }
       const cells = columns.map((c) => {
         const v = record[c]
-        return v === null || v === undefined ? '' : typeof v === 'string' ? v : JSON.stringify(v)
+        return v === null || v === undefined ? '' : typeof v === 'string' ? v : stringifyJson(v)
       })
       buffer += row(cells)
       count++

@@ -491,38 +491,81 @@ export function keptWarning(digits: string): string {
 /** Text that may hold an integer past what a number holds exactly (more than 2^53 has 16 digits). */
 const LONG_DIGITS = /\d{16}/
 
+/** What Python's json writes for NaN and the infinities (and reads), where JSON has no words for them. */
+const NON_FINITE = /NaN|Infinity/
+
+/** Marks a non-finite number in text on its way through `JSON.parse` or `JSON.stringify`. */
+const NON_FINITE_MARK = `\u{e000}evalferry-${Math.random().toString(36).slice(2)}:`
+
 /**
- * `JSON.parse`, except that an integer past what a number holds exactly (beyond ±2^53) is read as
- * the text of its digits, as Python keeps every digit, rather than rounded; `kept` lists them.
+ * `JSON.parse` of JSON as Python's json writes it: an integer past what a number holds exactly
+ * (beyond ±2^53) is read as the text of its digits, as Python keeps every digit, rather than
+ * rounded (`kept` lists them), and `NaN`, `Infinity` and `-Infinity` are the numbers they name.
  */
 export function parseExact(text: string): { value: unknown; kept?: string[] } {
-  const value: unknown = JSON.parse(text)
-  if (!LONG_DIGITS.test(text)) return { value }
-  const spans = unsafeIntegers(text)
-  if (!spans.length) return { value }
-  let quoted = ''
+  let value: unknown
+  let invalid: unknown
+  try {
+    value = JSON.parse(text)
+    if (!LONG_DIGITS.test(text)) return { value }
+  } catch (error) {
+    if (!NON_FINITE.test(text)) throw error
+    invalid = error
+  }
+  const spans = specialTokens(text)
+  if (!spans.length) {
+    if (invalid) throw invalid
+    return { value }
+  }
+  let replaced = ''
   let at = 0
-  for (const [start, end] of spans) {
-    quoted += `${text.slice(at, start)}"${text.slice(start, end)}"`
+  const kept: string[] = []
+  for (const [start, end, integer] of spans) {
+    const token = text.slice(start, end)
+    if (integer) kept.push(token)
+    replaced += `${text.slice(at, start)}"${integer ? token : NON_FINITE_MARK + token}"`
     at = end
   }
-  return { value: JSON.parse(quoted + text.slice(at)), kept: spans.map(([start, end]) => text.slice(start, end)) }
+  replaced += text.slice(at)
+  try {
+    value = invalid ? JSON.parse(replaced, reviveNonFinite) : JSON.parse(replaced)
+  } catch (error) {
+    throw invalid ?? error
+  }
+  return kept.length ? { value, kept } : { value }
 }
 
-/** Where the integers of valid JSON `text` that are not safe integers are, outside strings. */
-function unsafeIntegers(text: string): [number, number][] {
-  const spans: [number, number][] = []
-  for (let i = 0; i < text.length; i++) {
+function reviveNonFinite(_key: string, value: unknown): unknown {
+  return typeof value === 'string' && value.startsWith(NON_FINITE_MARK) ? Number(value.slice(NON_FINITE_MARK.length)) : value
+}
+
+/**
+ * Where, outside strings, `text` has integers that are not safe integers (`true` in the third
+ * place), and `NaN`, `Infinity` or `-Infinity`.
+ */
+function specialTokens(text: string): [number, number, boolean][] {
+  const spans: [number, number, boolean][] = []
+  const n = text.length
+  for (let i = 0; i < n; i++) {
     const c = text.charCodeAt(i)
     if (c === 0x22) {
-      for (i++; text.charCodeAt(i) !== 0x22; i++) if (text.charCodeAt(i) === 0x5c) i++
-    } else if (c === 0x2d || (c >= 0x30 && c <= 0x39)) {
+      for (i++; i < n && text.charCodeAt(i) !== 0x22; i++) if (text.charCodeAt(i) === 0x5c) i++
+    } else if (c === 0x4e && text.startsWith('NaN', i)) {
+      spans.push([i, i + 3, false])
+      i += 2
+    } else if (c === 0x49 && text.startsWith('Infinity', i)) {
+      spans.push([i, i + 8, false])
+      i += 7
+    } else if (c === 0x2d && text.startsWith('-Infinity', i)) {
+      spans.push([i, i + 9, false])
+      i += 8
+    } else if (c === 0x2d || isDigit(c)) {
       let end = i + 1
       while (isDigit(text.charCodeAt(end))) end++
       const next = text.charCodeAt(end)
       const integer = next !== 0x2e && next !== 0x65 && next !== 0x45 // no fraction, no exponent
-      if (integer && !Number.isSafeInteger(Number(text.slice(i, end)))) spans.push([i, end])
-      while (end < text.length && '0123456789.eE+-'.includes(text[end]!)) end++
+      if (integer && !Number.isSafeInteger(Number(text.slice(i, end)))) spans.push([i, end, true])
+      while (end < n && '0123456789.eE+-'.includes(text[end]!)) end++
       i = end - 1
     }
   }
@@ -539,13 +582,29 @@ function isDigit(c: number): boolean {
  */
 export function stringifyJson(value: unknown, options: { indent?: number; pythonSpacing?: boolean } = {}): string {
   const { indent, pythonSpacing } = options
-  if (indent) return JSON.stringify(value, null, indent)
-  if (!pythonSpacing) return JSON.stringify(value)
-  return pythonDumps(value)
+  if (pythonSpacing && !indent) return pythonDumps(value)
+  const text = JSON.stringify(value, null, indent)
+  // JSON.stringify writes NaN and the infinities as null; Python's json writes (and reads) their names.
+  if (!text.includes('null') || !hasNonFinite(value)) return text
+  return JSON.stringify(value, markNonFinite, indent).replace(NON_FINITE_TEXT, '$1')
+}
+
+const NON_FINITE_TEXT = new RegExp(`"${NON_FINITE_MARK}(NaN|-?Infinity)"`, 'g')
+
+function markNonFinite(_key: string, value: unknown): unknown {
+  return typeof value === 'number' && !Number.isFinite(value) ? NON_FINITE_MARK + String(value) : value
+}
+
+function hasNonFinite(value: unknown): boolean {
+  if (typeof value === 'number') return !Number.isFinite(value)
+  if (typeof value !== 'object' || value === null) return false
+  for (const item of Array.isArray(value) ? value : Object.values(value)) if (hasNonFinite(item)) return true
+  return false
 }
 
 function pythonDumps(value: unknown): string {
   // JSON.stringify's text for every leaf, with `, ` and `: ` between the parts of lists and objects.
+  if (typeof value === 'number' && !Number.isFinite(value)) return String(value)
   if (typeof value !== 'object' || value === null) return JSON.stringify(value) ?? 'null'
   if (Array.isArray(value)) {
     let out = '['
@@ -624,7 +683,7 @@ export function jsonWriter(
   return {
     async write(record) {
       if (!opened) await open()
-      const text = reindent(JSON.stringify(record, null, indent), itemPad)
+      const text = reindent(stringifyJson(record, { indent }), itemPad)
       await sink.write(`${count++ ? ',' : ''}\n${itemPad}${text}`)
     },
     async end() {

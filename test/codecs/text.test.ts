@@ -532,3 +532,20 @@ test('JSON and JSON Lines keep an integer past 2^53 as its digits, with a warnin
   const records = await collect(readJson(chunks(`[${text}, {"small": 1}]`, 9), options()))
   assert.deepEqual(records.map((r) => [r.value, r.warnings]), lines.map((r) => [r.value, r.warnings]))
 })
+
+test('NaN and the infinities are read and written as Python\'s json reads and writes them, where they became null', async () => {
+  const text = '{"score": NaN, "hi": Infinity, "lo": -Infinity, "s": "NaN and Infinity", "big": 12345678901234567890}'
+  const { value, kept } = parseExact(text) as { value: Record<string, unknown>; kept: string[] }
+  assert.ok(Number.isNaN(value.score))
+  assert.deepEqual([value.hi, value.lo, value.s, value.big, kept], [Infinity, -Infinity, 'NaN and Infinity', '12345678901234567890', ['12345678901234567890']])
+  assert.throws(() => parseExact('{"a": NaNa}'), SyntaxError)
+  assert.throws(() => parseExact('{"a": "NaN'), SyntaxError)
+  const record = { score: NaN, hi: Infinity, lo: -Infinity, n: null, list: [NaN, 1] }
+  assert.equal(stringifyJson(record), '{"score":NaN,"hi":Infinity,"lo":-Infinity,"n":null,"list":[NaN,1]}')
+  assert.equal(stringifyJson(record, { pythonSpacing: true }), '{"score": NaN, "hi": Infinity, "lo": -Infinity, "n": null, "list": [NaN, 1]}')
+  assert.equal(stringifyJson({ a: NaN }, { indent: 2 }), '{\n  "a": NaN\n}')
+  const lines = await collect(readJsonl(chunks(`${stringifyJson(record)}\n`, 5), options()))
+  const back = lines[0]!.value as typeof record
+  assert.ok(Number.isNaN(back.score) && Number.isNaN(back.list[0]))
+  assert.deepEqual([back.hi, back.lo, back.n, back.list[1]], [Infinity, -Infinity, null, 1])
+})
