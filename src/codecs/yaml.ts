@@ -7,8 +7,26 @@
 import { StringDecoder } from 'node:string_decoder'
 import { isMap, isScalar, isSeq, LineCounter, parseDocument, Scalar, stringify, type Document, type Node } from 'yaml'
 import { DataError } from '../errors.ts'
+import { keptWarning } from './json.ts'
 import type { JsonObject } from '../model.ts'
 import { countNewlines, LIST_KEY, MAX_RECORD_CHARS, PendingLine, type ByteSource, type ReadOptions, type RecordWriter, type Sink, type SourceRecord } from './types.ts'
+
+/** Text that may hold an integer past what a number holds exactly. */
+const LONG_DIGITS = /\d{16}/
+
+/** `value` with its bigints as numbers, or, past what a number holds exactly, as their digits (listed in `kept`). */
+function exactIntegers(value: unknown, kept: string[]): unknown {
+  if (typeof value === 'bigint') {
+    if (value >= BigInt(Number.MIN_SAFE_INTEGER) && value <= BigInt(Number.MAX_SAFE_INTEGER)) return Number(value)
+    kept.push(value.toString())
+    return value.toString()
+  }
+  if (typeof value !== 'object' || value === null) return value
+  if (Array.isArray(value)) return value.map((item) => exactIntegers(item, kept))
+  const out: Record<string, unknown> = {}
+  for (const [key, item] of Object.entries(value)) out[key] = exactIntegers(item, kept)
+  return out
+}
 
 /** Aliases expanded per document before it is refused as an alias bomb. */
 const MAX_ALIASES = 1000
@@ -160,7 +178,10 @@ export async function* readYaml(source: ByteSource, options: ReadOptions): Async
   const parse = (prefix: string, text: string, line: number, many = true, check = true) => {
     const source = prefix + text
     const lineCounter = many ? new LineCounter() : undefined
-    const doc = parseDocument(source, lineCounter ? { ...PARSE_OPTIONS, lineCounter } : PARSE_OPTIONS)
+    // Integers too long for a number are read as bigints, then kept as their digits (see exactIntegers).
+    const long = LONG_DIGITS.test(source)
+    const options = long ? { ...PARSE_OPTIONS, intAsBigInt: true } : PARSE_OPTIONS
+    const doc = parseDocument(source, lineCounter ? { ...options, lineCounter } : options)
     const prefixLines = countNewlines(prefix)
     const lines = lineCounter ? undefined : new Lines(source)
     const where = (offset: number | undefined) => {
@@ -173,14 +194,20 @@ export async function* readYaml(source: ByteSource, options: ReadOptions): Async
       const what = firstError.code === 'MULTIPLE_DOCS' ? 'the file holds several documents (--- between them); a dataset is one' : firstError.message.split('\n')[0]
       throw new DataError('E_PARSE', `invalid YAML: ${what}`, where(firstError.pos[0]))
     }
-    const toJs = (node: unknown): unknown => {
+    const toJs = (node: unknown, kept?: string[]): unknown => {
+      let value: unknown
       try {
-        return (node as Node).toJS ? (node as Node).toJS(doc as Document, { maxAliasCount: MAX_ALIASES }) : node
+        value = (node as Node).toJS ? (node as Node).toJS(doc as Document, { maxAliasCount: MAX_ALIASES }) : node
       } catch (error) {
         throw new DataError('E_PARSE', `invalid YAML: ${(error as Error).message}`, where((node as Node).range?.[0]))
       }
+      return long ? exactIntegers(value, kept ?? []) : value
     }
-    const record = (node: Node) => ({ value: toJs(node), line: where(node.range?.[0]).line, index: index++ })
+    const record = (node: Node): SourceRecord => {
+      const kept: string[] = []
+      const value = toJs(node, kept)
+      return { value, line: where(node.range?.[0]).line, index: index++, ...(kept.length ? { warnings: kept.map(keptWarning) } : {}) }
+    }
     return { doc, where, toJs, record }
   }
   const keyOf = (key: unknown) => String((key as Node & { value?: unknown })?.toJSON?.() ?? key)

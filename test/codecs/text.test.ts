@@ -549,3 +549,15 @@ test('NaN and the infinities are read and written as Python\'s json reads and wr
   assert.ok(Number.isNaN(back.score) && Number.isNaN(back.list[0]))
   assert.deepEqual([back.hi, back.lo, back.n, back.list[1]], [Infinity, -Infinity, null, 1])
 })
+
+test('YAML keeps an integer past 2^53 as its digits, with a warning, as JSON does, where it was rounded', async () => {
+  const text = 'evalcases:\n  - id: a\n    metadata: {seed: 9007199254740993, small: 7, list: [-123456789012345678901, 2.5]}\n  - id: b\n    metadata: {n: 1}\n'
+  const records = await collect(readYaml(chunks(text, 7), options(['evalcases'])))
+  assert.deepEqual(records.map((r) => [r.value, r.warnings]), [
+    [
+      { id: 'a', metadata: { seed: '9007199254740993', small: 7, list: ['-123456789012345678901', 2.5] } },
+      ['9007199254740993', '-123456789012345678901'].map((d) => `the integer ${d} is past what a number holds exactly: kept as text, every digit`),
+    ],
+    [{ id: 'b', metadata: { n: 1 } }, undefined],
+  ])
+})
