@@ -128,10 +128,8 @@ export async function pruneCache(root: string, olderThanMs: number): Promise<Pru
           }
         }
       })
-      if (old.length === repo.commits.length) {
-        await rm(layout.dir, { recursive: true, force: true })
-        await removeEmptyParents(root, dirname(layout.dir))
-      }
+      // As in clear: the directory stays when another process took its lock meanwhile.
+      if (old.length === repo.commits.length) await removeEmptyParents(root, layout.dir)
     }
   } catch (error) {
     throw cacheError(error, `cannot prune the cache ${root}`)

@@ -164,7 +164,7 @@ const command: Command = {
       ? new ProgressBar(stderr, () => ({ filesDone: latest.filesDone, filesTotal: planned.length, records: latest.records, bytesDone: latest.bytes, bytesTotal }))
       : undefined
     // Interrupted, the files begun are removed: this thread's temporaries and the workers' (one process, one id).
-    const begun = [...planned.map((job) => job.output), ...(shares ?? []), rejects, reportPath].filter((path) => path !== undefined && path !== STDIO) as string[]
+    const begun = [...written.flat().map((file) => file.path), ...(shares ?? []), rejects, reportPath].filter((path) => path !== undefined && path !== STDIO) as string[]
     const release = onInterrupt(async () => {
       await Promise.all(begun.map(removeOwnTemps))
       if (shares) await removeShares(shares)

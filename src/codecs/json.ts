@@ -488,8 +488,22 @@ export function keptWarning(digits: string): string {
   return `the integer ${digits} is past what a number holds exactly: kept as text, every digit`
 }
 
-/** Text that may hold an integer past what a number holds exactly (more than 2^53 has 16 digits). */
-const LONG_DIGITS = /\d{16}/
+/** Whether `value` holds a number past ±2^53: perhaps an integer whose last digits were rounded. */
+function hasHugeNumber(value: unknown): boolean {
+  return someNumber(value, (n) => Math.abs(n) > Number.MAX_SAFE_INTEGER)
+}
+
+/** Whether a number in `value` passes `test`; walked without making arrays, as it runs on every record. */
+function someNumber(value: unknown, test: (n: number) => boolean): boolean {
+  if (typeof value === 'number') return test(value)
+  if (typeof value !== 'object' || value === null) return false
+  if (Array.isArray(value)) {
+    for (let i = 0; i < value.length; i++) if (someNumber(value[i], test)) return true
+    return false
+  }
+  for (const key in value) if (someNumber((value as Record<string, unknown>)[key], test)) return true
+  return false
+}
 
 /** What Python's json writes for NaN and the infinities (and reads), where JSON has no words for them. */
 const NON_FINITE = /NaN|Infinity/
@@ -507,7 +521,8 @@ export function parseExact(text: string): { value: unknown; kept?: string[] } {
   let invalid: unknown
   try {
     value = JSON.parse(text)
-    if (!LONG_DIGITS.test(text)) return { value }
+    // A walk of the values costs less than a search of the text, which is mostly strings.
+    if (!hasHugeNumber(value)) return { value }
   } catch (error) {
     if (!NON_FINITE.test(text)) throw error
     invalid = error
@@ -596,10 +611,7 @@ function markNonFinite(_key: string, value: unknown): unknown {
 }
 
 function hasNonFinite(value: unknown): boolean {
-  if (typeof value === 'number') return !Number.isFinite(value)
-  if (typeof value !== 'object' || value === null) return false
-  for (const item of Array.isArray(value) ? value : Object.values(value)) if (hasNonFinite(item)) return true
-  return false
+  return someNumber(value, (n) => !Number.isFinite(n))
 }
 
 function pythonDumps(value: unknown): string {

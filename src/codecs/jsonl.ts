@@ -17,7 +17,9 @@ export async function* readJsonl(source: ByteSource, options: ReadOptions): Asyn
     if (text.trim() === '') return undefined
     try {
       const { value, kept } = parseLine(text, options.file, at)
-      return { value, line: at, index: index++, raw: text, ...(kept ? { warnings: kept.map(keptWarning) } : {}) }
+      const record: SourceRecord = { value, line: at, index: index++, raw: text }
+      if (kept) record.warnings = kept.map(keptWarning)
+      return record
     } catch (error) {
       // One bad line leaves the next ones readable.
       return { value: undefined, line: at, index: index++, raw: text, error: error as DataError }
