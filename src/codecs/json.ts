@@ -493,15 +493,18 @@ function hasHugeNumber(value: unknown): boolean {
   return someNumber(value, (n) => Math.abs(n) > Number.MAX_SAFE_INTEGER)
 }
 
-/** Whether a number in `value` passes `test`; walked without making arrays, as it runs on every record. */
-function someNumber(value: unknown, test: (n: number) => boolean): boolean {
+/**
+ * Whether a number in `value` passes `test`; walked without making arrays, as it runs on every
+ * record, and no deeper than `MAX_DEPTH`, past which the value is refused anyway.
+ */
+function someNumber(value: unknown, test: (n: number) => boolean, depth = 0): boolean {
   if (typeof value === 'number') return test(value)
-  if (typeof value !== 'object' || value === null) return false
+  if (typeof value !== 'object' || value === null || depth > MAX_DEPTH) return false
   if (Array.isArray(value)) {
-    for (let i = 0; i < value.length; i++) if (someNumber(value[i], test)) return true
+    for (let i = 0; i < value.length; i++) if (someNumber(value[i], test, depth + 1)) return true
     return false
   }
-  for (const key in value) if (someNumber((value as Record<string, unknown>)[key], test)) return true
+  for (const key in value) if (someNumber((value as Record<string, unknown>)[key], test, depth + 1)) return true
   return false
 }
 
