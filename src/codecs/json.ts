@@ -483,6 +483,11 @@ function firstJsonError(text: string): number {
   }
 }
 
+/** A bigint as a number when one holds it exactly, else as the text of its digits. */
+export function bigintToJson(v: bigint): number | string {
+  return v >= BigInt(Number.MIN_SAFE_INTEGER) && v <= BigInt(Number.MAX_SAFE_INTEGER) ? Number(v) : v.toString()
+}
+
 /** The warning for an integer kept as text. */
 export function keptWarning(digits: string): string {
   return `the integer ${digits} is past what a number holds exactly: kept as text, every digit`

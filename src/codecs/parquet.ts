@@ -71,6 +71,7 @@ import {
 import { DataError, EvalferryError } from '../errors.ts'
 import { ioError, spoolStdin, STDIO } from '../io.ts'
 import type { JsonObject, JsonValue } from '../model.ts'
+import { bigintToJson } from './json.ts'
 import { fitsColumnType, integerOf, isIntColumnType, parseTimestamp, timestampText, type ColumnType, type ReadOptions, type RecordWriter, type Sink, type SourceRecord } from './types.ts'
 
 /** Field metadata that marks a Utf8 column as JSON text written by evalferry. */
@@ -541,10 +542,6 @@ function converterFor(type: DataType): Convert {
     default:
       return (v: unknown) => (typeof v === 'bigint' ? bigintToJson(v) : v === null || typeof v !== 'object' ? (v as JsonValue) : String(v))
   }
-}
-
-function bigintToJson(v: bigint): number | string {
-  return v >= BigInt(Number.MIN_SAFE_INTEGER) && v <= BigInt(Number.MAX_SAFE_INTEGER) ? Number(v) : v.toString()
 }
 
 function decimalToString(unscaled: bigint, scale: number): string {

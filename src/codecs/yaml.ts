@@ -7,7 +7,7 @@
 import { StringDecoder } from 'node:string_decoder'
 import { isMap, isScalar, isSeq, LineCounter, parseDocument, Scalar, stringify, type Document, type Node } from 'yaml'
 import { DataError } from '../errors.ts'
-import { keptWarning } from './json.ts'
+import { bigintToJson, keptWarning } from './json.ts'
 import type { JsonObject } from '../model.ts'
 import { countNewlines, LIST_KEY, MAX_RECORD_CHARS, PendingLine, type ByteSource, type ReadOptions, type RecordWriter, type Sink, type SourceRecord } from './types.ts'
 
@@ -17,9 +17,9 @@ const LONG_DIGITS = /\d{16}/
 /** `value` with its bigints as numbers, or, past what a number holds exactly, as their digits (listed in `kept`). */
 function exactIntegers(value: unknown, kept: string[]): unknown {
   if (typeof value === 'bigint') {
-    if (value >= BigInt(Number.MIN_SAFE_INTEGER) && value <= BigInt(Number.MAX_SAFE_INTEGER)) return Number(value)
-    kept.push(value.toString())
-    return value.toString()
+    const exact = bigintToJson(value)
+    if (typeof exact === 'string') kept.push(exact)
+    return exact
   }
   if (typeof value !== 'object' || value === null) return value
   if (Array.isArray(value)) return value.map((item) => exactIntegers(item, kept))
