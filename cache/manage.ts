@@ -122,11 +122,7 @@ export async function pruneCache(root: string, olderThanMs: number): Promise<Pru
           result.bytes += c.bytes
         }
         await rm(layout.git, { recursive: true, force: true })
-        if (old.length === repo.commits.length) {
-          for (const name of await readdir(layout.dir).catch(() => [] as string[])) {
-            if (name !== 'lock') await rm(join(layout.dir, name), { recursive: true, force: true })
-          }
-        }
+        if (old.length === repo.commits.length) await emptyRepository(layout)
       })
       // As in clear: the directory stays when another process took its lock meanwhile.
       if (old.length === repo.commits.length) await removeEmptyParents(root, layout.dir)
@@ -154,11 +150,7 @@ export async function clearCache(root: string, options: { onWait?: (repository: 
     }
     for (const layout of await findRepositories(root)) {
       const name = `${layout.host}/${layout.repository}`
-      await withLock(layout.lock, async () => {
-        for (const entry of await readdir(layout.dir).catch(() => [] as string[])) {
-          if (entry !== 'lock') await rm(join(layout.dir, entry), { recursive: true, force: true, maxRetries: 3, retryDelay: 50 })
-        }
-      }, { onWait: () => options.onWait?.(name) })
+      await withLock(layout.lock, () => emptyRepository(layout), { onWait: () => options.onWait?.(name) })
       // The directory stays when another process took its lock meanwhile.
       await removeEmptyParents(root, layout.dir)
     }
@@ -167,6 +159,16 @@ export async function clearCache(root: string, options: { onWait?: (repository: 
     // A lock that cannot be made is told as this failure, naming its path.
     const lockFailure = error instanceof FetchError && (error.cause as NodeJS.ErrnoException | undefined)?.code !== undefined
     throw cacheError(lockFailure ? error.cause : error, `cannot clear the cache ${root}`)
+  }
+}
+
+/**
+ * Remove everything in a repository's directory but its lock, which the caller holds: the
+ * directory itself goes after the lock is released, and only if no one took the lock meanwhile.
+ */
+async function emptyRepository(layout: RepoLayout): Promise<void> {
+  for (const entry of await readdir(layout.dir).catch(() => [] as string[])) {
+    if (entry !== 'lock') await rm(join(layout.dir, entry), { recursive: true, force: true, maxRetries: 3, retryDelay: 50 })
   }
 }
 

@@ -33,9 +33,8 @@ export function deepEqual(a: unknown, b: unknown): boolean {
 export function applyCarry(c: EvalCase): EvalCase {
   const carried = c.metadata?.[CARRY_KEY]
   if (!isJsonObject(carried)) return c
-  const metadata = { ...c.metadata }
-  delete metadata[CARRY_KEY]
-  if (Object.keys(metadata).length) c.metadata = metadata
+  const metadata = withoutSlot(c.metadata!)
+  if (metadata) c.metadata = metadata
   else delete c.metadata
   const target = c as Record<string, unknown>
   for (const [field, value] of Object.entries(carried)) {
@@ -44,6 +43,20 @@ export function applyCarry(c: EvalCase): EvalCase {
     else target[field] = value
   }
   return c
+}
+
+/** `c` without anything at `metadata.evalferry` (a copy, where there is something). */
+export function withoutCarrySlot(c: EvalCase): EvalCase {
+  if (!c.metadata || !(CARRY_KEY in c.metadata)) return c
+  const out: EvalCase = { ...c, metadata: withoutSlot(c.metadata)! }
+  if (!out.metadata) delete out.metadata
+  return out
+}
+
+/** `metadata` without its carry's key, or undefined when nothing else is left. */
+function withoutSlot(metadata: JsonObject): JsonObject | undefined {
+  const { [CARRY_KEY]: _slot, ...rest } = metadata
+  return Object.keys(rest).length ? rest : undefined
 }
 
 /** Extras are carried per format, so that what the reading format adds itself stays its own. */

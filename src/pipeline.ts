@@ -10,14 +10,14 @@ import { availableParallelism } from 'node:os'
 import { parse as parseYaml, stringify as stringifyYaml } from 'yaml'
 import { getAdapter } from '../adapters/index.ts'
 import type { Adapter, Container, DecodeContext, EncodeContext, FieldMapping, FileLayout, RowMapper } from '../adapters/types.ts'
-import { applyCarry, deepEqual, lostFields, withCarry } from './carry.ts'
+import { applyCarry, deepEqual, lostFields, withCarry, withoutCarrySlot } from './carry.ts'
 import { namedDelimiter } from './codecs/csv.ts'
 import { containerOf, readRecords, recordWriter } from './codecs/index.ts'
 import { LIST_KEY, type Sink, type SourceRecord } from './codecs/types.ts'
 import { detect } from './detect.ts'
 import { DataError, EvalferryError, UsageError, type Location } from './errors.ts'
 import { assertWritable, AtomicFile, BytesSink, exists, STDIO, type Written } from './io.ts'
-import { CARRY_KEY, isJsonObject, withoutFileKeys, withoutGenerated, type EvalCase, type JsonObject, type JsonValue } from './model.ts'
+import { isJsonObject, withoutFileKeys, withoutGenerated, type EvalCase, type JsonObject, type JsonValue } from './model.ts'
 import { addWarning, countField, newReport, type ConversionReport } from './report.ts'
 
 /** What the `--rejects` file holds per bad record. */
@@ -336,14 +336,14 @@ export async function write(
 }
 
 /** JSON Lines has no place for file-level keys: they go to the sidecar the adapter names. */
-function sidecarOf(output: string, container: Container, adapter: Adapter): string | undefined {
+function sidecarOf(output: string, container: Container | undefined, adapter: Adapter): string | undefined {
   return output !== STDIO && container === 'jsonl' ? adapter.sidecar?.(output, container) : undefined
 }
 
 /** The files writing `output` as `to` makes (itself, and a JSON Lines sidecar), for `assertWritable`. */
 export async function filesWritten(output: string, to: string, container?: Container): Promise<Written[]> {
   const adapter = await getAdapter(to)
-  const sidecar = sidecarOf(output, container ?? (output === STDIO ? 'json' : (containerOf(output) ?? 'json')), adapter)
+  const sidecar = sidecarOf(output, container ?? containerOf(output), adapter)
   return [{ path: output, what: 'the output' }, ...(sidecar ? [{ path: sidecar, what: "the output's sidecar" }] : [])]
 }
 
@@ -578,14 +578,6 @@ class CaseEncoder {
     for (let k = 2; this.takenIds.has(id); k++) id = `case-${index + 1}-${k}`
     return id
   }
-}
-
-function withoutCarrySlot(c: EvalCase): EvalCase {
-  if (!c.metadata || !(CARRY_KEY in c.metadata)) return c
-  const { [CARRY_KEY]: _slot, ...metadata } = c.metadata
-  const out = { ...c, metadata }
-  if (!Object.keys(metadata).length) delete (out as EvalCase).metadata
-  return out
 }
 
 /** The fields a carry holds, as the report names them: extras down to each format's own keys. */

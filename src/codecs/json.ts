@@ -47,12 +47,12 @@ export async function* readJson(source: ByteSource, options: ReadOptions): Async
     throw new DataError('E_PARSE', message, { file, line: at })
   }
 
-  const finishValue = (text: string): JsonValue => {
+  /** The value of `text`, and the integers kept as text in it. */
+  const finishValue = (text: string): { value: JsonValue; kept?: string[] } => {
     try {
-      const { value, kept } = parseExact(text)
-      checkDuplicateKeys(text, value, file, captureLine)
-      if (kept) keptIntegers = kept
-      return value as JsonValue
+      const parsed = parseExact(text)
+      checkDuplicateKeys(text, parsed.value, file, captureLine)
+      return parsed as { value: JsonValue; kept?: string[] }
     } catch (error) {
       if (error instanceof DataError) throw error
       const where = positionIn(text, error)
@@ -65,19 +65,17 @@ export async function* readJson(source: ByteSource, options: ReadOptions): Async
   }
 
   let pending: SourceRecord | undefined
-  let keptIntegers: string[] | undefined
   // Records before the range are cut out but not parsed: a shard checks only its own.
   const skipBefore = options.recordRange?.[0] ?? 0
   const complete = (text: string): void => {
     capturing = false
     if (mode === Mode.TopArray || mode === Mode.RecordArray) {
-      keptIntegers = undefined
-      pending = { value: index < skipBefore ? null : finishValue(text), line: captureLine, index: index++, raw: text }
-      const kept = keptIntegers as string[] | undefined // set by finishValue
+      const { value, kept } = index < skipBefore ? { value: null, kept: undefined } : finishValue(text)
+      pending = { value, line: captureLine, index: index++, raw: text }
       if (kept) pending.warnings = kept.map(keptWarning)
       lastWasSeparator = false
     } else {
-      header[currentKey] = finishValue(text)
+      header[currentKey] = finishValue(text).value
       mode = Mode.AfterTopObjectValue
     }
   }

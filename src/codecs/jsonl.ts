@@ -2,7 +2,7 @@
 import { DataError } from '../errors.ts'
 import type { JsonObject } from '../model.ts'
 import { checkDuplicateKeys, keptWarning, MAX_DEPTH, parseExact, positionIn, stringifyJson } from './json.ts'
-import { MAX_RECORD_CHARS, PendingLine, tooLong, type ByteSource, type ReadOptions, type RecordWriter, type Sink, type SourceRecord } from './types.ts'
+import { depthOver, MAX_RECORD_CHARS, PendingLine, tooLong, type ByteSource, type ReadOptions, type RecordWriter, type Sink, type SourceRecord } from './types.ts'
 
 export async function* readJsonl(source: ByteSource, options: ReadOptions): AsyncGenerator<SourceRecord> {
   let line = options.continuation ? options.continuation.line - 1 : 0
@@ -59,14 +59,6 @@ function parseLine(text: string, file: string, at: number): { value: unknown; ke
   }
   checkDuplicateKeys(text, parsed.value, file, at)
   return parsed
-}
-
-/** True when `value` nests more than `limit` arrays and objects deep. */
-function depthOver(value: unknown, limit: number): boolean {
-  if (typeof value !== 'object' || value === null) return false
-  if (limit === 0) return true
-  for (const item of Array.isArray(value) ? value : Object.values(value)) if (depthOver(item, limit - 1)) return true
-  return false
 }
 
 export function jsonlWriter(sink: Sink, layout: { pythonSpacing?: boolean }): RecordWriter {

@@ -211,6 +211,14 @@ export interface RecordWriter {
   end(): Promise<void>
 }
 
+/** True when `value` nests more than `limit` arrays and objects deep. */
+export function depthOver(value: unknown, limit: number): boolean {
+  if (typeof value !== 'object' || value === null) return false
+  if (limit === 0) return true
+  for (const item of Array.isArray(value) ? value : Object.values(value)) if (depthOver(item, limit - 1)) return true
+  return false
+}
+
 export interface Sink {
   write(chunk: string | Uint8Array): Promise<void>
 }

@@ -9,7 +9,7 @@ import { isMap, isScalar, isSeq, LineCounter, parseDocument, Scalar, stringify, 
 import { DataError } from '../errors.ts'
 import { bigintToJson, keptWarning } from './json.ts'
 import type { JsonObject } from '../model.ts'
-import { countNewlines, LIST_KEY, MAX_RECORD_CHARS, PendingLine, type ByteSource, type ReadOptions, type RecordWriter, type Sink, type SourceRecord } from './types.ts'
+import { countNewlines, depthOver, LIST_KEY, MAX_RECORD_CHARS, PendingLine, type ByteSource, type ReadOptions, type RecordWriter, type Sink, type SourceRecord } from './types.ts'
 
 /** Text that may hold an integer past what a number holds exactly. */
 const LONG_DIGITS = /\d{16}/
@@ -206,7 +206,9 @@ export async function* readYaml(source: ByteSource, options: ReadOptions): Async
     const record = (node: Node): SourceRecord => {
       const kept: string[] = []
       const value = toJs(node, kept)
-      return { value, line: where(node.range?.[0]).line, index: index++, ...(kept.length ? { warnings: kept.map(keptWarning) } : {}) }
+      const read: SourceRecord = { value, line: where(node.range?.[0]).line, index: index++ }
+      if (kept.length) read.warnings = kept.map(keptWarning)
+      return read
     }
     return { doc, where, toJs, record }
   }
@@ -550,20 +552,13 @@ function quoteFragile(value: unknown): unknown {
   return copy ?? value
 }
 
-/** A YAML document: header keys, then `listKey:` and one `- ` item per record. */
 /**
  * Records nested deeper are refused: the `yaml` parser reads some 800 levels before its stack runs
  * out, so a deeper file written would not read back.
  */
 const MAX_WRITE_DEPTH = 500
 
-function deeperThan(value: unknown, levels: number): boolean {
-  if (typeof value !== 'object' || value === null) return false
-  if (levels === 0) return true
-  for (const item of Array.isArray(value) ? value : Object.values(value)) if (deeperThan(item, levels - 1)) return true
-  return false
-}
-
+/** A YAML document: header keys, then `listKey:` and one `- ` item per record. */
 export function yamlWriter(sink: Sink, layout: { header?: JsonObject; listKey?: string }): RecordWriter {
   let opened = false
   let lastKeepsTrailing = false
@@ -581,7 +576,7 @@ export function yamlWriter(sink: Sink, layout: { header?: JsonObject; listKey?: 
   return {
     async write(record: JsonObject) {
       if (!opened) await open()
-      if (deeperThan(record, MAX_WRITE_DEPTH)) {
+      if (depthOver(record, MAX_WRITE_DEPTH)) {
         throw new DataError('E_FIELD', `nested deeper than ${MAX_WRITE_DEPTH} levels: too deep to write as YAML that reads back`)
       }
       let item = stringify([quoteFragile(record)], STRINGIFY_OPTIONS)
