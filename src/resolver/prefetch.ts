@@ -156,6 +156,8 @@ async function resolveRefs(session: Session, work: RepoWork, remote: GitRemote, 
   return resolved
 }
 
+const REMOVED = 'it was removed meanwhile (by a cache clear or prune?)'
+
 async function fileEntry(u: BlobUrl, ref: ResolvedRef, local: string, checked: CachedState): Promise<ManifestEntry> {
   let bytes: number
   let sha256: string
@@ -171,7 +173,6 @@ async function fileEntry(u: BlobUrl, ref: ResolvedRef, local: string, checked: C
 async function prefetchRepository(session: Session, work: RepoWork, result: PrefetchResult, fail: (url: string, e: unknown) => void): Promise<void> {
   const credential = session.offline ? undefined : credentialFor(work.host, session.env)
   const remote = remoteFor(work, credential)
-  if (!session.offline) await initRepoDir(work.layout)
   const resolved = await resolveRefs(session, work, remote, credential, fail)
 
   const byCommit = new Map<string, BlobUrl[]>()
@@ -258,12 +259,14 @@ async function prefetchCommit(
     const local = commitFile(work.layout, commit, pathOf(u))
     try {
       const state = missing.includes(u) ? await checkCachedFile(work.layout, commit, pathOf(u), after) : checked.get(u.url)!
-      if (state.state === 'missing' || state.state === 'mismatch') throw new Error(state.state === 'missing' ? 'it was removed meanwhile (by a cache clear or prune?)' : 'it does not match its recorded sha256')
+      if (state.state === 'missing' || state.state === 'mismatch') throw new Error(state.state === 'missing' ? REMOVED : 'it does not match its recorded sha256')
       result.entries.push(await fileEntry(u, resolved.get(u.url)!, local, state))
       if (missing.includes(u)) result.fetched++
       else result.cached++
     } catch (error) {
-      fail(u.url, new FetchError('E_CACHE', `${u.url}: cached file ${local} cannot be read: ${(error as Error).message}`))
+      // Read after the lock was released: a clear or prune may have removed it since.
+      const why = (error as NodeJS.ErrnoException).code === 'ENOENT' ? REMOVED : (error as Error).message
+      fail(u.url, new FetchError('E_CACHE', `${u.url}: cached file ${local} cannot be read: ${why}`))
     }
   }
 }

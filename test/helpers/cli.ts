@@ -20,6 +20,8 @@ export interface CliRun {
 
 export interface CliProcess {
   pid: number
+  /** What the process has written to stderr so far. */
+  stderr: () => string
   done: Promise<CliRun>
 }
 
@@ -44,7 +46,7 @@ export function startCli(args: string[], env: NodeJS.ProcessEnv = {}, timeoutMs 
       resolve({ code, signal, stdout, stderr, ms: Date.now() - started })
     })
   })
-  return { pid: child.pid!, done }
+  return { pid: child.pid!, stderr: () => stderr, done }
 }
 
 export function runCli(args: string[], env: NodeJS.ProcessEnv = {}, timeoutMs = 60_000, input?: string | Buffer): Promise<CliRun> {

@@ -2,6 +2,7 @@ import assert from 'node:assert/strict'
 import { existsSync, readdirSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { after, before, test } from 'node:test'
+import { openCacheRoot, withLock } from '../../cache/index.ts'
 import { kill, runCli, startCli, writeEvalcaseDataset } from '../helpers/cli.ts'
 import { type Fixture, startFixture } from '../helpers/fixture.ts'
 import { blobUrl } from '../helpers/repos.ts'
@@ -69,4 +70,27 @@ test('a process killed in the middle of a fetch leaves a cache the next run repa
   const repair = await runCli(['prefetch', dataset, '--cache-dir', cache, ...hostArgs], {}, 120_000)
   assert.equal(repair.code, 0, repair.stderr)
   assertCompleteCache(cache)
+})
+
+test('a prefetch waiting for a repository held by another process writes nothing in its directory meanwhile', { timeout: 60_000 }, async () => {
+  // A `cache clear` empties the directory while it holds the lock: anything written there unlocked may vanish mid-write.
+  const cache = fx.newCache()
+  const repo = fx.repos[0]!
+  const one = join(fx.dir, 'one-repository.yaml')
+  writeEvalcaseDataset(one, expected().filter((e) => e.repo === repo).map((e) => e.url))
+  await openCacheRoot(cache)
+  const dir = join(cache, repo.repository)
+  let run: ReturnType<typeof startCli> | undefined
+  await withLock(join(dir, 'lock'), async () => {
+    run = startCli(['prefetch', one, '--cache-dir', cache, ...hostArgs], {}, 50_000)
+    const deadline = Date.now() + 30_000
+    while (!run.stderr().includes('waiting for another process') && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20))
+    assert.match(run.stderr(), /waiting for another process working on .*/)
+    assert.deepEqual(readdirSync(dir), ['lock'])
+  })
+  const done = await run!.done
+  assert.equal(done.code, 0, done.stderr)
+  for (const e of expected().filter((x) => x.repo === repo)) {
+    assert.deepEqual(readFileSync(join(dir, 'commits', repo.main, ...e.path.split('/'))), repo.files.get(e.path), e.url)
+  }
 })
