@@ -138,6 +138,21 @@ test('a conversion interrupted by Ctrl-C or SIGTERM removes what it began, in wo
   assert.equal(sha256(input), inputHash)
 })
 
+test('a prefetch interrupted while it writes its rewritten dataset removes what it began', async () => {
+  const input = join(work, 'to-rewrite.jsonl')
+  writeGoldens(input, 40_000)
+  const inputHash = sha256(input)
+  const out = join(work, 'interrupted-rewrite')
+  mkdirSync(out)
+  const run = startCli(['prefetch', input, '--from', 'deepeval', '--rewrite', join(out, 'rewritten.jsonl'), '--cache-dir', join(work, 'rewrite-cache')])
+  await untilTemporaryIn(out)
+  process.kill(run.pid, 'SIGINT')
+  const result = await run.done
+  assert.equal(result.code, 130, result.stderr)
+  assert.deepEqual(readdirSync(out), [])
+  assert.equal(sha256(input), inputHash)
+})
+
 test('writing into a full disk fails with a clear error and leaves nothing behind', async (t) => {
   const mount = join(work, 'full')
   mkdirSync(mount)

@@ -2,7 +2,7 @@
 
 import { basename, join } from 'node:path'
 import { UsageError } from '../errors.ts'
-import { STDIO, assertWritable, isDirectory } from '../io.ts'
+import { STDIO, assertWritable, isDirectory, onInterrupt, removeOwnTemps } from '../io.ts'
 import { MAX_TIMEOUT_SECONDS, PrefetchError, type PrefetchOptions, type PrefetchResult, prefetch, rewriteDataset, writeManifest } from '../resolver/index.ts'
 import { type Command, type CommandContext, type OptionValues, listOption, stringOption } from './command.ts'
 
@@ -117,14 +117,22 @@ fetches the files into the repository cache: one ref listing and one fetch per r
       return partialFailure(error, ctx, () => undefined)
     }
 
-    if (manifest !== undefined) await writeManifest(manifest, result.entries)
-    for (const { dataset, output } of rewrites) {
-      await rewriteDataset(dataset, output, result.entries, {
-        ...(options.from ? { from: options.from } : {}),
-        embed: ctx.values.embed === true,
-        hosts: options.hosts ?? [],
-        env: ctx.env,
-      })
+    // Interrupted while writing, the files begun are removed (the cache's own temporaries are swept by its next run).
+    const release = onInterrupt(async () => {
+      await Promise.all([...(manifest !== undefined ? [manifest] : []), ...rewrites.map((r) => r.output)].map(removeOwnTemps))
+    })
+    try {
+      if (manifest !== undefined) await writeManifest(manifest, result.entries)
+      for (const { dataset, output } of rewrites) {
+        await rewriteDataset(dataset, output, result.entries, {
+          ...(options.from ? { from: options.from } : {}),
+          embed: ctx.values.embed === true,
+          hosts: options.hosts ?? [],
+          env: ctx.env,
+        })
+      }
+    } finally {
+      release()
     }
     if (ctx.values.json) ctx.stdout.write(`${JSON.stringify({ entries: result.entries }, null, 2)}\n`)
     else if (!ctx.values.quiet) {
