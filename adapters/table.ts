@@ -51,9 +51,11 @@ export interface ReadBack {
 /**
  * True when some case of the sample does not read back whole from a row under `columns`, so that
  * the file needs an `evalferry` column for the pipeline to carry the rest in. `encode` and
- * `decode` are the adapter's own, seeing the layout the pipeline will give them.
+ * `decode` are the adapter's own, seeing the layout the pipeline will give them. Never with
+ * `--no-extras`, which drops the rest.
  */
 export function sampleNeedsCarry(sample: EvalCase[], layout: FileLayout, { format, encode, decode, ectx }: ReadBack): boolean {
+  if (ectx.extras === false) return false
   const dctx = readBackContext(ectx.container, layout, { ...(layout.header ?? {}) }, layout.columns ?? [])
   const ctx: EncodeContext = { ...ectx, layout }
   return sample.some((original, i) => {
@@ -87,12 +89,12 @@ const FILE = '$file'
 /**
  * The file-level keys of the sample's source that a file under `layout` would not give back by
  * itself (a viewer header in JSON Lines, a mapping a CSV was read with), found by reading the
- * first row as the reader will; undefined when reading gives them back.
+ * first row as the reader will; undefined when reading gives them back, or with `--no-extras`.
  */
 export function fileKeysToCarry(sample: EvalCase[], layout: FileLayout, { format, encode, decode, ectx }: ReadBack): JsonObject | undefined {
   const original = fileKeys(sample, format)
   const first = sample[0]
-  if (!first || Object.keys(original).length === 0) return undefined
+  if (!first || Object.keys(original).length === 0 || ectx.extras === false) return undefined
   const row = encode(withoutGenerated(withoutFileKeys(first, format)), { ...ectx, index: 0, layout })
   const header: JsonObject = {}
   decode(row, readBackContext(ectx.container, layout, header, ectx.container === 'jsonl' ? [] : (layout.columns ?? [])))

@@ -48,6 +48,8 @@ export interface EncodeContext {
   index: number
   /** The layout chosen for the file (columns of a table, say), once chosen. */
   layout?: FileLayout
+  /** False with `--no-extras`: what the format cannot hold is dropped, so a layout makes no room to carry it. */
+  extras?: false
   warn(message: string, field?: string): void
 }
 

@@ -9,6 +9,7 @@ import { readFile } from 'node:fs/promises'
 import { availableParallelism } from 'node:os'
 import { parse as parseYaml, stringify as stringifyYaml } from 'yaml'
 import { getAdapter } from '../adapters/index.ts'
+import { layoutFileCarry } from '../adapters/table.ts'
 import type { Adapter, Container, DecodeContext, EncodeContext, FieldMapping, FileLayout, RowMapper } from '../adapters/types.ts'
 import { applyCarry, deepEqual, lostFields, withCarry, withoutCarrySlot } from './carry.ts'
 import { namedDelimiter } from './codecs/csv.ts'
@@ -391,6 +392,7 @@ async function writeCases(
   const ectx: EncodeContext = {
     container,
     ...(options.dialect ? { dialect: options.dialect } : {}),
+    ...(options.extras === false ? { extras: false as const } : {}),
     index: 0,
     warn: (message, field) => addWarning(report, message, { file: file.path, record: index, ...(field ? { field } : {}) }),
   }
@@ -520,6 +522,8 @@ class CaseEncoder {
       return c
     })
     const fileKeys = first ? cases[0]?.extras?.[adapter.name]?.$file : undefined
+    // File keys the layout puts on the first row are carried as surely as a case's fields.
+    if (fileKeys !== undefined && ctx.layout && layoutFileCarry.has(ctx.layout)) countField(this.report.carried, `extras.${adapter.name}.$file`)
     // The record never repeats the file keys, which reach the header through `layout`.
     const own = cases.map((c, i) => (i === 0 && fileKeys !== undefined ? withoutFileKeys(c, adapter.name) : c))
     const encodeAll = (xs: EvalCase[], context = ctx): JsonObject =>
@@ -718,6 +722,7 @@ export async function readFileHead(options: ConvertOptions & { from: string }): 
   const ectx: EncodeContext = {
     container: outputContainer,
     ...(options.dialect ? { dialect: options.dialect } : {}),
+    ...(options.extras === false ? { extras: false as const } : {}),
     index: 0,
     warn: (message, field) => addWarning(report, message, { file: options.output, record: 0, ...(field ? { field } : {}) }),
   }

@@ -4,6 +4,8 @@ import { spawn, spawnSync } from 'node:child_process'
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { tableFromIPC } from 'apache-arrow'
+import { readParquet } from 'parquet-wasm'
 import { parse as parseYaml } from 'yaml'
 import { convert } from '../src/index.ts'
 import { MAIN, ROOT, runCli, SHARED_FIXTURES } from './helpers/cli.ts'
@@ -524,6 +526,27 @@ test('a warning about a case is given once, not again when its carry is added', 
   assert.equal(result.code, 0, result.stderr)
   assert.match(result.stderr, /2 warnings:/)
   assert.equal(result.stderr.match(/AgentV skips such a case/g)?.length, 2, result.stderr)
+})
+
+test('with --no-extras a table gets no evalferry column: CSV, TSV and Parquet, a mapping read with it included', async () => {
+  const input = file('no-extras.csv', 'input,expected_output,context,source\nq1,a1,c1;c2,s1\nq2,a2,,s2\n')
+  for (const [to, name] of [['hf', 'no-extras-hf.csv'], ['table', 'no-extras-table.tsv'], ['hf', 'no-extras-hf.parquet']] as const) {
+    const output = join(dir, name)
+    const report = await convert({ input, output, from: 'deepeval', to, extras: false })
+    assert.deepEqual(report.carried, {}, name)
+    assert.deepEqual(Object.keys(report.dropped).sort(), ['extras.deepeval.$columns', 'extras.deepeval.source'], name)
+    const columns = name.endsWith('.parquet') ? tableFromIPC(readParquet(new Uint8Array(readFileSync(output))).intoIPCStream()).schema.fields.map((f) => f.name) : readFileSync(output, 'utf8').split('\n')[0]!.split(name.endsWith('.tsv') ? '\t' : ',')
+    assert.deepEqual(columns, ['input', 'expected_output', 'context'], name)
+  }
+  // The mapping a table was read with would ride on its first row; dropped instead.
+  const map = { input: 'input', expected_output: 'expected_output' }
+  const mapped = await convert({ input, output: join(dir, 'no-extras-mapped.csv'), from: 'table', to: 'table', map, extras: false })
+  assert.deepEqual([mapped.dropped, mapped.carried], [{ 'extras.csv.$file': 1 }, {}])
+  assert.equal(readFileSync(join(dir, 'no-extras-mapped.csv'), 'utf8').split('\n')[0], 'input,expected_output,context,source')
+  // Without it, the mapping rides in the first row's evalferry cell, and the report says so.
+  const kept = await convert({ input, output: join(dir, 'extras-mapped.csv'), from: 'table', to: 'table', map })
+  assert.deepEqual([kept.dropped, kept.carried], [{}, { 'extras.csv.$file': 1 }])
+  assert.equal(readFileSync(join(dir, 'extras-mapped.csv'), 'utf8').split('\n')[0], 'input,expected_output,context,source,evalferry')
 })
 
 test('LangSmith → DeepEval with --no-extras reports exactly what was dropped; --strict refuses it', async () => {
