@@ -279,6 +279,7 @@ export class AtomicFile {
       if (!process.stdout.listenerCount('error')) process.stdout.on('error', () => {})
       return new AtomicFile(path, process.stdout, undefined)
     }
+    if (stopping) return untilExit
     const dir = dirname(resolve(path))
     if (await isDirectory(path)) throw new EvalferryError('E_IO', `cannot write ${path}: it is a directory`)
     const temp = join(dir, `.${basename(path)}.${process.pid}.${randomBytes(4).toString('hex')}${TEMP_SUFFIX}`)
@@ -314,6 +315,7 @@ export class AtomicFile {
       } finally {
         await handle.close()
       }
+      if (stopping) return untilExit
       await rename(this.temp, this.path)
     } catch (error) {
       throw writeError(this.path, error)
@@ -423,7 +425,12 @@ export async function removeShares(shares: string[]): Promise<void> {
 const SIGNAL_EXITS: Partial<Record<NodeJS.Signals, number>> = { SIGINT: 130, SIGTERM: 143, SIGHUP: 129 }
 const cleanups = new Set<() => Promise<void>>()
 
+/** Set when the process is interrupted: from then on no file is begun or put in place, and the process exits. */
+let stopping = false
+const untilExit = new Promise<never>(() => {})
+
 async function interrupted(signal: NodeJS.Signals): Promise<void> {
+  stopping = true
   // Twice: a temporary begun while the first pass ran is gone after the second.
   for (let pass = 0; pass < 2; pass++) for (const cleanup of cleanups) await cleanup().catch(() => {})
   process.stderr.write(`evalferry: interrupted (${signal}); no file left unfinished\n`)

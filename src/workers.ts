@@ -8,9 +8,22 @@ import { Worker, type ResourceLimits } from 'node:worker_threads'
  */
 export function startWorker(name: string, resourceLimits?: ResourceLimits): Worker {
   const limits = resourceLimits ? { resourceLimits } : {}
-  if (!import.meta.url.endsWith('.ts')) return new Worker(new URL(`./${name}.js`, import.meta.url), limits)
-  const url = new URL(`./${name}.ts`, import.meta.url).href
-  return new Worker(`import('tsx/esm/api').then((tsx) => { tsx.register(); return import(${JSON.stringify(url)}) })`, { eval: true, ...limits })
+  let worker: Worker
+  if (!import.meta.url.endsWith('.ts')) worker = new Worker(new URL(`./${name}.js`, import.meta.url), limits)
+  else {
+    const url = new URL(`./${name}.ts`, import.meta.url).href
+    worker = new Worker(`import('tsx/esm/api').then((tsx) => { tsx.register(); return import(${JSON.stringify(url)}) })`, { eval: true, ...limits })
+  }
+  running.add(worker)
+  worker.once('exit', () => running.delete(worker))
+  return worker
+}
+
+const running = new Set<Worker>()
+
+/** Ends every worker this thread started: an interrupted run stops them before removing what they began. */
+export async function stopWorkers(): Promise<void> {
+  await Promise.all([...running].map((worker) => worker.terminate()))
 }
 
 /**

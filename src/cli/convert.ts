@@ -4,6 +4,7 @@ import type { Container, FormatName } from '../../adapters/types.ts'
 import { containerOf } from '../codecs/index.ts'
 import { EvalferryError, UsageError } from '../errors.ts'
 import { AtomicFile, assertWritable, isDirectory, joinShares, onInterrupt, removeOwnTemps, removeShares, shareOf, STDIO } from '../io.ts'
+import { stopWorkers } from '../workers.ts'
 import { parseShard, partName, runBatch, shardJobs, totalBytes, type BatchJob, type BatchProgress } from '../batch.ts'
 import { ProgressBar } from '../progress.ts'
 import { mergeReport, newReport, summarize, type ConversionReport } from '../report.ts'
@@ -166,6 +167,8 @@ const command: Command = {
     // Interrupted, the files begun are removed: this thread's temporaries and the workers' (one process, one id).
     const begun = [...written.flat().map((file) => file.path), ...(shares ?? []), rejects, reportPath].filter((path) => path !== undefined && path !== STDIO) as string[]
     const release = onInterrupt(async () => {
+      // Stopped first: a worker could otherwise begin a file after its directory was swept.
+      await stopWorkers()
       await Promise.all(begun.map(removeOwnTemps))
       if (shares) await removeShares(shares)
     })
