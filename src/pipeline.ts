@@ -156,6 +156,7 @@ async function* readFile_(
   // The record being decoded, and its location, built only when needed: a CSV row counts its line on demand.
   let record: SourceRecord | undefined
   let place: Location | undefined
+  let previousLine: number | undefined
   const where = (): Location => {
     if (place) return place
     const line = record!.line
@@ -211,12 +212,22 @@ async function* readFile_(
     }
     if (cases[0]) first = false
     if (part) part.firstPending = first
+    // Records that share a line (a JSON list on one line) are told apart by their number.
+    const from = record.line !== undefined && record.line === previousLine ? { file, record: record.index } : where()
+    previousLine = record.line
     for (const c of cases) {
       if (report) report.records.read++
+      readFrom.set(c, from)
       yield c
     }
   }
 }
+
+/**
+ * Where each case was read: a case the target cannot take is named by its place in the input,
+ * which the user can mend (cases a caller made, and did not read, by their place in the output).
+ */
+const readFrom = new WeakMap<EvalCase, Location>()
 
 /** A part of a file read on its own (see parallel.ts): its text, and where it starts. */
 export interface FilePart {
@@ -389,12 +400,14 @@ async function writeCases(
   }
 
   let index = preset?.index ?? 0
+  // Where the case being written was read: its errors and warnings are told there.
+  let at: Location | undefined
   const ectx: EncodeContext = {
     container,
     ...(options.dialect ? { dialect: options.dialect } : {}),
     ...(options.extras === false ? { extras: false as const } : {}),
     index: 0,
-    warn: (message, field) => addWarning(report, message, { file: file.path, record: index, ...(field ? { field } : {}) }),
+    warn: (message, field) => addWarning(report, message, { ...(at ?? { file: file.path, record: index }), ...(field ? { field } : {}) }),
   }
   const layout: FileLayout = preset?.layout ?? adapter.layout(container, sample, ectx)
   ectx.layout = layout
@@ -409,17 +422,17 @@ async function writeCases(
   const flush = async (): Promise<void> => {
     if (!pending.length) return
     ectx.index = index
+    at = readFrom.get(pending[0]!) ?? { file: file.path, record: index }
     let record: JsonObject
     try {
       record = encoder.encode(pending, ectx, index === 0, pendingGroup !== undefined)
     } catch (error) {
-      // A case the format cannot take is named by its place in the output.
-      throw locate(error, { file: file.path, record: index })
+      throw locate(error, at)
     }
     try {
       await writer.write(record)
     } catch (error) {
-      if (error instanceof DataError && !error.location.file) error.location = { file: file.path, record: index, ...error.location }
+      if (error instanceof DataError && !error.location.file) error.location = { ...at, ...error.location }
       throw error
     }
     report.records.written += pending.length
@@ -479,7 +492,7 @@ class CaseEncoder {
     layout: FileLayout,
     private readonly options: WriteOptions,
     private readonly report: ConversionReport,
-    private readonly file: string,
+    file: string,
     hasSidecar: boolean,
     sample: EvalCase[],
     private readonly part?: PartPreset,
@@ -545,7 +558,7 @@ class CaseEncoder {
         attachFileKeys(backs[0], adapter, this.decodeContext.header)
       }
     } catch (error) {
-      throw locate(error, { file: this.file, record: ctx.index })
+      throw locate(error, {})
     }
     const carriedAll = compared.map((c, i) => {
       const carried = lostFields(c, backs[i] ?? {}, generated[i])
@@ -559,11 +572,7 @@ class CaseEncoder {
     if (this.options.extras === false) {
       for (const field of lost) countField(this.report.dropped, field)
       if (this.options.strict && lost.length) {
-        throw new DataError('E_LOSSY', `${adapter.name} cannot hold ${lost.join(', ')}, and --strict forbids dropping it`, {
-          file: this.file,
-          record: ctx.index,
-          field: lost[0]!,
-        })
+        throw new DataError('E_LOSSY', `${adapter.name} cannot hold ${lost.join(', ')}, and --strict forbids dropping it`, { field: lost[0]! })
       }
       return record
     }

@@ -7,7 +7,7 @@ import { join } from 'node:path'
 import { tableFromIPC } from 'apache-arrow'
 import { readParquet } from 'parquet-wasm'
 import { parse as parseYaml } from 'yaml'
-import { convert } from '../src/index.ts'
+import { convert, type EvalCase, type EvalferryError, write } from '../src/index.ts'
 import { MAIN, ROOT, runCli, SHARED_FIXTURES } from './helpers/cli.ts'
 
 const dir = mkdtempSync(join(tmpdir(), 'evalferry-cli-'))
@@ -330,7 +330,7 @@ test('convert: YAML is written only as deep as it reads back: 450 levels round-t
   const tooDeep = file('deep-600.json', `[{"input": "a"}, {"input": "b", "additional_metadata": {"k": ${nested(600)}}}]`)
   const refused = await runCli(['convert', tooDeep, '--from', 'deepeval', '--to', 'evalcase', '-o', join(dir, 'deep-600.yaml')])
   assert.equal(refused.code, 1)
-  assert.equal(refused.stderr, `evalferry: ${join(dir, 'deep-600.yaml')} record 2: nested deeper than 500 levels: too deep to write as YAML that reads back\n`)
+  assert.equal(refused.stderr, `evalferry: ${tooDeep} record 2: nested deeper than 500 levels: too deep to write as YAML that reads back\n`)
   assert.equal(existsSync(join(dir, 'deep-600.yaml')), false)
 })
 
@@ -367,13 +367,21 @@ test('the sidecar of a JSON Lines output, and a library conversion onto its own 
   assert.equal(existsSync(join(dir, 'sidecar-input.jsonl')), false)
 })
 
-test('a case the target cannot take is named by its place in the output', async () => {
+test('a case the target cannot take is named by its place in the input; a case made by a library caller by its place in the output', async () => {
   const rows = Array.from({ length: 150 }, (_, i) => JSON.stringify({ question: `q${i}`, answer: 'a', ...(i === 120 ? { late: 'x' } : {}) }))
   const input = file('late-column.jsonl', rows.join('\n') + '\n')
   const out = join(dir, 'late-column.csv')
   const result = await runCli(['convert', input, '--from', 'hf', '--to', 'hf', '-o', out])
   assert.equal(result.code, 1)
-  assert.match(result.stderr, new RegExp(`^evalferry: ${out} record 121: evalferry: this case needs an "evalferry" column`))
+  assert.match(result.stderr, new RegExp(`^evalferry: ${input}:121: evalferry: this case needs an "evalferry" column`))
+
+  const made = (async function* (): AsyncGenerator<EvalCase> {
+    for (let i = 0; i < 150; i++) yield { input: [{ role: 'user', content: `q${i}` }], ...(i === 120 ? { metadata: { late: 'x' } } : {}) }
+  })()
+  await assert.rejects(write(made, join(dir, 'made.csv'), { to: 'hf' }), (error: EvalferryError) => {
+    assert.deepEqual(error.location, { file: join(dir, 'made.csv'), record: 120, field: 'evalferry' })
+    return true
+  })
 })
 
 test('convert: NaN and the infinities of a YAML dataset come back from DeepEval JSON, CSV and JSON Lines, their metadata not carried', async () => {
@@ -526,6 +534,8 @@ test('a warning about a case is given once, not again when its carry is added', 
   assert.equal(result.code, 0, result.stderr)
   assert.match(result.stderr, /2 warnings:/)
   assert.equal(result.stderr.match(/AgentV skips such a case/g)?.length, 2, result.stderr)
+  // Each named by the input line that holds the case.
+  for (const line of [1, 2]) assert.match(result.stderr, new RegExp(`\\n  ${input}:${line}: expected_outcome: the case has no criteria`))
 })
 
 test('with --no-extras a table gets no evalferry column: CSV, TSV and Parquet, a mapping read with it included', async () => {
@@ -576,6 +586,6 @@ test('LangSmith → DeepEval with --no-extras reports exactly what was dropped; 
   const strictOut = join(dir, 'lossy-strict.json')
   const strict = await runCli(['convert', input, '--from', 'langsmith', '--to', 'deepeval', '-o', strictOut, '--no-extras', '--strict'])
   assert.equal(strict.code, 1)
-  assert.match(strict.stderr, /lossy-strict\.json record 1: id: deepeval cannot hold id, split, extras\.langsmith\.dataset_id/)
+  assert.match(strict.stderr, /lossy\.jsonl:1: id: deepeval cannot hold id, split, extras\.langsmith\.dataset_id/)
   assert.ok(!existsSync(strictOut))
 })
