@@ -413,7 +413,7 @@ async function writeCases(
   ectx.layout = layout
   // A `.tsv` file is written with tabs, as it is read.
   const delimiter = container === 'csv' ? namedDelimiter(file.path) : undefined
-  const writer = await recordWriter(container, file.sink, delimiter ? { ...layout, delimiter } : layout)
+  const writer = await recordWriter(container, file.sink, delimiter ? { ...layout, delimiter } : layout, ectx.warn)
   const encoder = new CaseEncoder(adapter, container, layout, options, report, file.path, hasSidecar, preset?.sample ?? sample, preset)
 
   // The cases of the record being written: one, or the consecutive cases of one group.

@@ -528,6 +528,18 @@ test('a Parquet file piped to standard input converts as the file does, through 
   }
 })
 
+test('a lone UTF-16 surrogate written into a CSV becomes U+FFFD with a warning naming the case and column; JSON Lines keeps it', async () => {
+  const input = file('surrogate.jsonl', '{"question": "q\\ud800x", "answer": "a1"}\n{"question": "fine \\ud83d\\ude00", "answer": "a2"}\n')
+  const csv = join(dir, 'surrogate.csv')
+  const report = await convert({ input, output: csv, from: 'hf', to: 'hf' })
+  assert.equal(readFileSync(csv, 'utf8'), 'question,answer\nq\ufffdx,a1\nfine \u{1f600},a2\n')
+  assert.deepEqual(report.warnings.map((w) => [w.location, w.message.slice(0, 29)]), [[{ file: input, line: 1, field: 'question' }, 'a lone UTF-16 surrogate (half']])
+  const jsonl = join(dir, 'surrogate.out.jsonl')
+  const kept = await convert({ input, output: jsonl, from: 'hf', to: 'hf' })
+  assert.deepEqual(kept.warnings, [])
+  assert.equal(readFileSync(jsonl, 'utf8').split('\n')[0], '{"question":"q\\ud800x","answer":"a1"}')
+})
+
 test('a warning about a case is given once, not again when its carry is added', async () => {
   const input = file('warn-once.jsonl', '{"input": "no expectations", "name": "n1"}\n{"input": "none either", "name": "n2"}\n')
   const result = await runCli(['convert', input, '--from', 'deepeval', '--to', 'evalcase', '-o', join(dir, 'warn-once.yaml')])

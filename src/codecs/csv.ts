@@ -300,7 +300,10 @@ export function csvCell(value: string, delimiter = ','): string {
  * columns, then the first record's other keys; a later record with a key outside them is an error,
  * since a streamed header cannot grow.
  */
-export function csvWriter(sink: Sink, layout: { columns?: string[]; newline?: '\n' | '\r\n'; delimiter?: string }): RecordWriter {
+/** What becomes of text UTF-8 cannot hold (JSON and YAML escape it instead). */
+export const LONE_SURROGATE = 'a lone UTF-16 surrogate (half of a character) cannot be written in UTF-8: written as U+FFFD'
+
+export function csvWriter(sink: Sink, layout: { columns?: string[]; newline?: '\n' | '\r\n'; delimiter?: string }, warn?: (message: string, field: string) => void): RecordWriter {
   const newline = layout.newline ?? '\n'
   const delimiter = layout.delimiter ?? ','
   let columns: string[] | undefined
@@ -329,7 +332,11 @@ export function csvWriter(sink: Sink, layout: { columns?: string[]; newline?: '\
         const v = record[c]
         return v === null || v === undefined ? '' : typeof v === 'string' ? v : stringifyJson(v)
       })
-      buffer += row(cells)
+      const text = row(cells)
+      if (!text.isWellFormed()) {
+        for (let i = 0; i < cells.length; i++) if (!cells[i]!.isWellFormed()) warn?.(LONE_SURROGATE, columns[i]!)
+      }
+      buffer += text
       count++
       if (buffer.length > 65536) {
         await sink.write(buffer)

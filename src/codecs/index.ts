@@ -66,14 +66,15 @@ async function* readParquetLazily(path: string, options: ReadOptions): AsyncGene
   yield* readParquet(path, options)
 }
 
-export async function recordWriter(container: Container, sink: Sink, layout: FileLayout): Promise<RecordWriter> {
+/** `warn`: told of what a record loses on its way into the file (a lone surrogate in UTF-8, say), with the field. */
+export async function recordWriter(container: Container, sink: Sink, layout: FileLayout, warn?: (message: string, field: string) => void): Promise<RecordWriter> {
   switch (container) {
     case 'json':
       return jsonWriter(sink, layout)
     case 'jsonl':
       return jsonlWriter(sink, layout)
     case 'csv':
-      return csvWriter(sink, layout)
+      return csvWriter(sink, layout, warn)
     case 'yaml':
       return yamlWriter(sink, layout)
     case 'parquet': {
