@@ -14,7 +14,7 @@ import type { Adapter, Container, DecodeContext, EncodeContext, FieldMapping, Fi
 import { applyCarry, deepEqual, lostFields, withCarry, withoutCarrySlot } from './carry.ts'
 import { namedDelimiter } from './codecs/csv.ts'
 import { containerOf, readRecords, recordWriter } from './codecs/index.ts'
-import { LIST_KEY, type Sink, type SourceRecord } from './codecs/types.ts'
+import { LIST_KEY, type ReadOptions as ReadOptions_, type Sink, type SourceRecord } from './codecs/types.ts'
 import { detect } from './detect.ts'
 import { DataError, EvalferryError, UsageError, type Location } from './errors.ts'
 import { assertWritable, AtomicFile, BytesSink, exists, STDIO, type Written } from './io.ts'
@@ -116,6 +116,7 @@ async function* readFile_(
     if (isJsonObject(parsed)) Object.assign(header, parsed)
   }
   const columns: string[] = []
+  const headerWarnings: NonNullable<ReadOptions_['headerWarnings']> = []
   const schemaMetadata: Record<string, string> = {}
   const range = options.recordRange
   // A record range whose bytes are known is read as a part of the file that starts it (its file keys and includes stay).
@@ -128,6 +129,7 @@ async function* readFile_(
       file,
       recordKeys: adapter.recordKeys,
       header,
+      headerWarnings,
       columns,
       schemaMetadata,
       ...(options.progress ? { progress: options.progress } : {}),
@@ -163,8 +165,12 @@ async function* readFile_(
     return (place = { file, ...(line === undefined ? { record: record!.index } : { line }) })
   }
   ctx.warn = (message, field) => report && addWarning(report, message, { ...where(), ...(field ? { field } : {}) })
+  const headerWarned = (): void => {
+    for (const w of headerWarnings.splice(0)) if (report) addWarning(report, w.message, { file, line: w.line, field: w.field })
+  }
 
   for await (record of records) {
+    headerWarned()
     if (range) {
       if (record.index < range[0]) continue
       if (record.index >= range[1]) break
@@ -221,6 +227,7 @@ async function* readFile_(
       yield c
     }
   }
+  headerWarned()
 }
 
 /**

@@ -540,6 +540,23 @@ test('a lone UTF-16 surrogate written into a CSV becomes U+FFFD with a warning n
   assert.equal(readFileSync(jsonl, 'utf8').split('\n')[0], '{"question":"q\\ud800x","answer":"a1"}')
 })
 
+test('an integer past 2^53 in the header keys of a JSON or YAML document is kept as its digits, with a warning at its line', async () => {
+  const json = file('long-header.json', '{"version": 123456789012345678901,\n "goldens": [{"input": "q", "expected_output": "a"}],\n "trailer": 98765432109876543210}\n')
+  const fromJson = await convert({ input: json, output: join(dir, 'long-header.out.json'), from: 'deepeval', to: 'deepeval' })
+  assert.deepEqual(
+    fromJson.warnings.map((w) => [w.location, w.message]),
+    [
+      [{ file: json, line: 1, field: 'version' }, 'the integer 123456789012345678901 is past what a number holds exactly: kept as text, every digit'],
+      [{ file: json, line: 3, field: 'trailer' }, 'the integer 98765432109876543210 is past what a number holds exactly: kept as text, every digit'],
+    ],
+  )
+  const yaml = file('long-header.yaml', 'description: x\nexecution:\n  seed: 123456789012345678901\nevalcases:\n  - id: a\n    input: q\n    expected_output: a\n')
+  const out = join(dir, 'long-header.out.yaml')
+  const fromYaml = await convert({ input: yaml, output: out, from: 'evalcase', to: 'evalcase' })
+  assert.deepEqual(fromYaml.warnings.map((w) => w.location), [{ file: yaml, line: 3, field: 'execution' }])
+  assert.match(readFileSync(out, 'utf8'), /execution:\n  seed: "123456789012345678901"\n/)
+})
+
 test('a warning about a case is given once, not again when its carry is added', async () => {
   const input = file('warn-once.jsonl', '{"input": "no expectations", "name": "n1"}\n{"input": "none either", "name": "n2"}\n')
   const result = await runCli(['convert', input, '--from', 'deepeval', '--to', 'evalcase', '-o', join(dir, 'warn-once.yaml')])

@@ -75,7 +75,9 @@ export async function* readJson(source: ByteSource, options: ReadOptions): Async
       if (kept) pending.warnings = kept.map(keptWarning)
       lastWasSeparator = false
     } else {
-      header[currentKey] = finishValue(text).value
+      const { value, kept } = finishValue(text)
+      header[currentKey] = value
+      for (const digits of kept ?? []) options.headerWarnings?.push({ message: keptWarning(digits), line: captureLine, field: currentKey })
       mode = Mode.AfterTopObjectValue
     }
   }

@@ -77,6 +77,8 @@ export interface ReadOptions {
   recordKeys: string[]
   /** Filled with the document's other top-level keys as the reader meets them. */
   header: JsonObject
+  /** Filled with what reading those keys changed (an integer past 2^53 kept as text), each at its line. */
+  headerWarnings?: { message: string; line: number; field: string }[]
   /** Filled with the table's columns (CSV, Parquet) once known. */
   columns?: string[]
   /** CSV delimiter; sniffed from the header line when absent. */

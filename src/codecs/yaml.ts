@@ -213,6 +213,13 @@ export async function* readYaml(source: ByteSource, options: ReadOptions): Async
     return { doc, where, toJs, record }
   }
   const keyOf = (key: unknown) => String((key as Node & { value?: unknown })?.toJSON?.() ?? key)
+  /** A header key's value; what reading it changed is told at its line. */
+  const headerValue = (key: string, node: Node, toJs: (node: unknown, kept?: string[]) => unknown, where: (offset: number | undefined) => { line: number }) => {
+    const kept: string[] = []
+    const value = toJs(node, kept)
+    for (const digits of kept) options.headerWarnings?.push({ message: keptWarning(digits), line: where(node?.range?.[0]).line, field: key })
+    return value
+  }
 
   // `pre`: before the record list, whose text is kept; `list`: inside it, item by item; `raw`: the rest is kept and parsed whole.
   let mode = 'pre' as 'pre' | 'list' | 'raw'
@@ -307,7 +314,7 @@ export async function* readYaml(source: ByteSource, options: ReadOptions): Async
 
   /** Parses the header keys before the list; false when the whole document must be parsed instead. */
   const startList = (): boolean => {
-    const { doc, toJs } = parse('', head, 1)
+    const { doc, toJs, where } = parse('', head, 1)
     const contents = doc.contents
     const pairs: [string, unknown][] = []
     // Comments alone, or a leading `---`, read as no node or as a null scalar.
@@ -317,7 +324,7 @@ export async function* readYaml(source: ByteSource, options: ReadOptions): Async
         const key = keyOf(pair.key)
         // The list key given twice, or an earlier record list, is for the whole-document parser to judge.
         if (key === keyLine!.key || (recordKeys.includes(key) && isSeq(pair.value))) return false
-        pairs.push([key, toJs(pair.value)])
+        pairs.push([key, headerValue(key, pair.value as Node, toJs, where)])
       }
     }
     for (const [key, value] of pairs) header[key] = value as JsonObject[string]
@@ -502,7 +509,7 @@ export async function* readYaml(source: ByteSource, options: ReadOptions): Async
         items = pair.value.items as Node[]
         header[LIST_KEY] = key
       } else {
-        header[key] = toJs(pair.value) as JsonObject[string]
+        header[key] = headerValue(key, pair.value as Node, toJs, where) as JsonObject[string]
       }
     }
     if (whole && items === undefined) {
