@@ -439,7 +439,8 @@ async function writeCases(
     try {
       await writer.write(record)
     } catch (error) {
-      if (error instanceof DataError && !error.location.file) error.location = { ...at, ...error.location }
+      // A writer that holds records back (Parquet's row groups) names the one at fault by its place in the output.
+      if (error instanceof DataError && !error.location.file) error.location = error.location.record === undefined ? { ...at, ...error.location } : { file: file.path, ...error.location }
       throw error
     }
     report.records.written += pending.length
