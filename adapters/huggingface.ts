@@ -3,8 +3,12 @@
  * `/first-rows` responses, `Dataset.to_json` JSON Lines, CSV, and Parquet with the `huggingface`
  * features metadata. Rows map to cases through the shared field mapping (`src/mapping.ts`).
  *
- * Features are read from the viewer's `features` list or the Parquet schema metadata: a ClassLabel
- * integer becomes its name in the case (-1, missing, becomes null); a Json column's text is parsed;
+ * Features are read from the viewer's `features` list or the Parquet schema metadata; a Parquet
+ * file without them (as pyarrow and pandas write) has those `datasets` derives from its Arrow
+ * schema, so that its columns keep their types (a column of a type the writer cannot write back,
+ * a decimal say, has none, and its type is inferred from its values when writing, as without
+ * features). A ClassLabel integer becomes its name in the case (-1, missing, becomes null); a Json
+ * column's text is parsed;
  * Image and Audio cells keep their source (`{src, height, width}`, a list of `{src, type}`, bytes
  * as base64). The features travel with the first case (`extras.hf.$file.features`). Parquet is
  * written with the `huggingface` metadata so that `datasets` loads the right features: each column
@@ -57,7 +61,10 @@ export function normalizeFeatures(value: unknown): Features | undefined {
   return isJsonObject(value) ? value : undefined
 }
 
-/** The features of the file being read: Parquet schema metadata, else the viewer header. */
+/**
+ * The features of the file being read: Parquet schema metadata, else (Parquet without them) the
+ * Arrow schema's, else the viewer header. Found once per file.
+ */
 function featuresOf(ctx: DecodeContext): Features | undefined {
   if (ctx.state.features !== undefined) return (ctx.state.features as Features | null) ?? undefined
   let features: Features | undefined
@@ -67,15 +74,63 @@ function featuresOf(ctx: DecodeContext): Features | undefined {
       const parsed: unknown = JSON.parse(meta)
       features = isJsonObject(parsed) && isJsonObject(parsed.info) ? normalizeFeatures(parsed.info.features) : undefined
     } catch {
-      ctx.warn('the Parquet "huggingface" metadata is not JSON; reading without features')
+      ctx.warn('the Parquet "huggingface" metadata is not JSON; reading the features from the Arrow schema')
     }
-    // The pipeline hands file-level keys to the first case, so the features travel with it, unless
-    // they are what writing infers from the values anyway.
-    if (features && ctx.header.features === undefined && !Object.values(features).every(isInferable)) ctx.header.features = features
   }
+  if (ctx.container === 'parquet' && ctx.columns?.length) features = withColumnFeatures(features, ctx.columns, ctx.columnTypes)
+  // The pipeline hands file-level keys to the first case, so the features travel with it, unless
+  // they are what writing infers from the values anyway.
+  if (features && ctx.header.features === undefined && !Object.values(features).every(isInferable)) ctx.header.features = features
   features ??= normalizeFeatures(ctx.header.features)
   ctx.state.features = features ?? null
   return features
+}
+
+/**
+ * The features of a Parquet file's metadata (if any), with one for each of the file's `columns`
+ * they name none for (every column, in a file pyarrow or pandas wrote), as `datasets` derives it
+ * from the column's Arrow type (`Features.from_arrow_schema`) from the column types the reader
+ * gives: null, no feature, where the writer cannot write that type back or the type is unknown.
+ * Writing infers the type of a column of null from its values, and leaves it out of the metadata,
+ * where `datasets` then derives its feature from the type written.
+ */
+function withColumnFeatures(features: Features | undefined, columns: readonly string[], types: Record<string, ColumnType> | undefined): Features {
+  const named = (column: string) => features !== undefined && Object.hasOwn(features, column)
+  // The carry column is the writer's own; it comes and goes with what the cases need.
+  if (features && columns.every((column) => column === CARRY_KEY || named(column))) return features
+  const out: Features = {}
+  for (const column of columns) {
+    if (named(column)) out[column] = features![column]!
+    else if (column !== CARRY_KEY) out[column] = types && Object.hasOwn(types, column) ? featureOf(types[column]!) : null
+  }
+  // Features of columns the file does not have stay, as they did.
+  for (const [column, feature] of Object.entries(features ?? {})) if (!Object.hasOwn(out, column)) out[column] = feature
+  return out
+}
+
+/**
+ * The feature `datasets` gives an Arrow type (`generate_from_arrow_type`), as JSON: a Value of the
+ * type's name (the column types' primitives are named as `datasets` names them), a List (with its
+ * length when fixed) or LargeList of the item's feature, a dict for a struct.
+ */
+function featureOf(type: ColumnType): Feature {
+  if (typeof type === 'string') return { dtype: type, _type: 'Value' }
+  if ('timestamp' in type) return { dtype: `timestamp[${TIME_UNITS[type.timestamp]}${type.zone ? `, tz=${type.zone}` : ''}]`, _type: 'Value' }
+  if ('list' in type) {
+    const feature = featureOf(type.list)
+    if (type.large) return { feature, _type: 'LargeList' }
+    return type.size === undefined ? { feature, _type: 'List' } : { feature, length: type.size, _type: 'List' }
+  }
+  return Object.fromEntries(Object.entries(type.struct).map(([key, t]) => [key, featureOf(t)]))
+}
+
+/** Whether `fromFeature` changes values under `feature`: it holds a ClassLabel or Json, at any depth. */
+function changesValues(feature: Feature | undefined): boolean {
+  if (Array.isArray(feature)) return feature.some(changesValues)
+  if (!isJsonObject(feature)) return false
+  const t = typeOf(feature)
+  if (t === 'ClassLabel' || t === 'Json') return true
+  return t === undefined ? Object.values(feature).some(changesValues) : changesValues(innerOf(feature))
 }
 
 function typeOf(feature: Feature | undefined): string | undefined {
@@ -149,10 +204,13 @@ const TIME_UNITS = ['s', 'ms', 'us', 'ns']
 
 const DTYPES: Record<string, PrimitiveColumnType> = {
   string: 'string',
-  large_string: 'string',
+  large_string: 'large_string',
   binary: 'binary',
-  large_binary: 'binary',
+  large_binary: 'large_binary',
   bool: 'bool',
+  null: 'null',
+  date32: 'date32',
+  date64: 'date64',
   int8: 'int8',
   int16: 'int16',
   int32: 'int32',
@@ -161,7 +219,7 @@ const DTYPES: Record<string, PrimitiveColumnType> = {
   uint16: 'uint16',
   uint32: 'uint32',
   uint64: 'uint64',
-  float16: 'float32',
+  float16: 'float16',
   float32: 'float32',
   float: 'float32',
   float64: 'float64',
@@ -174,7 +232,7 @@ const MEDIA: ColumnType = { struct: { bytes: 'binary', path: 'string' } }
 
 /**
  * The Parquet column type `datasets` stores a feature as, where the writer can: Values of text,
- * binary, booleans, integers, floats and timestamps; ClassLabel as int64; lists; dicts as structs,
+ * binary, booleans, integers, floats, dates, timestamps and nulls; ClassLabel as int64; lists; dicts as structs,
  * and a Sequence of a dict as a struct of lists, as `datasets` lays it out; Image, Audio, Video and
  * Pdf as a struct of bytes and path. Others (Json...) are undefined.
  */
@@ -194,6 +252,7 @@ function columnTypeOf(feature: Feature | undefined): ColumnType | undefined {
     const dict = asDictOfLists(feature)
     if (dict) return columnTypeOf(dict)
     const item = columnTypeOf(inner)
+    if (t === 'LargeList') return item && { list: item, large: true }
     // A Sequence or List of fixed length is Arrow's fixed-size list.
     const length = (feature as JsonObject).length
     const size = typeof length === 'number' && Number.isInteger(length) && length >= 0 ? { size: length } : {}
@@ -222,8 +281,11 @@ const JSON_FEATURE: Feature = { _type: 'Json' }
  * The feature a column is written with in Parquet: the source's when the Parquet writer stores
  * it as `datasets` expects (see `columnTypeOf`), else Json text. A media column none of whose
  * sampled cells are bytes and path (the viewer's `{src, height, width}`, say) is Json text too.
+ * Without a feature (none in the source, or null: none for its Arrow type), one that holds the
+ * sampled values.
  */
 function writableFeature(feature: Feature | undefined, values: JsonValue[]): Feature {
+  if (feature === null) feature = undefined
   const type = feature === undefined ? undefined : columnTypeOf(feature)
   if (type === MEDIA && values.some((v) => v !== null) && !values.some((v) => v !== null && fitsColumnType(MEDIA, v))) return JSON_FEATURE
   if (feature !== undefined && type) return feature
@@ -241,6 +303,8 @@ function writableFeature(feature: Feature | undefined, values: JsonValue[]): Fea
 
 /** Whether writing Parquet gives this feature back from the values alone (see `writableFeature`). */
 function isInferable(feature: Feature): boolean {
+  // No feature: writing infers one, as it always did.
+  if (feature === null) return true
   if (deepEqual(feature, JSON_FEATURE) || deepEqual(feature, STRING)) return true
   if (typeOf(feature) === 'Value' && isJsonObject(feature) && Object.keys(feature).length === 2) {
     return ['bool', 'int64', 'float64'].includes(String(feature.dtype))
@@ -274,7 +338,8 @@ function decode(record: unknown, ctx: DecodeContext): EvalCase | EvalCase[] {
   }
 
   const features = ctx.container === 'csv' ? undefined : featuresOf(ctx)
-  if (features) {
+  // Only ClassLabel and Json features change a cell; without them the row is read as it is.
+  if (features && (ctx.state.changesValues ??= Object.values(features).some(changesValues))) {
     const typed: JsonObject = {}
     for (const [k, v] of Object.entries(row)) typed[k] = fromFeature(v, features[k])
     row = typed
@@ -358,10 +423,13 @@ const huggingface: Adapter = {
         const type = columnTypeOf(features[col])
         if (type) columnTypes[col] = type
       }
+      // A column the source has no feature for (null) has none in the metadata either: `datasets`
+      // derives it from the type written, and reading the file gives null back, as the source had.
+      const described = Object.fromEntries(Object.entries(features).filter(([col]) => !(source && Object.hasOwn(source, col) && source[col] === null)))
       const l: FileLayout = {
         columns: cols,
         header: { features },
-        schemaMetadata: { huggingface: JSON.stringify({ info: { features } }) },
+        schemaMetadata: { huggingface: JSON.stringify({ info: { features: described } }) },
         columnTypes,
       }
       layoutFeatures.set(l, features)

@@ -34,6 +34,8 @@ export interface DecodeContext {
   map?: FieldMapping | RowMapper
   /** Parquet: the file's schema metadata (the `huggingface` features key), once the reader has it. */
   schemaMetadata?: Record<string, string>
+  /** Parquet: the type of each column the writer writes back as it was, once the reader has it (see `ReadOptions.columnTypes`). */
+  columnTypes?: Record<string, ColumnType>
   /** Scratch space that lives as long as one file is read (e.g. which kind of record came first). */
   state: Record<string, unknown>
   /** Report a warning about the current record (a truncated cell, a deprecated key). */

@@ -14,7 +14,7 @@ import type { Adapter, Container, DecodeContext, EncodeContext, FieldMapping, Fi
 import { applyCarry, deepEqual, lostFields, withCarry, withoutCarrySlot } from './carry.ts'
 import { namedDelimiter } from './codecs/csv.ts'
 import { containerOf, readRecords, recordWriter } from './codecs/index.ts'
-import { LIST_KEY, type ReadOptions as ReadOptions_, type Sink, type SourceRecord } from './codecs/types.ts'
+import { LIST_KEY, type ColumnType, type ReadOptions as ReadOptions_, type Sink, type SourceRecord } from './codecs/types.ts'
 import { detect } from './detect.ts'
 import { DataError, EvalferryError, UsageError, type Location } from './errors.ts'
 import { assertWritable, AtomicFile, BytesSink, exists, STDIO, type Written } from './io.ts'
@@ -118,6 +118,7 @@ async function* readFile_(
   const columns: string[] = []
   const headerWarnings: NonNullable<ReadOptions_['headerWarnings']> = []
   const schemaMetadata: Record<string, string> = {}
+  const columnTypes: Record<string, ColumnType> = {}
   const range = options.recordRange
   // A record range whose bytes are known is read as a part of the file that starts it (its file keys and includes stay).
   const bytes = range && !part && (container === 'csv' || container === 'jsonl') ? options.recordBytes : undefined
@@ -132,6 +133,7 @@ async function* readFile_(
       headerWarnings,
       columns,
       schemaMetadata,
+      columnTypes,
       ...(options.progress ? { progress: options.progress } : {}),
       ...(continuation ? { continuation } : {}),
       ...(range ? { recordRange: range } : {}),
@@ -151,6 +153,7 @@ async function* readFile_(
     columns,
     map: options.map,
     schemaMetadata,
+    columnTypes,
     state,
     warn: () => {},
   }

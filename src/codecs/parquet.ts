@@ -11,7 +11,9 @@
  * digits as their unit has (none for seconds, 3, 6 or 9), ending in `Z` when the column has a time
  * zone (Arrow stores the UTC instant) and without one when it is naive, as Python prints it. They
  * keep every digit, in lists and structs too; only inside maps, where Arrow JS hands them over as
- * float milliseconds, does a nanosecond keep microsecond precision.
+ * float milliseconds, does a nanosecond keep microsecond precision. The reader also gives the type
+ * of each column the writer writes back as it was (`ReadOptions.columnTypes`), so that a table can
+ * be written again with its own types rather than ones inferred from its values.
  *
  * Column types written, from the layout's columns and the first batch of records:
  * - every non-null value a string → Utf8; a boolean → Bool;
@@ -19,8 +21,9 @@
  * - an array of strings (or nulls) → List<Utf8>;
  * - anything else (objects, mixed types, empty lists only, nulls only) → Utf8 holding JSON text,
  *   marked with field metadata `evalferry: json` so that this reader parses it back.
- * A layout's `columnTypes` name a column's type instead (integers of each width, float32, binary
- * from base64 text, lists, structs), as `datasets` features do. A later value that does not fit
+ * A layout's `columnTypes` name a column's type instead (integers of each width, float16 and
+ * float32, binary from base64 text, large strings and binary, dates, null columns, lists of each
+ * kind, structs), as `datasets` features do. A later value that does not fit
  * its column's type is an E_FIELD error, since a streamed schema cannot change. A missing key is
  * written as null.
  */
@@ -29,18 +32,27 @@ import { stat } from 'node:fs/promises'
 import {
   Binary,
   Bool,
-  type Data,
+  BufferType,
+  Data,
   DataType,
+  DateDay,
+  DateMillisecond,
+  DateUnit,
   Field,
   FixedSizeList,
+  Float16,
   Float32,
   Float64,
   Int8,
   Int16,
   Int32,
   Int64,
+  LargeBinary,
+  LargeList,
+  LargeUtf8,
   List,
   makeData,
+  Null,
   Precision,
   RecordBatch,
   Schema,
@@ -72,7 +84,19 @@ import { DataError, EvalferryError } from '../errors.ts'
 import { ioError, spoolStdin, STDIO } from '../io.ts'
 import type { JsonObject, JsonValue } from '../model.ts'
 import { bigintToJson } from './json.ts'
-import { fitsColumnType, integerOf, isIntColumnType, parseTimestamp, timestampText, type ColumnType, type ReadOptions, type RecordWriter, type Sink, type SourceRecord } from './types.ts'
+import {
+  fitsColumnType,
+  integerOf,
+  isIntColumnType,
+  parseDate,
+  parseTimestamp,
+  timestampText,
+  type ColumnType,
+  type ReadOptions,
+  type RecordWriter,
+  type Sink,
+  type SourceRecord,
+} from './types.ts'
 
 /** Field metadata that marks a Utf8 column as JSON text written by evalferry. */
 export const JSON_COLUMN_KEY = 'evalferry'
@@ -134,12 +158,14 @@ export async function* readParquet(path: string, options: ReadOptions, sliceByte
     else options.columns = columns
     const metadata: Record<string, string> = {}
     for (const [key, value] of schema.metadata) if (key !== ARROW_SCHEMA_KEY) metadata[key] = value
-    if (options.schemaMetadata) {
-      for (const key of Object.keys(options.schemaMetadata)) delete options.schemaMetadata[key]
-      Object.assign(options.schemaMetadata, metadata)
-    } else {
-      options.schemaMetadata = metadata
+    options.schemaMetadata = refill(options.schemaMetadata, metadata)
+    const types: Record<string, ColumnType> = {}
+    for (const field of schema.fields) {
+      // A JSON-text column reads as the values it holds, whose type the writer infers.
+      const type = isJsonColumn(field) ? undefined : columnTypeOfArrow(field.type)
+      if (type) types[field.name] = type
     }
+    options.columnTypes = refill(options.columnTypes, types)
     const converters = schema.fields.map((f) => (isJsonColumn(f) ? parseJsonText : converterFor(f.type)))
 
     let pieces: ReadPiece[]
@@ -191,6 +217,71 @@ export async function* readParquet(path: string, options: ReadOptions, sliceByte
       // after a trap the reader's memory is beyond use; the file is closed all the same
     }
     await opened.close()
+  }
+}
+
+/** `values` in `target`, the caller's object that it may hold on to already, else `values` itself. */
+function refill<T>(target: Record<string, T> | undefined, values: Record<string, T>): Record<string, T> {
+  if (!target) return values
+  for (const key of Object.keys(target)) delete target[key]
+  return Object.assign(target, values)
+}
+
+/**
+ * The column type of an Arrow type that the writer writes back as it was, or undefined for one it
+ * does not (decimals, times, durations, intervals, maps, unions, fixed-size binary, views, empty
+ * structs, and what holds them). A dictionary-encoded column reads as its values: their type.
+ */
+function columnTypeOfArrow(type: DataType): ColumnType | undefined {
+  switch (type.typeId) {
+    case Type.Utf8:
+      return 'string'
+    case Type.LargeUtf8:
+      return 'large_string'
+    case Type.Binary:
+      return 'binary'
+    case Type.LargeBinary:
+      return 'large_binary'
+    case Type.Bool:
+      return 'bool'
+    case Type.Null:
+      return 'null'
+    case Type.Int: {
+      const { bitWidth, isSigned } = type as DataType & { bitWidth: 8 | 16 | 32 | 64; isSigned: boolean }
+      return `${isSigned ? 'int' : 'uint'}${bitWidth}`
+    }
+    case Type.Float:
+      return (['float16', 'float32', 'float64'] as const)[(type as DataType & { precision: Precision }).precision]
+    case Type.Date:
+      return (type as DataType & { unit: DateUnit }).unit === DateUnit.DAY ? 'date32' : 'date64'
+    case Type.Timestamp: {
+      const { unit, timezone } = type as DataType & { unit: 0 | 1 | 2 | 3; timezone: string | null }
+      return { timestamp: unit, ...(timezone ? { zone: timezone } : {}) }
+    }
+    case Type.List:
+    case Type.LargeList:
+    case Type.FixedSizeList: {
+      const item = columnTypeOfArrow((type.children[0] as Field).type)
+      if (!item) return undefined
+      if (type.typeId === Type.FixedSizeList) return { list: item, size: (type as FixedSizeList).listSize }
+      return type.typeId === Type.LargeList ? { list: item, large: true } : { list: item }
+    }
+    case Type.Struct: {
+      const fields = type.children as Field[]
+      // Parquet has no empty group, and a struct's value is an object of one value per name.
+      if (!fields.length || new Set(fields.map((f) => f.name)).size < fields.length) return undefined
+      const struct: Record<string, ColumnType> = {}
+      for (const field of fields) {
+        const t = columnTypeOfArrow(field.type)
+        if (!t) return undefined
+        struct[field.name] = t
+      }
+      return { struct }
+    }
+    case Type.Dictionary:
+      return columnTypeOfArrow((type as DataType & { dictionary: DataType }).dictionary)
+    default:
+      return undefined
   }
 }
 
@@ -419,6 +510,13 @@ function plainValues(data: Data): JsonValue[] | undefined {
       const items = plainValues(child)
       return items && mapValid(data, (i) => items.slice(offsets[i]!, offsets[i + 1]!))
     }
+    case Type.LargeList: {
+      const child = data.children[0]
+      if (!child) return undefined
+      const offsets = data.valueOffsets as unknown as BigInt64Array
+      const items = plainValues(child)
+      return items && mapValid(data, (i) => items.slice(Number(offsets[i]!), Number(offsets[i + 1]!)))
+    }
     case Type.FixedSizeList: {
       const size = (type as FixedSizeList).listSize
       const items = data.children[0] && plainValues(data.children[0])
@@ -605,17 +703,30 @@ function arrowTypeOf(type: ColumnType): DataType {
     if ('timestamp' in type) return new Timestamp(type.timestamp, type.zone ?? null)
     if ('list' in type) {
       const item = new Field('item', arrowTypeOf(type.list), true)
-      return type.size === undefined ? new List(item) : new FixedSizeList(type.size, item)
+      if (type.size !== undefined) return new FixedSizeList(type.size, item)
+      return type.large ? new LargeList(item) : new List(item)
     }
     return new Struct(Object.entries(type.struct).map(([name, t]) => new Field(name, arrowTypeOf(t), true)))
   }
   switch (type) {
     case 'string':
       return new Utf8()
+    case 'large_string':
+      return new LargeUtf8()
     case 'binary':
       return new Binary()
+    case 'large_binary':
+      return new LargeBinary()
     case 'bool':
       return new Bool()
+    case 'null':
+      return new Null()
+    case 'date32':
+      return new DateDay()
+    case 'date64':
+      return new DateMillisecond()
+    case 'float16':
+      return new Float16()
     case 'float32':
       return new Float32()
     case 'float64':
@@ -639,7 +750,7 @@ function arrowTypeOf(type: ColumnType): DataType {
   }
 }
 
-/** A value that fits `type` as Arrow JS builds it: 64-bit integers as BigInt, struct keys all present. */
+/** A value that fits `type` as Arrow JS builds it: 64-bit integers as BigInt, dates as milliseconds, struct keys all present. */
 function arrowValue(type: ColumnType, value: JsonValue | undefined): unknown {
   if (value === null || value === undefined) return null
   if (typeof type === 'object') {
@@ -650,14 +761,15 @@ function arrowValue(type: ColumnType, value: JsonValue | undefined): unknown {
     return out
   }
   if (type === 'int64' || type === 'uint64') return integerOf(value)
-  if (type === 'binary') return Buffer.from(value as string, 'base64')
+  if (type === 'binary' || type === 'large_binary') return Buffer.from(value as string, 'base64')
+  if (type === 'date32' || type === 'date64') return parseDate(value as string)
   return isIntColumnType(type) ? Number(value) : value
 }
 
 function describeColumnType(type: ColumnType): string {
   if (typeof type === 'string') return type
   if ('timestamp' in type) return `timestamp[${['s', 'ms', 'us', 'ns'][type.timestamp]}${type.zone ? `, tz=${type.zone}` : ''}]`
-  if ('list' in type) return `list<${describeColumnType(type.list)}>${type.size === undefined ? '' : ` of ${type.size}`}`
+  if ('list' in type) return `${type.large ? 'large_list' : 'list'}<${describeColumnType(type.list)}>${type.size === undefined ? '' : ` of ${type.size}`}`
   return `struct<${Object.entries(type.struct).map(([k, t]) => `${k}: ${describeColumnType(t)}`).join(', ')}>`
 }
 
@@ -752,7 +864,9 @@ export function parquetWriter(
         }
         values[r] = v
       }
-      if (kind === 'string' || kind === 'json' || declared === 'string') return utf8Data(values as (string | null)[])
+      if (kind === 'string' || kind === 'json' || declared === 'string' || declared === 'large_string') {
+        return utf8Data(values as (string | null)[], declared === 'large_string')
+      }
       if (declared) return typedData(declared, schema!.fields[c]!.type, values)
       return vectorFromArray(values, schema!.fields[c]!.type).data[0]!
     })
@@ -811,28 +925,32 @@ function validity<T>(values: (T | null | undefined)[], each: (value: T, i: numbe
 
 /** Timestamp data from whole units (Arrow JS's builder takes milliseconds, which would lose the rest). */
 /**
- * Data of a declared column type from values `arrowValue` made. Timestamps, and lists and structs
- * that hold them, are built here from whole units: Arrow JS's builders take float milliseconds.
+ * Data of a declared column type from values `arrowValue` made. Timestamps and null columns, and
+ * lists and structs that hold them, are built here: Arrow JS's builders take timestamps as float
+ * milliseconds, and give Null data a null count that parquet-wasm refuses.
  */
 function typedData(type: ColumnType, arrowType: DataType, values: unknown[]): Data {
-  if (typeof type !== 'object' || !holdsTimestamp(type)) return vectorFromArray(values, arrowType).data[0]!
+  if (type === 'null') return nullData(arrowType as Null, values.length)
+  if (typeof type !== 'object' || !isBuiltHere(type)) return vectorFromArray(values, arrowType).data[0]!
   if ('timestamp' in type) return timestampData(arrowType as Timestamp, values as (bigint | null)[])
   const { nullBitmap, nullCount } = validity(values, () => {})
   if ('list' in type) {
     const itemType = (arrowType.children[0] as Field).type
     const items: unknown[] = []
-    const offsets = new Int32Array(values.length + 1)
+    // Float64Array holds a large list's offsets exactly, as far as an array of items reaches.
+    const ends = type.large ? new Float64Array(values.length + 1) : new Int32Array(values.length + 1)
     for (let i = 0; i < values.length; i++) {
       const list = values[i] as unknown[] | null
       // A fixed-size list holds its length of items even where it is null.
       if (list) for (const item of list) items.push(item)
       else if (type.size !== undefined) for (let k = 0; k < type.size; k++) items.push(null)
-      offsets[i + 1] = items.length
+      ends[i + 1] = items.length
     }
     const child = typedData(type.list, itemType, items)
-    return type.size === undefined
-      ? makeData({ type: arrowType as List, length: values.length, nullCount, nullBitmap, valueOffsets: offsets, child })
-      : makeData({ type: arrowType as FixedSizeList, length: values.length, nullCount, nullBitmap, child })
+    const length = values.length
+    if (type.size !== undefined) return makeData({ type: arrowType as FixedSizeList, length, nullCount, nullBitmap, child })
+    if (type.large) return makeData({ type: arrowType as LargeList, length, nullCount, nullBitmap, valueOffsets: BigInt64Array.from(ends, BigInt), child })
+    return makeData({ type: arrowType as List, length, nullCount, nullBitmap, valueOffsets: ends as Int32Array, child })
   }
   const fields = arrowType.children as Field[]
   const children = Object.entries(type.struct).map(([key, t], k) =>
@@ -841,11 +959,20 @@ function typedData(type: ColumnType, arrowType: DataType, values: unknown[]): Da
   return makeData({ type: arrowType as Struct, length: values.length, nullCount, nullBitmap, children })
 }
 
-function holdsTimestamp(type: ColumnType): boolean {
-  if (typeof type !== 'object') return false
+function isBuiltHere(type: ColumnType): boolean {
+  if (typeof type !== 'object') return type === 'null'
   if ('timestamp' in type) return true
-  if ('list' in type) return holdsTimestamp(type.list)
-  return Object.values(type.struct).some(holdsTimestamp)
+  if ('list' in type) return isBuiltHere(type.list)
+  return Object.values(type.struct).some(isBuiltHere)
+}
+
+/**
+ * Null data of `length`. It has a validity bitmap of no bits set, which Arrow JS never writes for
+ * Null: without one, a list's slice of it would count its nulls as unknown (-1) in the IPC sent
+ * to parquet-wasm, which refuses it.
+ */
+function nullData(type: Null, length: number): Data<Null> {
+  return new Data(type, 0, length, length, { [BufferType.VALIDITY]: new Uint8Array((length + 7) >> 3) })
 }
 
 function timestampData(type: Timestamp, values: (bigint | null)[]): Data<Timestamp> {
@@ -854,16 +981,20 @@ function timestampData(type: Timestamp, values: (bigint | null)[]): Data<Timesta
   return makeData({ type, length: values.length, nullCount, nullBitmap, data })
 }
 
-/** Utf8 data built with one Buffer for all strings: Arrow JS's builder encodes each one apart. */
-function utf8Data(values: (string | null)[]): Data<Utf8> {
+/**
+ * Utf8 data (LargeUtf8 when `large`) built with one Buffer for all strings: Arrow JS's builder
+ * encodes each one apart.
+ */
+function utf8Data(values: (string | null)[], large = false): Data<Utf8 | LargeUtf8> {
   const n = values.length
   const lengths = new Array<number>(n).fill(0)
   const { nullBitmap, nullCount } = validity(values, (v, i) => (lengths[i] = Buffer.byteLength(v, 'utf8')))
-  const offsets = new Int32Array(n + 1)
+  // Float64Array holds large offsets exactly, as far as a Buffer reaches.
+  const offsets = large ? new Float64Array(n + 1) : new Int32Array(n + 1)
   let bytes = 0
   for (let i = 0; i < n; i++) {
     bytes += lengths[i]!
-    if (bytes > 0x7fffffff) throw new DataError('E_FIELD', 'a column holds more than 2 GiB of text in one batch; write smaller batches')
+    if (bytes > 0x7fffffff && !large) throw new DataError('E_FIELD', 'a column holds more than 2 GiB of text in one batch; write smaller batches')
     offsets[i + 1] = bytes
   }
   const data = Buffer.allocUnsafe(bytes)
@@ -871,7 +1002,8 @@ function utf8Data(values: (string | null)[]): Data<Utf8> {
     const v = values[i]
     if (v) data.write(v, offsets[i]!, 'utf8')
   }
-  return makeData({ type: new Utf8(), length: n, nullCount, nullBitmap, valueOffsets: offsets, data })
+  if (large) return makeData({ type: new LargeUtf8(), length: n, nullCount, nullBitmap, valueOffsets: BigInt64Array.from(offsets, BigInt), data })
+  return makeData({ type: new Utf8(), length: n, nullCount, nullBitmap, valueOffsets: offsets as Int32Array, data })
 }
 
 function toWasm(table: Table): WasmRecordBatch {

@@ -88,6 +88,11 @@ export interface ReadOptions {
   /** Parquet: what the file's schema metadata holds (the `huggingface` key, say). */
   schemaMetadata?: Record<string, string>
   /**
+   * Parquet: filled with the type of each column whose Arrow type the writer writes back as it
+   * was (a dictionary-encoded column as its values' type); other columns are left out.
+   */
+  columnTypes?: Record<string, ColumnType>
+  /**
    * CSV and JSON Lines: the text is a later part of the file (after a CSV's header row), whose
    * first record starts on `line` and has the 0-based `index`.
    */
@@ -102,17 +107,34 @@ export interface ReadOptions {
 
 /**
  * A Parquet column's type when the writer is told it instead of inferring it from the values (a
- * `datasets` feature, say): a primitive, a list of one type (of `size` items in every row, when
- * given), or a struct of named types.
+ * `datasets` feature, or the type the column had in the file read, say): a primitive, a list of
+ * one type (of `size` items in every row when given; with 64-bit offsets when `large`), or a
+ * struct of named types.
  */
 export type ColumnType =
   | PrimitiveColumnType
-  | { list: ColumnType; size?: number }
+  | { list: ColumnType; size?: number; large?: true }
   | { struct: Record<string, ColumnType> }
   /** Arrow's time unit (0 seconds … 3 nanoseconds), and the zone of a zoned column; values are `timestampText`'s. */
   | { timestamp: 0 | 1 | 2 | 3; zone?: string }
-/** `binary` values are base64 text, as the Parquet reader gives binary columns. */
-export type PrimitiveColumnType = 'string' | 'binary' | 'bool' | 'float32' | 'float64' | keyof typeof INT_RANGES
+/**
+ * Arrow's primitive types, by pyarrow's names. `binary` values are base64 text and dates
+ * `YYYY-MM-DD` (a `date64` at midnight UTC), as the Parquet reader gives them; a `null` column
+ * holds only nulls.
+ */
+export type PrimitiveColumnType =
+  | 'string'
+  | 'large_string'
+  | 'binary'
+  | 'large_binary'
+  | 'bool'
+  | 'float16'
+  | 'float32'
+  | 'float64'
+  | 'date32'
+  | 'date64'
+  | 'null'
+  | keyof typeof INT_RANGES
 
 const INT_RANGES = {
   int8: [-(2n ** 7n), 2n ** 7n - 1n],
@@ -151,8 +173,10 @@ export function fitsColumnType(type: ColumnType, value: JsonValue | undefined): 
   }
   switch (type) {
     case 'string':
+    case 'large_string':
       return typeof value === 'string'
     case 'binary':
+    case 'large_binary':
       // Canonical base64 only, so that the bytes written read back as the same text.
       return typeof value === 'string' && Buffer.from(value, 'base64').toString('base64') === value
     case 'bool':
@@ -161,12 +185,43 @@ export function fitsColumnType(type: ColumnType, value: JsonValue | undefined): 
       return typeof value === 'number'
     case 'float32':
       return typeof value === 'number' && Math.fround(value) === value
+    case 'float16':
+      return typeof value === 'number' && isHalf(value)
+    case 'date32':
+    case 'date64':
+      return typeof value === 'string' && parseDate(value) !== undefined
+    case 'null':
+      return false
     default: {
       const n = integerOf(value)
       const [min, max] = INT_RANGES[type]
       return n !== undefined && n >= min && n <= max
     }
   }
+}
+
+/** Whether a half-precision float holds `value` exactly: 11 significant bits, exponents from -14 (below: steps of 2^-24) to 15. */
+function isHalf(value: number): boolean {
+  if (!Number.isFinite(value)) return !Number.isNaN(value)
+  const size = Math.abs(value)
+  if (size === 0) return true
+  if (size > 65504) return false
+  let exponent = Math.floor(Math.log2(size))
+  if (2 ** exponent > size) exponent--
+  return Number.isInteger(size / 2 ** (Math.max(exponent, -14) - 10))
+}
+
+const DATE = /^(\d{4})-(\d\d)-(\d\d)$/
+
+/** The milliseconds since the epoch of a `YYYY-MM-DD` date at midnight UTC; undefined if it is not one (`2023-02-30`). */
+export function parseDate(text: string): number | undefined {
+  const m = DATE.exec(text)
+  if (!m) return undefined
+  // setUTCFullYear keeps years 0 to 99, which Date.UTC takes for 1900 to 1999; a day past the
+  // month's end rolls over, and the text then differs.
+  const date = new Date(0)
+  const ms = date.setUTCFullYear(Number(m[1]), Number(m[2]) - 1, Number(m[3]))
+  return date.toISOString().slice(0, 10) === text ? ms : undefined
 }
 
 const UNITS_PER_SECOND = [1n, 1_000n, 1_000_000n, 1_000_000_000n]

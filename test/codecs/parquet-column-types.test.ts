@@ -1,0 +1,167 @@
+import { test } from 'node:test'
+import assert from 'node:assert/strict'
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import {
+  type Data,
+  type DataType,
+  DateDay,
+  Decimal,
+  Dictionary,
+  Field,
+  FixedSizeBinary,
+  Int8,
+  LargeList,
+  List,
+  makeData,
+  Map_,
+  Null,
+  RecordBatch,
+  Schema,
+  Struct,
+  Table,
+  tableFromIPC,
+  tableToIPC,
+  TimeMillisecond,
+  TimestampNanosecond,
+  Uint16,
+  Utf8,
+  vectorFromArray,
+} from 'apache-arrow'
+import { readParquet as readArrow, Table as WasmTable, writeParquet } from 'parquet-wasm'
+import { DataError } from '../../src/errors.ts'
+import type { JsonObject } from '../../src/model.ts'
+import { parquetWriter, readParquet } from '../../src/codecs/parquet.ts'
+import { fitsColumnType, parseDate, type ColumnType, type ReadOptions, type Sink } from '../../src/codecs/types.ts'
+
+const dir = await mkdtemp(join(tmpdir(), 'evalferry-parquet-types-'))
+test.after(() => rm(dir, { recursive: true, force: true }))
+
+let fileCount = 0
+async function arrowFile(columns: Record<string, Data>): Promise<string> {
+  const children = Object.values(columns)
+  const schema = new Schema(Object.entries(columns).map(([name, data]) => new Field(name, data.type, true)))
+  const batch = new RecordBatch(schema, makeData({ type: new Struct(schema.fields), length: children[0]!.length, nullCount: 0, children }))
+  const path = join(dir, `a${fileCount++}.parquet`)
+  await writeFile(path, writeParquet(WasmTable.fromIPCStream(tableToIPC(new Table([batch]), 'stream'))))
+  return path
+}
+
+async function written(records: JsonObject[], columnTypes: Record<string, ColumnType>): Promise<string> {
+  const chunks: Uint8Array[] = []
+  const sink: Sink = {
+    async write(chunk) {
+      chunks.push(typeof chunk === 'string' ? Buffer.from(chunk) : chunk)
+    },
+  }
+  const writer = parquetWriter(sink, { columnTypes })
+  for (const r of records) await writer.write(r)
+  await writer.end()
+  const path = join(dir, `w${fileCount++}.parquet`)
+  await writeFile(path, Buffer.concat(chunks))
+  return path
+}
+
+async function read(path: string, options: Partial<ReadOptions> = {}): Promise<{ rows: JsonObject[]; options: ReadOptions }> {
+  const all: ReadOptions = { file: path, recordKeys: [], header: {}, ...options }
+  const rows: JsonObject[] = []
+  for await (const r of readParquet(path, all)) rows.push(r.value as JsonObject)
+  return { rows, options: all }
+}
+
+async function arrowTypes(path: string): Promise<string[]> {
+  return tableFromIPC(readArrow(new Uint8Array(await readFile(path))).intoIPCStream()).schema.fields.map((f) => String(f.type))
+}
+
+const v = (type: DataType, values: unknown[]): Data => vectorFromArray(values as never, type).data[0]!
+
+test('the reader gives the type of each column the writer writes back, into the object passed; others are left out', async () => {
+  const path = await arrowFile({
+    small: v(new Uint16(), [1, null]),
+    day: v(new DateDay(), [0, null]),
+    stamps: v(new LargeList(new Field('item', new TimestampNanosecond('Europe/Paris'), true)), [[0], null]),
+    pair: v(new Struct([new Field('a', new Int8(), true), new Field('b', new Utf8(), true)]), [{ a: 1, b: 'x' }, null]),
+    category: v(new Dictionary(new Utf8(), new Int8()), ['x', null]),
+    price: makeData({ type: new Decimal(2, 10, 128), length: 2, nullCount: 0, data: new Uint32Array(8) }),
+    took: v(new TimeMillisecond(), [1, null]),
+    code: v(new FixedSizeBinary(2), [Uint8Array.from([1, 2]), null]),
+    // A struct that holds a type the writer cannot write back has no type as a whole.
+    timed: v(new Struct([new Field('t', new TimeMillisecond(), true)]), [{ t: 1 }, null]),
+    counts: v(new Map_<Utf8, Int8>(new Field('entries', new Struct<{ key: Utf8; value: Int8 }>([new Field('key', new Utf8(), false), new Field('value', new Int8(), true)]), false)), [new Map([['a', 1]]), null]),
+  })
+  const columnTypes: Record<string, ColumnType> = { stale: 'string' }
+  const { options } = await read(path, { columnTypes })
+  assert.equal(options.columnTypes, columnTypes)
+  assert.deepEqual(columnTypes, {
+    small: 'uint16',
+    day: 'date32',
+    stamps: { list: { timestamp: 3, zone: 'Europe/Paris' }, large: true },
+    pair: { struct: { a: 'int8', b: 'string' } },
+    category: 'string',
+  })
+})
+
+test('a JSON-text column evalferry wrote reads as its values, whose type the writer infers: it has no column type', async () => {
+  const path = await written([{ obj: { a: [1, 'x'] }, text: 'plain' }], {})
+  const { rows, options } = await read(path)
+  assert.deepEqual(rows, [{ obj: { a: [1, 'x'] }, text: 'plain' }])
+  assert.deepEqual(options.columnTypes, { text: 'string' })
+})
+
+test('the writer writes back the types the reader gives: large strings, binary and lists, float16, dates, null columns, nested timestamps', async () => {
+  const columnTypes: Record<string, ColumnType> = {
+    text: 'large_string',
+    blob: 'large_binary',
+    half: 'float16',
+    day: 'date32',
+    instant: 'date64',
+    nothing: 'null',
+    stamps: { list: { timestamp: 3 }, large: true },
+    nulls: { list: 'null' },
+    nested: { struct: { n: 'null', d: 'date32' } },
+  }
+  const records = [
+    { text: 'héllo', blob: 'AAH/', half: 0.5, day: '0050-01-01', instant: '2024-02-29', nothing: null, stamps: ['2023-11-14T22:13:20.123456789', null], nulls: [null, null], nested: { n: null, d: '1969-12-31' } },
+    { text: null, blob: null, half: -65504, day: null, instant: null, nothing: null, stamps: null, nulls: [], nested: null },
+  ]
+  const path = await written(records, columnTypes)
+  assert.deepEqual(await arrowTypes(path), [
+    'LargeUtf8',
+    'LargeBinary',
+    'Float16',
+    'Date32<DAY>',
+    'Date64<MILLISECOND>',
+    'Null',
+    'LargeList<Timestamp<NANOSECOND>>',
+    'List<Null>',
+    'Struct<{n:Null, d:Date32<DAY>}>',
+  ])
+  const { rows, options } = await read(path)
+  assert.deepEqual(rows, records)
+  assert.deepEqual(options.columnTypes, columnTypes)
+})
+
+test('a value a new column type cannot hold is refused naming the column, as any other', async () => {
+  for (const [type, value] of [
+    ['date32', '2023-02-30'],
+    ['date64', '2023-02-28T00:00:00'],
+    ['float16', 0.1],
+    ['null', 'x'],
+    ['large_binary', 'not base64!'],
+  ] as [ColumnType, string | number][]) {
+    await assert.rejects(written([{ c: value }], { c: type }), (error: Error) => error instanceof DataError && error.code === 'E_FIELD' && /column "c"/.test(error.message))
+  }
+})
+
+test('dates and half floats fit their column types exactly', () => {
+  assert.equal(parseDate('1970-01-02'), 86_400_000)
+  // Date.UTC would take year 50 for 1950.
+  assert.equal(parseDate('0050-01-01'), Date.parse('0050-01-01T00:00:00Z'))
+  assert.equal(parseDate('2024-02-30'), undefined)
+  assert.equal(parseDate('2024-2-3'), undefined)
+  for (const fits of [0, -0, 1.5, 65504, -65504, 2 ** -14, 2 ** -24, 3 * 2 ** -24, 1 + 2 ** -10, 2048, 2050]) assert.ok(fitsColumnType('float16', fits), String(fits))
+  for (const misfits of [0.1, 65505, 2 ** -25, 1 + 2 ** -11, 2049, 'x']) assert.ok(!fitsColumnType('float16', misfits), String(misfits))
+  assert.ok(fitsColumnType({ list: 'null', large: true }, [null]))
+  assert.ok(!fitsColumnType({ list: 'null', large: true }, [0]))
+})
