@@ -528,12 +528,18 @@ test('a Parquet file piped to standard input converts as the file does, through 
   }
 })
 
-test('a lone UTF-16 surrogate written into a CSV becomes U+FFFD with a warning naming the case and column; JSON Lines keeps it', async () => {
+test('a lone UTF-16 surrogate written into a CSV or Parquet becomes U+FFFD with a warning naming the case and column; JSON Lines keeps it', async () => {
   const input = file('surrogate.jsonl', '{"question": "q\\ud800x", "answer": "a1"}\n{"question": "fine \\ud83d\\ude00", "answer": "a2"}\n')
   const csv = join(dir, 'surrogate.csv')
   const report = await convert({ input, output: csv, from: 'hf', to: 'hf' })
   assert.equal(readFileSync(csv, 'utf8'), 'question,answer\nq\ufffdx,a1\nfine \u{1f600},a2\n')
   assert.deepEqual(report.warnings.map((w) => [w.location, w.message.slice(0, 29)]), [[{ file: input, line: 1, field: 'question' }, 'a lone UTF-16 surrogate (half']])
+  const parquet = join(dir, 'surrogate.parquet')
+  const inParquet = await convert({ input, output: parquet, from: 'hf', to: 'hf' })
+  assert.deepEqual(inParquet.warnings.map((w) => w.location), [{ file: input, line: 1, field: 'question' }])
+  const back = await convert({ input: parquet, output: join(dir, 'surrogate.back.csv'), from: 'hf', to: 'hf' })
+  assert.deepEqual(back.warnings, [])
+  assert.equal(readFileSync(join(dir, 'surrogate.back.csv'), 'utf8'), 'question,answer\nq\ufffdx,a1\nfine \u{1f600},a2\n')
   const jsonl = join(dir, 'surrogate.out.jsonl')
   const kept = await convert({ input, output: jsonl, from: 'hf', to: 'hf' })
   assert.deepEqual(kept.warnings, [])

@@ -9,7 +9,7 @@ import Papa from 'papaparse'
 import { DataError } from '../errors.ts'
 import type { JsonObject } from '../model.ts'
 import { stringifyJson } from './json.ts'
-import { countNewlines, MAX_RECORD_CHARS, tooLong, type ByteSource, type ReadOptions, type RecordWriter, type Sink, type SourceRecord } from './types.ts'
+import { countNewlines, LONE_SURROGATE, MAX_RECORD_CHARS, tooLong, type ByteSource, type ReadOptions, type RecordWriter, type Sink, type SourceRecord } from './types.ts'
 
 const DELIMITERS = [',', ';', '\t', '|']
 
@@ -300,9 +300,6 @@ export function csvCell(value: string, delimiter = ','): string {
  * columns, then the first record's other keys; a later record with a key outside them is an error,
  * since a streamed header cannot grow.
  */
-/** What becomes of text UTF-8 cannot hold (JSON and YAML escape it instead). */
-export const LONE_SURROGATE = 'a lone UTF-16 surrogate (half of a character) cannot be written in UTF-8: written as U+FFFD'
-
 export function csvWriter(sink: Sink, layout: { columns?: string[]; newline?: '\n' | '\r\n'; delimiter?: string }, warn?: (message: string, field: string) => void): RecordWriter {
   const newline = layout.newline ?? '\n'
   const delimiter = layout.delimiter ?? ','

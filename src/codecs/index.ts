@@ -79,7 +79,7 @@ export async function recordWriter(container: Container, sink: Sink, layout: Fil
       return yamlWriter(sink, layout)
     case 'parquet': {
       const { parquetWriter } = await import('./parquet.ts')
-      return parquetWriter(sink, layout)
+      return parquetWriter(sink, layout, {}, warn)
     }
   }
 }

@@ -86,8 +86,10 @@ import type { JsonObject, JsonValue } from '../model.ts'
 import { bigintToJson } from './json.ts'
 import {
   fitsColumnType,
+  illFormedCell,
   integerOf,
   isIntColumnType,
+  LONE_SURROGATE,
   parseDate,
   parseTimestamp,
   timestampText,
@@ -813,6 +815,7 @@ export function parquetWriter(
   sink: Sink,
   layout: { columns?: string[]; schemaMetadata?: Record<string, string>; columnTypes?: Record<string, ColumnType> },
   options: ParquetWriteOptions = {},
+  warn?: (message: string, field: string) => void,
 ): RecordWriter {
   const batchRows = options.batchRows ?? DEFAULT_BATCH_ROWS
   const batchBytes = options.batchBytes ?? DEFAULT_BATCH_BYTES
@@ -893,6 +896,7 @@ export function parquetWriter(
 
   return {
     async write(record: JsonObject) {
+      if (warn) for (const key in record) if (illFormedCell(record[key])) warn(LONE_SURROGATE, key)
       pending.push(record)
       pendingBytes += roughSize(record)
       if (pending.length >= batchRows || pendingBytes >= batchBytes) await flush()

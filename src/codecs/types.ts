@@ -70,6 +70,15 @@ export interface SourceRecord {
   warnings?: string[]
 }
 
+/** What becomes of text UTF-8 cannot hold, in CSV and Parquet (JSON and YAML escape it instead). */
+export const LONE_SURROGATE = 'a lone UTF-16 surrogate (half of a character) cannot be written in UTF-8: written as U+FFFD'
+
+/** Whether a cell holds text UTF-8 cannot hold: a string, or a list of strings, with a lone surrogate. */
+export function illFormedCell(value: unknown): boolean {
+  if (typeof value === 'string') return !value.isWellFormed()
+  return Array.isArray(value) && value.some((item) => typeof item === 'string' && !item.isWellFormed())
+}
+
 export interface ReadOptions {
   /** The file name, for error messages. */
   file: string
