@@ -927,7 +927,6 @@ function validity<T>(values: (T | null | undefined)[], each: (value: T, i: numbe
   return { nullBitmap, nullCount }
 }
 
-/** Timestamp data from whole units (Arrow JS's builder takes milliseconds, which would lose the rest). */
 /**
  * Data of a declared column type from values `arrowValue` made. Timestamps and null columns, and
  * lists and structs that hold them, are built here: Arrow JS's builders take timestamps as float
@@ -979,6 +978,7 @@ function nullData(type: Null, length: number): Data<Null> {
   return new Data(type, 0, length, length, { [BufferType.VALIDITY]: new Uint8Array((length + 7) >> 3) })
 }
 
+/** Timestamp data from whole units (Arrow JS's builder takes milliseconds, which would lose the rest). */
 function timestampData(type: Timestamp, values: (bigint | null)[]): Data<Timestamp> {
   const data = new BigInt64Array(values.length)
   const { nullBitmap, nullCount } = validity(values, (v, i) => (data[i] = v))
