@@ -412,6 +412,49 @@ function parseCarry(text: string): unknown {
   }
 }
 
+const TEXT_FIELDS = ['id', 'name', 'description', 'conversation_id', 'expected_outcome', 'actual_output', 'scenario', 'user_description', 'chatbot_role', 'comments', 'note']
+const TEXT_LIST_FIELDS = ['tags', 'context', 'retrieval_context']
+const OBJECT_FIELDS = ['metadata', 'execution', 'persona', 'extras']
+const OBJECT_LIST_FIELDS = ['turns', 'rubrics', 'expected_tools', 'tools_called']
+
+function kindOf(value: unknown): string {
+  if (value === null) return 'null'
+  if (Array.isArray(value)) return 'a list'
+  return typeof value === 'object' ? 'an object' : `a ${typeof value}`
+}
+
+/**
+ * Checks that `value` has a case's shape where the engine relies on it (a list of messages as
+ * `input`, text where text goes, lists and objects where they go), so that a case made by code
+ * fails naming the field, not in the engine's words. `who` starts the message:
+ * `the row mapper returned`.
+ */
+export function checkCaseShape(value: unknown, who: string): void {
+  if (!isJsonObject(value)) throw fieldError('', `${who} ${kindOf(value)}; expected a case (an object with input, expected_output…)`)
+  const wrong = (field: string, expected: string): never => {
+    const got = value[field]
+    throw fieldError(field, Array.isArray(got) ? `${who} a list, but not ${expected}` : `${who} ${kindOf(got)}; expected ${expected}`)
+  }
+  const input = value.input
+  if (input !== undefined) {
+    const messages = Array.isArray(input) && input.every((m) => isJsonObject(m) && (typeof m.content === 'string' || Array.isArray(m.content)))
+    if (!messages || (input.length > 0 && !isMessageList(input))) wrong('input', 'a list of messages ({role, content}; role system, user, assistant or tool)')
+  }
+  for (const field of TEXT_FIELDS) if (value[field] !== undefined && typeof value[field] !== 'string') wrong(field, 'text')
+  for (const field of TEXT_LIST_FIELDS) {
+    const v = value[field]
+    if (v !== undefined && !(Array.isArray(v) && v.every((x) => typeof x === 'string'))) wrong(field, 'a list of texts')
+  }
+  const split = value.split
+  if (split !== undefined && typeof split !== 'string' && !(Array.isArray(split) && split.every((x) => typeof x === 'string'))) wrong('split', 'text or a list of texts')
+  for (const field of OBJECT_FIELDS) if (value[field] !== undefined && !isJsonObject(value[field])) wrong(field, 'an object')
+  for (const field of OBJECT_LIST_FIELDS) {
+    const v = value[field]
+    if (v !== undefined && !(Array.isArray(v) && v.every(isJsonObject))) wrong(field, 'a list of objects')
+  }
+  for (const field of ['token_cost', 'completion_time']) if (value[field] !== undefined && typeof value[field] !== 'number') wrong(field, 'a number')
+}
+
 /**
  * Rows to cases with `map`: a function is called as it is; a field mapping (or none: the
  * well-known names) is resolved against `columns` (the table's header; a JSON row's own keys when
@@ -422,7 +465,11 @@ export function mapRow(
   map: FieldMapping | RowMapper | undefined,
   options: RowOptions & { columns?: readonly string[] },
 ): EvalCase | EvalCase[] {
-  if (isRowMapper(map)) return map(row)
+  if (isRowMapper(map)) {
+    const made = map(row)
+    for (const c of Array.isArray(made) ? made : [made]) checkCaseShape(c, 'the row mapper returned')
+    return made
+  }
   const columns = options.columns?.length ? options.columns : Object.keys(row)
   return rowToCase(row, resolvedFor(columns, map), options)
 }

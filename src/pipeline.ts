@@ -18,6 +18,7 @@ import { LIST_KEY, type ColumnType, type ReadOptions as ReadOptions_, type Sink,
 import { detect } from './detect.ts'
 import { DataError, EvalferryError, UsageError, type Location } from './errors.ts'
 import { assertWritable, AtomicFile, BytesSink, exists, STDIO, type Written } from './io.ts'
+import { checkCaseShape } from './mapping.ts'
 import { isJsonObject, withoutFileKeys, withoutGenerated, type EvalCase, type JsonObject, type JsonValue } from './model.ts'
 import { addWarning, countField, newReport, type ConversionReport } from './report.ts'
 
@@ -398,6 +399,19 @@ async function writeCases(
   const iterator = (Symbol.asyncIterator in cases ? cases[Symbol.asyncIterator]() : cases[Symbol.iterator]()) as
     | AsyncIterator<EvalCase>
     | Iterator<EvalCase>
+  let taken = preset?.index ?? 0
+  // A case a caller made, not one read here, may not have a case's shape: it is named by its place in the output.
+  const checked = (c: EvalCase): EvalCase => {
+    if (!readFrom.has(c)) {
+      try {
+        checkCaseShape(c, 'the case has')
+      } catch (error) {
+        throw locate(error, { file: file.path, record: taken })
+      }
+    }
+    taken++
+    return c
+  }
   const sample: EvalCase[] = []
   let exhausted = false
   while (!preset && sample.length < LAYOUT_SAMPLE) {
@@ -406,7 +420,7 @@ async function writeCases(
       exhausted = true
       break
     }
-    sample.push(next.value)
+    sample.push(checked(next.value))
   }
 
   let index = preset?.index ?? 0
@@ -466,7 +480,7 @@ async function writeCases(
     for (;;) {
       const next = await iterator.next()
       if (next.done) break
-      await writeOne(next.value)
+      await writeOne(checked(next.value))
     }
   }
   await flush()

@@ -563,6 +563,28 @@ test('an integer past 2^53 in the header keys of a JSON or YAML document is kept
   assert.match(readFileSync(out, 'utf8'), /execution:\n  seed: "123456789012345678901"\n/)
 })
 
+test('a case made by code with the wrong shape is named by its field: from a row mapper at its row, given to write at its place', async () => {
+  const input = file('mapped-rows.csv', 'question,answer\nq1,a1\nq2,a2\n')
+  await assert.rejects(
+    convert({ input, output: join(dir, 'mapped-rows.jsonl'), from: 'table', to: 'evalcase', map: (row) => ({ id: String(row.question), input: row.question } as unknown as EvalCase) }),
+    (error: EvalferryError) => {
+      assert.deepEqual(error.location, { file: input, line: 2, field: 'input' })
+      assert.equal(error.message, 'the row mapper returned a string; expected a list of messages ({role, content}; role system, user, assistant or tool)')
+      return true
+    },
+  )
+  const made = [
+    { input: [{ role: 'user', content: 'fine' }] },
+    { input: [{ role: 'user', content: 'tags wrong' }], tags: 'a,b' },
+  ] as unknown as EvalCase[]
+  await assert.rejects(write(made, join(dir, 'made-shape.jsonl'), { to: 'evalcase' }), (error: EvalferryError) => {
+    assert.deepEqual(error.location, { file: join(dir, 'made-shape.jsonl'), record: 1, field: 'tags' })
+    assert.equal(error.message, 'the case has a string; expected a list of texts')
+    return true
+  })
+  assert.equal(existsSync(join(dir, 'made-shape.jsonl')), false)
+})
+
 test('a warning about a case is given once, not again when its carry is added', async () => {
   const input = file('warn-once.jsonl', '{"input": "no expectations", "name": "n1"}\n{"input": "none either", "name": "n2"}\n')
   const result = await runCli(['convert', input, '--from', 'deepeval', '--to', 'evalcase', '-o', join(dir, 'warn-once.yaml')])
