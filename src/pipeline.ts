@@ -14,7 +14,7 @@ import type { Adapter, Container, DecodeContext, EncodeContext, FieldMapping, Fi
 import { applyCarry, deepEqual, lostFields, withCarry, withoutCarrySlot } from './carry.ts'
 import { namedDelimiter } from './codecs/csv.ts'
 import { containerOf, readRecords, recordWriter } from './codecs/index.ts'
-import { LIST_KEY, type ColumnType, type ReadOptions as ReadOptions_, type Sink, type SourceRecord } from './codecs/types.ts'
+import { LIST_KEY, type ColumnType, type HeaderWarning, type Sink, type SourceRecord } from './codecs/types.ts'
 import { detect } from './detect.ts'
 import { DataError, EvalferryError, UsageError, type Location } from './errors.ts'
 import { assertWritable, AtomicFile, BytesSink, exists, STDIO, type Written } from './io.ts'
@@ -117,7 +117,7 @@ async function* readFile_(
     if (isJsonObject(parsed)) Object.assign(header, parsed)
   }
   const columns: string[] = []
-  const headerWarnings: NonNullable<ReadOptions_['headerWarnings']> = []
+  const headerWarnings: HeaderWarning[] = []
   const schemaMetadata: Record<string, string> = {}
   const columnTypes: Record<string, ColumnType> = {}
   const range = options.recordRange

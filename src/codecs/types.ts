@@ -79,6 +79,13 @@ export function illFormedCell(value: unknown): boolean {
   return Array.isArray(value) && value.some((item) => typeof item === 'string' && !item.isWellFormed())
 }
 
+/** A warning about a document's header key: what reading it changed, at its line. */
+export interface HeaderWarning {
+  message: string
+  line: number
+  field: string
+}
+
 export interface ReadOptions {
   /** The file name, for error messages. */
   file: string
@@ -87,7 +94,7 @@ export interface ReadOptions {
   /** Filled with the document's other top-level keys as the reader meets them. */
   header: JsonObject
   /** Filled with what reading those keys changed (an integer past 2^53 kept as text), each at its line. */
-  headerWarnings?: { message: string; line: number; field: string }[]
+  headerWarnings?: HeaderWarning[]
   /** Filled with the table's columns (CSV, Parquet) once known. */
   columns?: string[]
   /** CSV delimiter; sniffed from the header line when absent. */
