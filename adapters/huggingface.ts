@@ -20,6 +20,7 @@
  * JSON Lines and CSV have no features, so ClassLabel columns are written as their names there.
  */
 import { deepEqual } from '../src/carry.ts'
+import { parseExact, stringifyJson } from '../src/codecs/json.ts'
 import { fitsColumnType, type ColumnType, type PrimitiveColumnType } from '../src/codecs/types.ts'
 import { fieldError } from '../src/errors.ts'
 import { caseToRow, defaultColumns, mapRow, type RowOptions } from '../src/mapping.ts'
@@ -165,7 +166,7 @@ export function fromFeature(value: JsonValue, feature: Feature | undefined): Jso
   }
   if (t === 'Json' && typeof value === 'string') {
     try {
-      return JSON.parse(value) as JsonValue
+      return parseExact(value).value as JsonValue
     } catch {
       return value
     }
@@ -190,9 +191,9 @@ export function toFeature(value: JsonValue, feature: Feature | undefined): JsonV
     return i === -1 ? value : i
   }
   if (value === null) return null
-  if (t === 'Json') return JSON.stringify(value)
+  if (t === 'Json') return stringifyJson(value)
   // Text columns take a value's JSON; other values a column cannot hold are written as null by `encode`, and carried.
-  if (t === 'Value' && isJsonObject(feature)) return /string/.test(String(feature.dtype)) && typeof value !== 'string' ? JSON.stringify(value) : value
+  if (t === 'Value' && isJsonObject(feature)) return /string/.test(String(feature.dtype)) && typeof value !== 'string' ? stringifyJson(value) : value
   const dict = asDictOfLists(feature) ?? (t === undefined && isJsonObject(feature) ? feature : undefined)
   if (dict && isJsonObject(value)) return mapValues(value, (v, key) => toFeature(v, dict[key]))
   const inner = innerOf(feature)
@@ -253,8 +254,8 @@ function columnTypeOf(feature: Feature | undefined): ColumnType | undefined {
     if (dict) return columnTypeOf(dict)
     const item = columnTypeOf(inner)
     if (t === 'LargeList') return item && { list: item, large: true }
-    // A Sequence or List of fixed length is Arrow's fixed-size list.
-    const length = (feature as JsonObject).length
+    // A Sequence or List of fixed length is Arrow's fixed-size list; the older `[feature]` has none.
+    const length = Array.isArray(feature) ? undefined : (feature as JsonObject).length
     const size = typeof length === 'number' && Number.isInteger(length) && length >= 0 ? { size: length } : {}
     return item && { list: item, ...size }
   }

@@ -13,7 +13,7 @@
  */
 import type { FieldMapping, RowMapper } from '../adapters/types.ts'
 import { deepEqual } from './carry.ts'
-import { isCompactJson } from './codecs/json.ts'
+import { isCompactJson, parseExact, stringifyJson } from './codecs/json.ts'
 import { UsageError, fieldError } from './errors.ts'
 import { CARRY_KEY, isJsonObject, isMessageList, singleText, type EvalCase, type JsonObject, type JsonValue, type Message } from './model.ts'
 
@@ -301,7 +301,7 @@ function fieldToCell(field: MappedField, value: unknown, options: RowOptions): J
     default:
       cell = value as JsonValue
   }
-  if (options.text && typeof cell !== 'string') return cell === null ? '' : JSON.stringify(cell)
+  if (options.text && typeof cell !== 'string') return cell === null ? '' : stringifyJson(cell)
   return cell
 }
 
@@ -406,7 +406,7 @@ const TEXT_KINDS = new Set<Kind>(['text', 'input', 'expected'])
 
 function parseCarry(text: string): unknown {
   try {
-    return JSON.parse(text)
+    return parseExact(text).value
   } catch {
     throw fieldError(CARRY_KEY, `expected a JSON object of carried fields, got ${JSON.stringify(text.slice(0, 40))}`)
   }
@@ -610,12 +610,12 @@ export function caseToRow(
     let value = metadata[column]
     if (value === undefined) continue
     if (column === CARRY_KEY) {
-      if (options.text) value = JSON.stringify(value)
+      if (options.text) value = stringifyJson(value)
     } else if (isJsonObject(values[column]) && isJsonObject(value)) {
       // A column a dotted path reached into: the mapped keys join the rest of its object.
       value = { ...value, ...(values[column] as JsonObject) }
     } else if (taken.has(column)) continue
-    else if (options.text && typeof value !== 'string') value = JSON.stringify(value)
+    else if (options.text && typeof value !== 'string') value = stringifyJson(value)
     values[column] = value
   }
 

@@ -83,7 +83,7 @@ import {
 import { DataError, EvalferryError } from '../errors.ts'
 import { ioError, spoolStdin, STDIO } from '../io.ts'
 import type { JsonObject, JsonValue } from '../model.ts'
-import { bigintToJson } from './json.ts'
+import { bigintToJson, parseExact, stringifyJson } from './json.ts'
 import {
   fitsColumnType,
   illFormedCell,
@@ -454,7 +454,7 @@ function isJsonColumn(field: Field): boolean {
 type Convert = ((value: any) => JsonValue) | undefined // eslint-disable-line @typescript-eslint/no-explicit-any
 
 function parseJsonText(value: string): JsonValue {
-  return JSON.parse(value) as JsonValue
+  return parseExact(value).value as JsonValue
 }
 
 /** Cells of one column of a batch; `undefined` as the converter means the value is already JSON. */
@@ -800,7 +800,7 @@ function cell(kind: ColumnKind, v: unknown): unknown {
     case 'strings':
       return Array.isArray(v) && v.every((x) => x === null || typeof x === 'string') ? v : undefined
     case 'json':
-      return JSON.stringify(v)
+      return stringifyJson(v)
     case 'typed':
       throw new Error('a typed column is checked against its type')
   }

@@ -5,7 +5,7 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { writeFile } from 'node:fs/promises'
-import { Binary, type Data, Field, FixedSizeList, Float32, Int32, List, makeData, RecordBatch, Schema, Struct, Table, tableFromIPC, tableToIPC, TimestampMicrosecond, TimestampNanosecond, Utf8, vectorFromArray } from 'apache-arrow'
+import { Binary, type Data, Field, FixedSizeList, Float32, Float64, Int32, List, makeData, RecordBatch, Schema, Struct, Table, tableFromIPC, tableToIPC, TimestampMicrosecond, TimestampNanosecond, Utf8, vectorFromArray } from 'apache-arrow'
 import { readParquet, Table as WasmTable, writeParquet } from 'parquet-wasm'
 import { asyncBufferFromFile, parquetMetadataAsync } from 'hyparquet'
 import { fromFeature, toFeature } from '../../adapters/huggingface.ts'
@@ -327,4 +327,34 @@ test('a viewer response without rows: an error naming the file and the field row
     assert.equal(e.location.field, 'rows')
     return true
   })
+})
+
+test('the older list feature [feature] is written as a list, not as a list of fixed size 1', async () => {
+  const features = { question: { dtype: 'string', _type: 'Value' }, tags: [{ dtype: 'string', _type: 'Value' }] }
+  const tags = vectorFromArray([['t1'], ['t2', 't3'], []], new List(new Field('item', new Utf8(), true))).data[0]!
+  const source = await featuresParquet('bare-list.parquet', features, [vectorFromArray(['a', 'b', 'c'], new Utf8()).data[0]!, tags])
+  const report = newReport('hf', 'hf', [source])
+  const out = await writtenParquet(await collect(source, report), 'bare-list-out.parquet')
+  assert.deepEqual(out.types, ['Utf8', 'List<Utf8>'])
+  assert.deepEqual(out.rows, [
+    { question: 'a', tags: ['t1'] },
+    { question: 'b', tags: ['t2', 't3'] },
+    { question: 'c', tags: [] },
+  ])
+  assert.deepEqual(out.features, features)
+})
+
+test('NaN and the infinities survive a carry: hf Parquet → hf CSV, whose cells and evalferry column hold them, → hf Parquet', async () => {
+  const features = { question: { dtype: 'string', _type: 'Value' }, score: { dtype: 'float64', _type: 'Value' } }
+  const source = await featuresParquet('non-finite.parquet', features, [vectorFromArray(['a', 'b', 'c'], new Utf8()).data[0]!, vectorFromArray([Number.NaN, Number.POSITIVE_INFINITY, 0.5], new Float64()).data[0]!])
+  const csv = join(work, 'non-finite.csv')
+  await write(await collect(source), csv, { to: 'hf' })
+  assert.equal(readFileSync(csv, 'utf8'), 'question,score,evalferry\na,NaN,"{""metadata"":{""score"":NaN}}"\nb,Infinity,"{""metadata"":{""score"":Infinity}}"\nc,0.5,"{""metadata"":{""score"":0.5}}"\n')
+  const back = await writtenParquet(await collect(csv), 'non-finite-back.parquet')
+  assert.deepEqual(back.types, ['Utf8', 'Float64'])
+  assert.deepEqual(back.rows, [
+    { question: 'a', score: Number.NaN },
+    { question: 'b', score: Number.POSITIVE_INFINITY },
+    { question: 'c', score: 0.5 },
+  ])
 })
