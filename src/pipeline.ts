@@ -67,6 +67,11 @@ export interface WriteOptions {
   strict?: boolean
   /** Filled as the write goes. */
   report?: ConversionReport
+  /**
+   * The dataset's record number of the first case written (a shard's first record): generated ids
+   * (`case-<n>`) count on from it, so that the shards of a dataset have the ids of the whole.
+   */
+  firstRecord?: number
 }
 
 const LAYOUT_SAMPLE = 100
@@ -510,6 +515,8 @@ class CaseEncoder {
    * a later record (see `mayBeGeneratedLater`): only these can collide, so memory stays bounded.
    */
   private readonly takenIds = new Set<string>()
+  /** Records of the dataset before this file's first (see `WriteOptions.firstRecord`). */
+  private readonly idBase: number
 
   constructor(
     private readonly adapter: Adapter,
@@ -522,8 +529,9 @@ class CaseEncoder {
     sample: EvalCase[],
     private readonly part?: PartPreset,
   ) {
+    this.idBase = options.firstRecord ?? 0
     // A sampled case may come after the first records that get an id: its id counts from the start.
-    for (const c of sample) if (c.id !== undefined && !c.generated?.includes('id') && mayBeGeneratedLater(c.id, -1)) this.takenIds.add(c.id)
+    for (const c of sample) if (c.id !== undefined && !c.generated?.includes('id') && mayBeGeneratedLater(c.id, this.idBase - 1)) this.takenIds.add(c.id)
     this.decodeContext = {
       file,
       container,
@@ -549,10 +557,10 @@ class CaseEncoder {
       const c = original.generated !== undefined || (needsId && original.id === undefined) ? withoutGenerated(original) : original
       const made: string[] = []
       if (needsId && c.id === undefined) {
-        c.id = original.id ?? this.freshId(ctx.index)
+        c.id = original.id ?? this.freshId(this.idBase + ctx.index)
         if (original.id === undefined) this.part?.generatedIds.push(c.id)
         made.push('id')
-      } else if (c.id !== undefined && mayBeGeneratedLater(c.id, ctx.index)) {
+      } else if (c.id !== undefined && mayBeGeneratedLater(c.id, this.idBase + ctx.index)) {
         this.takenIds.add(c.id)
         if (this.part && needsId) this.part.writtenIds.push(c.id)
       }
@@ -717,6 +725,8 @@ export async function convert(options: ConvertOptions): Promise<ConversionReport
       ...(options.dialect ? { dialect: options.dialect } : {}),
       ...(options.extras === undefined ? {} : { extras: options.extras }),
       ...(options.strict ? { strict: true } : {}),
+      // A shard's generated ids are those the whole would have.
+      ...(options.recordRange || options.firstRecord ? { firstRecord: options.firstRecord ?? options.recordRange![0] } : {}),
       report,
     })
     await Promise.all(pendingRejects)

@@ -213,3 +213,19 @@ test('--shard of a Parquet file decodes only the row groups that hold its record
     )
   }
 })
+
+test('the shards of a file without ids generate the ids the whole does: joined, they are the whole output', async () => {
+  const path = join(dir, 'no-ids.csv')
+  writeFileSync(path, 'input,expected_output\n' + Array.from({ length: 10 }, (_, i) => `q${i},a${i}\n`).join(''))
+  const whole = join(dir, 'no-ids-whole.jsonl')
+  assert.equal((await runCli(['convert', path, '--from', 'csv', '--to', 'evalcase', '-o', whole, '--quiet'])).code, 0)
+  const parts: string[] = []
+  for (let index = 1; index <= 3; index++) {
+    const out = join(dir, 'no-ids.jsonl')
+    const run = await runCli(['convert', path, '--from', 'csv', '--to', 'evalcase', '-o', out, '--shard', `${index}/3`, '--quiet'])
+    assert.equal(run.code, 0, run.stderr)
+    parts.push(readFileSync(join(dir, `no-ids.part-${index}-of-3.jsonl`), 'utf8'))
+  }
+  assert.equal(parts.join(''), readFileSync(whole, 'utf8'))
+  assert.deepEqual(parts.join('').match(/"id":"[^"]+"/g), Array.from({ length: 10 }, (_, i) => `"id":"case-${i + 1}"`))
+})
