@@ -5,7 +5,7 @@
  * held, so memory stays bounded whatever the input size.
  */
 import { dirname, resolve as resolvePath } from 'node:path'
-import { readFile } from 'node:fs/promises'
+import { open, readFile } from 'node:fs/promises'
 import { availableParallelism } from 'node:os'
 import { parse as parseYaml, stringify as stringifyYaml } from 'yaml'
 import { getAdapter } from '../adapters/index.ts'
@@ -372,7 +372,27 @@ function sidecarOf(output: string, container: Container | undefined, adapter: Ad
 export async function filesWritten(output: string, to: string, container?: Container): Promise<Written[]> {
   const adapter = await getAdapter(to)
   const sidecar = sidecarOf(output, container ?? containerOf(output), adapter)
+  if (sidecar && (await holdsCases(sidecar, adapter))) {
+    throw new UsageError(`${sidecar} holds cases, and would be overwritten by the sidecar of ${output} (its description and execution); move it, or name another output`)
+  }
   return [{ path: output, what: 'the output' }, ...(sidecar ? [{ path: sidecar, what: "the output's sidecar" }] : [])]
+}
+
+/** Whether a YAML file holds a dataset (a case list at the top, or under a record key), not just a sidecar's header keys. */
+async function holdsCases(path: string, adapter: Adapter): Promise<boolean> {
+  let head: string
+  try {
+    const file = await open(path, 'r')
+    try {
+      const { buffer, bytesRead } = await file.read(Buffer.alloc(1 << 16), 0, 1 << 16, 0)
+      head = buffer.toString('utf8', 0, bytesRead)
+    } finally {
+      await file.close()
+    }
+  } catch {
+    return false
+  }
+  return new RegExp(`^(- |-$|(${adapter.recordKeys.join('|')})\\s*:)`, 'm').test(head)
 }
 
 /** A part of a file written on its own: the file's layout and first cases, and where its records start. */

@@ -585,6 +585,22 @@ test('a case made by code with the wrong shape is named by its field: from a row
   assert.equal(existsSync(join(dir, 'made-shape.jsonl')), false)
 })
 
+test('evalcase JSON Lines is not written where its sidecar would overwrite a YAML file of cases; a sidecar of its own is replaced', async () => {
+  const input = file('sidecar-src.yaml', 'description: mine\nevalcases:\n  - id: a\n    input: hi\n    expected_output: ok\n')
+  const precious = file('sidecar-out.yaml', 'evalcases:\n  - id: precious\n    input: keep me\n    expected_output: kept\n')
+  const before = readFileSync(precious, 'utf8')
+  const refused = await runCli(['convert', input, '--to', 'evalcase', '-o', join(dir, 'sidecar-out.jsonl')])
+  assert.equal(refused.code, 2)
+  assert.equal(refused.stderr, `evalferry: ${precious} holds cases, and would be overwritten by the sidecar of ${join(dir, 'sidecar-out.jsonl')} (its description and execution); move it, or name another output\n`)
+  assert.equal(readFileSync(precious, 'utf8'), before)
+  assert.equal(existsSync(join(dir, 'sidecar-out.jsonl')), false)
+  for (let run = 0; run < 2; run++) {
+    const written = await runCli(['convert', input, '--to', 'evalcase', '-o', join(dir, 'sidecar-own.jsonl'), '--quiet'])
+    assert.equal(written.code, 0, written.stderr)
+    assert.equal(readFileSync(join(dir, 'sidecar-own.yaml'), 'utf8'), 'description: mine\n')
+  }
+})
+
 test('a warning about a case is given once, not again when its carry is added', async () => {
   const input = file('warn-once.jsonl', '{"input": "no expectations", "name": "n1"}\n{"input": "none either", "name": "n2"}\n')
   const result = await runCli(['convert', input, '--from', 'deepeval', '--to', 'evalcase', '-o', join(dir, 'warn-once.yaml')])
