@@ -33,19 +33,29 @@ export async function detect(file: string, options: DetectOptions = {}): Promise
   let container = options.container ?? containerOf(file)
   if (!container) throw new UsageError(`cannot tell the container of ${file} from its extension`)
 
-  const sampleOf = async (c: Container) => {
+  const sampleOf = async (c: Container, strict = false) => {
     const header: JsonObject = {}
     const columns: string[] = []
     const records: unknown[] = []
     const fields = new Set<string>()
     let count = 0
+    // A bad record the rest of the file can be read past (a line of JSON Lines that is not JSON) is
+    // left out of the sample: `--on-error skip` skips it later. With nothing else, it is the answer.
+    let bad: unknown
     for await (const r of readRecords(c, file, { file, recordKeys, header, columns })) {
-      if (r.error) throw r.error
+      if (r.error) {
+        if (strict) throw r.error
+        bad ??= r.error
+        count++
+        if (!options.count && count >= SAMPLE_SIZE) break
+        continue
+      }
       if (records.length < SAMPLE_SIZE) records.push(r.value)
       if (isJsonObject(r.value) && (options.count || count < SAMPLE_SIZE)) for (const k of Object.keys(r.value)) fields.add(k)
       count++
       if (!options.count && count >= SAMPLE_SIZE) break
     }
+    if (bad && records.length === 0) throw bad
     return { header, columns, records, fields, count }
   }
 
@@ -56,7 +66,8 @@ export async function detect(file: string, options: DetectOptions = {}): Promise
     // A `.json` file that holds JSON Lines is common enough to accept.
     if (container === 'json' && error instanceof EvalferryError && /after the end of the JSON document/.test(error.message)) {
       try {
-        sample = await sampleOf('jsonl')
+        // Only a file of JSON lines, every one: a JSON document with more text after it stays an error.
+        sample = await sampleOf('jsonl', true)
         container = 'jsonl'
       } catch {
         throw error

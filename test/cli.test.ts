@@ -601,6 +601,23 @@ test('evalcase JSON Lines is not written where its sidecar would overwrite a YAM
   }
 })
 
+test('--on-error skip skips a bad JSON Lines line when the format is detected too; a file of only bad lines is named by its first', async () => {
+  const input = file('skip-detected.jsonl', '{"input": "a"}\nnot json\n{"input": "b"}\n')
+  const out = join(dir, 'skip-detected.out.jsonl')
+  const rejects = join(dir, 'skip-detected.rejects.jsonl')
+  const skipped = await runCli(['convert', input, '--to', 'evals', '-o', out, '--on-error', 'skip', '--rejects', rejects, '--quiet'])
+  assert.equal(skipped.code, 0, skipped.stderr)
+  assert.deepEqual(readFileSync(out, 'utf8').trim().split('\n').map((l) => (JSON.parse(l) as { input: string }).input), ['a', 'b'])
+  assert.deepEqual((JSON.parse(readFileSync(rejects, 'utf8')) as { location: unknown }).location, { file: input, line: 2, column: 2 })
+  const failed = await runCli(['convert', input, '--to', 'evals', '-o', out])
+  assert.equal(failed.code, 1)
+  assert.match(failed.stderr, new RegExp(`^evalferry: ${input}:2:2: invalid JSON`))
+  const allBad = file('all-bad.jsonl', 'not json\nnor this\n')
+  const detected = await runCli(['detect', allBad])
+  assert.equal(detected.code, 1)
+  assert.match(detected.stderr, new RegExp(`^evalferry: ${allBad}:1:2: invalid JSON`))
+})
+
 test('a warning about a case is given once, not again when its carry is added', async () => {
   const input = file('warn-once.jsonl', '{"input": "no expectations", "name": "n1"}\n{"input": "none either", "name": "n2"}\n')
   const result = await runCli(['convert', input, '--from', 'deepeval', '--to', 'evalcase', '-o', join(dir, 'warn-once.yaml')])
