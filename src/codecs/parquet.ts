@@ -36,7 +36,6 @@ import {
   Data,
   DataType,
   DateDay,
-  DateMillisecond,
   DateUnit,
   Field,
   FixedSizeList,
@@ -726,7 +725,9 @@ function arrowTypeOf(type: ColumnType): DataType {
     case 'date32':
       return new DateDay()
     case 'date64':
-      return new DateMillisecond()
+      // As pyarrow writes it: Parquet's DATE (days), which every reader takes as a date; Arrow's
+      // Date64 would be stored as a plain INT64 that pyarrow and `datasets` read as integers.
+      return new DateDay()
     case 'float16':
       return new Float16()
     case 'float32':
