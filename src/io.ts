@@ -490,11 +490,14 @@ async function identity(path: string): Promise<string> {
 export interface Written {
   path: string
   what: string
+  /** Why this file must not be written after all (it holds something of the user's), checked after the rest. */
+  refuse?: () => Promise<string | undefined>
 }
 
 /**
  * Refuses a file written that is one of the inputs (SPEC section 5), or that another file written
- * names too, standard output included: the later would replace the earlier.
+ * names too, standard output included: the later would replace the earlier; then a file its own
+ * check refuses (see `Written.refuse`).
  */
 export async function assertWritable(written: Written[], inputs: string[]): Promise<void> {
   const inputIds = await Promise.all(inputs.map((input) => (input === STDIO ? STDIO : identity(input))))
@@ -509,6 +512,10 @@ export async function assertWritable(written: Written[], inputs: string[]): Prom
       throw new UsageError(`${other.what} and ${file.what} would both be written to ${where}; name another file for one of them`)
     }
     seen.set(id, file)
+  }
+  for (const file of written) {
+    const why = await file.refuse?.()
+    if (why) throw new UsageError(why)
   }
 }
 

@@ -210,8 +210,9 @@ async function* readFile_(
       const decoded = adapter.decode(record.value, ctx)
       cases = Array.isArray(decoded) ? decoded : [decoded]
       for (const c of cases) {
-        applyCarry(c)
+        // The file's own ids are unique; a carry may restore a case's id that was not (see CaseEncoder).
         if (adapter.uniqueIds) seenIds.add(c, where())
+        applyCarry(c)
       }
       // Included cases join the including file, whose own keys ride on its first case.
       if (first && cases[0] && !isIncluded) attachFileKeys(cases[0], adapter, header)
@@ -372,10 +373,13 @@ function sidecarOf(output: string, container: Container | undefined, adapter: Ad
 export async function filesWritten(output: string, to: string, container?: Container): Promise<Written[]> {
   const adapter = await getAdapter(to)
   const sidecar = sidecarOf(output, container ?? containerOf(output), adapter)
-  if (sidecar && (await holdsCases(sidecar, adapter))) {
-    throw new UsageError(`${sidecar} holds cases, and would be overwritten by the sidecar of ${output} (its description and execution); move it, or name another output`)
-  }
-  return [{ path: output, what: 'the output' }, ...(sidecar ? [{ path: sidecar, what: "the output's sidecar" }] : [])]
+  if (!sidecar) return [{ path: output, what: 'the output' }]
+  const refuse = async () =>
+    (await holdsCases(sidecar, adapter)) ? `${sidecar} holds cases, and would be overwritten by the sidecar of ${output} (its description and execution); move it, or name another output` : undefined
+  return [
+    { path: output, what: 'the output' },
+    { path: sidecar, what: "the output's sidecar", refuse },
+  ]
 }
 
 /** Whether a YAML file holds a dataset (a case list at the top, or under a record key), not just a sidecar's header keys. */
@@ -535,6 +539,8 @@ class CaseEncoder {
    * a later record (see `mayBeGeneratedLater`): only these can collide, so memory stays bounded.
    */
   private readonly takenIds = new Set<string>()
+  /** The ids written so far, where the target's must be unique. */
+  private readonly usedIds = new Set<string>()
   /** Records of the dataset before this file's first (see `WriteOptions.firstRecord`). */
   private readonly idBase: number
 
@@ -572,9 +578,10 @@ class CaseEncoder {
     const adapter = this.adapter
     const generated: string[][] = []
     const needsId = adapter.requires?.includes('id') === true
+    const renamed: (string | undefined)[] = []
     const cases = originals.map((original) => {
       // A copy only where something changes: generated fields go, a missing id comes.
-      const c = original.generated !== undefined || (needsId && original.id === undefined) ? withoutGenerated(original) : original
+      let c = original.generated !== undefined || (needsId && original.id === undefined) ? withoutGenerated(original) : original
       const made: string[] = []
       if (needsId && c.id === undefined) {
         c.id = original.id ?? this.freshId(this.idBase + ctx.index)
@@ -584,6 +591,18 @@ class CaseEncoder {
         this.takenIds.add(c.id)
         if (this.part && needsId) this.part.writtenIds.push(c.id)
       }
+      // A target whose ids must be unique gets a fresh one for an id used before; the case's own travels.
+      let was: string | undefined
+      if (adapter.uniqueIds && c.id !== undefined) {
+        if (this.usedIds.has(c.id)) {
+          was = c.id
+          c = c === original ? { ...original } : c
+          for (let k = 2; this.usedIds.has(c.id!); k++) c.id = `${was}-${k}`
+          ctx.warn(`the id "${was}" is an earlier case's, and ${adapter.name} ids are unique: written as "${c.id}", with "${was}" carried`, 'id')
+        }
+        this.usedIds.add(c.id!)
+      }
+      renamed.push(was)
       generated.push(made)
       return c
     })
@@ -615,6 +634,7 @@ class CaseEncoder {
     }
     const carriedAll = compared.map((c, i) => {
       const carried = lostFields(c, backs[i] ?? {}, generated[i])
+      if (renamed[i] !== undefined) carried.id = renamed[i]
       if (generated[i]!.length) carried.generated = generated[i]!
       return carried
     })

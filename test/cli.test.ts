@@ -618,6 +618,22 @@ test('--on-error skip skips a bad JSON Lines line when the format is detected to
   assert.match(detected.stderr, new RegExp(`^evalferry: ${allBad}:1:2: invalid JSON`))
 })
 
+test('ids used twice in the source get fresh ones in evalcase, which needs them unique, and come back from the carry', async () => {
+  const input = file('dup-ids.jsonl', '{"id": "7", "question": "a", "answer": "x"}\n{"id": "7", "question": "b", "answer": "y"}\n{"id": "7-2", "question": "c", "answer": "z"}\n')
+  const yaml = join(dir, 'dup-ids.yaml')
+  const report = await convert({ input, output: yaml, from: 'hf', to: 'evalcase' })
+  assert.deepEqual(report.warnings.map((w) => [w.location.line, w.message]), [
+    [2, 'the id "7" is an earlier case\'s, and evalcase ids are unique: written as "7-2", with "7" carried'],
+    [3, 'the id "7-2" is an earlier case\'s, and evalcase ids are unique: written as "7-2-2", with "7-2" carried'],
+  ])
+  const written = parseYaml(readFileSync(yaml, 'utf8')) as { evalcases: { id: string }[] }
+  assert.deepEqual(written.evalcases.map((c) => c.id), ['7', '7-2', '7-2-2'])
+  assert.equal((await runCli(['validate', yaml])).code, 0)
+  const back = join(dir, 'dup-ids.back.jsonl')
+  await convert({ input: yaml, output: back, from: 'evalcase', to: 'hf' })
+  assert.equal(readFileSync(back, 'utf8'), '{"id":"7","question":"a","answer":"x"}\n{"id":"7","question":"b","answer":"y"}\n{"id":"7-2","question":"c","answer":"z"}\n')
+})
+
 test('a warning about a case is given once, not again when its carry is added', async () => {
   const input = file('warn-once.jsonl', '{"input": "no expectations", "name": "n1"}\n{"input": "none either", "name": "n2"}\n')
   const result = await runCli(['convert', input, '--from', 'deepeval', '--to', 'evalcase', '-o', join(dir, 'warn-once.yaml')])
