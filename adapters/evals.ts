@@ -287,7 +287,8 @@ function sniff(sample: SniffSample): number {
     if (!isJsonObject(r) || typeof r.id !== 'string' || typeof r.input !== 'string' || 'inputs' in r) continue
     const own = ['expected', 'expected_structured', 'input_structured'].some((k) => k in r)
     const shared = ['tags', 'context'].some((k) => k in r) || (isJsonObject(r.metadata) && ['difficulty', 'domain', 'persona', 'source'].some((k) => k in (r.metadata as JsonObject)))
-    const evalcaseMarkers = ['expected_outcome', 'criteria', 'rubrics', 'input_messages', 'expected_messages', 'conversation_id'].some((k) => k in r)
+    // evalcase's own keys (the schema's answer is `expected`, evalcase's `expected_output`).
+    const evalcaseMarkers = ['expected_output', 'expected_outcome', 'criteria', 'rubrics', 'input_messages', 'expected_messages', 'conversation_id'].some((k) => k in r)
     let score = own ? 0.9 : shared ? 0.75 : 0.5
     if (evalcaseMarkers) score = 0.2
     if (validate(r).length) score = Math.min(score, 0.3)

@@ -454,6 +454,8 @@ const huggingface: Adapter = {
       return isJsonObject(first) && Array.isArray(first.features) ? 0.6 : 0
     }
     if (sample.container === 'jsonl' && isJsonObject(first)) {
+      // Rows evalferry wrote: only rows carry beside their columns (other formats carry inside their metadata).
+      if (sample.records.some((r) => isJsonObject(r) && isJsonObject(r[CARRY_KEY]))) return 0.96
       // Flat rows with a well-known column: to_json output, but other formats' records match better.
       const keys = Object.keys(first)
       return keys.some((k) => ['messages', 'question', 'prompt', 'instruction', 'text', 'label'].includes(k)) ? 0.3 : 0.1

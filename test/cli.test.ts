@@ -634,6 +634,20 @@ test('ids used twice in the source get fresh ones in evalcase, which needs them 
   assert.equal(readFileSync(back, 'utf8'), '{"id":"7","question":"a","answer":"x"}\n{"id":"7","question":"b","answer":"y"}\n{"id":"7-2","question":"c","answer":"z"}\n')
 })
 
+test('the evalcase and hf JSON Lines evalferry writes are detected as what they are, so they convert back without --from', async () => {
+  const source = join(SHARED_FIXTURES, 'deepeval', 'saveas-single_turn.json')
+  const original = JSON.parse(readFileSync(source, 'utf8')) as unknown
+  for (const [to, format] of [['evalcase', 'evalcase'], ['hf', 'hf']]) {
+    const there = join(dir, `detected-${to}.jsonl`)
+    assert.equal((await runCli(['convert', source, '--to', to!, '-o', there, '--quiet'])).code, 0)
+    assert.match((await runCli(['detect', there])).stdout, new RegExp(`^${there}: ${format} \\(jsonl\\)`))
+    const back = join(dir, `detected-${to}.back.json`)
+    const run = await runCli(['convert', there, '--to', 'deepeval', '-o', back, '--quiet'])
+    assert.equal(run.code, 0, run.stderr)
+    assert.deepEqual(JSON.parse(readFileSync(back, 'utf8')), original, to)
+  }
+})
+
 test('a warning about a case is given once, not again when its carry is added', async () => {
   const input = file('warn-once.jsonl', '{"input": "no expectations", "name": "n1"}\n{"input": "none either", "name": "n2"}\n')
   const result = await runCli(['convert', input, '--from', 'deepeval', '--to', 'evalcase', '-o', join(dir, 'warn-once.yaml')])
