@@ -888,6 +888,8 @@ function sniff(sample: SniffSample): number {
   if (!['json', 'jsonl', 'csv'].includes(sample.container)) return 0
   const keySets: string[][] = sample.records.filter(isJsonObject).map((r) => Object.keys(r))
   if (sample.columns?.length) keySets.push(sample.columns)
+  // A carry beside the fields is a table's or rows' that evalferry wrote; DeepEval's sits in additional_metadata.
+  if (keySets.some((keys) => keys.includes(CARRY_KEY))) return 0.1
   let score = 0
   for (const keys of keySets) {
     if (keys.includes('scenario') && MULTI_MARKERS.some((k) => keys.includes(k))) score = Math.max(score, 0.95)

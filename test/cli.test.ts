@@ -634,17 +634,18 @@ test('ids used twice in the source get fresh ones in evalcase, which needs them 
   assert.equal(readFileSync(back, 'utf8'), '{"id":"7","question":"a","answer":"x"}\n{"id":"7","question":"b","answer":"y"}\n{"id":"7-2","question":"c","answer":"z"}\n')
 })
 
-test('the evalcase and hf JSON Lines evalferry writes are detected as what they are, so they convert back without --from', async () => {
+test('the evalcase JSON Lines, hf rows and tables evalferry writes are detected as formats that read them whole, so they convert back without --from', async () => {
   const source = join(SHARED_FIXTURES, 'deepeval', 'saveas-single_turn.json')
   const original = JSON.parse(readFileSync(source, 'utf8')) as unknown
-  for (const [to, format] of [['evalcase', 'evalcase'], ['hf', 'hf']]) {
-    const there = join(dir, `detected-${to}.jsonl`)
+  // A table with an evalferry column reads whole as the generic table, whichever of hf and csv wrote it.
+  for (const [to, format, ext] of [['evalcase', 'evalcase', 'jsonl'], ['hf', 'hf', 'jsonl'], ['hf', 'csv', 'csv'], ['csv', 'csv', 'csv']]) {
+    const there = join(dir, `detected-${to}.${ext}`)
     assert.equal((await runCli(['convert', source, '--to', to!, '-o', there, '--quiet'])).code, 0)
-    assert.match((await runCli(['detect', there])).stdout, new RegExp(`^${there}: ${format} \\(jsonl\\)`))
-    const back = join(dir, `detected-${to}.back.json`)
+    assert.match((await runCli(['detect', there])).stdout, new RegExp(`^${there}: ${format} \\(${ext}\\)`))
+    const back = join(dir, `detected-${to}-${ext}.back.json`)
     const run = await runCli(['convert', there, '--to', 'deepeval', '-o', back, '--quiet'])
     assert.equal(run.code, 0, run.stderr)
-    assert.deepEqual(JSON.parse(readFileSync(back, 'utf8')), original, to)
+    assert.deepEqual(JSON.parse(readFileSync(back, 'utf8')), original, `${to} ${ext}`)
   }
 })
 
