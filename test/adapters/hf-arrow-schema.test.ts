@@ -1,7 +1,6 @@
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
-import { writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import {
@@ -28,12 +27,8 @@ import {
   List,
   makeData,
   Null,
-  RecordBatch,
-  Schema,
   Struct,
-  Table,
   tableFromIPC,
-  tableToIPC,
   TimeMillisecond,
   TimestampMicrosecond,
   TimestampMillisecond,
@@ -43,22 +38,18 @@ import {
   Vector,
   vectorFromArray,
 } from 'apache-arrow'
-import { readParquet, Table as WasmTable, writeParquet } from 'parquet-wasm'
+import { readParquet } from 'parquet-wasm'
 import { readRecords } from '../../src/codecs/index.ts'
 import { convert, read, write } from '../../src/index.ts'
+import { arrowParquet } from '../helpers/parquet.ts'
 import type { EvalCase, JsonObject } from '../../src/model.ts'
 
 const work = mkdtempSync(join(tmpdir(), 'evalferry-hf-arrow-'))
 process.on('exit', () => rmSync(work, { recursive: true, force: true }))
 
 /** A Parquet file as pyarrow or pandas writes one: these columns, one row group, no `huggingface` metadata. */
-async function plainParquet(name: string, columns: Record<string, Data>): Promise<string> {
-  const children = Object.values(columns)
-  const schema = new Schema(Object.entries(columns).map(([column, data]) => new Field(column, data.type, true)))
-  const batch = new RecordBatch(schema, makeData({ type: new Struct(schema.fields), length: children[0]!.length, nullCount: 0, children }))
-  const path = join(work, name)
-  await writeFile(path, writeParquet(WasmTable.fromIPCStream(tableToIPC(new Table([batch]), 'stream'))))
-  return path
+function plainParquet(name: string, columns: Record<string, Data>): Promise<string> {
+  return arrowParquet(join(work, name), columns)
 }
 
 const column = (type: DataType, values: unknown[]): Data => vectorFromArray(values as never, type).data[0]!

@@ -4,15 +4,15 @@ import assert from 'node:assert/strict'
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { writeFile } from 'node:fs/promises'
-import { Binary, type Data, Field, FixedSizeList, Float32, Float64, Int32, List, makeData, RecordBatch, Schema, Struct, Table, tableFromIPC, tableToIPC, TimestampMicrosecond, TimestampNanosecond, Utf8, vectorFromArray } from 'apache-arrow'
-import { readParquet, Table as WasmTable, writeParquet } from 'parquet-wasm'
+import { Binary, type Data, Field, FixedSizeList, Float32, Float64, Int32, List, makeData, Struct, tableFromIPC, TimestampMicrosecond, TimestampNanosecond, Utf8, vectorFromArray } from 'apache-arrow'
+import { readParquet } from 'parquet-wasm'
 import { asyncBufferFromFile, parquetMetadataAsync } from 'hyparquet'
 import { fromFeature, toFeature } from '../../adapters/huggingface.ts'
 import { readRecords } from '../../src/codecs/index.ts'
 import { EvalferryError } from '../../src/errors.ts'
 import type { EvalCase } from '../../src/model.ts'
 import { newReport, type ConversionReport } from '../../src/report.ts'
+import { arrowParquet } from '../helpers/parquet.ts'
 import { read, write } from '../../src/pipeline.ts'
 
 const FIXTURES = join(import.meta.dirname, '..', 'fixtures', 'hf')
@@ -47,15 +47,9 @@ for (const name of readdirSync(FIXTURES).filter((n) => /\.(jsonl|csv|json|parque
 const real = (name: string) => join(REAL, name)
 
 /** A Parquet file as `datasets` writes one: these columns, and their features in the schema metadata. */
-async function featuresParquet(name: string, features: Record<string, unknown>, children: Data[]): Promise<string> {
-  const schema = new Schema(
-    children.map((data, i) => new Field(Object.keys(features)[i]!, data.type, true)),
-    new Map([['huggingface', JSON.stringify({ info: { features } })]]),
-  )
-  const batch = new RecordBatch(schema, makeData({ type: new Struct(schema.fields), length: children[0]!.length, nullCount: 0, children }))
-  const path = join(work, name)
-  await writeFile(path, writeParquet(WasmTable.fromIPCStream(tableToIPC(new Table([batch]), 'stream'))))
-  return path
+function featuresParquet(name: string, features: Record<string, unknown>, children: Data[]): Promise<string> {
+  const columns = Object.fromEntries(children.map((data, i) => [Object.keys(features)[i]!, data]))
+  return arrowParquet(join(work, name), columns, new Map([['huggingface', JSON.stringify({ info: { features } })]]))
 }
 
 /** Cases written as hf Parquet: the file's rows, its Arrow column types and its features. */

@@ -1,6 +1,6 @@
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises'
+import { mkdtemp, readFile, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import {
@@ -13,55 +13,30 @@ import {
   FixedSizeBinary,
   Int8,
   LargeList,
-  List,
   makeData,
   Map_,
-  Null,
-  RecordBatch,
-  Schema,
   Struct,
-  Table,
   tableFromIPC,
-  tableToIPC,
   TimeMillisecond,
   TimestampNanosecond,
   Uint16,
   Utf8,
   vectorFromArray,
 } from 'apache-arrow'
-import { readParquet as readArrow, Table as WasmTable, writeParquet } from 'parquet-wasm'
+import { readParquet as readArrow } from 'parquet-wasm'
 import { DataError } from '../../src/errors.ts'
 import type { JsonObject } from '../../src/model.ts'
-import { parquetWriter, readParquet } from '../../src/codecs/parquet.ts'
-import { fitsColumnType, parseDate, type ColumnType, type ReadOptions, type Sink } from '../../src/codecs/types.ts'
+import { readParquet } from '../../src/codecs/parquet.ts'
+import { arrowParquet, writerParquet } from '../helpers/parquet.ts'
+import { fitsColumnType, parseDate, type ColumnType, type ReadOptions } from '../../src/codecs/types.ts'
 
 const dir = await mkdtemp(join(tmpdir(), 'evalferry-parquet-types-'))
 test.after(() => rm(dir, { recursive: true, force: true }))
 
 let fileCount = 0
-async function arrowFile(columns: Record<string, Data>): Promise<string> {
-  const children = Object.values(columns)
-  const schema = new Schema(Object.entries(columns).map(([name, data]) => new Field(name, data.type, true)))
-  const batch = new RecordBatch(schema, makeData({ type: new Struct(schema.fields), length: children[0]!.length, nullCount: 0, children }))
-  const path = join(dir, `a${fileCount++}.parquet`)
-  await writeFile(path, writeParquet(WasmTable.fromIPCStream(tableToIPC(new Table([batch]), 'stream'))))
-  return path
-}
+const arrowFile = (columns: Record<string, Data>): Promise<string> => arrowParquet(join(dir, `a${fileCount++}.parquet`), columns)
 
-async function written(records: JsonObject[], columnTypes: Record<string, ColumnType>): Promise<string> {
-  const chunks: Uint8Array[] = []
-  const sink: Sink = {
-    async write(chunk) {
-      chunks.push(typeof chunk === 'string' ? Buffer.from(chunk) : chunk)
-    },
-  }
-  const writer = parquetWriter(sink, { columnTypes })
-  for (const r of records) await writer.write(r)
-  await writer.end()
-  const path = join(dir, `w${fileCount++}.parquet`)
-  await writeFile(path, Buffer.concat(chunks))
-  return path
-}
+const written = (records: JsonObject[], columnTypes: Record<string, ColumnType>): Promise<string> => writerParquet(join(dir, `w${fileCount++}.parquet`), records, { columnTypes })
 
 async function read(path: string, options: Partial<ReadOptions> = {}): Promise<{ rows: JsonObject[]; options: ReadOptions }> {
   const all: ReadOptions = { file: path, recordKeys: [], header: {}, ...options }

@@ -34,29 +34,19 @@ import { asyncBufferFromFile, parquetMetadataAsync, parquetReadObjects } from 'h
 import { DataError } from '../../src/errors.ts'
 import type { JsonObject, JsonValue } from '../../src/model.ts'
 import { parquetWriter, readParquet, type ParquetWriteOptions } from '../../src/codecs/parquet.ts'
+import { writerParquet } from '../helpers/parquet.ts'
 import type { ColumnType, ReadOptions, Sink, SourceRecord } from '../../src/codecs/types.ts'
 
 const dir = await mkdtemp(join(tmpdir(), 'evalferry-parquet-'))
 test.after(() => rm(dir, { recursive: true, force: true }))
 
 let fileCount = 0
-async function writeRecords(
+function writeRecords(
   records: JsonObject[],
   layout: { columns?: string[]; schemaMetadata?: Record<string, string>; columnTypes?: Record<string, ColumnType> } = {},
   options: ParquetWriteOptions = {},
 ): Promise<string> {
-  const chunks: Uint8Array[] = []
-  const sink: Sink = {
-    async write(chunk) {
-      chunks.push(typeof chunk === 'string' ? Buffer.from(chunk) : chunk)
-    },
-  }
-  const writer = parquetWriter(sink, layout, options)
-  for (const r of records) await writer.write(r)
-  await writer.end()
-  const path = join(dir, `f${fileCount++}.parquet`)
-  await writeFile(path, Buffer.concat(chunks))
-  return path
+  return writerParquet(join(dir, `f${fileCount++}.parquet`), records, layout, options)
 }
 
 function readOptions(file: string): ReadOptions {
