@@ -10,7 +10,7 @@ import { createHash } from 'node:crypto'
 import { closeSync, existsSync, mkdirSync, mkdtempSync, openSync, readdirSync, readFileSync, rmSync, writeSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { kill, runCli, startCli } from './helpers/cli.ts'
+import { type CliRun, kill, runCli, startCli } from './helpers/cli.ts'
 
 const work = mkdtempSync(join(tmpdir(), 'evalferry-crash-'))
 process.on('exit', () => rmSync(work, { recursive: true, force: true }))
@@ -111,28 +111,29 @@ async function untilTemporaryIn(dir: string): Promise<void> {
   }
 }
 
+/** Runs evalferry with `args`, sends it `signal` once `dir` (made here) holds a temporary of its, and gives how it ended. */
+async function interruptedIn(dir: string, args: string[], signal: NodeJS.Signals): Promise<CliRun> {
+  mkdirSync(dir)
+  const run = startCli(args)
+  await untilTemporaryIn(dir)
+  process.kill(run.pid, signal)
+  return run.done
+}
+
 test('a conversion interrupted by Ctrl-C or SIGTERM removes what it began, in worker threads too', async () => {
   const input = join(work, 'interrupted.jsonl')
   writeGoldens(input, 40_000)
   const inputHash = sha256(input)
   const single = join(work, 'interrupted-single')
-  mkdirSync(single)
-  const one = startCli(['convert', input, '--from', 'deepeval', '--to', 'evalcase', '-o', join(single, 'out.yaml'), '--on-error', 'skip', '--rejects', join(single, 'rejects.jsonl'), '--report', join(single, 'report.json')])
-  await untilTemporaryIn(single)
-  process.kill(one.pid, 'SIGINT')
-  const first = await one.done
+  const first = await interruptedIn(single, ['convert', input, '--from', 'deepeval', '--to', 'evalcase', '-o', join(single, 'out.yaml'), '--on-error', 'skip', '--rejects', join(single, 'rejects.jsonl'), '--report', join(single, 'report.json')], 'SIGINT')
   assert.equal(first.code, 130, first.stderr)
   assert.equal(first.stderr, 'evalferry: interrupted (SIGINT); no file left unfinished\n')
   assert.deepEqual(readdirSync(single), [])
 
   const batch = join(work, 'interrupted-batch')
-  mkdirSync(batch)
   const second = join(work, 'interrupted-2.jsonl')
   writeGoldens(second, 40_000)
-  const two = startCli(['convert', input, second, '--from', 'deepeval', '--to', 'evalcase', '-o', batch, '--jobs', '2', '--on-error', 'skip', '--rejects', join(batch, 'rejects.jsonl')])
-  await untilTemporaryIn(batch)
-  process.kill(two.pid, 'SIGTERM')
-  const result = await two.done
+  const result = await interruptedIn(batch, ['convert', input, second, '--from', 'deepeval', '--to', 'evalcase', '-o', batch, '--jobs', '2', '--on-error', 'skip', '--rejects', join(batch, 'rejects.jsonl')], 'SIGTERM')
   assert.equal(result.code, 143, result.stderr)
   assert.deepEqual(readdirSync(batch).filter((n) => n.startsWith('.')), [], 'no temporary and no share of the rejects is left')
   assert.equal(sha256(input), inputHash)
@@ -143,11 +144,7 @@ test('a prefetch interrupted while it writes its rewritten dataset removes what 
   writeGoldens(input, 40_000)
   const inputHash = sha256(input)
   const out = join(work, 'interrupted-rewrite')
-  mkdirSync(out)
-  const run = startCli(['prefetch', input, '--from', 'deepeval', '--rewrite', join(out, 'rewritten.jsonl'), '--cache-dir', join(work, 'rewrite-cache')])
-  await untilTemporaryIn(out)
-  process.kill(run.pid, 'SIGINT')
-  const result = await run.done
+  const result = await interruptedIn(out, ['prefetch', input, '--from', 'deepeval', '--rewrite', join(out, 'rewritten.jsonl'), '--cache-dir', join(work, 'rewrite-cache')], 'SIGINT')
   assert.equal(result.code, 130, result.stderr)
   assert.deepEqual(readdirSync(out), [])
   assert.equal(sha256(input), inputHash)
