@@ -513,6 +513,13 @@ export async function* readYaml(source: ByteSource, options: ReadOptions): Async
       }
     }
     if (whole && items === undefined) {
+      // A record key that holds no list is a list gone wrong (a forgotten `-`), not one record.
+      const wrong = contents.items.find((pair) => recordKeys.includes(keyOf(pair.key)) && !isSeq(pair.value))
+      if (wrong) {
+        const value = (wrong.value as Node | null)
+        const got = isMap(value) ? 'a mapping' : value === null || (isScalar(value) && value.value === null) ? 'nothing' : 'a single value'
+        throw new DataError('E_PARSE', `expected a list of cases (each item starting with "- "), got ${got}`, { ...where((wrong.key as Node | null)?.range?.[0]), field: keyOf(wrong.key) })
+      }
       // A mapping with no record list is one record.
       const single = { ...header }
       for (const key of Object.keys(header)) delete header[key]
