@@ -46,12 +46,10 @@ export async function detect(file: string, options: DetectOptions = {}): Promise
       if (r.error) {
         if (strict) throw r.error
         bad ??= r.error
-        count++
-        if (!options.count && count >= SAMPLE_SIZE) break
-        continue
+      } else {
+        if (records.length < SAMPLE_SIZE) records.push(r.value)
+        if (isJsonObject(r.value) && (options.count || count < SAMPLE_SIZE)) for (const k of Object.keys(r.value)) fields.add(k)
       }
-      if (records.length < SAMPLE_SIZE) records.push(r.value)
-      if (isJsonObject(r.value) && (options.count || count < SAMPLE_SIZE)) for (const k of Object.keys(r.value)) fields.add(k)
       count++
       if (!options.count && count >= SAMPLE_SIZE) break
     }
