@@ -483,6 +483,7 @@ export async function convertInParts(
   const inFlight: Promise<Awaited<ReturnType<typeof runPart>>>[] = []
   const seenIds = new Set<string>()
   const writtenIds = new Set<string>()
+  const uniqueIds = new Set<string>()
   let written = 0
   let previousGroup: string | undefined
   let firstPending = true
@@ -503,6 +504,11 @@ export async function convertInParts(
         if (seenIds.has(id)) throw new Serial('an id used in two parts')
         seenIds.add(id)
       }
+    }
+    // A part makes an id it repeats unique, but only the whole file sees an id repeated across parts.
+    for (const id of result.uniqueIds) {
+      if (uniqueIds.has(id)) throw new Serial('an id written in two parts')
+      uniqueIds.add(id)
     }
     // Only written ids can be generated again later (an id generated for a record never is).
     if (needIds) for (const id of result.writtenIds) writtenIds.add(id)

@@ -409,12 +409,14 @@ export interface PartPreset {
   index: number
   /**
    * Filled as the part is written: the group ids of its first and last cases, the ids it generated,
-   * and the ids it wrote that could be generated for a later record.
+   * the ids it wrote that could be generated for a later record, and, where the target's ids are
+   * unique, every id it wrote.
    */
   firstGroup?: string
   lastGroup?: string
   generatedIds: string[]
   writtenIds: string[]
+  uniqueIds: string[]
 }
 
 async function writeCases(
@@ -603,6 +605,7 @@ class CaseEncoder {
           ctx.warn(`the id "${was}" is an earlier case's, and ${adapter.name} ids are unique: written as "${c.id}", with "${was}" carried`, 'id')
         }
         this.usedIds.add(c.id!)
+        this.part?.uniqueIds.push(c.id!)
       }
       renamed.push(was)
       generated.push(made)
@@ -831,6 +834,8 @@ export interface PartResult {
   lastGroup?: string
   generatedIds: string[]
   writtenIds: string[]
+  /** Every id the part wrote, where the target's ids are unique. */
+  uniqueIds: string[]
 }
 
 /**
@@ -869,7 +874,7 @@ export async function convertPart(
   )
   // JSON Lines of a part take about as many bytes as its source, and a little more.
   const sink = new BytesSink(part.range ? (part.range.end - part.range.start) * 1.25 : 0)
-  const preset: PartPreset = { sample: head.sample, layout: head.layout, index, generatedIds: [], writtenIds: [] }
+  const preset: PartPreset = { sample: head.sample, layout: head.layout, index, generatedIds: [], writtenIds: [], uniqueIds: [] }
   const hasSidecar = options.output !== STDIO && target.sidecar?.(options.output, 'jsonl') !== undefined
   await writeCases(
     cases,
@@ -896,5 +901,6 @@ export async function convertPart(
     ...(preset.lastGroup === undefined ? {} : { lastGroup: preset.lastGroup }),
     generatedIds: preset.generatedIds,
     writtenIds: preset.writtenIds,
+    uniqueIds: preset.uniqueIds,
   }
 }

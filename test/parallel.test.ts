@@ -23,13 +23,13 @@ const cell = (value: string) => (/[",\n\r]/.test(value) ? `"${value.replace(/"/g
 /**
  * A CSV table a little over the split size: multiline quoted cells, blank lines, a bad row at
  * `badRow`; with `mixed`, rows end in CRLF and every fifth in a lone LF, and a last column `tail`
- * holds `n<i>`, unquoted. Returns the number of data rows.
+ * holds `n<i>`, unquoted. Row i's id is `q<i>`, or what `idOf` gives. Returns the number of data rows.
  */
-function writeTable(path: string, badRow?: number, mixed = false): number {
+function writeTable(path: string, badRow?: number, mixed = false, idOf?: (i: number) => string | undefined): number {
   let out = mixed ? 'id,question,answer,contexts,difficulty,tail\r\n' : 'id,question,answer,contexts,difficulty\n'
   let i = 0
   for (; out.length < SPLIT_MIN_BYTES * 1.3; i++) {
-    const row = [`q${i}`, text(i, 300), text(i + 1, 200), JSON.stringify([text(i + 2, 80), text(i + 3, 60)]), i % 3 ? 'easy' : '']
+    const row = [idOf?.(i) ?? `q${i}`, text(i, 300), text(i + 1, 200), JSON.stringify([text(i + 2, 80), text(i + 3, 60)]), i % 3 ? 'easy' : '']
     if (mixed) row.push(`n${i}`)
     const line = i === badRow ? row.map(cell).join(',') + ',extra,cells' : row.map(cell).join(',')
     const eol = mixed && i % 5 !== 0 ? '\r\n' : '\n'
@@ -77,6 +77,28 @@ test('a large CSV converted in parts on two threads gives the bytes and the repo
     assert.ok(same, `${from} → ${to}: the outputs differ`)
     assert.deepEqual(parts, one)
   }
+})
+
+test('an id a table repeats is written unique in parts as in one thread: within a part, and across parts in one thread', async () => {
+  const input = join(dir, 'repeated-ids.csv')
+  // Row 4 repeats q3 (in one part); then the second last row repeats q5 (in a later part).
+  writeTable(input, undefined, false, (i) => (i === 4 ? 'q3' : undefined))
+  const within = await both({ input, output: '', from: 'csv', to: 'evalcase' })
+  assert.ok(within.same)
+  assert.deepEqual(within.parts, within.one)
+  assert.deepEqual((within.one as ConversionReport).warnings.map((w) => w.message), ['the id "q3" is an earlier case\'s, and evalcase ids are unique: written as "q3-2", with "q3" carried'])
+
+  const rows = writeTable(input)
+  writeTable(input, undefined, false, (i) => (i === 4 ? 'q3' : i === rows - 2 ? 'q5' : undefined))
+  const across = await both({ input, output: '', from: 'csv', to: 'evalcase' }, false)
+  assert.ok(across.same)
+  assert.deepEqual(across.parts, across.one)
+  const output = join(dir, 'repeated-ids.jsonl')
+  await convert({ input, output, from: 'csv', to: 'evalcase', threads: 2 })
+  const ids = readFileSync(output, 'utf8').trim().split('\n').map((l) => (JSON.parse(l) as { id: string }).id)
+  assert.equal(ids.length, rows)
+  assert.equal(new Set(ids).size, rows)
+  assert.deepEqual([ids[3], ids[4], ids[5], ids.at(-2)], ['q3', 'q3-2', 'q5', 'q5-2'])
 })
 
 test('a CSV whose rows end in CRLF or a lone LF, in any mix, splits at row ends only and reads every row whole', async () => {
