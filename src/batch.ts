@@ -203,6 +203,8 @@ export interface BatchOptions {
   /** One file at a time from `fromBytes` up converts in a worker whose heap is capped at `mb`. */
   boundedHeap?: { fromBytes: number; mb: number }
   onProgress?: (progress: BatchProgress) => void
+  /** Hears each file's report as the file is written, so a failed batch still tells what it wrote. */
+  onDone?: (index: number, report: ConversionReport) => void
 }
 
 /**
@@ -243,6 +245,7 @@ export async function runBatch(jobs: BatchJob[], options: BatchOptions = {}): Pr
           running.set(i, { records, bytes })
           report()
         })
+        options.onDone?.(i, reports[i]!)
       } catch (error) {
         failure ??= error
       }

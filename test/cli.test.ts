@@ -7,7 +7,7 @@ import { join } from 'node:path'
 import { tableFromIPC } from 'apache-arrow'
 import { readParquet } from 'parquet-wasm'
 import { parse as parseYaml } from 'yaml'
-import { convert, type EvalCase, type EvalferryError, write } from '../src/index.ts'
+import { convert, type ConversionReport, type EvalCase, type EvalferryError, write } from '../src/index.ts'
 import { MAIN, ROOT, runCli, SHARED_FIXTURES } from './helpers/cli.ts'
 
 const dir = mkdtempSync(join(tmpdir(), 'evalferry-cli-'))
@@ -351,6 +351,15 @@ test('convert --json prints the report on a failed run too, with why it stopped,
   const report = JSON.parse(result.stdout) as { failed: { code: string; message: string; location: { line: number } } }
   assert.deepEqual([report.failed.code, report.failed.location.line], ['E_PARSE', 2])
   assert.equal(result.stderr, `evalferry: ${report.failed.message}\n`)
+
+  // Without --from, the report names the format the file was read as; in a batch, the files written before the failure count.
+  const good = file('json-failed-first.jsonl', '{"input": "x", "expected_output": "y"}\n{"input": "z"}\n')
+  const out = join(dir, 'json-failed-batch')
+  const batch = await runCli(['convert', good, input, '--to', 'evals', '-o', out, '--json', '--jobs', '1'])
+  assert.equal(batch.code, 1)
+  const total = JSON.parse(batch.stdout) as ConversionReport & { failed: { location: { file: string; line: number } } }
+  assert.deepEqual([total.from, total.records, total.failed.location], ['deepeval', { read: 2, written: 2, skipped: 0 }, { file: input, line: 2, column: 10 }])
+  assert.deepEqual(readdirSync(out), ['json-failed-first.jsonl'])
 })
 
 test('the sidecar of a JSON Lines output, and a library conversion onto its own input, never overwrite the input', async () => {

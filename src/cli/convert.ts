@@ -11,6 +11,7 @@ import { mergeReport, newReport, summarize, type ConversionReport } from '../rep
 import { stringOption, type Command, type OptionValues } from './command.ts'
 import { expandInputs, isGlob } from './inputs.ts'
 import { containerOption, dialectOption, mapOption, onErrorOption } from './options.ts'
+import { detect } from '../detect.ts'
 import { filesWritten } from '../pipeline.ts'
 
 /** The container written when the output's extension does not name one. */
@@ -173,10 +174,10 @@ const command: Command = {
       if (shares) await removeShares(shares)
     })
     let failure: unknown
+    // The reports of the files written, in input order: a failed batch's report still counts them.
+    const reports: ConversionReport[] = []
     try {
-      const reports = await runBatch(planned, { ...(parallel ? { jobs: parallel } : {}), onProgress: (p) => (latest = p) })
-      for (const report of reports) mergeReport(total, report)
-      if (reports.length) total.from = [...new Set(reports.map((r) => r.from))].join(', ')
+      await runBatch(planned, { ...(parallel ? { jobs: parallel } : {}), onProgress: (p) => (latest = p), onDone: (i, report) => (reports[i] = report) })
       if (shares) await joinShares(rejects!, shares)
     } catch (error) {
       failure = error
@@ -184,6 +185,11 @@ const command: Command = {
     } finally {
       bar?.stop()
     }
+    const done = reports.filter((r) => r !== undefined)
+    for (const report of done) mergeReport(total, report)
+    const formats = done.map((r) => r.from)
+    if (failure instanceof EvalferryError && failure.location.file) formats.push(...(await formatRead(failure.location.file, planned)))
+    if (formats.length) total.from = [...new Set(formats)].join(', ')
     try {
       // A failed run's report says why it stopped.
       const reportText = JSON.stringify({ ...total, ...(failure instanceof EvalferryError ? { failed: { message: failure.describe(), code: failure.code, location: failure.location } } : {}) }, null, 2) + '\n'
@@ -205,6 +211,18 @@ const command: Command = {
     if (!values.json && !values.quiet) stderr.write(summarize(total) + '\n')
     return 0
   },
+}
+
+/** The format a batch's failed input was read as: the one asked for, or the one detected (none when that failed). */
+async function formatRead(file: string, jobs: BatchJob[]): Promise<string[]> {
+  const job = jobs.find((j) => j.input === file)
+  if (!job || job.input === STDIO) return []
+  if (job.from) return [(await getAdapter(job.from)).name]
+  try {
+    return [(await detect(file)).format]
+  } catch {
+    return []
+  }
 }
 
 export default command
