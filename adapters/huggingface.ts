@@ -23,17 +23,16 @@ import { deepEqual } from '../src/carry.ts'
 import { parseExact, stringifyJson } from '../src/codecs/json.ts'
 import { fitsColumnType, type ColumnType, type PrimitiveColumnType } from '../src/codecs/types.ts'
 import { fieldError } from '../src/errors.ts'
-import { caseToRow, defaultColumns, mapRow, type RowOptions } from '../src/mapping.ts'
+import { caseToRow, defaultColumns, mapRow, withOwnColumns, type RowOptions } from '../src/mapping.ts'
 import { CARRY_KEY, isJsonObject, type EvalCase, type JsonObject, type JsonValue } from '../src/model.ts'
 import {
   fileKeys,
-  fileKeysToCarry,
-  layoutFileCarry,
   layoutMaps,
   missingCarryColumn,
   rememberHeader,
   sampleColumns,
   sampleNeedsCarry,
+  settleFileCarry,
   type ReadBack,
   takeFileCarry,
   withFileCarry,
@@ -360,7 +359,8 @@ function encode(original: EvalCase, ctx: EncodeContext): JsonObject {
   const c = withFileCarry(original, ctx)
   const options = rowOptions(ctx.container)
   let header = ctx.layout?.columns ?? defaultColumns(c, options)
-  // A JSON Lines record may add the carry key; a table's header is fixed.
+  // A JSON Lines record may add its own keys and the carry key; a table's header is fixed.
+  if (ctx.container === 'jsonl' && ctx.layout?.columns) header = withOwnColumns(header, c)
   if (ctx.container === 'jsonl' && c.metadata?.[CARRY_KEY] !== undefined && !header.includes(CARRY_KEY)) header = [...header, CARRY_KEY]
   missingCarryColumn(c, header)
   const map = ctx.layout ? layoutMaps.get(ctx.layout) : undefined
@@ -399,11 +399,7 @@ const huggingface: Adapter = {
     const layout: FileLayout = { columns }
     if (isJsonObject(keys.map)) layoutMaps.set(layout, keys.map as FieldMapping)
     const readBack: ReadBack = { format: FORMAT, encode, decode, ectx: { ...ctx, container } }
-    const fileCarry = (l: FileLayout): boolean => {
-      const carried = fileKeysToCarry(sample, l, readBack)
-      if (carried) layoutFileCarry.set(l, carried)
-      return carried !== undefined
-    }
+    const fileCarry = (l: FileLayout): boolean => settleFileCarry(sample, l, readBack)
     if (container === 'jsonl') {
       fileCarry(layout)
       return layout

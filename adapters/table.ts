@@ -7,8 +7,8 @@
  */
 import { deepEqual, lostFields } from '../src/carry.ts'
 import { fieldError } from '../src/errors.ts'
-import { caseToRow, defaultColumns, isDefaultHeader, isRowMapper, mapRow, unionColumns, type RowOptions } from '../src/mapping.ts'
-import { CARRY_KEY, isJsonObject, withoutFileKeys, withoutGenerated, type EvalCase, type JsonObject } from '../src/model.ts'
+import { caseToRow, defaultColumns, isDefaultHeader, isRowMapper, mapRow, unionColumns, withOwnColumns, type RowOptions } from '../src/mapping.ts'
+import { CARRY_KEY, isJsonObject, withoutFileKeys, withoutGenerated, type EvalCase, type JsonObject, type JsonValue } from '../src/model.ts'
 import type { Adapter, Container, DecodeContext, EncodeContext, FieldMapping, FileLayout, SniffSample } from './types.ts'
 
 const FORMAT = 'csv'
@@ -81,30 +81,35 @@ function readBackContext(container: Container, layout: FileLayout, header: JsonO
   }
 }
 
-/** File-level keys that must ride on the first row (under `evalferry.$file`), per layout. */
-export const layoutFileCarry = new WeakMap<FileLayout, JsonObject>()
-
 const FILE = '$file'
 
 /**
  * The file-level keys of the sample's source that a file under `layout` would not give back by
  * itself (a viewer header in JSON Lines, a mapping a CSV was read with), found by reading the
- * first row as the reader will; undefined when reading gives them back, or with `--no-extras`.
+ * first row as the reader will; `{}` when reading gives them back.
  */
-export function fileKeysToCarry(sample: EvalCase[], layout: FileLayout, { format, encode, decode, ectx }: ReadBack): JsonObject | undefined {
+function fileKeysLost(sample: EvalCase[], layout: FileLayout, { format, encode, decode, ectx }: ReadBack): JsonObject {
   const original = fileKeys(sample, format)
   const first = sample[0]
-  if (!first || Object.keys(original).length === 0 || ectx.extras === false) return undefined
+  if (!first || Object.keys(original).length === 0) return {}
   const row = encode(withoutGenerated(withoutFileKeys(first, format)), { ...ectx, index: 0, layout })
   const header: JsonObject = {}
   decode(row, readBackContext(ectx.container, layout, header, ectx.container === 'jsonl' ? [] : (layout.columns ?? [])))
-  return deepEqual(header, original) ? undefined : original
+  // Headers that differ only by keys of later rows are one: those keys are the cases', and come with them.
+  const extended = (keys: JsonObject): JsonObject => (isHeader(keys.columns) ? { ...keys, columns: extendedHeader(keys.columns, sample) } : keys)
+  return deepEqual(extended(header), extended(original)) ? {} : original
+}
+
+/** Finds what the first row of a file under `layout` carries (see `FileLayout.fileCarry`); whether it carries anything. */
+export function settleFileCarry(sample: EvalCase[], layout: FileLayout, readBack: ReadBack): boolean {
+  layout.fileCarry = fileKeysLost(sample, layout, readBack)
+  return readBack.ectx.extras !== false && Object.keys(layout.fileCarry).length > 0
 }
 
 /** `c` with the file-level keys its layout must carry, when it is the first case of the file. */
 export function withFileCarry(c: EvalCase, ctx: EncodeContext): EvalCase {
-  const keys = ctx.index === 0 && ctx.layout ? layoutFileCarry.get(ctx.layout) : undefined
-  if (!keys) return c
+  const keys = ctx.index === 0 && ctx.extras !== false ? ctx.layout?.fileCarry : undefined
+  if (!keys || Object.keys(keys).length === 0) return c
   const carried = c.metadata?.[CARRY_KEY]
   return { ...c, metadata: { ...c.metadata, [CARRY_KEY]: { ...(isJsonObject(carried) ? carried : {}), [FILE]: keys } } }
 }
@@ -124,12 +129,26 @@ export function takeFileCarry(c: EvalCase, ctx: DecodeContext): void {
   else delete c.metadata
 }
 
-/** The columns a table of `sample` is written under: the source header, or the union of default headers. */
+/**
+ * The columns a table of `sample` is written under: the source header (with the keys of JSON Lines
+ * rows its first row lacked), or the union of default headers.
+ */
 export function sampleColumns(sample: EvalCase[], format: string, options: RowOptions): string[] {
   const keys = fileKeys(sample, format)
   const columns = keys.columns
-  if (Array.isArray(columns) && columns.every((c) => typeof c === 'string')) return [...(columns as string[])]
+  if (isHeader(columns)) return extendedHeader(columns, sample)
   return unionColumns(sample.map((c, i) => defaultColumns(withoutGenerated(i === 0 ? withoutFileKeys(c, format) : c), options)))
+}
+
+function isHeader(columns: JsonValue | undefined): columns is string[] {
+  return Array.isArray(columns) && columns.every((c) => typeof c === 'string')
+}
+
+/** A source header and the metadata keys of the sample's cases it lacks (JSON Lines rows have their own keys). */
+function extendedHeader(columns: string[], sample: EvalCase[]): string[] {
+  let header = [...columns]
+  for (const c of sample) header = withOwnColumns(header, c)
+  return header
 }
 
 /** The one error a case gets when it needs a column the streamed header no longer can add. */
@@ -185,8 +204,7 @@ const table: Adapter = {
     const layout: FileLayout = { columns: sampleColumns(sample, FORMAT, TEXT) }
     if (isJsonObject(keys.map)) layoutMaps.set(layout, keys.map as FieldMapping)
     const readBack: ReadBack = { format: FORMAT, encode, decode, ectx: { ...ctx, container } }
-    const fileCarry = fileKeysToCarry(sample, layout, readBack)
-    if (fileCarry) layoutFileCarry.set(layout, fileCarry)
+    const fileCarry = settleFileCarry(sample, layout, readBack)
     if (!layout.columns!.includes(CARRY_KEY) && (fileCarry || sampleNeedsCarry(sample, layout, readBack))) {
       layout.columns!.push(CARRY_KEY)
     }

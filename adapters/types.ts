@@ -75,6 +75,12 @@ export interface FileLayout {
   schemaMetadata?: Record<string, string>
   /** Parquet column types to write instead of inferring them from the first records. */
   columnTypes?: Record<string, ColumnType>
+  /**
+   * A table's own finding, made by reading its first row back: the source's file-level keys the
+   * written file would not give back (`{}`: it gives them all back), which its first row carries.
+   * Absent: the pipeline compares the header it reads back.
+   */
+  fileCarry?: JsonObject
 }
 
 export interface SniffSample {

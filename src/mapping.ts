@@ -537,6 +537,21 @@ export function defaultColumns(c: EvalCase, options: RowOptions): string[] {
   return columns
 }
 
+/**
+ * `header` and, before any carry column, the metadata keys of `c` that it lacks: a JSON Lines row
+ * keeps the keys of its own that the file's first row did not have, where a table's header is fixed.
+ */
+export function withOwnColumns(header: string[], c: EvalCase): string[] {
+  let out = header
+  for (const key of Object.keys(c.metadata ?? {})) {
+    if (RESERVED.has(key) || header.includes(key)) continue
+    if (out === header) out = header.filter((column) => column !== CARRY_KEY)
+    out.push(key)
+  }
+  if (out !== header && header.includes(CARRY_KEY)) out.push(CARRY_KEY)
+  return out
+}
+
 /** Where a column sits in a default header: canonical fields in order, metadata between them. */
 function rank(column: string): number {
   if (column === CARRY_KEY) return MAPPED_FIELDS.length + 1

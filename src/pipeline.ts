@@ -9,7 +9,6 @@ import { open, readFile } from 'node:fs/promises'
 import { availableParallelism } from 'node:os'
 import { parse as parseYaml, stringify as stringifyYaml } from 'yaml'
 import { getAdapter } from '../adapters/index.ts'
-import { layoutFileCarry } from '../adapters/table.ts'
 import type { Adapter, Container, DecodeContext, EncodeContext, FieldMapping, FileLayout, RowMapper } from '../adapters/types.ts'
 import { applyCarry, deepEqual, lostFields, withCarry, withoutCarrySlot } from './carry.ts'
 import { namedDelimiter } from './codecs/csv.ts'
@@ -612,8 +611,10 @@ class CaseEncoder {
       return c
     })
     const fileKeys = first ? cases[0]?.extras?.[adapter.name]?.$file : undefined
-    // File keys the layout puts on the first row are carried as surely as a case's fields.
-    if (fileKeys !== undefined && ctx.layout && layoutFileCarry.has(ctx.layout)) countField(this.report.carried, `extras.${adapter.name}.$file`)
+    // A table's layout has read its first row back: the file keys it did not find there ride on that row.
+    const layoutCarry = ctx.layout?.fileCarry
+    const layoutCarries = layoutCarry !== undefined && Object.keys(layoutCarry).length > 0
+    if (fileKeys !== undefined && layoutCarries && ctx.extras !== false) countField(this.report.carried, `extras.${adapter.name}.$file`)
     // The record never repeats the file keys, which reach the header through `layout`.
     const own = cases.map((c, i) => (i === 0 && fileKeys !== undefined ? withoutFileKeys(c, adapter.name) : c))
     const encodeAll = (xs: EvalCase[], context = ctx): JsonObject =>
@@ -630,7 +631,9 @@ class CaseEncoder {
       const decoded = adapter.decode(record, this.decodeContext)
       backs = Array.isArray(decoded) ? decoded : [decoded]
       for (const back of backs) applyCarry(back)
-      if (backs[0] && fileKeys !== undefined && !givesBack(withoutRecordKeys(this.decodeContext.header, adapter.recordKeys), fileKeys)) {
+      const givenBack = (keys: JsonValue): boolean =>
+        layoutCarry !== undefined ? !layoutCarries || ctx.extras !== false : givesBack(withoutRecordKeys(this.decodeContext.header, adapter.recordKeys), keys)
+      if (backs[0] && fileKeys !== undefined && !givenBack(fileKeys)) {
         compared[0] = cases[0]!
         attachFileKeys(backs[0], adapter, this.decodeContext.header)
       }

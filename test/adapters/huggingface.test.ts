@@ -1,7 +1,7 @@
 import { test } from 'node:test'
 import { randomBytes } from 'node:crypto'
 import assert from 'node:assert/strict'
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs'
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { Binary, type Data, Field, FixedSizeList, Float32, Float64, Int32, List, makeData, Struct, tableFromIPC, TimestampMicrosecond, TimestampNanosecond, Utf8, vectorFromArray } from 'apache-arrow'
@@ -351,4 +351,23 @@ test('NaN and the infinities survive a carry: hf Parquet → hf CSV, whose cells
     { question: 'b', score: Number.POSITIVE_INFINITY },
     { question: 'c', score: 0.5 },
   ])
+})
+
+test('JSON Lines rows with keys the first row lacks keep them as columns through JSON Lines, CSV and Parquet, none of them carried', async () => {
+  const source = join(work, 'sparse.jsonl')
+  const text = '{"question": "q1", "answer": "a1", "score": 0.5}\n{"question": "q2", "answer": "a2", "source": "web"}\n{"question": "q3", "source": "book", "score": 1.5}\n'
+  writeFileSync(source, text)
+  const expected = text.trim().split('\n').map((l) => JSON.parse(l) as unknown)
+  for (const via of ['jsonl', 'csv', 'parquet']) {
+    const report = newReport('hf', 'hf', [source])
+    const middle = join(work, `sparse-via.${via}`)
+    await write(await collect(source), middle, { to: 'hf', report })
+    // CSV cells are text: only the numbers ride in the carry, never a key of a later row.
+    assert.deepEqual(report.carried, via === 'csv' ? { metadata: 2 } : {}, via)
+    const back = join(work, `sparse-back-${via}.jsonl`)
+    await write(await collect(middle), back, { to: 'hf' })
+    if (via === 'jsonl') assert.equal(readFileSync(middle, 'utf8'), readFileSync(back, 'utf8'))
+    else assert.deepEqual(((await rows(middle)) as Record<string, unknown>[]).map((r) => Object.keys(r)), Array(3).fill(['question', 'answer', 'score', 'source', ...(via === 'csv' ? ['evalferry'] : [])]), via)
+    assert.deepEqual(await rows(back), expected, via)
+  }
 })
