@@ -16,6 +16,7 @@
  * that is no URI) is left out with a warning; the carry keeps the original under `evalferry`.
  */
 import schemaDocument from './evals-schema.json' with { type: 'json' }
+import { SINGLE_KEY } from '../src/codecs/types.ts'
 import { fieldError } from '../src/errors.ts'
 import {
   CARRY_KEY,
@@ -297,8 +298,12 @@ function sniff(sample: SniffSample): number {
   return best
 }
 
-function layout(container: Container): FileLayout {
-  return container === 'json' ? { indent: 2 } : {}
+function layout(container: Container, sample: EvalCase[]): FileLayout {
+  if (container !== 'json') return {}
+  // A file that was one case, and still is, stays one object.
+  const fileKeys = sample.length === 1 ? sample[0]!.extras?.[FORMAT]?.$file : undefined
+  const single = isJsonObject(fileKeys) && fileKeys[SINGLE_KEY] === true
+  return single ? { indent: 2, single } : { indent: 2 }
 }
 
 const evals: Adapter = {
@@ -309,6 +314,7 @@ const evals: Adapter = {
   writes: ['json', 'jsonl'],
   recordKeys: [],
   requires: ['id'],
+  singleRecord: true,
 
   decode(record) {
     return decodeRecord(record)

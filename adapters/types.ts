@@ -73,6 +73,8 @@ export interface FileLayout {
   delimiter?: string
   /** File-level metadata for Parquet (the `huggingface` features key). */
   schemaMetadata?: Record<string, string>
+  /** A JSON document of one record, the object alone (see `Adapter.singleRecord`). */
+  single?: boolean
   /** Parquet column types to write instead of inferring them from the first records. */
   columnTypes?: Record<string, ColumnType>
   /**
@@ -137,6 +139,13 @@ export interface Adapter {
 
   /** True when every record in a file must have a unique id (evalcase). */
   uniqueIds?: boolean
+
+  /**
+   * True when a JSON file of one object (one case) is written back as that object alone, not as a
+   * list of one (EvalCase JSON, whose schema describes one case). The shape is a file key of the
+   * format's own, carried through other formats as its other file keys are.
+   */
+  singleRecord?: boolean
 
   /**
    * A record that stands for another file's records (evalcase `file://cases/x.yaml`): the path,

@@ -13,7 +13,7 @@ import type { Adapter, Container, DecodeContext, EncodeContext, FieldMapping, Fi
 import { applyCarry, deepEqual, lostFields, withCarry, withoutCarrySlot } from './carry.ts'
 import { namedDelimiter } from './codecs/csv.ts'
 import { containerOf, readRecords, recordWriter } from './codecs/index.ts'
-import { LIST_KEY, type ColumnType, type HeaderWarning, type Sink, type SourceRecord } from './codecs/types.ts'
+import { LIST_KEY, SINGLE_KEY, type ColumnType, type HeaderWarning, type Sink, type SourceRecord } from './codecs/types.ts'
 import { detect } from './detect.ts'
 import { DataError, EvalferryError, UsageError, type Location } from './errors.ts'
 import { assertWritable, AtomicFile, BytesSink, exists, STDIO, type Written } from './io.ts'
@@ -276,6 +276,7 @@ function attachFileKeys(c: EvalCase, adapter: Adapter, header: JsonObject): void
   const own = c.extras?.[adapter.name]
   if (own && '$file' in own) return
   const fileKeys = withoutRecordKeys(header, adapter.recordKeys)
+  if (!adapter.singleRecord) delete fileKeys[SINGLE_KEY]
   if (Object.keys(fileKeys).length) c.extras = { ...c.extras, [adapter.name]: { ...c.extras?.[adapter.name], $file: fileKeys } }
 }
 
@@ -696,6 +697,7 @@ function headerReadBack(container: Container, layout: FileLayout, hasSidecar: bo
   const header = layout.header ?? {}
   switch (container) {
     case 'json':
+      if (layout.single) return { [SINGLE_KEY]: true }
       return layout.listKey === undefined ? {} : { ...header }
     case 'yaml':
       return { ...header, [LIST_KEY]: layout.listKey ?? '' }

@@ -7,7 +7,7 @@
  */
 import { DataError } from '../errors.ts'
 import type { JsonObject, JsonValue } from '../model.ts'
-import { countNewlines, MAX_RECORD_CHARS, tooLong, type ByteSource, type ReadOptions, type RecordWriter, type Sink, type SourceRecord } from './types.ts'
+import { countNewlines, MAX_RECORD_CHARS, SINGLE_KEY, tooLong, type ByteSource, type ReadOptions, type RecordWriter, type Sink, type SourceRecord } from './types.ts'
 
 /** Deeper than this, a document is refused before `JSON.parse` would exhaust the stack. */
 export const MAX_DEPTH = 2000
@@ -278,6 +278,7 @@ export async function* readJson(source: ByteSource, options: ReadOptions): Async
     // A single object is one record.
     const record = { ...header }
     for (const key of Object.keys(header)) delete header[key]
+    header[SINGLE_KEY] = true
     yield { value: record, line: 1, index: 0 }
   }
 }
@@ -678,8 +679,9 @@ export function isCompactJson(text: string, list: readonly string[]): boolean | 
 /** A JSON document: a top-level array, or an object with header keys and the list under `listKey`. */
 export function jsonWriter(
   sink: Sink,
-  layout: { header?: JsonObject; listKey?: string; indent?: number; pythonSpacing?: boolean },
+  layout: { header?: JsonObject; listKey?: string; indent?: number; pythonSpacing?: boolean; single?: boolean },
 ): RecordWriter {
+  if (layout.single) return singleWriter(sink, layout.indent ?? 2)
   const indent = layout.indent ?? 2
   const pad = ' '.repeat(indent)
   const nested = layout.listKey !== undefined
@@ -710,6 +712,21 @@ export function jsonWriter(
       if (!opened) await open()
       const close = count ? `\n${nested ? pad : ''}]` : ']'
       await sink.write(nested ? `${close}\n}\n` : close)
+    },
+  }
+}
+
+/** A document of one record: the object alone, as it was read. */
+function singleWriter(sink: Sink, indent: number): RecordWriter {
+  let written = false
+  return {
+    async write(record) {
+      if (written) throw new Error('a layout of one object was given a second record')
+      written = true
+      await sink.write(stringifyJson(record, { indent }) + '\n')
+    },
+    async end() {
+      if (!written) throw new Error('a layout of one object was given no record')
     },
   }
 }

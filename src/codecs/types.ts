@@ -301,3 +301,9 @@ export interface Sink {
  * (evalcase's `evalcases` or `tests` dialect), and which the YAML writer never writes.
  */
 export const LIST_KEY = '$list'
+
+/**
+ * The header key under which the JSON reader tells that the file was one object, read as one
+ * record; a layout with `single` writes one record so.
+ */
+export const SINGLE_KEY = '$single'

@@ -68,6 +68,8 @@ test('the real example case: every field lands where it belongs', async () => {
       persona: 'first-time-buyer',
       source: 'https://example.com/help/refund-policy',
     },
+    // The file is this one case, not a list of it.
+    extras: { evals: { $file: { $single: true } } },
   })
 })
 
@@ -172,10 +174,37 @@ test('EvalCase JSON → LangSmith → EvalCase JSON gives the same records', asy
   }
 })
 
-test('a single-object file reads as one case', async () => {
+test('a single-object file reads as one case, marked as the whole file', async () => {
   const file = join(tempDir(), 'one.json')
   writeFileSync(file, JSON.stringify({ id: 'solo', input: 'Only me', tags: ['x'] }, null, 2))
-  assert.deepEqual(plain(await readAll(file, { from: 'evals' })), [{ id: 'solo', input: [{ role: 'user', content: 'Only me' }], tags: ['x'] }])
+  assert.deepEqual(plain(await readAll(file, { from: 'evals' })), [
+    { id: 'solo', input: [{ role: 'user', content: 'Only me' }], tags: ['x'], extras: { evals: { $file: { $single: true } } } },
+  ])
+})
+
+test('the real single-case file is one object again as EvalCase JSON, directly or through every other format', async () => {
+  const source = join(REAL, 'evals-eval-case-example.json')
+  const dir = tempDir()
+  const again = join(dir, 'again.json')
+  const report = await convert({ input: source, output: again, to: 'evals' })
+  assert.deepEqual(JSON.parse(readFileSync(again, 'utf8')), JSON.parse(readFileSync(source, 'utf8')))
+  assert.deepEqual([report.carried, report.dropped], [{}, {}])
+  for (const [to, output] of [['hf', 'rows.parquet'], ['evals', 'cases.jsonl'], ['deepeval', 'goldens.json'], ['evalcase', 'cases.yaml']] as const) {
+    await convert({ input: source, output: join(dir, output), to })
+    await convert({ input: join(dir, output), output: join(dir, `${output}.json`), from: to, to: 'evals' })
+    assert.deepEqual(JSON.parse(readFileSync(join(dir, `${output}.json`), 'utf8')), JSON.parse(readFileSync(source, 'utf8')), to)
+  }
+
+  // A list of one stays a list; a DeepEval file of one object becomes the list DeepEval loads.
+  const listOfOne = join(dir, 'list.json')
+  writeFileSync(listOfOne, `[${readFileSync(source, 'utf8')}]`)
+  await convert({ input: listOfOne, output: join(dir, 'list-again.json'), to: 'evals' })
+  assert.deepEqual(JSON.parse(readFileSync(join(dir, 'list-again.json'), 'utf8')), JSON.parse(readFileSync(listOfOne, 'utf8')))
+  const golden = join(dir, 'golden.json')
+  writeFileSync(golden, '{"input": "Hi", "expected_output": "Hello"}')
+  await convert({ input: golden, output: join(dir, 'goldens.json'), from: 'deepeval', to: 'deepeval' })
+  const goldens = JSON.parse(readFileSync(join(dir, 'goldens.json'), 'utf8')) as { input: string; expected_output: string }[]
+  assert.deepEqual(goldens.map((g) => [g.input, g.expected_output]), [['Hi', 'Hello']])
 })
 
 test('sniff: id, string input and evals keys, no inputs', () => {
