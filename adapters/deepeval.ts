@@ -260,7 +260,7 @@ function assemble(shape: Shape, values: Record<string, JsonValue | undefined>, e
   }
   for (const [extraKey, value] of Object.entries(extras)) {
     const key = fromExtraKey(extraKey)
-    if (key === undefined || key in out || resolveKey(shape, key) !== undefined) continue
+    if (key === undefined || Object.hasOwn(out, key) || resolveKey(shape, key) !== undefined) continue
     out[key] = value
   }
   return out
@@ -641,7 +641,7 @@ function writeStrings(w: Writer, name: string, items: string[] | undefined): Jso
   const joined = w.container === 'csv' || (form === 'list' ? false : form === 'joined' || joinedByDefault(name, w.kind, w.container))
   if (!joined) return items
   const piped = items.findIndex((item) => item.includes(DELIMITER))
-  if (piped !== -1 && !(name in w.carried)) {
+  if (piped !== -1 && !Object.hasOwn(w.carried, name)) {
     w.ctx.warn(`item ${piped + 1} of ${name} contains "|", which DeepEval splits on when reading; the exact list is carried under evalferry`, name)
   }
   return items.join(DELIMITER)

@@ -103,7 +103,7 @@ export function validate(value: unknown, schema: Schema = EVALS_SCHEMA, path = '
     out.push({ path, message: `expected a URI (scheme:...), got ${JSON.stringify(value)}` })
   }
   if (isJsonObject(value)) {
-    for (const key of schema.required ?? []) if (!(key in value)) out.push({ path: join(path, key), message: 'is required' })
+    for (const key of schema.required ?? []) if (!Object.hasOwn(value, key)) out.push({ path: join(path, key), message: 'is required' })
     for (const [key, sub] of Object.entries(schema.properties ?? {})) {
       if (key in value) validate(value[key], sub, join(path, key), out)
     }
@@ -167,7 +167,7 @@ function encodeToolCall(tc: ToolCall): JsonObject {
   if (tc.id !== undefined) out.id = tc.id
   out.name = tc.name
   if (tc.arguments !== undefined) out.arguments = tc.arguments
-  for (const [k, v] of Object.entries(tc.extras?.[FORMAT] ?? {})) if (!(k in out)) out[k] = v
+  for (const [k, v] of Object.entries(tc.extras?.[FORMAT] ?? {})) if (!Object.hasOwn(out, k)) out[k] = v
   return out
 }
 
@@ -227,7 +227,7 @@ function validMetadata(metadata: JsonObject, ctx: EncodeContext): JsonObject {
   const reported = isJsonObject(carry) && 'metadata' in carry
   for (const v of validate(metadata, schema)) {
     const key = v.path.split(/[.[]/)[0]
-    if (key && key in out) {
+    if (key && Object.hasOwn(out, key)) {
       delete out[key]
       if (!reported) ctx.warn(`${v.message}; the schema refuses it, so the written metadata leaves it out`, `metadata.${key}`)
     }
@@ -273,7 +273,7 @@ function encodeCase(c: EvalCase, ctx: EncodeContext): JsonObject {
     if (k.startsWith('$') && !k.startsWith('$$')) continue
     const key = k.startsWith('$$') ? k.slice(1) : k
     if (SCHEMA_KEYS.includes(key)) continue
-    if (!(key in out)) out[key] = v
+    if (!Object.hasOwn(out, key)) out[key] = v
   }
   assertValid(out, 'the written record would not be an EvalCase')
   return out

@@ -58,7 +58,7 @@ export function extrasOf(format: string) {
     writeExtras(record: JsonObject, extras: JsonObject): void {
       for (const [key, value] of Object.entries(extras)) {
         const original = fromExtraKey(key)
-        if (original !== undefined && !(original in record)) record[original] = value
+        if (original !== undefined && !Object.hasOwn(record, original)) record[original] = value
       }
     },
   }

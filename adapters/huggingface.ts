@@ -24,7 +24,7 @@ import { parseExact, stringifyJson } from '../src/codecs/json.ts'
 import { fitsColumnType, type ColumnType, type PrimitiveColumnType } from '../src/codecs/types.ts'
 import { fieldError } from '../src/errors.ts'
 import { caseToRow, defaultColumns, mapRow, withOwnColumns, type RowOptions } from '../src/mapping.ts'
-import { CARRY_KEY, isJsonObject, type EvalCase, type JsonObject, type JsonValue } from '../src/model.ts'
+import { CARRY_KEY, isJsonObject, own, type EvalCase, type JsonObject, type JsonValue } from '../src/model.ts'
 import {
   fileKeys,
   layoutMaps,
@@ -370,9 +370,10 @@ function encode(original: EvalCase, ctx: EncodeContext): JsonObject {
   const types = ctx.layout?.columnTypes ?? {}
   const stored: JsonObject = {}
   for (const [k, v] of Object.entries(row)) {
-    const cell = toFeature(v, features[k])
+    const cell = toFeature(v, own(features, k))
+    const type = own(types, k)
     // A value its column's type cannot hold is written as null, and the carry keeps it.
-    stored[k] = types[k] && !fitsColumnType(types[k], cell) ? null : cell
+    stored[k] = type && !fitsColumnType(type, cell) ? null : cell
   }
   return stored
 }

@@ -23,7 +23,7 @@ export const FORMAT_NAMES = Object.keys(loaders) as FormatName[]
 /** The canonical name of a format given as the user wrote it, or a usage error listing the names. */
 export function formatName(name: string): FormatName {
   const lower = name.toLowerCase()
-  if (lower in loaders) return lower as FormatName
+  if (Object.hasOwn(loaders, lower)) return lower as FormatName
   const alias = ALIASES[lower]
   if (alias) return alias
   throw new UsageError(`unknown format "${name}"; expected one of ${FORMAT_NAMES.join(', ')} (or agentv, huggingface)`)

@@ -207,7 +207,7 @@ function decodeOpenAIMessage(raw: unknown): Message {
   const extras: JsonObject = {}
   let role: Role
   if (typeof m.role === 'string' && (ROLES as readonly string[]).includes(m.role)) role = m.role as Role
-  else if (typeof m.role === 'string' && m.role in OPENAI_ROLE_ALIASES) {
+  else if (typeof m.role === 'string' && Object.hasOwn(OPENAI_ROLE_ALIASES, m.role)) {
     role = OPENAI_ROLE_ALIASES[m.role]!
     extras.$role = m.role
   } else throw fieldError('role', `expected one of ${[...ROLES, 'developer', 'function'].join(', ')}, got ${describeType(m.role)}`)
@@ -518,10 +518,10 @@ function encodeInputs(c: EvalCase, form: JsonObject, extras: JsonObject): JsonOb
   }
   if (c.context !== undefined) {
     const contextKey = typeof form.context_key === 'string' ? form.context_key : CONTEXT_KEYS[0]!
-    if (!(contextKey in inputs)) inputs[contextKey] = c.context
+    if (!Object.hasOwn(inputs, contextKey)) inputs[contextKey] = c.context
   }
   const rest = extras[INPUTS]
-  if (isJsonObject(rest)) for (const [k, v] of Object.entries(rest)) if (!(k in inputs)) inputs[k] = v
+  if (isJsonObject(rest)) for (const [k, v] of Object.entries(rest)) if (!Object.hasOwn(inputs, k)) inputs[k] = v
   return inputs
 }
 
@@ -546,7 +546,7 @@ function encodeOutputs(c: EvalCase, form: JsonObject, extras: JsonObject): JsonO
       else outputs.message = encodeOpenAIMessage(expected[0]!)
     }
   }
-  if (isJsonObject(rest)) for (const [k, v] of Object.entries(rest)) if (!(k in outputs)) outputs[k] = v
+  if (isJsonObject(rest)) for (const [k, v] of Object.entries(rest)) if (!Object.hasOwn(outputs, k)) outputs[k] = v
   return outputs
 }
 
@@ -570,7 +570,7 @@ function encodeExample(c: EvalCase): JsonObject {
   if (metadata !== undefined) out.metadata = metadata
   for (const [k, v] of Object.entries(extras)) {
     const original = fromExtraKey(k)
-    if (original !== undefined && !(original in out)) out[original] = v
+    if (original !== undefined && !Object.hasOwn(out, original)) out[original] = v
   }
   return out
 }

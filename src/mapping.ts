@@ -15,7 +15,7 @@ import type { FieldMapping, RowMapper } from '../adapters/types.ts'
 import { deepEqual } from './carry.ts'
 import { isCompactJson, parseExact, stringifyJson } from './codecs/json.ts'
 import { UsageError, fieldError } from './errors.ts'
-import { CARRY_KEY, isJsonObject, isMessageList, singleText, type EvalCase, type JsonObject, type JsonValue, type Message } from './model.ts'
+import { CARRY_KEY, isJsonObject, isMessageList, own, singleText, type EvalCase, type JsonObject, type JsonValue, type Message } from './model.ts'
 
 type Kind = 'input' | 'expected' | 'messages' | 'text' | 'list' | 'split' | 'number'
 
@@ -609,7 +609,7 @@ export function caseToRow(
       if (c.input === undefined && !isMessageList(c.expected_output)) continue
       canonical = [...(c.input ?? []), ...(isMessageList(c.expected_output) ? c.expected_output : [])]
     } else canonical = source[field]
-    const before = rawCells[path]
+    const before = own(rawCells, path)
     // A text table writes text: a typed source value (a number id) cannot stand in a cell as it was.
     if (before !== undefined && (!options.text || typeof before === 'string') && readsAs(field, before, canonical, options)) {
       setPath(values, path, before, literal)
@@ -621,12 +621,12 @@ export function caseToRow(
 
   const metadata = c.metadata ?? {}
   for (const column of header) {
-    if (resolved.ignore.includes(column) || (taken.has(column) && !isJsonObject(values[column]))) continue
-    let value = metadata[column]
+    if (resolved.ignore.includes(column) || (taken.has(column) && !isJsonObject(own(values, column)))) continue
+    let value = own(metadata, column)
     if (value === undefined) continue
     if (column === CARRY_KEY) {
       if (options.text) value = stringifyJson(value)
-    } else if (isJsonObject(values[column]) && isJsonObject(value)) {
+    } else if (isJsonObject(own(values, column)) && isJsonObject(value)) {
       // A column a dotted path reached into: the mapped keys join the rest of its object.
       value = { ...value, ...(values[column] as JsonObject) }
     } else if (taken.has(column)) continue
@@ -636,7 +636,7 @@ export function caseToRow(
 
   const row: JsonObject = {}
   for (const column of header) {
-    const value = values[column]
+    const value = own(values, column)
     if (value !== undefined) row[column] = value
     else if (options.fill) row[column] = options.text ? '' : null
   }

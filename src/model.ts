@@ -142,6 +142,11 @@ export function isJsonObject(value: unknown): value is JsonObject {
   return typeof value === 'object' && value !== null && !Array.isArray(value)
 }
 
+/** `object[key]` when the object has that key itself: a data key like `constructor` never finds what every object inherits. */
+export function own<T>(object: Readonly<Record<string, T>>, key: string): T | undefined {
+  return Object.hasOwn(object, key) ? object[key] : undefined
+}
+
 /** A message list that is just one message of `role` with string content: what shorthands express. */
 export function singleText(messages: Message[] | undefined, role: Role): string | undefined {
   if (!messages || messages.length !== 1) return undefined

@@ -710,7 +710,7 @@ function headerReadBack(container: Container, layout: FileLayout, hasSidecar: bo
 
 /** True when `header` holds every key of `fileKeys` with its value. */
 function givesBack(header: JsonObject, fileKeys: JsonValue): boolean {
-  return isJsonObject(fileKeys) && Object.entries(fileKeys).every(([k, v]) => k in header && deepEqual(header[k], v))
+  return isJsonObject(fileKeys) && Object.entries(fileKeys).every(([k, v]) => Object.hasOwn(header, k) && deepEqual(header[k], v))
 }
 
 /** The keys a JSON Lines sidecar holds: the layout's header without the `$` markers. */

@@ -7,7 +7,7 @@
  */
 import { DataError } from '../errors.ts'
 import type { JsonObject, JsonValue } from '../model.ts'
-import { countNewlines, MAX_RECORD_CHARS, SINGLE_KEY, tooLong, type ByteSource, type ReadOptions, type RecordWriter, type Sink, type SourceRecord } from './types.ts'
+import { countNewlines, MAX_RECORD_CHARS, PROTO_KEY, SINGLE_KEY, tooLong, type ByteSource, type ReadOptions, type RecordWriter, type Sink, type SourceRecord } from './types.ts'
 
 /** Deeper than this, a document is refused before `JSON.parse` would exhaust the stack. */
 export const MAX_DEPTH = 2000
@@ -335,6 +335,7 @@ function isEscaped(text: string, quote: number): boolean {
  * a record whose text names more keys than its value holds is refused, naming the key and its line.
  */
 export function checkDuplicateKeys(text: string, value: unknown, file: string, firstLine: number): void {
+  refuseProtoKey(text, file, firstLine)
   if (countKeys(value) === countKeysInText(text)) return
   const found = findDuplicateKey(text)
   if (!found) return
@@ -344,6 +345,20 @@ export function checkDuplicateKeys(text: string, value: unknown, file: string, f
     line: firstLine + where.line,
     column: where.column,
     field: found.path,
+  })
+}
+
+/** A key `__proto__` is refused where it is read (see `PROTO_KEY`), naming its line. */
+function refuseProtoKey(text: string, file: string, firstLine: number): void {
+  if (!text.includes('"__proto__"')) return
+  const match = /"__proto__"\s*:/.exec(text)
+  if (!match) return
+  const where = positionIn(text, new Error(`position ${match.index}`))
+  throw new DataError('E_FIELD', PROTO_KEY, {
+    file,
+    line: firstLine + where.line,
+    column: where.column,
+    field: '__proto__',
   })
 }
 

@@ -81,7 +81,7 @@ import {
 } from 'parquet-wasm'
 import { DataError, EvalferryError } from '../errors.ts'
 import { ioError, spoolStdin, STDIO } from '../io.ts'
-import type { JsonObject, JsonValue } from '../model.ts'
+import { own, type JsonObject, type JsonValue } from '../model.ts'
 import { bigintToJson, parseExact, stringifyJson } from './json.ts'
 import {
   fitsColumnType,
@@ -839,10 +839,10 @@ export function parquetWriter(
     for (const record of sample) for (const key of Object.keys(record)) if (!seen.has(key)) seen.add(key), names.push(key)
     columns = names
     const declared = layout.columnTypes ?? {}
-    kinds = names.map((name) => (declared[name] ? 'typed' : inferKind(sample.map((r) => r[name]))))
+    kinds = names.map((name) => (own(declared, name) ? 'typed' : inferKind(sample.map((r) => own(r, name)))))
     const fields = names.map((name, i) => {
       const kind = kinds[i]!
-      if (kind === 'typed') return new Field(name, arrowTypeOf(declared[name]!), true)
+      if (kind === 'typed') return new Field(name, arrowTypeOf(own(declared, name)!), true)
       return new Field(name, arrowType(kind), true, kind === 'json' ? new Map([[JSON_COLUMN_KEY, JSON_COLUMN_VALUE]]) : undefined)
     })
     schema = new Schema(fields, metadata)
@@ -852,11 +852,11 @@ export function parquetWriter(
     const cols = columns!
     const children = cols.map((name, c) => {
       const kind = kinds[c]!
-      const declared = kind === 'typed' ? layout.columnTypes![name]! : undefined
+      const declared = kind === 'typed' ? own(layout.columnTypes!, name)! : undefined
       const values = new Array<unknown>(records.length)
       for (let r = 0; r < records.length; r++) {
         const record = records[r]!
-        const raw = record[name]
+        const raw = own(record, name)
         const v = declared ? (fitsColumnType(declared, raw) ? arrowValue(declared, raw) : undefined) : cell(kind, raw)
         if (v === undefined) {
           const holds = declared ? `is ${describeColumnType(declared)}` : `holds ${KIND_NAMES[kind]} in the first records`

@@ -185,7 +185,7 @@ export function fitsColumnType(type: ColumnType, value: JsonValue | undefined): 
       return Array.isArray(value) && (type.size === undefined || value.length === type.size) && value.every((item) => fitsColumnType(type.list, item))
     }
     if (typeof value !== 'object' || Array.isArray(value)) return false
-    return Object.keys(value).every((key) => key in type.struct) && Object.entries(type.struct).every(([key, t]) => fitsColumnType(t, value[key]))
+    return Object.keys(value).every((key) => Object.hasOwn(type.struct, key)) && Object.entries(type.struct).every(([key, t]) => fitsColumnType(t, value[key]))
   }
   switch (type) {
     case 'string':
@@ -307,3 +307,13 @@ export const LIST_KEY = '$list'
  * record; a layout with `single` writes one record so.
  */
 export const SINGLE_KEY = '$single'
+
+/** Why a key `__proto__` is refused where it is read: copying it into an object sets that object's prototype instead. */
+export const PROTO_KEY = 'the key "__proto__" cannot be kept: a JavaScript object takes it for its prototype; rename it'
+
+/** Whether `value` holds an own key `__proto__` at any depth. */
+export function hasProtoKey(value: unknown): boolean {
+  if (value === null || typeof value !== 'object') return false
+  if (Array.isArray(value)) return value.some(hasProtoKey)
+  return Object.hasOwn(value, '__proto__') || Object.values(value).some(hasProtoKey)
+}

@@ -9,7 +9,7 @@ import { isMap, isScalar, isSeq, LineCounter, parseDocument, Scalar, stringify, 
 import { DataError } from '../errors.ts'
 import { bigintToJson, keptWarning } from './json.ts'
 import type { JsonObject } from '../model.ts'
-import { countNewlines, depthOver, LIST_KEY, MAX_RECORD_CHARS, PendingLine, type ByteSource, type ReadOptions, type RecordWriter, type Sink, type SourceRecord } from './types.ts'
+import { countNewlines, depthOver, hasProtoKey, LIST_KEY, MAX_RECORD_CHARS, PendingLine, PROTO_KEY, type ByteSource, type ReadOptions, type RecordWriter, type Sink, type SourceRecord } from './types.ts'
 
 /** Text that may hold an integer past what a number holds exactly. */
 const LONG_DIGITS = /\d{16}/
@@ -206,6 +206,7 @@ export async function* readYaml(source: ByteSource, options: ReadOptions): Async
     const record = (node: Node): SourceRecord => {
       const kept: string[] = []
       const value = toJs(node, kept)
+      if (source.includes('__proto__') && hasProtoKey(value)) throw new DataError('E_FIELD', PROTO_KEY, { ...where(node.range?.[0]), field: '__proto__' })
       const read: SourceRecord = { value, line: where(node.range?.[0]).line, index: index++ }
       if (kept.length) read.warnings = kept.map(keptWarning)
       return read
@@ -217,6 +218,7 @@ export async function* readYaml(source: ByteSource, options: ReadOptions): Async
   const headerValue = (key: string, node: Node, toJs: (node: unknown, kept?: string[]) => unknown, where: (offset: number | undefined) => { line: number }) => {
     const kept: string[] = []
     const value = toJs(node, kept)
+    if (key === '__proto__' || hasProtoKey(value)) throw new DataError('E_FIELD', PROTO_KEY, { ...where(node?.range?.[0]), field: key })
     for (const digits of kept) options.headerWarnings?.push({ message: keptWarning(digits), line: where(node?.range?.[0]).line, field: key })
     return value
   }
