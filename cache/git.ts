@@ -221,42 +221,62 @@ export type BlobResult = { oid: string; content: Buffer } | { oid: string; missi
 
 /**
  * Read blobs from the mirror with one `git cat-file --batch` (spawned directly: simple-git cannot
- * write to a command's stdin). Blobs over `maxBytes` are skipped and reported with their size.
+ * write to a command's stdin). A blob over `maxBytes` is reported with its size as soon as its
+ * header gives it, and its bytes are skipped as they pass, never kept. Each blob is copied once,
+ * into a buffer of its size, so reading takes time linear in the output.
  */
 export function readBlobs(layout: RepoLayout, oids: string[], maxBytes: number, options: GitRunOptions): Promise<BlobResult[]> {
   return new Promise((resolve, reject) => {
     const child = spawn('git', ['cat-file', '--batch'], { cwd: layout.git, env: gitEnvironment(options.env ?? process.env, []), stdio: ['pipe', 'pipe', 'pipe'] })
     const results: BlobResult[] = []
-    let buffer: Buffer = Buffer.alloc(0)
-    let pending: { oid: string; size: number } | undefined
+    // The pieces of a header line whose end has not arrived yet.
+    let header: Buffer[] = []
+    // The blob being read; `content` is undefined when it is over the limit. `read` counts its bytes and the LF after them.
+    let blob: { oid: string; size: number; content: Buffer | undefined; read: number } | undefined
+    let malformed: string | undefined
     let stderr = ''
     child.stderr.on('data', (c: Buffer) => (stderr += c.toString()))
     child.stdout.on('data', (chunk: Buffer) => {
-      buffer = buffer.length ? Buffer.concat([buffer, chunk]) : chunk
-      for (;;) {
-        if (!pending) {
-          const nl = buffer.indexOf(10)
+      let at = 0
+      while (at < chunk.length && malformed === undefined) {
+        if (!blob) {
+          const nl = chunk.indexOf(10, at)
+          header.push(chunk.subarray(at, nl < 0 ? chunk.length : nl))
           if (nl < 0) return
-          const header = buffer.subarray(0, nl).toString()
-          buffer = buffer.subarray(nl + 1)
-          const parts = header.split(' ')
-          if (parts[1] === 'missing') {
-            results.push({ oid: parts[0]!, missing: true })
+          at = nl + 1
+          const line = Buffer.concat(header).toString()
+          header = []
+          const [oid = '', type, sizeText = ''] = line.split(' ')
+          if (type === 'missing') {
+            results.push({ oid, missing: true })
             continue
           }
-          pending = { oid: parts[0]!, size: Number(parts[2]) }
+          if (!/^\d+$/.test(sizeText)) {
+            malformed = line.slice(0, 200)
+            child.kill()
+            return
+          }
+          const size = Number(sizeText)
+          if (size > maxBytes) results.push({ oid, tooLarge: size })
+          blob = { oid, size, content: size > maxBytes ? undefined : Buffer.allocUnsafe(size), read: 0 }
         }
-        if (buffer.length < pending.size + 1) return
-        const content = buffer.subarray(0, pending.size)
-        results.push(pending.size > maxBytes ? { oid: pending.oid, tooLarge: pending.size } : { oid: pending.oid, content: Buffer.from(content) })
-        buffer = buffer.subarray(pending.size + 1)
-        pending = undefined
+        const take = Math.min(blob.size + 1 - blob.read, chunk.length - at)
+        if (blob.content) chunk.copy(blob.content, blob.read, at, at + Math.min(take, blob.size - blob.read))
+        blob.read += take
+        at += take
+        if (blob.read === blob.size + 1) {
+          if (blob.content) results.push({ oid: blob.oid, content: blob.content })
+          blob = undefined
+        }
       }
     })
     child.on('error', reject)
     child.on('close', (code) => {
-      if (code === 0 && results.length === oids.length) resolve(results)
-      else reject(new FetchError('E_CACHE', `reading files from the mirror ${layout.git} failed: ${stderr.trim() || `exit ${code}`}`))
+      if (code === 0 && results.length === oids.length && !blob) resolve(results)
+      else {
+        const why = malformed !== undefined ? `unexpected output '${malformed}'` : stderr.trim() || `exit ${code}`
+        reject(new FetchError('E_CACHE', `reading files from the mirror ${layout.git} failed: ${why}`))
+      }
     })
     child.stdin.end(oids.map((o) => `${o}\n`).join(''))
   })
