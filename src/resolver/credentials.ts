@@ -26,8 +26,13 @@ function first(env: NodeJS.ProcessEnv, ...names: string[]): [string, string] | u
   return undefined
 }
 
-/** The credential for a host, or undefined when the environment holds none for it. */
+/**
+ * The credential for a host, or undefined when the environment holds none for it. A token goes only
+ * to its own host or to one the user configured (`--host`, `EVALFERRY_HOSTS`), never to a host that
+ * only a dataset named.
+ */
 export function credentialFor(host: HostConfig, env: NodeJS.ProcessEnv = process.env): Credential | undefined {
+  if (host.guessed) return undefined
   switch (host.type) {
     case 'github': {
       const found = host.name === 'github.com' ? first(env, 'GH_TOKEN', 'GITHUB_TOKEN') : first(env, 'GH_ENTERPRISE_TOKEN', 'GITHUB_ENTERPRISE_TOKEN')

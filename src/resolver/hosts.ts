@@ -25,6 +25,11 @@ export interface HostConfig {
   rawBase?: string
   /** True for github.com, gitlab.com and bitbucket.org as they are on the internet. */
   builtin: boolean
+  /**
+   * True for a host neither built in nor configured, read as GitLab only because a dataset URL's path
+   * holds `/-/blob/`: whoever wrote the dataset chose it, so it is sent no token.
+   */
+  guessed?: boolean
 }
 
 export const BUILTIN_HOSTS: readonly HostConfig[] = [

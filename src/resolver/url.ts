@@ -23,9 +23,20 @@ export interface BlobUrl {
 
 const URL_SHAPE = /^(https?):\/\/([^/?#\s]+)(\/[^?#\s]*)?(\?[^#\s]*)?(#\S*)?$/i
 
-/** The URL with any `user:password@` replaced by `***@`, for messages and logs. */
+// Query parameters that carry a secret: GitHub's private raw links (`?token=`), GitLab's `?private_token=`
+// and `?access_token=`, and the like.
+const SECRET_PARAMETER = /token|secret|passw(?:or)?d|credential|signature|api[-_]?key/i
+
+/** A query parameter's name as a server reads it (percent-decoded, `+` a space). */
+function parameterName(raw: string): string {
+  return [...new URLSearchParams(`${raw}=`).keys()][0] ?? raw
+}
+
+/** The URL with any `user:password@` replaced by `***@` and the values of secret query parameters by `***`, for messages and logs. */
 export function redactUrl(url: string): string {
-  return url.replace(/^([a-z][a-z0-9+.-]*:\/\/)[^/?#\s]*@/i, '$1***@')
+  return url
+    .replace(/^([a-z][a-z0-9+.-]*:\/\/)[^/?#\s]*@/i, '$1***@')
+    .replace(/([?&])([^=&#]*)=([^&#]*)/g, (whole, separator: string, name: string) => (SECRET_PARAMETER.test(parameterName(name)) ? `${separator}${name}=***` : whole))
 }
 
 function unsafe(url: string, why: string): FetchError {
@@ -87,7 +98,7 @@ function lookupHost(name: string, origin: string, path: string, hosts: Map<strin
     if (parent?.type === 'github') return { host: parent, rawHost: true }
   }
   if (/\/-\/(blob|raw)\//.test(path)) {
-    return { host: { name, type: 'gitlab', gitBase: origin, rawBase: `${origin}/api/v4`, builtin: false }, rawHost: false }
+    return { host: { name, type: 'gitlab', gitBase: origin, rawBase: `${origin}/api/v4`, builtin: false, guessed: true }, rawHost: false }
   }
   return undefined
 }
@@ -116,6 +127,10 @@ export function parseBlobUrl(url: string, hostList: Map<string, HostConfig> | st
   const { host, rawHost } = found
   // A token in a dataset URL would reach logs, manifests and rewritten datasets; tokens belong in the environment.
   if (userinfo) throw unsafe(url, 'credentials in a URL are refused; set the host\'s token in the environment instead (GH_TOKEN, GITLAB_TOKEN, BITBUCKET_TOKEN)')
+  const secret = [...query.keys()].find((name) => SECRET_PARAMETER.test(name))
+  if (secret !== undefined) {
+    throw unsafe(url, `credentials in a URL are refused (its query parameter '${secret}'); set the host's token in the environment instead (GH_TOKEN, GITLAB_TOKEN, BITBUCKET_TOKEN)`)
+  }
   const raw = path.split('/').slice(1)
   if (raw.length > 0 && raw[raw.length - 1] === '') raw.pop() // a trailing slash names a directory; caught below as too short
   const lines = parseLines(m[5])

@@ -4,6 +4,7 @@ import { join } from 'node:path'
 import { after, before, test } from 'node:test'
 import { runCli, writeEvalcaseDataset } from '../helpers/cli.ts'
 import { type Fixture, startFixture } from '../helpers/fixture.ts'
+import { type LoggedRequest, startGitServer } from '../helpers/git-server.ts'
 import { blobUrl } from '../helpers/repos.ts'
 
 const TOKEN = 'ghp_S3cr3tT0kenValue0123456789'
@@ -59,4 +60,48 @@ test('tokens reach the server as a header only: never in an argument list, a URL
   assert.ok(!traced.includes(TOKEN), 'token in a git argument list')
   assert.ok(!run.stdout.includes(TOKEN) && !run.stderr.includes(TOKEN), 'token in the output')
   assert.ok(!allFileText(cache).includes(TOKEN), 'token written to the cache')
+})
+
+// A distinct secret in every variable a token may come from.
+const EVERY_TOKEN = {
+  GH_TOKEN: 'ghp_GhT0kenNeverSent11111',
+  GITHUB_TOKEN: 'ghp_GithubT0kenNeverSent2',
+  GH_ENTERPRISE_TOKEN: 'ghe_EnterpriseT0kenNever3',
+  GITHUB_ENTERPRISE_TOKEN: 'ghe_GithubEnterpriseNever7',
+  GITLAB_TOKEN: 'glpat-SECRET123NeverSent4',
+  BITBUCKET_TOKEN: 'bbT0kenNeverSent555555555',
+  BITBUCKET_EMAIL: 'me@example.com',
+  BITBUCKET_API_TOKEN: 'bbApiT0kenNeverSent66666',
+}
+
+/** The credentials a request carried, however sent. */
+const credentialsOf = (r: LoggedRequest): string[] => [r.headers.authorization, r.headers['private-token']].filter((h) => h !== undefined).map(String)
+
+test('an unknown host read as GitLab from its /-/blob/ path, over plain http, is sent no token; configured with --host, it is sent GITLAB_TOKEN', { timeout: 60_000 }, async (t) => {
+  // A server that asks for no token, so that the file arrives without one.
+  const open = await startGitServer(fx.server.root)
+  t.after(() => open.close())
+  const gitlab = fx.repos[1]!
+  const url = `${open.url}/${gitlab.repository}/-/blob/main/docs/with%20space.md`
+
+  const run = await runCli(['resolve', url, '--cache-dir', fx.newCache()], EVERY_TOKEN)
+  assert.equal(run.code, 0, run.stderr)
+  assert.deepEqual(readFileSync(run.stdout.trim()), gitlab.files.get('docs/with space.md'))
+  const unconfigured = open.requests.splice(0)
+  assert.ok(unconfigured.some((r) => r.kind === 'git'), 'git was asked')
+  assert.ok(unconfigured.some((r) => r.path.startsWith('/api/v4/')), 'the single-file API was asked')
+  for (const r of unconfigured) assert.deepEqual(credentialsOf(r), [], `${r.method} ${r.path} carried credentials`)
+  const sent = JSON.stringify(unconfigured.map((r) => [r.path, r.query, r.headers]))
+  for (const secret of Object.values(EVERY_TOKEN)) assert.ok(!sent.includes(secret), `${secret.slice(0, 8)}… was sent`)
+
+  const host = url.split('/')[2]!
+  const configured = await runCli(['resolve', url, '--cache-dir', fx.newCache(), '--host', `${host}=${open.url},type=gitlab`], EVERY_TOKEN)
+  assert.equal(configured.code, 0, configured.stderr)
+  const requests = open.requests.splice(0)
+  assert.ok(requests.length > 0)
+  for (const r of requests) {
+    const [credential] = credentialsOf(r)
+    if (r.kind === 'git') assert.equal(credential, `Basic ${Buffer.from(`oauth2:${EVERY_TOKEN.GITLAB_TOKEN}`).toString('base64')}`, `${r.method} ${r.path}`)
+    else assert.equal(credential, EVERY_TOKEN.GITLAB_TOKEN, `${r.method} ${r.path}`)
+  }
 })

@@ -294,3 +294,46 @@ test('URLs with credentials are refused with the secret masked; the token shows 
   for (const token of tokens) assert.ok(!seen.includes(token), `token ${token.slice(0, 8)}… leaked`)
   t.diagnostic(`URLs with credentials: ${urls.length - 1} in a dataset (3 runs) and 1 --host base; all refused, tokens found in 0 of: stdout, stderr, GIT_TRACE, manifest, cache files, server requests`)
 })
+
+test('URLs with a token in their query are refused naming the parameter, never its value; the token shows in no output, manifest or request', { timeout: 60_000 }, async () => {
+  const tokens = ['GHSAT0AAAAAQueryT0kenOne1111', 'glpat-QueryT0kenTwo22222', 'glpat-QueryT0kenThree333', 'glpat-EncodedNameT0ken444']
+  const [one, two, three, four] = tokens as [string, string, string, string]
+  const good = blobUrl(fx.repos[0]!, 'main', 'data/file-1.txt')
+  const urls = [
+    // GitHub's private raw links, GitLab's personal and OAuth tokens, and a name written percent-encoded.
+    `https://raw.githubusercontent.com/acme/widgets/main/data/file-2.txt?token=${one}`,
+    `https://gitlab.com/group/subgroup/project/-/blob/main/data/file-1.txt?private_token=${two}`,
+    `https://gitlab.com/group/subgroup/project/-/raw/main/data/file-2.txt?ref_type=heads&access_token=${three}#L1`,
+    `https://github.com/acme/widgets/blob/main/data/file-3.txt?plain=1&Private%5FToken=${four}`,
+    good,
+  ]
+  const dataset = writeDataset(urls)
+  const cache = fx.newCache()
+  const manifest = join(fx.dir, 'query-manifest.json')
+  const hostArgs = fx.server.hostSpecs().flatMap((h) => ['--host', h])
+  const since = fx.server.requests.length
+  const withManifest = await runCli(['prefetch', dataset, '--cache-dir', cache, ...hostArgs, '--manifest', manifest])
+  const json = await runCli(['prefetch', dataset, '--cache-dir', cache, ...hostArgs, '--json'])
+  const resolved = await runCli(['resolve', urls[0]!, urls[2]!, good, '--cache-dir', cache, ...hostArgs, '--json'])
+  for (const run of [withManifest, json, resolved]) {
+    assert.equal(run.code, 3, run.stderr)
+    assert.match(run.stderr, /credentials in a URL are refused \(its query parameter 'token'\)/)
+    assert.match(run.stderr, /\?token=\*\*\*: /)
+    assert.match(run.stderr, /&access_token=\*\*\*#L1: credentials in a URL are refused \(its query parameter 'access_token'\)/)
+  }
+  for (const name of ['private_token', 'Private_Token']) assert.match(withManifest.stderr, new RegExp(`query parameter '${name}'`))
+  const report = JSON.parse(json.stdout) as { entries: { url: string }[]; errors: { url: string; message: string }[] }
+  assert.deepEqual(report.entries.map((e) => e.url), [good])
+  assert.deepEqual(report.errors.map((e) => e.url), [
+    'https://raw.githubusercontent.com/acme/widgets/main/data/file-2.txt?token=***',
+    'https://gitlab.com/group/subgroup/project/-/blob/main/data/file-1.txt?private_token=***',
+    'https://gitlab.com/group/subgroup/project/-/raw/main/data/file-2.txt?ref_type=heads&access_token=***#L1',
+    'https://github.com/acme/widgets/blob/main/data/file-3.txt?plain=1&Private%5FToken=***',
+  ])
+  for (const e of report.errors) assert.ok(e.message.startsWith(`${e.url}: credentials in a URL are refused (its query parameter '`), e.message)
+  assert.deepEqual((JSON.parse(resolved.stdout) as { entries: { url: string }[] }).entries.map((e) => e.url), [good])
+  const requests = fx.server.requests.slice(since)
+  assert.ok(requests.length > 0, 'the good URL was fetched')
+  const seen = [allText(cache), existsSync(manifest) ? readFileSync(manifest, 'utf8') : '', ...[withManifest, json, resolved].flatMap((r) => [r.stdout, r.stderr]), JSON.stringify(requests.map((r) => [r.path, r.query, r.headers]))].join('\n')
+  for (const token of tokens) assert.ok(!seen.includes(token), `token ${token.slice(0, 8)}… leaked`)
+})

@@ -4,6 +4,7 @@ import { FetchError } from '../../src/errors.ts'
 import { credentialFor } from '../../src/resolver/credentials.ts'
 import { cloneUrl, hostTable, rawFileUrl } from '../../src/resolver/hosts.ts'
 import { type ResolvedRef, isFullSha, matchRef, parseLsRemote } from '../../src/resolver/refs.ts'
+import { parseBlobUrl } from '../../src/resolver/url.ts'
 
 const pick = (m: ResolvedRef) => [m.ref, m.commit, m.path, m.kind]
 
@@ -81,4 +82,17 @@ test('credentials come from the variables of each host type', () => {
   const email = credentialFor(hosts.get('bitbucket.org')!, { BITBUCKET_EMAIL: 'me@x.io', BITBUCKET_API_TOKEN: 'api-secret' })!
   assert.equal(Buffer.from(email.rawHeaders.authorization!.replace('Basic ', ''), 'base64').toString(), 'me@x.io:api-secret')
   assert.equal(credentialFor(hosts.get('github.com')!, {}), undefined)
+})
+
+test('a host only a dataset URL named (an unknown host read as GitLab) gets no token; the same host configured gets its type\'s', () => {
+  const env = { GH_TOKEN: 'gh', GITHUB_TOKEN: 'gh2', GH_ENTERPRISE_TOKEN: 'ghe', GITHUB_ENTERPRISE_TOKEN: 'ghe2', GITLAB_TOKEN: 'gl', BITBUCKET_TOKEN: 'bb', BITBUCKET_EMAIL: 'me@x.io', BITBUCKET_API_TOKEN: 'api' }
+  for (const url of ['http://127.0.0.1:8080/gitlab.com/g/p/-/blob/main/a.md', 'https://code.example.net/g/p/-/raw/main/a.md', 'http://gitlab.example.org/g/p/-/blob/main/a.md']) {
+    const host = parseBlobUrl(url, hostTable([], {}))!.host
+    assert.equal(host.type, 'gitlab', url)
+    assert.equal(credentialFor(host, env), undefined, url)
+  }
+  const configured = parseBlobUrl('http://127.0.0.1:8080/gitlab.com/g/p/-/blob/main/a.md', hostTable(['127.0.0.1:8080=http://127.0.0.1:8080,type=gitlab'], {}))!.host
+  assert.deepEqual(credentialFor(configured, env)?.secrets, ['gl'])
+  const fromEnv = parseBlobUrl('https://code.example.net/g/p/-/blob/main/a.md', hostTable([], { EVALFERRY_HOSTS: 'code.example.net=https://code.example.net,type=gitlab' }))!.host
+  assert.deepEqual(credentialFor(fromEnv, env)?.secrets, ['gl'])
 })

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict'
 import { test } from 'node:test'
 import { FetchError } from '../../src/errors.ts'
 import { hostTable, parseHostSpec, splitHostList } from '../../src/resolver/hosts.ts'
-import { parseBlobUrl } from '../../src/resolver/url.ts'
+import { parseBlobUrl, redactUrl } from '../../src/resolver/url.ts'
 
 const hosts = hostTable(
   ['ghe.example.com=https://ghe.example.com,type=github', 'git.corp.io:8443=https://git.corp.io:8443/gitlab,type=gitlab', 'bb.corp.io=https://bb.corp.io,type=bitbucket-server'],
@@ -90,4 +90,27 @@ test('--host specs: types, raw endpoints, credentials refused in URLs', () => {
   const table = hostTable(['a.io=https://cli.a.io'], { EVALFERRY_HOSTS: 'a.io=https://env.a.io,b.io=https://b.io,type=gitlab' })
   assert.equal(table.get('a.io')?.gitBase, 'https://cli.a.io')
   assert.equal(table.get('b.io')?.type, 'gitlab')
+})
+
+test('a token in the query is refused like one in the user info, naming the parameter and never its value', () => {
+  const CASES: [string, string][] = [
+    ['https://raw.githubusercontent.com/acme/widgets/main/docs/a.md?token=GHSAT0AAAAASECRETVALUE', 'token'],
+    ['https://gitlab.com/g/p/-/blob/main/a.md?private_token=glpat-SECRETVALUE', 'private_token'],
+    ['https://gitlab.com/g/p/-/raw/main/a.md?ref_type=heads&access_token=SECRETVALUE#L2', 'access_token'],
+    ['https://github.com/o/r/blob/main/a.md?plain=1&Private%5FToken=SECRETVALUE', 'Private_Token'],
+    ['https://bitbucket.org/ws/repo/src/main/a.md?access_token=SECRETVALUE', 'access_token'],
+    ['https://unknown.example.org/g/p/-/blob/main/a.md?job_token=SECRETVALUE', 'job_token'],
+  ]
+  for (const [url, name] of CASES) {
+    assert.throws(
+      () => parseBlobUrl(url, hosts),
+      (e: unknown) => e instanceof FetchError && e.code === 'E_UNSAFE' && e.message.includes(`query parameter '${name}'`) && !e.message.includes('SECRETVALUE'),
+      url,
+    )
+    assert.ok(!redactUrl(url).includes('SECRETVALUE'), redactUrl(url))
+  }
+  assert.equal(redactUrl(CASES[2]![0]), 'https://gitlab.com/g/p/-/raw/main/a.md?ref_type=heads&access_token=***#L2')
+  assert.equal(redactUrl('https://u:pw@github.com/o/r/blob/main/a.md?plain=1'), 'https://***@github.com/o/r/blob/main/a.md?plain=1')
+  // Other query parameters are left as they are.
+  assert.deepEqual(parseBlobUrl('https://gitlab.com/g/p/-/blob/main/a.md?ref_type=heads&inline=false', hosts)?.segments, ['main', 'a.md'])
 })
