@@ -30,6 +30,7 @@
  */
 import { extrasOf, fieldChecks, under } from './fields.ts'
 import { applyCarry, deepEqual, lostFields, withCarry } from '../src/carry.ts'
+import { parseExact, stringifyJson } from '../src/codecs/json.ts'
 import { fieldError } from '../src/errors.ts'
 import { WELL_KNOWN_NAMES } from '../src/mapping.ts'
 import {
@@ -582,12 +583,15 @@ function isOwnTable(columns: string[]): boolean {
   return columns.some((k) => k === 'inputs' || k.startsWith('inputs.'))
 }
 
-/** A value as one cell: strings as they are unless they would read back as JSON (or are empty). */
+/**
+ * A value as one cell: JSON as Python's json writes it (NaN and the infinities by name), strings
+ * as they are unless they would read back as JSON (or are empty).
+ */
 function toCell(value: JsonValue): string {
-  if (typeof value !== 'string') return JSON.stringify(value)
+  if (typeof value !== 'string') return stringifyJson(value)
   if (value === '') return '""'
   try {
-    JSON.parse(value)
+    parseExact(value)
     return JSON.stringify(value)
   } catch {
     return value
@@ -596,7 +600,7 @@ function toCell(value: JsonValue): string {
 
 function fromCell(cell: string): JsonValue {
   try {
-    return JSON.parse(cell) as JsonValue
+    return parseExact(cell).value as JsonValue
   } catch {
     return cell
   }

@@ -232,3 +232,21 @@ test('sniff: examples with inputs objects are LangSmith; own CSV columns too; pl
   assert.equal(langsmith.sniff(sample([], 'csv', ['id', 'inputs.question', 'outputs.answer'])), 0.9)
   assert.equal(langsmith.sniff(sample([], 'csv', ['question', 'answer'])), 0)
 })
+
+test('NaN, the infinities and strings that read as them keep their kind through LangSmith CSV, as in a DeepEval cell carried there', async () => {
+  const dir = tempDir()
+  const source = join(dir, 'special.jsonl')
+  const text = '{"inputs": {"question": "q", "n": NaN, "s": "NaN", "inf": -Infinity, "t": "Infinity"}, "outputs": {"answer": "a"}}\n'
+  writeFileSync(source, text)
+  await convert({ input: source, output: join(dir, 'special.csv'), to: 'langsmith' })
+  assert.equal(readFileSync(join(dir, 'special.csv'), 'utf8').split('\n')[1], 'q,NaN,"""NaN""",-Infinity,"""Infinity""",a')
+  await convert({ input: join(dir, 'special.csv'), output: join(dir, 'back.jsonl'), to: 'langsmith' })
+  assert.equal(readFileSync(join(dir, 'back.jsonl'), 'utf8'), text.replace(/": /g, '":').replace(/, "/g, ',"'))
+
+  // A number Python reads as infinity, in a DeepEval cell, comes back as its text.
+  writeFileSync(join(dir, 'goldens.csv'), 'input,additional_metadata\nq,"{""x"": 1e400}"\n')
+  await convert({ input: join(dir, 'goldens.csv'), output: join(dir, 'examples.csv'), from: 'deepeval', to: 'langsmith' })
+  await convert({ input: join(dir, 'examples.csv'), output: join(dir, 'goldens-back.csv'), from: 'langsmith', to: 'deepeval' })
+  // DeepEval's CSV ends its rows in CRLF, as Python's csv module does.
+  assert.equal(readFileSync(join(dir, 'goldens-back.csv'), 'utf8'), 'input,additional_metadata\r\nq,"{""x"": 1e400}"\r\n')
+})
