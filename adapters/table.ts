@@ -6,7 +6,7 @@
  * the mapping it was read with, so that writing the cases back gives the same header.
  */
 import { deepEqual, lostFields } from '../src/carry.ts'
-import { fieldError } from '../src/errors.ts'
+import { fieldError, LayoutError } from '../src/errors.ts'
 import { caseToRow, defaultColumns, isDefaultHeader, isRowMapper, mapRow, unionColumns, withOwnColumns, type RowOptions } from '../src/mapping.ts'
 import { CARRY_KEY, isJsonObject, withoutFileKeys, withoutGenerated, type EvalCase, type JsonObject, type JsonValue } from '../src/model.ts'
 import type { Adapter, Container, DecodeContext, EncodeContext, FieldMapping, FileLayout, SniffSample } from './types.ts'
@@ -156,10 +156,9 @@ export function missingCarryColumn(c: EvalCase, header: readonly string[]): void
   const carried = c.metadata?.[CARRY_KEY]
   if (carried === undefined || header.includes(CARRY_KEY)) return
   const fields = isJsonObject(carried) ? Object.keys(carried).join(', ') : CARRY_KEY
-  throw fieldError(
-    CARRY_KEY,
-    `this case needs an "${CARRY_KEY}" column to carry ${fields}, but none of the first cases did, so the header has none; put a case like it among the first 100`,
-  )
+  throw new LayoutError('E_FIELD', `this case needs an "${CARRY_KEY}" column to carry ${fields}, but none of the first cases did, so the header has none; put a case like it among the first 100`, {
+    field: CARRY_KEY,
+  })
 }
 
 function decode(record: unknown, ctx: DecodeContext): EvalCase | EvalCase[] {

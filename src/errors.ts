@@ -69,6 +69,15 @@ export class EvalferryError extends Error {
 /** Bad data: a parse error, a wrong field, a duplicate id. Exit code 1. */
 export class DataError extends EvalferryError {}
 
+/**
+ * A record that the file's layout, chosen from its first records, cannot hold: it needs a column
+ * none of them did. `cases` are the record's; `convert` writes the file again with them among the
+ * records the layout is chosen from.
+ */
+export class LayoutError extends DataError {
+  cases?: unknown[]
+}
+
 /** Bad usage: unknown option, missing format, output equal to input. Exit code 2. */
 export class UsageError extends EvalferryError {
   constructor(message: string) {

@@ -15,7 +15,7 @@ import { namedDelimiter } from './codecs/csv.ts'
 import { containerOf, readRecords, recordWriter } from './codecs/index.ts'
 import { LIST_KEY, SINGLE_KEY, type ColumnType, type HeaderWarning, type Sink, type SourceRecord } from './codecs/types.ts'
 import { detect } from './detect.ts'
-import { DataError, EvalferryError, UsageError, type Location } from './errors.ts'
+import { DataError, EvalferryError, LayoutError, UsageError, type Location } from './errors.ts'
 import { assertWritable, AtomicFile, BytesSink, exists, STDIO, type Written } from './io.ts'
 import { checkCaseShape } from './mapping.ts'
 import { isJsonObject, withoutFileKeys, withoutGenerated, type EvalCase, type JsonObject, type JsonValue } from './model.ts'
@@ -71,9 +71,16 @@ export interface WriteOptions {
    * (`case-<n>`) count on from it, so that the shards of a dataset have the ids of the whole.
    */
   firstRecord?: number
+  /**
+   * Cases the file's layout must also fit, beside its first hundred (which it is chosen from):
+   * `convert` gives a later case that needed a column those did not.
+   */
+  layoutCases?: EvalCase[]
 }
 
 const LAYOUT_SAMPLE = 100
+/** How many times `convert` writes a file again for a case its layout could not hold. */
+const LAYOUT_RETRIES = 8
 
 function requireContainer(path: string, given: Container | undefined, role: 'input' | 'output'): Container {
   const container = given ?? (path === STDIO ? undefined : containerOf(path))
@@ -466,7 +473,7 @@ async function writeCases(
     index: 0,
     warn: (message, field) => addWarning(report, message, { ...(at ?? { file: file.path, record: index }), ...(field ? { field } : {}) }),
   }
-  const layout: FileLayout = preset?.layout ?? adapter.layout(container, sample, ectx)
+  const layout: FileLayout = preset?.layout ?? adapter.layout(container, options.layoutCases ? [...sample, ...options.layoutCases] : sample, ectx)
   ectx.layout = layout
   // A `.tsv` file is written with tabs, as it is read.
   const delimiter = container === 'csv' ? namedDelimiter(file.path) : undefined
@@ -484,11 +491,13 @@ async function writeCases(
     try {
       record = encoder.encode(pending, ectx, index === 0, pendingGroup !== undefined)
     } catch (error) {
+      if (error instanceof LayoutError) error.cases = pending
       throw locate(error, at)
     }
     try {
       await writer.write(record)
     } catch (error) {
+      if (error instanceof LayoutError) error.cases = pending
       // A writer that holds records back (Parquet's row groups) names the one at fault by its place in the output.
       if (error instanceof DataError && !error.location.file) error.location = error.location.record === undefined ? { ...at, ...error.location } : { file: file.path, ...error.location }
       throw error
@@ -750,8 +759,28 @@ export async function convert(options: ConvertOptions): Promise<ConversionReport
     // Something only the whole file settles: convert it again in this thread.
     if (progress) Object.assign(options.progress!, progress)
   }
-  const report = await fresh()
+  // A later case that needs a column the first ones did not: the file is written again, its layout chosen with that case.
+  const start = options.progress ? { ...options.progress } : undefined
+  let layoutCases: EvalCase[] | undefined
+  for (let attempt = 0; ; attempt++) {
+    try {
+      return await convertOnce(options, inputContainer, from, to, await fresh(), layoutCases)
+    } catch (error) {
+      if (!(error instanceof LayoutError && error.cases && options.input !== STDIO && attempt < LAYOUT_RETRIES)) throw error
+      layoutCases = [...(layoutCases ?? []), ...(error.cases as EvalCase[])]
+      if (start) Object.assign(options.progress!, start)
+    }
+  }
+}
 
+async function convertOnce(
+  options: ConvertOptions,
+  inputContainer: Container,
+  from: string,
+  to: string,
+  report: ConversionReport,
+  layoutCases: EvalCase[] | undefined,
+): Promise<ConversionReport> {
   let rejects: AtomicFile | undefined
   if (options.rejects) rejects = await AtomicFile.create(options.rejects)
   const pendingRejects: Promise<void>[] = []
@@ -777,6 +806,7 @@ export async function convert(options: ConvertOptions): Promise<ConversionReport
       ...(options.strict ? { strict: true } : {}),
       // A shard's generated ids are those the whole would have.
       ...(options.recordRange || options.firstRecord ? { firstRecord: options.firstRecord ?? options.recordRange![0] } : {}),
+      ...(layoutCases ? { layoutCases } : {}),
       report,
     })
     await Promise.all(pendingRejects)

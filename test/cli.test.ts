@@ -380,9 +380,14 @@ test('a case the target cannot take is named by its place in the input; a case m
   const rows = Array.from({ length: 150 }, (_, i) => JSON.stringify({ question: `q${i}`, answer: 'a', ...(i === 120 ? { late: 'x' } : {}) }))
   const input = file('late-column.jsonl', rows.join('\n') + '\n')
   const out = join(dir, 'late-column.csv')
-  const result = await runCli(['convert', input, '--from', 'hf', '--to', 'hf', '-o', out])
-  assert.equal(result.code, 1)
-  assert.match(result.stderr, new RegExp(`^evalferry: ${input}:121: evalferry: this case needs an "evalferry" column`))
+  // Standard input cannot be read twice, so the file cannot be written again with a wider header.
+  const piped = await runCli(['convert', '-', '--from', 'hf', '--from-container', 'jsonl', '--to', 'hf', '-o', out], {}, 60_000, readFileSync(input))
+  assert.equal(piped.code, 1)
+  assert.match(piped.stderr, /^evalferry: -:121: evalferry: this case needs an "evalferry" column/)
+  // A file can: its header gets the column.
+  const result = await runCli(['convert', input, '--from', 'hf', '--to', 'hf', '-o', out, '--quiet'])
+  assert.equal(result.code, 0, result.stderr)
+  assert.deepEqual(readFileSync(out, 'utf8').split('\n').slice(0, 2), ['question,answer,late', 'q0,a,'])
 
   const made = (async function* (): AsyncGenerator<EvalCase> {
     for (let i = 0; i < 150; i++) yield { input: [{ role: 'user', content: `q${i}` }], ...(i === 120 ? { metadata: { late: 'x' } } : {}) }

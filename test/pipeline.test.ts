@@ -85,3 +85,33 @@ test('a named pipe reads as a file: chunks arrive in order, whatever size each r
     rows.map((r) => r.slice(0, r.indexOf(','))),
   )
 })
+
+test('a case past the first hundred that needs a column they did not is written: the file is written again with its layout chosen with that case', async () => {
+  const rows = Array.from({ length: 300 }, (_, i) => ({ question: `q${i}`, answer: i === 250 ? null : 'a', ...(i === 270 ? { extra: 'x' } : {}) }))
+  const source = join(dir, 'late-columns.jsonl')
+  writeFileSync(source, rows.map((r) => JSON.stringify(r)).join('\n') + '\n')
+  for (const output of ['late-columns.csv', 'late-columns.parquet']) {
+    const report = await convert({ input: source, output: join(dir, output), from: 'hf', to: 'hf' })
+    assert.deepEqual([report.records, report.carried], [{ read: 300, written: 300, skipped: 0 }, { 'extras.hf.$raw': 1, metadata: 1 }], output)
+    await convert({ input: join(dir, output), output: join(dir, `${output}.jsonl`), from: 'hf', to: 'hf' })
+    assert.deepEqual(readFileSync(join(dir, `${output}.jsonl`), 'utf8').trim().split('\n').map((l) => JSON.parse(l) as unknown), rows, output)
+  }
+  // The null answer needed the carry column; once it is there, the later key rides in it.
+  assert.equal(readFileSync(join(dir, 'late-columns.csv'), 'utf8').split('\n')[0], 'question,answer,evalferry')
+
+  // LangSmith's own CSV: a metadata key first met at example 151 gets its column.
+  const examples = Array.from({ length: 200 }, (_, i) => ({ inputs: { question: `q${i}` }, outputs: { answer: 'a' }, ...(i === 150 ? { metadata: { source: 'web' } } : {}) }))
+  writeFileSync(join(dir, 'late-examples.jsonl'), examples.map((r) => JSON.stringify(r)).join('\n') + '\n')
+  await convert({ input: join(dir, 'late-examples.jsonl'), output: join(dir, 'late-examples.csv'), from: 'langsmith', to: 'langsmith' })
+  assert.equal(readFileSync(join(dir, 'late-examples.csv'), 'utf8').split('\n')[0], 'inputs.question,outputs.answer,metadata.source')
+  await convert({ input: join(dir, 'late-examples.csv'), output: join(dir, 'late-examples-back.jsonl'), from: 'langsmith', to: 'langsmith' })
+  assert.deepEqual(readFileSync(join(dir, 'late-examples-back.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l) as unknown), examples)
+
+  const CARRY = 'evalferry'
+  // Writing cases a caller made cannot read them again: the error stands, naming the case.
+  await assert.rejects(write(rows.map((r) => ({ input: [{ role: 'user' as const, content: r.question }], ...(r.extra ? { metadata: { [CARRY]: { x: 1 } } } : {}) })), join(dir, 'made.csv'), { to: 'hf' }), (error: Error & { location?: unknown }) => {
+    assert.match(error.message, /^this case needs an "evalferry" column to carry metadata, but none of the first cases did/)
+    assert.deepEqual(error.location, { file: join(dir, 'made.csv'), record: 270, field: 'evalferry' })
+    return true
+  })
+})

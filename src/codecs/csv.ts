@@ -6,7 +6,7 @@
  */
 import { extname } from 'node:path'
 import Papa from 'papaparse'
-import { DataError } from '../errors.ts'
+import { DataError, LayoutError } from '../errors.ts'
 import type { JsonObject } from '../model.ts'
 import { stringifyJson } from './json.ts'
 import { countNewlines, LONE_SURROGATE, MAX_RECORD_CHARS, PROTO_KEY, tooLong, type ByteSource, type ReadOptions, type RecordWriter, type Sink, type SourceRecord } from './types.ts'
@@ -325,7 +325,7 @@ export function csvWriter(sink: Sink, layout: { columns?: string[]; newline?: '\
       }
       for (const key in record) {
         if (!columns.includes(key)) {
-          throw new DataError('E_FIELD', `record ${count + 1} has a column "${key}" that the first records did not have`, { field: key })
+          throw new LayoutError('E_FIELD', `record ${count + 1} has a column "${key}" that the first records did not have`, { field: key })
         }
       }
       const cells = columns.map((c) => {
