@@ -115,6 +115,7 @@ export function validate(value: unknown, schema: Schema = EVALS_SCHEMA, path = '
 function describe(value: unknown): string {
   const type = typeOf(value)
   if (type === 'object' || type === 'array') return `an ${type === 'array' ? 'array' : 'object'}`
+  if (type === 'null') return 'null'
   return `${type === 'integer' ? 'number' : type} ${JSON.stringify(value)}`
 }
 

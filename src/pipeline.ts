@@ -18,7 +18,7 @@ import { detect } from './detect.ts'
 import { DataError, EvalferryError, LayoutError, UsageError, type Location } from './errors.ts'
 import { assertWritable, AtomicFile, BytesSink, exists, STDIO, type Written } from './io.ts'
 import { checkCaseShape } from './mapping.ts'
-import { isJsonObject, withoutFileKeys, withoutGenerated, type EvalCase, type JsonObject, type JsonValue } from './model.ts'
+import { isJsonObject, own, withoutFileKeys, withoutGenerated, type EvalCase, type JsonObject, type JsonValue } from './model.ts'
 import { addWarning, countField, newReport, type ConversionReport } from './report.ts'
 
 /** What the `--rejects` file holds per bad record. */
@@ -186,6 +186,8 @@ async function* readFile_(
     for (const w of headerWarnings.splice(0)) if (report) addWarning(report, w.message, { file, line: w.line, field: w.field })
   }
 
+  // Columns `--map ignore=` leaves out are reported as dropped, as a dropped field is.
+  const ignored = options.map && typeof options.map !== 'function' && options.map.ignore?.length ? options.map.ignore : undefined
   for await (record of records) {
     headerWarned()
     if (range) {
@@ -217,6 +219,7 @@ async function* readFile_(
       if (record.warnings) for (const warning of record.warnings) ctx.warn(warning)
       const decoded = adapter.decode(record.value, ctx)
       cases = Array.isArray(decoded) ? decoded : [decoded]
+      if (ignored && report) countIgnored(report, ignored, record.value)
       for (const c of cases) {
         // The file's own ids are unique; a carry may restore a case's id that was not (see CaseEncoder).
         if (adapter.uniqueIds) seenIds.add(c, where())
@@ -246,6 +249,15 @@ async function* readFile_(
     }
   }
   headerWarned()
+}
+
+/** Counts, under `dropped`, the ignored columns a row holds a value in. */
+function countIgnored(report: ConversionReport, ignored: readonly string[], row: unknown): void {
+  if (!isJsonObject(row)) return
+  for (const column of ignored) {
+    const value = own(row, column)
+    if (value !== undefined && value !== null && value !== '') report.dropped[`ignored.${column}`] = (own(report.dropped, `ignored.${column}`) ?? 0) + 1
+  }
 }
 
 /**
