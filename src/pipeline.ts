@@ -374,6 +374,9 @@ export async function write(
     if (sidecarPath && Object.keys(header).length) {
       sidecar = await AtomicFile.create(sidecarPath)
       await sidecar.sink.write(stringifyYaml(header, { lineWidth: 0 }))
+    } else if (sidecarPath && (await exists(sidecarPath))) {
+      // It may be the user's own settings for this file, or an earlier dataset's: left, and told of.
+      addWarning(report, `left as it was: this dataset has no description or execution for it, and ${adapter.name} readers apply it to ${output}`, { file: sidecarPath })
     }
     await file.commit()
     await sidecar?.commit()

@@ -613,6 +613,14 @@ test('evalcase JSON Lines is not written where its sidecar would overwrite a YAM
     assert.equal(written.code, 0, written.stderr)
     assert.equal(readFileSync(join(dir, 'sidecar-own.yaml'), 'utf8'), 'description: mine\n')
   }
+  // A dataset with no description or execution leaves the sidecar there as it was, and says so.
+  const goldens = file('sidecar-goldens.json', '[{"input": "hi", "expected_output": "ok"}]')
+  const plain = await runCli(['convert', goldens, '--to', 'evalcase', '-o', join(dir, 'sidecar-own.jsonl'), '--json'])
+  assert.equal(plain.code, 0, plain.stderr)
+  assert.deepEqual((JSON.parse(plain.stdout) as ConversionReport).warnings, [
+    { message: `left as it was: this dataset has no description or execution for it, and evalcase readers apply it to ${join(dir, 'sidecar-own.jsonl')}`, location: { file: join(dir, 'sidecar-own.yaml') } },
+  ])
+  assert.equal(readFileSync(join(dir, 'sidecar-own.yaml'), 'utf8'), 'description: mine\n')
 })
 
 test('--on-error skip skips a bad JSON Lines line when the format is detected too; a file of only bad lines is named by its first', async () => {
