@@ -426,12 +426,14 @@ function encodeCase(c: EvalCase, ctx: EncodeContext): JsonObject {
     out[spelling(c, 'expected_outcome').key ?? (agentv ? 'criteria' : 'expected_outcome')] = c.expected_outcome
   }
 
+  // AgentV 4 no longer reads `input_messages` or `expected_messages`: `--dialect agentv`, and a
+  // case written with AgentV 4's `criteria`, get `input` and `expected_output`, which it reads.
+  const modern = ctx.dialect === 'agentv' || out.criteria !== undefined
   // AgentV refuses a case without input: a multi-turn case's scenario stands in for it.
   const input = c.input ?? (c.scenario !== undefined ? [{ role: 'user' as const, content: c.scenario }] : undefined)
   if (input !== undefined) {
     const remembered = spelling(c, 'input')
-    // AgentV 4 no longer reads `input_messages`; `--dialect agentv` writes `input`.
-    const key = ctx.dialect === 'agentv' ? 'input' : (remembered.key ?? 'input')
+    const key = modern ? 'input' : (remembered.key ?? 'input')
     const text = singleText(input, 'user')
     const shape = remembered.shape ?? defaultShape(input, 'user')
     out[key] = shape === 'text' && text !== undefined ? text : input.map(encodeMessage)
@@ -441,7 +443,7 @@ function encodeCase(c: EvalCase, ctx: EncodeContext): JsonObject {
 
   if (c.expected_output !== undefined) {
     const remembered = spelling(c, 'expected_output')
-    const key = ctx.dialect === 'agentv' ? 'expected_output' : (remembered.key ?? 'expected_output')
+    const key = modern ? 'expected_output' : (remembered.key ?? 'expected_output')
     const value = c.expected_output
     if (isMessageList(value)) {
       const text = singleText(value, 'assistant')

@@ -8,7 +8,7 @@ import { fileURLToPath } from 'node:url'
 import { parse as parseYaml } from 'yaml'
 import evalcase from '../../adapters/evalcase.ts'
 import type { Container, DecodeContext, EncodeContext } from '../../adapters/types.ts'
-import { read, write } from '../../src/pipeline.ts'
+import { convert, read, write } from '../../src/pipeline.ts'
 import { DataError } from '../../src/errors.ts'
 import type { EvalCase, JsonObject } from '../../src/model.ts'
 
@@ -358,4 +358,15 @@ test('a case without id is an error naming the field id and the line, through th
   const file = join(scratch, 'noid.yaml')
   writeFileSync(file, 'tests:\n  - id: a\n    input: one\n  - criteria: c\n    input: two\n')
   await assert.rejects(readCases(file), (error: unknown) => error instanceof DataError && error.location.field === 'id' && error.location.line === 4)
+})
+
+test('a case written with criteria is written with input and expected_output, the spellings AgentV 4 reads beside it, and comes back as it was', async () => {
+  const dir = mkdtempSync(join(scratch, 'criteria-'))
+  const source = join(dir, 'old.yaml')
+  writeFileSync(source, 'evalcases:\n  - id: a\n    expected_outcome: Says hello\n    input_messages:\n      - role: user\n        content: Hi\n    expected_messages:\n      - role: assistant\n        content: Hello\n')
+  await convert({ input: source, output: join(dir, 'cases.jsonl'), from: 'evalcase', to: 'evalcase' })
+  const line = JSON.parse(readFileSync(join(dir, 'cases.jsonl'), 'utf8')) as Record<string, unknown>
+  assert.deepEqual(Object.keys(line).filter((k) => k !== 'metadata'), ['id', 'criteria', 'input', 'expected_output'])
+  await convert({ input: join(dir, 'cases.jsonl'), output: join(dir, 'back.yaml'), from: 'evalcase', to: 'evalcase' })
+  assert.deepEqual(parseYaml(readFileSync(join(dir, 'back.yaml'), 'utf8')), parseYaml(readFileSync(source, 'utf8')))
 })
