@@ -17,6 +17,8 @@ export interface RetryPolicy {
 export const DEFAULT_RETRY: RetryPolicy = { rateLimited: 3, serverError: 2, maxWaitMs: 10_000, backoffMs: 250 }
 
 export interface RawFetchOptions {
+  /** What errors name the file by (default: the URL without its query). */
+  label?: string
   /** Request headers (Authorization); never logged. */
   headers?: Record<string, string>
   /** Abort when headers or body stall this long (milliseconds). */
@@ -76,8 +78,9 @@ async function attempt(url: string, options: RawFetchOptions): Promise<Attempt> 
   }
   const declared = Number(response.headers['content-length'] ?? Number.NaN)
   if (declared > options.maxBytes) {
-    body.destroy()
-    throw new FetchError('E_UNSAFE', `${url.split('?')[0]}: ${declared} bytes is over the size limit of ${options.maxBytes}`)
+    // Left unread: undici reports the abort as an error on the body, which nothing else listens to.
+    body.on('error', () => undefined).destroy()
+    throw new FetchError('E_UNSAFE', `${options.label ?? url.split('?')[0]}: ${declared} bytes is over the size limit of ${options.maxBytes}`)
   }
   const chunks: Buffer[] = []
   let size = 0
@@ -86,7 +89,7 @@ async function attempt(url: string, options: RawFetchOptions): Promise<Attempt> 
       size += (chunk as Buffer).length
       if (size > options.maxBytes) {
         body.destroy()
-        throw new FetchError('E_UNSAFE', `${url.split('?')[0]}: over the size limit of ${options.maxBytes} bytes`)
+        throw new FetchError('E_UNSAFE', `${options.label ?? url.split('?')[0]}: over the size limit of ${options.maxBytes} bytes`)
       }
       chunks.push(chunk as Buffer)
     }

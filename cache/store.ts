@@ -175,13 +175,16 @@ export interface FetchFilesResult {
 
 const MAX_SYMLINK_HOPS = 8
 
+/** The commit has no file at the path (or at a symlink's target): a branch listed a while ago may have moved since. */
+export class MissingFileError extends FetchError {}
+
 /**
  * Bring the missing `paths` of `commit` into `commits/<commit>/`. Call it holding the repository's lock.
  * Symlinks inside the repository are followed (their target's content is stored under the link's
  * path); a symlink leaving it, or `..`, is E_UNSAFE. A cached file that no longer matches its recorded
- * sha256 is removed and fetched again. Content from the single-file API is kept only when it matches
- * a blob id: the commit's tree's (fetched without blobs when the host declares none) and the hashes the
- * host declared; otherwise git, which checks every object against its id, brings the file.
+ * sha256 is removed and fetched again. Content from the single-file API is kept only when the commit's
+ * tree (fetched without blobs) has the path as a plain file whose blob id matches it, and it matches the
+ * hashes the host declared; otherwise git, which checks every object against its id, brings the file.
  */
 export async function fetchFiles(layout: RepoLayout, commit: string, paths: string[], options: FetchFilesOptions): Promise<FetchFilesResult> {
   const result: FetchFilesResult = { viaRaw: [], viaGit: [], notes: [] }
@@ -214,6 +217,7 @@ export async function fetchFiles(layout: RepoLayout, commit: string, paths: stri
         continue
       }
       const answer = await fetchRawFile(url, {
+        label: options.describe(path),
         timeoutMs: options.timeoutMs,
         maxBytes: options.maxBytes,
         ...(options.rawHeaders ? { headers: options.rawHeaders } : {}),
@@ -228,8 +232,9 @@ export async function fetchFiles(layout: RepoLayout, commit: string, paths: stri
       }
       answers.push({ path, content: answer.content, declared: answer.declared })
     }
-    // Content no blob id vouches for (the host declared none) is checked against the commit's trees, fetched once.
-    if (!tree && answers.some((a) => !a.declared.blobId)) {
+    // The single-file APIs serve a symlink's text as if it were the file, and no declared hash tells the
+    // two apart: only the tree's mode does. So every answer is checked against the commit's trees, fetched once.
+    if (!tree && answers.length > 0) {
       await prepareMirror(layout, options)
       await fetchCommit(layout, options.remote, commit, options)
       if (!(await hasCommit(layout, commit, options))) throw new FetchError('E_REF', `${options.remote.label}: the server sent no commit ${commit}`)
@@ -237,16 +242,15 @@ export async function fetchFiles(layout: RepoLayout, commit: string, paths: stri
     }
     for (const { path, content, declared } of answers) {
       const entry = tree?.get(path)
-      const expectedId = tree ? entry?.oid : declared.blobId
-      // Not a plain file in the tree (absent, a symlink, a submodule): git tells what it is.
-      if (!expectedId || (entry && (entry.type !== 'blob' || entry.mode === '120000'))) {
+      // Not a plain file in the tree (absent, a symlink, a submodule): git tells what it is, and follows or refuses a symlink.
+      if (!entry || entry.type !== 'blob' || entry.mode === '120000') {
         forGit.push(path)
         continue
       }
-      const id = gitBlobId(content, expectedId.length === 64 ? 'sha256' : 'sha1')
+      const id = gitBlobId(content, entry.oid.length === 64 ? 'sha256' : 'sha1')
       const sha256 = sha256Of(content)
-      if (id !== expectedId || (declared.sha256 && declared.sha256 !== sha256)) {
-        result.notes.push(`${options.describe(path)}: the single-file API sent content whose hash is not the file's (blob ${id}, expected ${expectedId}); asking git instead`)
+      if (id !== entry.oid || (declared.sha256 && declared.sha256 !== sha256)) {
+        result.notes.push(`${options.describe(path)}: the single-file API sent content whose hash is not the file's (blob ${id}, expected ${entry.oid}); asking git instead`)
         forGit.push(path)
         continue
       }
@@ -272,7 +276,7 @@ export async function fetchFiles(layout: RepoLayout, commit: string, paths: stri
     const links = new Map<string, TreeEntry>()
     for (const [path, w] of wanted) {
       const entry = entries.get(w.current)
-      if (!entry) throw new FetchError('E_FETCH', `${options.describe(path)}: no file '${w.current}' at commit ${commit}`)
+      if (!entry) throw new MissingFileError('E_FETCH', `${options.describe(path)}: no file '${w.current}' at commit ${commit}`)
       if (entry.type === 'tree') throw new FetchError('E_FETCH', `${options.describe(path)}: '${w.current}' is a directory, not a file`)
       if (entry.type !== 'blob') throw new FetchError('E_FETCH', `${options.describe(path)}: '${w.current}' is a submodule, not a file`)
       if (entry.mode === '120000') links.set(path, entry)

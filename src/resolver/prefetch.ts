@@ -8,6 +8,7 @@ import { readFile } from 'node:fs/promises'
 import {
   type CachedState,
   type GitRemote,
+  MissingFileError,
   type RepoLayout,
   cacheRoot,
   checkCacheRoot,
@@ -115,11 +116,17 @@ function remoteFor(work: RepoWork, credential: Credential | undefined): GitRemot
   return { url: cloneUrl(work.host, work.repository), label: `${work.host.name}/${work.repository}`, ...(credential ? { headers: credential.gitHeaders } : {}) }
 }
 
-async function resolveRefs(session: Session, work: RepoWork, remote: GitRemote, credential: Credential | undefined, fail: (url: string, e: unknown) => void): Promise<Map<string, ResolvedRef>> {
+interface Resolution {
+  resolved: Map<string, ResolvedRef>
+  /** When refs were taken from a listing cached before this run: its `listed_at`. */
+  cachedListing?: string
+}
+
+async function resolveRefs(session: Session, work: RepoWork, remote: GitRemote, credential: Credential | undefined, fail: (url: string, e: unknown) => void): Promise<Resolution> {
   const resolved = new Map<string, ResolvedRef>()
   const needsListing = work.urls.filter((u) => !(u.ref !== undefined ? isFullSha(u.ref) : isFullSha(u.segments[0] ?? '')))
   for (const u of work.urls) if (!needsListing.includes(u)) resolved.set(u.url, matchRef(u.url, u.segments, undefined, u.ref))
-  if (needsListing.length === 0) return resolved
+  if (needsListing.length === 0) return { resolved }
 
   const cached = await readRefListing(work.layout)
   const ttlMs = session.setting('refTtlSeconds') * 1000
@@ -145,15 +152,15 @@ async function resolveRefs(session: Session, work: RepoWork, remote: GitRemote, 
       result = attempt(await session.listRefs(work, remote, credential, cached?.listed_at))
     } catch (error) {
       for (const u of needsListing) fail(u.url, error)
-      return resolved
+      return { resolved }
     }
   } else if (session.offline && cached === undefined) {
     for (const u of needsListing) fail(u.url, new FetchError('E_OFFLINE', `${u.url}: offline, and the refs of ${work.host.name}/${work.repository} were never listed into the cache`))
-    return resolved
+    return { resolved }
   }
   for (const [url, error] of result.errors) fail(url, error)
   for (const [url, ref] of result.ok) resolved.set(url, ref)
-  return resolved
+  return { resolved, ...(!relist && cached ? { cachedListing: cached.listed_at } : {}) }
 }
 
 const REMOVED = 'it was removed meanwhile (by a cache clear or prune?)'
@@ -173,10 +180,56 @@ async function fileEntry(u: BlobUrl, ref: ResolvedRef, local: string, checked: C
 async function prefetchRepository(session: Session, work: RepoWork, result: PrefetchResult, fail: (url: string, e: unknown) => void): Promise<void> {
   const credential = session.offline ? undefined : credentialFor(work.host, session.env)
   const remote = remoteFor(work, credential)
-  const resolved = await resolveRefs(session, work, remote, credential, fail)
+  const { resolved, cachedListing } = await resolveRefs(session, work, remote, credential, fail)
 
+  // A file missing at a branch resolved from a cached listing may have been pushed since: those
+  // are kept aside, and tried again once at the commits a new listing gives.
+  const missingAtCachedBranch = new Map<BlobUrl, unknown>()
+  const byUrl = new Map(work.urls.map((u) => [u.url, u]))
+  const failOrRelist = (url: string, error: unknown): void => {
+    const u = byUrl.get(url)
+    if (u && cachedListing !== undefined && error instanceof MissingFileError && resolved.get(url)?.kind === 'branch') missingAtCachedBranch.set(u, error)
+    else fail(url, error)
+  }
+  await prefetchAtCommits(session, work, remote, credential, work.urls, resolved, result, failOrRelist)
+  if (missingAtCachedBranch.size === 0) return
+
+  let refs: RefMap
+  try {
+    refs = await session.listRefs(work, remote, credential, cachedListing)
+  } catch (error) {
+    for (const u of missingAtCachedBranch.keys()) fail(u.url, error)
+    return
+  }
+  const again: BlobUrl[] = []
+  for (const [u, error] of missingAtCachedBranch) {
+    const before = resolved.get(u.url)!.commit
+    try {
+      resolved.set(u.url, matchRef(u.url, u.segments, refs, u.ref))
+    } catch (refError) {
+      fail(u.url, refError)
+      continue
+    }
+    // The ref has not moved: the file is not there.
+    if (resolved.get(u.url)!.commit === before) fail(u.url, error)
+    else again.push(u)
+  }
+  await prefetchAtCommits(session, work, remote, credential, again, resolved, result, fail)
+}
+
+/** Fetch the files these URLs name, one commit at a time. */
+async function prefetchAtCommits(
+  session: Session,
+  work: RepoWork,
+  remote: GitRemote,
+  credential: Credential | undefined,
+  urls: BlobUrl[],
+  resolved: Map<string, ResolvedRef>,
+  result: PrefetchResult,
+  fail: (url: string, e: unknown) => void,
+): Promise<void> {
   const byCommit = new Map<string, BlobUrl[]>()
-  for (const u of work.urls) {
+  for (const u of urls) {
     const ref = resolved.get(u.url)
     if (!ref) continue
     if (ref.path === '') {
@@ -186,7 +239,7 @@ async function prefetchRepository(session: Session, work: RepoWork, result: Pref
     byCommit.set(ref.commit, [...(byCommit.get(ref.commit) ?? []), u])
   }
 
-  for (const [commit, urls] of byCommit) await prefetchCommit(session, work, remote, credential, commit, urls, resolved, result, fail)
+  for (const [commit, atCommit] of byCommit) await prefetchCommit(session, work, remote, credential, commit, atCommit, resolved, result, fail)
 }
 
 async function prefetchCommit(

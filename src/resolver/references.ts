@@ -47,9 +47,14 @@ export function findReferences(c: EvalCase, hostList: Map<string, HostConfig> | 
   return found
 }
 
+/** Whether the reference is the case's `id`, which is never replaced: it identifies the case, even when it is a URL. */
+export function isCaseId(ref: Reference): boolean {
+  return ref.pointer.length === 1 && ref.pointer[0] === 'id'
+}
+
 /**
- * A copy of the case where each reference is replaced: `replace` returns the new string, or for a
- * file block a whole new block (`{ type: 'text', value }` when embedding), or undefined to keep it.
+ * A copy of the case where each reference but its id is replaced: `replace` returns the new string,
+ * or for a file block a whole new block (`{ type: 'text', value }` when embedding), or undefined to keep it.
  */
 export function replaceReferences(
   c: EvalCase,
@@ -58,6 +63,7 @@ export function replaceReferences(
 ): EvalCase {
   const copy = structuredClone(c) as unknown as Record<string | number, unknown>
   for (const ref of findReferences(c, hosts)) {
+    if (isCaseId(ref)) continue
     const replacement = replace(ref)
     if (replacement === undefined) continue
     const replaceWhole = typeof replacement !== 'string'

@@ -30,7 +30,7 @@ export function parseLsRemote(output: string): RefMap {
     if (!m) continue
     const [, sha, name] = m as unknown as [string, string, string]
     if (name.endsWith('^{}')) refs[name.slice(0, -3)] = sha
-    else if (!(name in refs)) refs[name] = sha
+    else if (!Object.hasOwn(refs, name)) refs[name] = sha
   }
   return refs
 }
@@ -59,7 +59,7 @@ export function matchRef(url: string, segments: string[], refs: RefMap | undefin
   if (explicitRef !== undefined) {
     const path = segments.join('/')
     if (isFullSha(explicitRef)) return { ref: explicitRef, fullRef: explicitRef, commit: explicitRef.toLowerCase(), path, kind: 'commit' }
-    const full = [explicitRef, `refs/heads/${explicitRef}`, `refs/tags/${explicitRef}`].filter((n) => refs && n in refs)
+    const full = [explicitRef, `refs/heads/${explicitRef}`, `refs/tags/${explicitRef}`].filter((n) => refs !== undefined && Object.hasOwn(refs, n))
     if (full.length === 1) return { ref: explicitRef, fullRef: full[0]!, commit: refs![full[0]!]!, path, kind: kindOf(full[0]!) }
     throw refError(url, explicitRef, full, refs)
   }

@@ -5,7 +5,7 @@ import { FetchError } from '../errors.ts'
 import type { EvalCase } from '../model.ts'
 import type { HostConfig } from './hosts.ts'
 import type { CaseSource, ManifestEntry } from './options.ts'
-import { findReferences, replaceReferences } from './references.ts'
+import { findReferences, isCaseId, replaceReferences } from './references.ts'
 import { parseBlobUrl } from './url.ts'
 
 export interface RewriteOptions {
@@ -50,7 +50,7 @@ export async function* rewriteCases(cases: CaseSource, entries: ManifestEntry[],
     if (options.embed) {
       for (const ref of findReferences(c, options.hosts)) {
         const entry = byUrl.get(ref.url)
-        if (!entry || texts.has(ref.url)) continue
+        if (!entry || texts.has(ref.url) || isCaseId(ref)) continue
         let lines: { start: number; end: number } | undefined
         try {
           lines = parseBlobUrl(ref.url, options.hosts)?.lines

@@ -143,6 +143,36 @@ test('a branch that moved is seen after the TTL or with refresh; before, the cac
   assert.equal(fx.server.count(github.repository, 'ls-refs'), listings + 1)
 })
 
+test('a file missing at a branch whose listing was cached lists the refs again once: a file pushed since is found, one still missing names the commit looked at', async () => {
+  const gitlab = fx.repos[1]!
+  const cacheDir = fx.newCache()
+  const at = (path: string, ref = 'feature/x/y'): string => blobUrl(gitlab, ref, path)
+  const listings = () => fx.server.count(gitlab.repository, 'ls-refs')
+  assert.equal((await prefetchUrls([at('x/feature-only.txt')], { ...options(), cacheDir })).entries[0]!.commit, gitlab.feature)
+  const moved = pushToBranch(fx.server, gitlab, 'feature/x/y', 'new.md', 'pushed since\n')
+
+  // The cached listing is fresh, but the file is not at its commit: the refs are listed again.
+  const before = listings()
+  const pushed = await prefetchUrls([at('new.md')], { ...options(), cacheDir })
+  assert.equal(pushed.entries[0]!.commit, moved)
+  assert.equal(readFileSync(pushed.entries[0]!.local_path, 'utf8'), 'pushed since\n')
+  assert.equal(listings(), before + 1)
+
+  // Still missing after the new listing: the error names the commit the new listing gave.
+  await assert.rejects(prefetchUrls([at('nope.md')], { ...options(), cacheDir }), (e: unknown) => {
+    assert.ok(e instanceof FetchError)
+    assert.equal(e.message, `${at('nope.md')}: no file 'nope.md' at commit ${moved}`)
+    return true
+  })
+  assert.equal(listings(), before + 2)
+  // A listing made in this run, a tag or a full SHA is not listed again.
+  await assert.rejects(prefetchUrls([at('nope.md')], { ...options(), cacheDir, refresh: true }), /no file 'nope\.md' at commit/)
+  assert.equal(listings(), before + 3)
+  await assert.rejects(prefetchUrls([at('nope.md', 'v1.0')], { ...options(), cacheDir }), /no file 'nope\.md' at commit/)
+  await assert.rejects(prefetchUrls([at('nope.md', moved)], { ...options(), cacheDir }), /no file 'nope\.md' at commit/)
+  assert.equal(listings(), before + 3)
+})
+
 test('resolve gives the local path', async () => {
   const path = await resolve(blobUrl(fx.repos[0]!, 'main', 'data/file-5.txt'), options())
   assert.deepEqual(readFileSync(path), fx.repos[0]!.files.get('data/file-5.txt'))

@@ -1,10 +1,14 @@
 import assert from 'node:assert/strict'
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
 import { test } from 'node:test'
 import { FetchError } from '../../src/errors.ts'
 import type { EvalCase } from '../../src/model.ts'
 import { hostTable } from '../../src/resolver/hosts.ts'
 import { findReferences, replaceReferences } from '../../src/resolver/references.ts'
-import { textOf } from '../../src/resolver/rewrite.ts'
+import type { ManifestEntry } from '../../src/resolver/options.ts'
+import { rewriteCases, textOf } from '../../src/resolver/rewrite.ts'
 
 const hosts = hostTable([], {})
 const U1 = 'https://github.com/o/r/blob/main/a.txt'
@@ -37,6 +41,28 @@ test('replaces references in a copy: paths as strings, or whole blocks when embe
   assert.deepEqual(rewritten.context, ['/cache/c.json', 'plain text'])
   assert.equal(rewritten.input![1]!.content, U2)
   assert.equal((CASE.input![0]!.content as { value: string }[])[1]!.value, U1, 'the original is untouched')
+})
+
+test('a case id that is a blob URL is never rewritten or embedded; the same URL elsewhere is', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'evalferry-ids-'))
+  try {
+    const local = join(dir, 'a.txt')
+    writeFileSync(local, 'the text\n')
+    const entry: ManifestEntry = { url: U1, host: 'github.com', repository: 'o/r', ref: 'main', commit: 'c'.repeat(40), path: 'a.txt', local_path: local, bytes: 9, sha256: 's' }
+    const c: EvalCase = { id: U1, input: [{ role: 'user', content: [{ type: 'file', value: U1 }] }], context: [U1], metadata: { id: U1 } }
+    assert.equal(replaceReferences(c, () => '/cache/a.txt', hosts).id, U1)
+    const rewrite = async (embed: boolean): Promise<EvalCase[]> => {
+      const out: EvalCase[] = []
+      for await (const r of rewriteCases([c], [entry], { hosts, embed })) out.push(r)
+      return out
+    }
+    const [pointed] = await rewrite(false)
+    assert.deepEqual(pointed, { id: U1, input: [{ role: 'user', content: [{ type: 'file', value: local }] }], context: [local], metadata: { id: local } })
+    const [embedded] = await rewrite(true)
+    assert.deepEqual(embedded, { id: U1, input: [{ role: 'user', content: [{ type: 'text', value: 'the text\n' }] }], context: ['the text\n'], metadata: { id: 'the text\n' } })
+  } finally {
+    rmSync(dir, { recursive: true, force: true })
+  }
 })
 
 test('embedding takes UTF-8 text only, and the lines of an anchor', () => {

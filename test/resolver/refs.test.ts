@@ -60,6 +60,18 @@ test('an ambiguous or missing ref is E_REF naming the candidates', () => {
   assert.throws(() => matchRef('u', ['abc1234', 'f'], LISTING), /abbreviated SHAs/)
 })
 
+test('refs named like Object.prototype members are refs like any other, and only when listed', () => {
+  // Not listed: the inherited property is no ref.
+  for (const name of ['constructor', 'toString', '__proto__']) {
+    assert.throws(() => matchRef('u', ['f.md'], LISTING, name), (e: unknown) => e instanceof FetchError && e.code === 'E_REF' && /no branch or tag/.test(e.message), name)
+  }
+  const listed = parseLsRemote([`${A}\trefs/heads/main`, `${B}\trefs/heads/constructor`, `${C}\trefs/tags/toString`, `${T}\thasOwnProperty`].join('\n'))
+  assert.deepEqual(listed, { 'refs/heads/main': A, 'refs/heads/constructor': B, 'refs/tags/toString': C, hasOwnProperty: T })
+  assert.deepEqual(pick(matchRef('u', ['f.md'], listed, 'constructor')), ['constructor', B, 'f.md', 'branch'])
+  assert.deepEqual(pick(matchRef('u', ['f.md'], listed, 'toString')), ['toString', C, 'f.md', 'tag'])
+  assert.deepEqual(pick(matchRef('u', ['constructor', 'f.md'], listed)), ['constructor', B, 'f.md', 'branch'])
+})
+
 test('clone and single-file URLs per host type', () => {
   const hosts = hostTable(['bb.corp=https://bb.corp,type=bitbucket-server'], {})
   const sha = A
