@@ -577,6 +577,21 @@ test('an integer past 2^53 in the header keys of a JSON or YAML document is kept
   assert.match(readFileSync(out, 'utf8'), /execution:\n  seed: "123456789012345678901"\n/)
 })
 
+test('a YAML !!binary value, in a case or in the header, is read as its base64 text, with a warning at its line', async () => {
+  const yaml = file('binary.yaml', 'description: x\nexecution:\n  key: !!binary c2VjcmV0\nevalcases:\n  - id: a\n    input: q\n    expected_output: a\n    metadata:\n      bin: !!binary aGVsbG8=\n')
+  const out = join(dir, 'binary.out.yaml')
+  const report = await convert({ input: yaml, output: out, from: 'evalcase', to: 'evalcase' })
+  assert.deepEqual(
+    report.warnings.map((w) => [w.location, w.message]),
+    [
+      [{ file: yaml, line: 3, field: 'execution' }, 'a !!binary value is read as its base64 text'],
+      [{ file: yaml, line: 5 }, 'a !!binary value is read as its base64 text'],
+    ],
+  )
+  const written = parseYaml(readFileSync(out, 'utf8')) as { execution: { key: string }; evalcases: { metadata: { bin: string } }[] }
+  assert.deepEqual([written.execution.key, written.evalcases[0]!.metadata.bin], ['c2VjcmV0', 'aGVsbG8='])
+})
+
 test('a case made by code with the wrong shape is named by its field: from a row mapper at its row, given to write at its place', async () => {
   const input = file('mapped-rows.csv', 'question,answer\nq1,a1\nq2,a2\n')
   await assert.rejects(

@@ -14,17 +14,27 @@ import { countNewlines, depthOver, hasProtoKey, LIST_KEY, MAX_RECORD_CHARS, Pend
 /** Text that may hold an integer past what a number holds exactly. */
 const LONG_DIGITS = /\d{16}/
 
-/** `value` with its bigints as numbers, or, past what a number holds exactly, as their digits (listed in `kept`). */
-function exactIntegers(value: unknown, kept: string[]): unknown {
+/** What a YAML `!!binary` value is read as: JSON has no bytes. */
+const BINARY_TEXT = 'a !!binary value is read as its base64 text'
+
+/**
+ * `value` as JSON data: bigints as numbers, or, past what a number holds exactly, as their digits;
+ * `!!binary` bytes as base64 text. Each such change is told in `notes`.
+ */
+function plainValues(value: unknown, notes: string[]): unknown {
   if (typeof value === 'bigint') {
     const exact = bigintToJson(value)
-    if (typeof exact === 'string') kept.push(exact)
+    if (typeof exact === 'string') notes.push(keptWarning(exact))
     return exact
   }
+  if (value instanceof Uint8Array) {
+    notes.push(BINARY_TEXT)
+    return Buffer.from(value.buffer, value.byteOffset, value.byteLength).toString('base64')
+  }
   if (typeof value !== 'object' || value === null) return value
-  if (Array.isArray(value)) return value.map((item) => exactIntegers(item, kept))
+  if (Array.isArray(value)) return value.map((item) => plainValues(item, notes))
   const out: Record<string, unknown> = {}
-  for (const [key, item] of Object.entries(value)) out[key] = exactIntegers(item, kept)
+  for (const [key, item] of Object.entries(value)) out[key] = plainValues(item, notes)
   return out
 }
 
@@ -178,7 +188,7 @@ export async function* readYaml(source: ByteSource, options: ReadOptions): Async
   const parse = (prefix: string, text: string, line: number, many = true, check = true) => {
     const source = prefix + text
     const lineCounter = many ? new LineCounter() : undefined
-    // Integers too long for a number are read as bigints, then kept as their digits (see exactIntegers).
+    // Integers too long for a number are read as bigints, then kept as their digits (see plainValues).
     const long = LONG_DIGITS.test(source)
     const options = long ? { ...PARSE_OPTIONS, intAsBigInt: true } : PARSE_OPTIONS
     const doc = parseDocument(source, lineCounter ? { ...options, lineCounter } : options)
@@ -194,32 +204,33 @@ export async function* readYaml(source: ByteSource, options: ReadOptions): Async
       const what = firstError.code === 'MULTIPLE_DOCS' ? 'the file holds several documents (--- between them); a dataset is one' : firstError.message.split('\n')[0]
       throw new DataError('E_PARSE', `invalid YAML: ${what}`, where(firstError.pos[0]))
     }
-    const toJs = (node: unknown, kept?: string[]): unknown => {
+    const binary = source.includes('!!binary')
+    const toJs = (node: unknown, notes?: string[]): unknown => {
       let value: unknown
       try {
         value = (node as Node).toJS ? (node as Node).toJS(doc as Document, { maxAliasCount: MAX_ALIASES }) : node
       } catch (error) {
         throw new DataError('E_PARSE', `invalid YAML: ${(error as Error).message}`, where((node as Node).range?.[0]))
       }
-      return long ? exactIntegers(value, kept ?? []) : value
+      return long || binary ? plainValues(value, notes ?? []) : value
     }
     const record = (node: Node): SourceRecord => {
-      const kept: string[] = []
-      const value = toJs(node, kept)
+      const notes: string[] = []
+      const value = toJs(node, notes)
       if (source.includes('__proto__') && hasProtoKey(value)) throw new DataError('E_FIELD', PROTO_KEY, { ...where(node.range?.[0]), field: '__proto__' })
       const read: SourceRecord = { value, line: where(node.range?.[0]).line, index: index++ }
-      if (kept.length) read.warnings = kept.map(keptWarning)
+      if (notes.length) read.warnings = notes
       return read
     }
     return { doc, where, toJs, record }
   }
   const keyOf = (key: unknown) => String((key as Node & { value?: unknown })?.toJSON?.() ?? key)
   /** A header key's value; what reading it changed is told at its line. */
-  const headerValue = (key: string, node: Node, toJs: (node: unknown, kept?: string[]) => unknown, where: (offset: number | undefined) => { line: number }) => {
-    const kept: string[] = []
-    const value = toJs(node, kept)
+  const headerValue = (key: string, node: Node, toJs: (node: unknown, notes?: string[]) => unknown, where: (offset: number | undefined) => { line: number }) => {
+    const notes: string[] = []
+    const value = toJs(node, notes)
     if (key === '__proto__' || hasProtoKey(value)) throw new DataError('E_FIELD', PROTO_KEY, { ...where(node?.range?.[0]), field: key })
-    for (const digits of kept) options.headerWarnings?.push({ message: keptWarning(digits), line: where(node?.range?.[0]).line, field: key })
+    for (const message of notes) options.headerWarnings?.push({ message, line: where(node?.range?.[0]).line, field: key })
     return value
   }
 
