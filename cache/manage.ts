@@ -104,7 +104,8 @@ export interface PruneResult {
 
 /**
  * Remove commits not used for `olderThanMs`. A repository that loses a commit also loses its mirror
- * (rebuilt on demand), and one left with no commit is removed whole.
+ * (rebuilt on demand), and one left with no commit is removed whole, as is one that never had a
+ * commit (see `pruneEmpty`).
  */
 export async function pruneCache(root: string, olderThanMs: number): Promise<PruneResult> {
   const result: PruneResult = { removed: [], bytes: 0 }
@@ -112,6 +113,10 @@ export async function pruneCache(root: string, olderThanMs: number): Promise<Pru
   try {
     for (const repo of await listCache(root)) {
       const layout = repoLayout(root, repo.host, repo.repository)
+      if (repo.commits.length === 0) {
+        await pruneEmpty(root, layout, repo.refs_listed_at, cutoff)
+        continue
+      }
       const old = repo.commits.filter((c) => Date.parse(c.last_used) < cutoff)
       if (old.length === 0) continue
       await withLock(layout.lock, async () => {
@@ -131,6 +136,23 @@ export async function pruneCache(root: string, olderThanMs: number): Promise<Pru
     throw cacheError(error, `cannot prune the cache ${root}`)
   }
   return result
+}
+
+/**
+ * A repository with no commit (its fetch failed, or it was never found) serves nothing offline: it
+ * is removed once its refs listing, or without one its directory, is older than `cutoff`, unless a
+ * prefetch has brought a commit meanwhile.
+ */
+async function pruneEmpty(root: string, layout: RepoLayout, listedAt: string | undefined, cutoff: number): Promise<void> {
+  const since = listedAt !== undefined ? Date.parse(listedAt) : (await stat(layout.dir).catch(() => undefined))?.mtimeMs
+  if (since === undefined || since >= cutoff) return
+  let emptied = false
+  await withLock(layout.lock, async () => {
+    if ((await readdir(layout.commits).catch(() => [] as string[])).length) return
+    await emptyRepository(layout)
+    emptied = true
+  })
+  if (emptied) await removeEmptyParents(root, layout.dir)
 }
 
 /**

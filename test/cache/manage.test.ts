@@ -73,6 +73,22 @@ test('list, prune by last use, and clear that refuses what is not a cache', asyn
   assert.deepEqual(readdirSync(root), ['CACHEDIR.TAG'])
 })
 
+test('prune removes a repository that never got a commit (one that does not exist, say) once it is older than the cut-off', async () => {
+  const root = join(dir, 'empty-repos')
+  const missing = repoLayout(root, 'github.com', 'acme/nothere')
+  const recent = repoLayout(root, 'github.com', 'acme/just-listed')
+  await initRepoDir(missing)
+  await initRepoDir(recent)
+  const old = new Date(Date.now() - 40 * 86400e3)
+  utimesSync(missing.dir, old, old)
+  assert.deepEqual((await listCache(root)).map((r) => [r.repository, r.commits.length]), [['acme/just-listed', 0], ['acme/nothere', 0]])
+  await pruneCache(root, parseDuration('30d'))
+  assert.deepEqual((await listCache(root)).map((r) => r.repository), ['acme/just-listed'])
+  assert.ok(!existsSync(missing.dir))
+  await pruneCache(root, parseDuration('30d'))
+  assert.ok(existsSync(recent.dir))
+})
+
 const isCacheError = (pattern: RegExp) => (e: unknown) => e instanceof FetchError && e.code === 'E_CACHE' && pattern.test(e.message)
 
 test('a cache starts only in a new or empty directory, or one that is a cache already', async () => {
