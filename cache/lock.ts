@@ -53,11 +53,14 @@ function isStale(seen: { holder: LockHolder | undefined; mtimeMs: number }, stal
   return seen.holder.hostname === hostname() && !processAlive(seen.holder.pid)
 }
 
-async function breakIfStale(path: string, staleMs: number): Promise<void> {
+/** Removes the lock at `path` if its holder is gone, under a `mkdir` mutex; the caller then tries to take it again. */
+export async function breakIfStale(path: string, staleMs: number): Promise<void> {
   const mutex = `${path}.steal`
   try {
     await mkdir(mutex)
   } catch (error) {
+    // The lock's directory was removed meanwhile (a cache clear or prune), lock and all: the caller tries again.
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return
     if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error
     const info = await stat(mutex).catch(() => undefined)
     if (info && Date.now() - info.mtimeMs > STEAL_MUTEX_STALE_MS) await rm(mutex, { recursive: true, force: true })

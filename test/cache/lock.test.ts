@@ -5,7 +5,7 @@ import { hostname, tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { after, test } from 'node:test'
 import { setTimeout as sleep } from 'node:timers/promises'
-import { withLock } from '../../cache/lock.ts'
+import { breakIfStale, withLock } from '../../cache/lock.ts'
 import { FetchError } from '../../src/errors.ts'
 
 const dir = mkdtempSync(join(tmpdir(), 'evalferry-lock-'))
@@ -74,4 +74,12 @@ test('the lock is released when the work throws', async () => {
   const lock = join(dir, 'throws')
   await assert.rejects(withLock(lock, async () => Promise.reject(new Error('boom'))), /boom/)
   assert.ok(!existsSync(lock))
+})
+
+test('a stale lock whose directory a cache clear or prune removed meanwhile is left to the caller to take again, not an ENOENT', async () => {
+  const gone = join(dir, 'removed-repository', 'lock')
+  await breakIfStale(gone, 60_000)
+  assert.ok(!existsSync(join(dir, 'removed-repository')))
+  // The caller's next attempt makes the directory and takes the lock.
+  assert.equal(await withLock(gone, async () => 'taken'), 'taken')
 })
