@@ -1,3 +1,5 @@
+import type { EvalCase } from './model.ts'
+
 /**
  * Typed errors. Each carries a `code` that callers branch on, an exit code for the CLI, and, for
  * data errors, the place: file, line (1-based), column, record index and field path.
@@ -75,7 +77,7 @@ export class DataError extends EvalferryError {}
  * records the layout is chosen from.
  */
 export class LayoutError extends DataError {
-  cases?: unknown[]
+  cases?: EvalCase[]
 }
 
 /** Bad usage: unknown option, missing format, output equal to input. Exit code 2. */

@@ -18,9 +18,9 @@ import { namedDelimiter, sniffDelimiter } from './codecs/csv.ts'
 import type { ErrorCode, Location } from './errors.ts'
 import { AtomicFile, STDIO } from './io.ts'
 import { isRowMapper } from './mapping.ts'
-import type { ConvertOptions, FilePart, PartResult, RecordBytes } from './pipeline.ts'
+import type { JsonObject } from './model.ts'
+import { startSidecar, type ConvertOptions, type FilePart, type PartResult, type RecordBytes } from './pipeline.ts'
 import { mergeReport, type ConversionReport } from './report.ts'
-import { stringify as stringifyYaml } from 'yaml'
 import { ask, startWorker } from './workers.ts'
 
 /** Files smaller than this convert in one thread: splitting would not pay for itself. */
@@ -544,13 +544,8 @@ export async function convertInParts(
       while (inFlight.length > threads) await settleNext()
     }
     while (inFlight.length) await settleNext()
-    const header = sidecar ?? {}
     const sidecarPath = options.output !== STDIO ? target.sidecar?.(options.output, 'jsonl') : undefined
-    let sidecarFile: AtomicFile | undefined
-    if (sidecarPath && Object.keys(header).length) {
-      sidecarFile = await AtomicFile.create(sidecarPath)
-      await sidecarFile.sink.write(stringifyYaml(header, { lineWidth: 0 }))
-    }
+    const sidecarFile = await startSidecar(sidecarPath, (sidecar ?? {}) as JsonObject, options.output, target.name, report)
     await file.commit()
     await sidecarFile?.commit()
     await rejects?.commit()

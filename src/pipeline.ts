@@ -370,14 +370,7 @@ export async function write(
   let sidecar: AtomicFile | undefined
   try {
     const layout = await writeCases(cases, adapter, container, file, options, report, sidecarPath !== undefined)
-    const header = sidecarHeader(layout)
-    if (sidecarPath && Object.keys(header).length) {
-      sidecar = await AtomicFile.create(sidecarPath)
-      await sidecar.sink.write(stringifyYaml(header, { lineWidth: 0 }))
-    } else if (sidecarPath && (await exists(sidecarPath))) {
-      // It may be the user's own settings for this file, or an earlier dataset's: left, and told of.
-      addWarning(report, `left as it was: this dataset has no description or execution for it, and ${adapter.name} readers apply it to ${output}`, { file: sidecarPath })
-    }
+    sidecar = await startSidecar(sidecarPath, sidecarHeader(layout), output, adapter.name, report)
     await file.commit()
     await sidecar?.commit()
   } catch (error) {
@@ -386,6 +379,21 @@ export async function write(
     throw error
   }
   return report
+}
+
+/**
+ * Begins the JSON Lines sidecar at `path` holding `header`. With no header for it, a sidecar there
+ * is left as it was and told of: it may be the user's own settings for `output`, or an earlier dataset's.
+ */
+export async function startSidecar(path: string | undefined, header: JsonObject, output: string, format: string, report: ConversionReport): Promise<AtomicFile | undefined> {
+  if (!path) return undefined
+  if (Object.keys(header).length) {
+    const file = await AtomicFile.create(path)
+    await file.sink.write(stringifyYaml(header, { lineWidth: 0 }))
+    return file
+  }
+  if (await exists(path)) addWarning(report, `left as it was: this dataset has no description or execution for it, and ${format} readers apply it to ${output}`, { file: path })
+  return undefined
 }
 
 /** JSON Lines has no place for file-level keys: they go to the sidecar the adapter names. */
@@ -656,9 +664,10 @@ class CaseEncoder {
       const decoded = adapter.decode(record, this.decodeContext)
       backs = Array.isArray(decoded) ? decoded : [decoded]
       for (const back of backs) applyCarry(back)
-      const givenBack = (keys: JsonValue): boolean =>
-        layoutCarry !== undefined ? !layoutCarries || ctx.extras !== false : givesBack(withoutRecordKeys(this.decodeContext.header, adapter.recordKeys), keys)
-      if (backs[0] && fileKeys !== undefined && !givenBack(fileKeys)) {
+      const givenBack =
+        fileKeys === undefined ||
+        (layoutCarry !== undefined ? !layoutCarries || ctx.extras !== false : givesBack(withoutRecordKeys(this.decodeContext.header, adapter.recordKeys), fileKeys))
+      if (backs[0] && !givenBack) {
         compared[0] = cases[0]!
         attachFileKeys(backs[0], adapter, this.decodeContext.header)
       }
@@ -782,7 +791,7 @@ export async function convert(options: ConvertOptions): Promise<ConversionReport
       return await convertOnce(options, inputContainer, from, to, await fresh(), layoutCases)
     } catch (error) {
       if (!(error instanceof LayoutError && error.cases && options.input !== STDIO && attempt < LAYOUT_RETRIES)) throw error
-      layoutCases = [...(layoutCases ?? []), ...(error.cases as EvalCase[])]
+      layoutCases = [...(layoutCases ?? []), ...error.cases]
       if (start) Object.assign(options.progress!, start)
     }
   }

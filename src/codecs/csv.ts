@@ -9,7 +9,7 @@ import Papa from 'papaparse'
 import { DataError, LayoutError } from '../errors.ts'
 import type { JsonObject } from '../model.ts'
 import { stringifyJson } from './json.ts'
-import { countNewlines, LONE_SURROGATE, MAX_RECORD_CHARS, PROTO_KEY, tooLong, type ByteSource, type ReadOptions, type RecordWriter, type Sink, type SourceRecord } from './types.ts'
+import { countNewlines, LONE_SURROGATE, MAX_RECORD_CHARS, protoRefused, tooLong, type ByteSource, type ReadOptions, type RecordWriter, type Sink, type SourceRecord } from './types.ts'
 
 const DELIMITERS = [',', ';', '\t', '|']
 
@@ -72,7 +72,7 @@ export async function* readCsv(source: ByteSource, options: ReadOptions): AsyncG
         columns = cells.map((c, i) => (i === 0 && c.charCodeAt(0) === 0xfeff ? c.slice(1) : c))
         // Two columns of one name would collapse into one key of the record, losing a cell.
         if (columns.includes('__proto__')) {
-          throw new DataError('E_FIELD', PROTO_KEY.replace('key', 'column'), { file, line: rowLine, field: '__proto__' })
+          throw new DataError('E_FIELD', protoRefused('column'), { file, line: rowLine, field: '__proto__' })
         }
         const twice = columns.find((c, i) => columns!.indexOf(c) !== i)
         if (twice !== undefined) throw new DataError('E_PARSE', `the header names the column "${twice}" twice`, { file, line: rowLine, field: twice })

@@ -7,7 +7,7 @@
  */
 import { DataError } from '../errors.ts'
 import type { JsonObject, JsonValue } from '../model.ts'
-import { countNewlines, MAX_RECORD_CHARS, PROTO_KEY, SINGLE_KEY, tooLong, type ByteSource, type ReadOptions, type RecordWriter, type Sink, type SourceRecord } from './types.ts'
+import { countNewlines, MAX_RECORD_CHARS, protoRefused, SINGLE_KEY, tooLong, type ByteSource, type ReadOptions, type RecordWriter, type Sink, type SourceRecord } from './types.ts'
 
 /** Deeper than this, a document is refused before `JSON.parse` would exhaust the stack. */
 export const MAX_DEPTH = 2000
@@ -348,13 +348,13 @@ export function checkDuplicateKeys(text: string, value: unknown, file: string, f
   })
 }
 
-/** A key `__proto__` is refused where it is read (see `PROTO_KEY`), naming its line. */
+/** A key `__proto__` is refused where it is read (see `protoRefused`), naming its line. */
 function refuseProtoKey(text: string, file: string, firstLine: number): void {
   if (!text.includes('"__proto__"')) return
   const match = /"__proto__"\s*:/.exec(text)
   if (!match) return
   const where = positionIn(text, new Error(`position ${match.index}`))
-  throw new DataError('E_FIELD', PROTO_KEY, {
+  throw new DataError('E_FIELD', protoRefused(), {
     file,
     line: firstLine + where.line,
     column: where.column,

@@ -308,8 +308,10 @@ export const LIST_KEY = '$list'
  */
 export const SINGLE_KEY = '$single'
 
-/** Why a key `__proto__` is refused where it is read: copying it into an object sets that object's prototype instead. */
-export const PROTO_KEY = 'the key "__proto__" cannot be kept: a JavaScript object takes it for its prototype; rename it'
+/** Why a key (or column) `__proto__` is refused where it is read: copying it into an object sets that object's prototype instead. */
+export function protoRefused(what: 'key' | 'column' = 'key'): string {
+  return `the ${what} "__proto__" cannot be kept: a JavaScript object takes it for its prototype; rename it`
+}
 
 /** Whether `value` holds an own key `__proto__` at any depth. */
 export function hasProtoKey(value: unknown): boolean {

@@ -9,7 +9,7 @@ import { isMap, isScalar, isSeq, LineCounter, parseDocument, Scalar, stringify, 
 import { DataError } from '../errors.ts'
 import { bigintToJson, keptWarning } from './json.ts'
 import type { JsonObject } from '../model.ts'
-import { countNewlines, depthOver, hasProtoKey, LIST_KEY, MAX_RECORD_CHARS, PendingLine, PROTO_KEY, type ByteSource, type ReadOptions, type RecordWriter, type Sink, type SourceRecord } from './types.ts'
+import { countNewlines, depthOver, hasProtoKey, LIST_KEY, MAX_RECORD_CHARS, PendingLine, protoRefused, type ByteSource, type ReadOptions, type RecordWriter, type Sink, type SourceRecord } from './types.ts'
 
 /** Text that may hold an integer past what a number holds exactly. */
 const LONG_DIGITS = /\d{16}/
@@ -217,7 +217,7 @@ export async function* readYaml(source: ByteSource, options: ReadOptions): Async
     const record = (node: Node): SourceRecord => {
       const notes: string[] = []
       const value = toJs(node, notes)
-      if (source.includes('__proto__') && hasProtoKey(value)) throw new DataError('E_FIELD', PROTO_KEY, { ...where(node.range?.[0]), field: '__proto__' })
+      if (source.includes('__proto__') && hasProtoKey(value)) throw new DataError('E_FIELD', protoRefused(), { ...where(node.range?.[0]), field: '__proto__' })
       const read: SourceRecord = { value, line: where(node.range?.[0]).line, index: index++ }
       if (notes.length) read.warnings = notes
       return read
@@ -229,7 +229,7 @@ export async function* readYaml(source: ByteSource, options: ReadOptions): Async
   const headerValue = (key: string, node: Node, toJs: (node: unknown, notes?: string[]) => unknown, where: (offset: number | undefined) => { line: number }) => {
     const notes: string[] = []
     const value = toJs(node, notes)
-    if (key === '__proto__' || hasProtoKey(value)) throw new DataError('E_FIELD', PROTO_KEY, { ...where(node?.range?.[0]), field: key })
+    if (key === '__proto__' || hasProtoKey(value)) throw new DataError('E_FIELD', protoRefused(), { ...where(node?.range?.[0]), field: key })
     for (const message of notes) options.headerWarnings?.push({ message, line: where(node?.range?.[0]).line, field: key })
     return value
   }
