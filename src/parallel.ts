@@ -14,7 +14,7 @@ import type { Worker } from 'node:worker_threads'
 import { getAdapter } from '../adapters/index.ts'
 import type { Container } from '../adapters/types.ts'
 import { containerOf } from './codecs/index.ts'
-import { namedDelimiter, sniffDelimiter } from './codecs/csv.ts'
+import { namedDelimiter, sepDelimiter, sniffDelimiter } from './codecs/csv.ts'
 import type { ErrorCode, Location } from './errors.ts'
 import { AtomicFile, STDIO } from './io.ts'
 import { isRowMapper } from './mapping.ts'
@@ -340,6 +340,8 @@ async function* scanFile(
         const bom = bytes[0] === 0xef && bytes[1] === 0xbb && bytes[2] === 0xbf ? 3 : 0
         let first = bytes.toString('utf8', bom, nl === -1 ? bytesRead : nl)
         if (first.endsWith('\r')) first = first.slice(0, -1)
+        // Excel's `sep=;` line before the header: the reader alone skips it.
+        if (csv && sepDelimiter(first) !== undefined) throw new Serial('a sep= line before the header')
         const delimiter = namedDelimiter(path) ?? sniffDelimiter(first)
         scanner = new RowScanner(csv, delimiter.charCodeAt(0))
         scanner.watch = watch

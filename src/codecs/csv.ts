@@ -45,6 +45,9 @@ export async function* readCsv(source: ByteSource, options: ReadOptions): AsyncG
   const { file } = options
   let parser: CoreParser | undefined
   let columns: string[] | undefined
+  /** Which columns the header leaves without a name, when some are. */
+  let unnamed: boolean[] | undefined
+  let sepLine = false
   let pending = ''
   let line = 1
   let index = 0
@@ -67,9 +70,21 @@ export async function* readCsv(source: ByteSource, options: ReadOptions): AsyncG
       const cells = data[r]!
       // A blank line (before the header, a byte-order mark alone is one too).
       if (cells.length === 1 && (cells[0] === '' || (!columns && cells[0] === '\ufeff'))) continue
+      // Excel's `sep=;` line, which names the delimiter, comes before the header.
+      if (sepLine) {
+        sepLine = false
+        continue
+      }
       if (!columns) {
         const rowLine = lines.lineOf(r)
         columns = cells.map((c, i) => (i === 0 && c.charCodeAt(0) === 0xfeff ? c.slice(1) : c))
+        // A column without a name (a spreadsheet's trailing `,,`, pandas' index) is named as pandas
+        // names it, `Unnamed: <i>`; only its cells that hold text are kept, and the CSV writer
+        // writes the name back as the empty one it was.
+        if (columns.includes('')) {
+          unnamed = columns.map((c) => c === '')
+          columns = columns.map((c, i) => c || `Unnamed: ${i}`)
+        }
         // Two columns of one name would collapse into one key of the record, losing a cell.
         if (columns.includes('__proto__')) {
           throw new DataError('E_FIELD', protoRefused('column'), { file, line: rowLine, field: '__proto__' })
@@ -85,7 +100,8 @@ export async function* readCsv(source: ByteSource, options: ReadOptions): AsyncG
         }
         continue
       }
-      if (cells.length > columns.length) {
+      // Cells past the header's end are refused, but for empty ones (a spreadsheet's trailing `,,`).
+      if (cells.length > columns.length && !emptyFrom(cells, columns.length)) {
         // The row is refused; the rows after it still read.
         const line = lines.lineOf(r)
         const error = new DataError('E_PARSE', `row has ${cells.length} cells but the header has ${columns.length} columns`, { file, line, field: `column ${columns.length + 1}` })
@@ -93,7 +109,10 @@ export async function* readCsv(source: ByteSource, options: ReadOptions): AsyncG
         continue
       }
       const record: Record<string, string> = {}
-      for (let i = 0; i < columns.length; i++) record[columns[i]!] = cells[i] ?? ''
+      for (let i = 0; i < columns.length; i++) {
+        const cell = cells[i] ?? ''
+        if (cell !== '' || !unnamed?.[i]) record[columns[i]!] = cell
+      }
       yield new CsvRecord(record, index++, lines, r)
     }
   }
@@ -111,7 +130,10 @@ export async function* readCsv(source: ByteSource, options: ReadOptions): AsyncG
   }
   const start = (text: string): RowEnds => {
     const end = lineEnd(text)
-    const delimiter = options.delimiter ?? sniffDelimiter(end === -1 ? text : text.slice(0, end))
+    const first = end === -1 ? text : text.slice(0, end)
+    const named = sepDelimiter(first)
+    sepLine = named !== undefined
+    const delimiter = named ?? options.delimiter ?? sniffDelimiter(first)
     const ParserClass = (Papa as unknown as { Parser: new (config: object) => CoreParser }).Parser
     parser = new ParserClass({ delimiter, newline: '\n', quoteChar: '"' })
     return new RowEnds(delimiter)
@@ -142,6 +164,17 @@ export async function* readCsv(source: ByteSource, options: ReadOptions): AsyncG
   pending += rowEnds.end()
   if (pending !== '') yield* parse(true)
   if (!columns) throw new DataError('E_PARSE', 'the file is empty; expected a header row', { file, line: 1 })
+}
+
+/** The delimiter a first line of Excel's `sep=;` form names, or undefined. */
+export function sepDelimiter(firstLine: string): string | undefined {
+  const line = firstLine.charCodeAt(0) === 0xfeff ? firstLine.slice(1) : firstLine
+  return line.length === 5 && line.startsWith('sep=') && line[4] !== '"' ? line[4] : undefined
+}
+
+function emptyFrom(cells: string[], start: number): boolean {
+  for (let i = start; i < cells.length; i++) if (cells[i] !== '') return false
+  return true
 }
 
 const QUOTE = 0x22
@@ -315,13 +348,15 @@ export function csvWriter(sink: Sink, layout: { columns?: string[]; newline?: '\
     if (cells.length === 1 && cells[0] === '') return '""' + newline
     return cells.map((c) => csvCell(c, delimiter)).join(delimiter) + newline
   }
+  // A column named as the reader names one without a name, at that place, is written without one.
+  const head = (names: string[]): string => row(names.map((c, i) => (c === `Unnamed: ${i}` ? '' : c)))
 
   return {
     async write(record: JsonObject) {
       if (!columns) {
         columns = [...(layout.columns ?? [])]
         for (const key of Object.keys(record)) if (!columns.includes(key)) columns.push(key)
-        buffer += row(columns)
+        buffer += head(columns)
       }
       for (const key in record) {
         if (!columns.includes(key)) {
@@ -344,7 +379,7 @@ export function csvWriter(sink: Sink, layout: { columns?: string[]; newline?: '\
       }
     },
     async end() {
-      if (!columns && layout.columns?.length) buffer += row(layout.columns)
+      if (!columns && layout.columns?.length) buffer += head(layout.columns)
       if (buffer) await sink.write(buffer)
       buffer = ''
     },

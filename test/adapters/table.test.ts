@@ -4,7 +4,7 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'n
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { EvalferryError } from '../../src/errors.ts'
-import type { EvalCase } from '../../src/model.ts'
+import { type EvalCase, type Message, singleText } from '../../src/model.ts'
 import { convert, read, write } from '../../src/pipeline.ts'
 
 const FIXTURES = join(import.meta.dirname, '..', 'fixtures', 'csv')
@@ -80,6 +80,62 @@ test('fields a cell cannot hold go to the evalferry column', async () => {
   assert.equal(lines[0], 'id,input,score,lang,evalferry')
   assert.deepEqual(report.carried, { metadata: 1, turns: 1 })
   assert.deepEqual(await collect(out), cases)
+})
+
+test("a spreadsheet's export: its sep= line, its columns without a name and its trailing empty cells", async () => {
+  const path = join(FIXTURES, 'excel', 'export.csv')
+  const cases = await collect(path)
+  assert.deepEqual(
+    cases.map((c) => [singleText(c.input, 'user'), singleText(c.expected_output as Message[], 'assistant')]),
+    [
+      ['What is the refund window?', '30 days'],
+      ['Who signs off a refund?', 'The "billing" lead'],
+      ['Is shipping free?', 'Over 50 EUR'],
+    ],
+  )
+  // The one cell under a column without a name that holds text is kept, under pandas' name for it.
+  assert.deepEqual(
+    cases.map((c) => c.metadata),
+    [undefined, { 'Unnamed: 3': 'checked by Ana' }, undefined],
+  )
+  assert.deepEqual(cases[0]!.extras?.csv?.$file, { columns: ['question', 'answer', 'Unnamed: 2', 'Unnamed: 3'] })
+  // Written back: the columns without a name get none again, and every cell is where it was.
+  const out = join(work, 'export.csv')
+  await write(cases, out, { to: 'csv' })
+  assert.equal(
+    readFileSync(out, 'utf8'),
+    'question,answer,,\nWhat is the refund window?,30 days,,\nWho signs off a refund?,"The ""billing"" lead",,checked by Ana\nIs shipping free?,Over 50 EUR,,\n',
+  )
+  assert.deepEqual(await collect(out), cases)
+})
+
+test("pandas' index column, written without a name, is read as pandas reads it and written back without one", async () => {
+  const path = join(work, 'pandas-index.csv')
+  writeFileSync(path, ',question,answer\n0,What?,Yes\n1,Who?,Me\n')
+  const cases = await collect(path)
+  assert.deepEqual(
+    cases.map((c) => [singleText(c.input, 'user'), singleText(c.expected_output as Message[], 'assistant'), c.metadata?.['Unnamed: 0']]),
+    [
+      ['What?', 'Yes', '0'],
+      ['Who?', 'Me', '1'],
+    ],
+  )
+  const out = join(work, 'pandas-index-out.csv')
+  await write(cases, out, { to: 'csv' })
+  assert.equal(readFileSync(out, 'utf8'), ',question,answer\n0,What?,Yes\n1,Who?,Me\n')
+})
+
+test('a row whose cells past the header hold text is still refused; empty ones past it are not', async () => {
+  const path = join(work, 'past-header.csv')
+  writeFileSync(path, 'question,answer\nWhat?,Yes,,\nWho?,Me,,late\n')
+  await assert.rejects(collect(path), (e: EvalferryError) => {
+    assert.equal(e.code, 'E_PARSE')
+    assert.deepEqual(e.location, { file: path, line: 3, field: 'column 3' })
+    return true
+  })
+  const skipped = await convert({ input: path, output: join(work, 'past-header.jsonl'), from: 'csv', to: 'evalcase', onError: 'skip' })
+  assert.equal(skipped.records.written, 1)
+  assert.equal(skipped.records.skipped, 1)
 })
 
 test('a row with more cells than the header: file, line and field', async () => {
