@@ -21,6 +21,9 @@ export interface Detection {
 
 const SAMPLE_SIZE = 20
 
+/** The format an empty file is read as, the first of these that reads its container. */
+const EMPTY_READERS: FormatName[] = ['evalcase', 'deepeval', 'hf']
+
 export interface DetectOptions {
   /** Read the whole file to count records and collect fields. */
   count?: boolean
@@ -86,14 +89,17 @@ export async function detect(file: string, options: DetectOptions = {}): Promise
     // On a tie, the generic table wins: it maps every column and so loses nothing whatever the table holds.
     .sort((a, b) => b.confidence - a.confidence || Number(b.format === 'csv') - Number(a.format === 'csv'))
   const best = candidates[0]
-  if (!best || best.confidence === 0) {
+  // A file that holds nothing (no record, no header) reads as no cases in every format: any reader will do.
+  const empty = sample.count === 0 && sample.columns.length === 0 && Object.keys(sample.header).length === 0
+  const format = best?.confidence ? best.format : empty ? EMPTY_READERS.find((f) => candidates.some((c) => c.format === f)) : undefined
+  if (!format) {
     throw new DataError('E_DETECT', `cannot tell which format this ${container} file is; name it with --from`, { file })
   }
   return {
     file,
-    format: best.format,
+    format,
     container,
-    confidence: best.confidence,
+    confidence: best?.confidence ?? 0,
     candidates,
     ...(options.count ? { records: sample.count } : {}),
     fields: [...sample.fields],

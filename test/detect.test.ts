@@ -33,3 +33,27 @@ test('detect reads a .json file that holds JSON Lines, and reports the others as
   writeFileSync(garbage, '[{"input": "a"}]\nnot json\n')
   await assert.rejects(detect(garbage), (e: Error & { location?: { file?: string; line?: number } }) => e.location?.file === garbage && e.location.line === 2 && /after the end of the JSON document/.test(e.message))
 })
+
+test('a file that holds no record converts without --from, to an empty dataset; one whose records cannot be told still needs it', async () => {
+  const { writeFileSync, mkdtempSync, readFileSync } = await import('node:fs')
+  const { join } = await import('node:path')
+  const { tmpdir } = await import('node:os')
+  const { convert } = await import('../src/pipeline.ts')
+  const dir = mkdtempSync(join(tmpdir(), 'evalferry-detect-'))
+  for (const [name, text, format] of [
+    ['empty.jsonl', '', 'evalcase'],
+    ['blank.jsonl', '\n\n', 'evalcase'],
+    ['empty.json', '[]\n', 'deepeval'],
+  ] as const) {
+    const path = join(dir, name)
+    writeFileSync(path, text)
+    assert.equal((await detect(path)).format, format, name)
+    const out = join(dir, `${name}.out.json`)
+    const report = await convert({ input: path, output: out, to: 'deepeval' })
+    assert.deepEqual(report.records, { read: 0, written: 0, skipped: 0 })
+    assert.deepEqual(JSON.parse(readFileSync(out, 'utf8')), [])
+  }
+  const unknown = join(dir, 'unknown.jsonl')
+  writeFileSync(unknown, '[1, 2]\n')
+  await assert.rejects(detect(unknown), /cannot tell which format this jsonl file is; name it with --from/)
+})
