@@ -90,6 +90,7 @@ import {
   isIntColumnType,
   LONE_SURROGATE,
   parseDate,
+  protoRefused,
   parseTimestamp,
   timestampText,
   type ColumnType,
@@ -155,6 +156,7 @@ export async function* readParquet(path: string, options: ReadOptions, sliceByte
       throw parseError(file, error)
     }
     const columns = schema.fields.map((f) => f.name)
+    refuseUnreadableNames(file, schema.fields)
     if (options.columns) options.columns.splice(0, options.columns.length, ...columns)
     else options.columns = columns
     const metadata: Record<string, string> = {}
@@ -436,6 +438,28 @@ function trapsFail<T>(promise: Promise<T>): Promise<T> {
       if (!waiting.size) process.removeListener('uncaughtException', onTrap)
     })
   })
+}
+
+/**
+ * Refuses a column, or a field of a struct column, that a record cannot hold: `__proto__`, or a
+ * name given twice (one would hide the other's values).
+ */
+function refuseUnreadableNames(file: string, fields: readonly Field[], path = ''): void {
+  const seen = new Set<string>()
+  for (const field of fields) {
+    const name = path + field.name
+    if (field.name === '__proto__') throw new DataError('E_FIELD', protoRefused('column'), { file, field: name })
+    if (seen.has(field.name)) throw new DataError('E_PARSE', `the schema names the column "${name}" twice`, { file, field: name })
+    seen.add(field.name)
+    refuseInType(file, field.type as DataType, name)
+  }
+}
+
+/** Refuses as above the fields of the structs in a column's type (in its lists' items too). */
+function refuseInType(file: string, type: DataType, name: string): void {
+  const children = (type.children ?? []) as Field[]
+  if (type.typeId === Type.Struct) refuseUnreadableNames(file, children, `${name}.`)
+  else for (const child of children) refuseInType(file, child.type as DataType, name)
 }
 
 function parseError(file: string, error: unknown, record?: number): EvalferryError {

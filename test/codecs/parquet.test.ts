@@ -6,6 +6,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import {
   Binary,
+  type Data,
   DateDay,
   type FixedSizeList,
   Field,
@@ -328,6 +329,32 @@ test('timestamps in lists and structs keep every digit too; nested lists and str
     },
     { times: [], event: null },
   ])
+})
+
+test('a column or struct field named __proto__, or a column named twice, is refused naming it: a record cannot hold its values', async () => {
+  const text = (values: string[]) => vectorFromArray(values, new Utf8()).data[0]!
+  const write = async (name: string, fields: Field[], children: Data[]) => {
+    const batch = new RecordBatch(new Schema(fields), makeData({ type: new Struct(fields), length: 1, nullCount: 0, children }))
+    const path = join(dir, name)
+    await writeFile(path, writeParquet(WasmTable.fromIPCStream(tableToIPC(new Table([batch]), 'stream'))))
+    return path
+  }
+  const proto = await write('proto.parquet', [new Field('question', new Utf8(), true), new Field('__proto__', new Utf8(), true)], [text(['q']), text(['lost'])])
+  const inner = makeData({ type: new Struct([new Field('__proto__', new Utf8(), true)]), length: 1, nullCount: 0, children: [text(['lost'])] })
+  const nested = await write('proto-nested.parquet', [new Field('meta', inner.type, true)], [inner])
+  const twice = await write('twice.parquet', [new Field('a', new Utf8(), true), new Field('a', new Utf8(), true)], [text(['x']), text(['y'])])
+  for (const [path, code, field, message] of [
+    [proto, 'E_FIELD', '__proto__', /__proto__/],
+    [nested, 'E_FIELD', 'meta.__proto__', /__proto__/],
+    [twice, 'E_PARSE', 'a', /names the column "a" twice/],
+  ] as const) {
+    await assert.rejects(readAll(path), (e: DataError) => {
+      assert.equal(e.code, code)
+      assert.deepEqual(e.location, { file: path, field })
+      assert.match(e.message, message)
+      return true
+    })
+  }
 })
 
 test('declared column types: each width and nesting is written as named; a value that does not fit is an error naming it', async () => {
