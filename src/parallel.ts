@@ -535,6 +535,7 @@ export async function convertInParts(
   const starts: number[] = []
   let settled = 0
   const settleNext = async (): Promise<void> => settle(await inFlight.shift()!, starts.shift()!, settled++ === 0)
+  let sidecarFile: AtomicFile | undefined
   try {
     for await (const { part, index } of splitFile(options.input, container, options.progress)) {
       starts.push(index)
@@ -547,7 +548,7 @@ export async function convertInParts(
     }
     while (inFlight.length) await settleNext()
     const sidecarPath = options.output !== STDIO ? target.sidecar?.(options.output, 'jsonl') : undefined
-    const sidecarFile = await startSidecar(sidecarPath, (sidecar ?? {}) as JsonObject, options.output, target.name, report)
+    sidecarFile = await startSidecar(sidecarPath, (sidecar ?? {}) as JsonObject, options.output, target.name, report)
     await file.commit()
     await sidecarFile?.commit()
     await rejects?.commit()
@@ -556,6 +557,7 @@ export async function convertInParts(
   } catch (error) {
     // Parts still running finish unheard; their answers are dropped.
     await file.abort()
+    await sidecarFile?.abort()
     await rejects?.abort()
     if (error instanceof Serial) {
       partStats.inOneThread++
