@@ -27,7 +27,7 @@ export interface HostConfig {
   builtin: boolean
   /**
    * True for a host neither built in nor configured, read as GitLab only because a dataset URL's path
-   * holds `/-/blob/`: whoever wrote the dataset chose it, so it is sent no token.
+   * holds `/-/blob/` (or `/-/raw/`, `/-/blame/`): whoever wrote the dataset chose it, so it is sent no token.
    */
   guessed?: boolean
 }

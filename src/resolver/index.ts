@@ -13,7 +13,7 @@ export { BUILTIN_HOSTS, type HostConfig, type HostType, cloneUrl, hostTable, par
 export type { CaseSource, ManifestEntry, PrefetchOptions, PrefetchResult, ResolverOptions } from './options.ts'
 export { MAX_TIMEOUT_SECONDS } from './options.ts'
 export { PrefetchError, type PrefetchFailure, prefetchUrls, resolve } from './prefetch.ts'
-export { findReferences, replaceReferences, type Reference } from './references.ts'
+export { findReferences, replaceReferences, type Reference, type Replacement } from './references.ts'
 export { isFullSha, matchRef, parseLsRemote, type RefMap, type ResolvedRef } from './refs.ts'
 export { rewriteCases, textOf } from './rewrite.ts'
 export { parseBlobUrl, type BlobUrl } from './url.ts'

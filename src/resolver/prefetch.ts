@@ -165,6 +165,21 @@ async function resolveRefs(session: Session, work: RepoWork, remote: GitRemote, 
 
 const REMOVED = 'it was removed meanwhile (by a cache clear or prune?)'
 
+// A file stored with Git LFS is committed as a pointer to its content, which lives on an LFS server
+// that neither git nor the raw-file APIs reach: a pointer is under 1024 bytes, `key value` lines
+// beginning with the spec's version and holding the content's sha256 and size.
+const LFS_POINTER_LIMIT = 1024
+const LFS_POINTER = /^version https:\/\/git-lfs\.github\.com\/spec\/v1\n(?:[a-z0-9.-]+ [^\n]*\n)+$/
+
+/** The size of the content a Git LFS pointer stands for, or undefined when `content` is not one. */
+function lfsPointerSize(content: Buffer): number | undefined {
+  if (content.length >= LFS_POINTER_LIMIT) return undefined
+  const text = content.toString('utf8')
+  if (!LFS_POINTER.test(text) || !/^oid sha256:[0-9a-f]{64}$/m.test(text)) return undefined
+  const size = /^size (\d+)$/m.exec(text)
+  return size ? Number(size[1]) : undefined
+}
+
 async function fileEntry(u: BlobUrl, ref: ResolvedRef, local: string, checked: CachedState): Promise<ManifestEntry> {
   let bytes: number
   let sha256: string
@@ -313,7 +328,14 @@ async function prefetchCommit(
     try {
       const state = missing.includes(u) ? await checkCachedFile(work.layout, commit, pathOf(u), after) : checked.get(u.url)!
       if (state.state === 'missing' || state.state === 'mismatch') throw new Error(state.state === 'missing' ? REMOVED : 'it does not match its recorded sha256')
-      result.entries.push(await fileEntry(u, resolved.get(u.url)!, local, state))
+      const entry = await fileEntry(u, resolved.get(u.url)!, local, state)
+      // The pointer is what git holds, so it stays cached (a later run tells without a fetch), but it is never served as the file.
+      const lfsSize = entry.bytes < LFS_POINTER_LIMIT ? lfsPointerSize(await readFile(local)) : undefined
+      if (lfsSize !== undefined) {
+        fail(u.url, new FetchError('E_FETCH', `${u.url}: '${entry.path}' is a Git LFS pointer: its content (${lfsSize} bytes) is stored with Git LFS, which is not fetched`))
+        continue
+      }
+      result.entries.push(entry)
       if (missing.includes(u)) result.fetched++
       else result.cached++
     } catch (error) {

@@ -6,6 +6,7 @@ import { type HostConfig, hostTable } from './hosts.ts'
 import { parseBlobUrl } from './url.ts'
 
 export interface Reference {
+  /** The URL, without the whitespace a spreadsheet cell may have put around it. */
   url: string
   /** Where in the case: keys and indexes from the case root, e.g. `['input', 0, 'content', 1, 'value']`. */
   pointer: (string | number)[]
@@ -28,14 +29,18 @@ function isFileBlock(value: unknown): value is { type: 'file'; value: string } {
   return typeof value === 'object' && value !== null && (value as { type?: unknown }).type === 'file'
 }
 
-/** Every string in the case that is wholly a blob URL (file blocks included), in document order; `hostList` as for parseBlobUrl. */
+/**
+ * Every string in the case that is wholly a blob URL, but for whitespace around it (file blocks included),
+ * in document order; `hostList` as for parseBlobUrl.
+ */
 export function findReferences(c: EvalCase, hostList: Map<string, HostConfig> | string[] = hostTable()): Reference[] {
   const hosts = Array.isArray(hostList) ? hostTable(hostList) : hostList
   const found: Reference[] = []
   const walk = (value: unknown, pointer: (string | number)[], parent: unknown): void => {
     if (typeof value === 'string') {
-      if (isReferenceUrl(value, hosts)) {
-        found.push({ url: value, pointer, fileBlock: pointer.at(-1) === 'value' && isFileBlock(parent) })
+      const url = value.trim()
+      if (isReferenceUrl(url, hosts)) {
+        found.push({ url, pointer, fileBlock: pointer.at(-1) === 'value' && isFileBlock(parent) })
       }
     } else if (Array.isArray(value)) {
       value.forEach((item, i) => walk(item, [...pointer, i], value))
@@ -53,26 +58,32 @@ export function isCaseId(ref: Reference): boolean {
 }
 
 /**
- * A copy of the case where each reference but its id is replaced: `replace` returns the new string,
- * or for a file block a whole new block (`{ type: 'text', value }` when embedding), or undefined to keep it.
+ * What a reference becomes: a string takes the URL's place, inside any whitespace around it (a local
+ * path); `{ text }` is the whole new string and a block the whole new file block (embedded text).
  */
-export function replaceReferences(
-  c: EvalCase,
-  replace: (ref: Reference) => string | { type: string; value: string } | undefined,
-  hosts: Map<string, HostConfig> = hostTable(),
-): EvalCase {
+export type Replacement = string | { text: string } | { type: string; value: string }
+
+/** A copy of the case where each reference but its id is replaced as `replace` says; undefined keeps it. */
+export function replaceReferences(c: EvalCase, replace: (ref: Reference) => Replacement | undefined, hosts: Map<string, HostConfig> = hostTable()): EvalCase {
   const copy = structuredClone(c) as unknown as Record<string | number, unknown>
   for (const ref of findReferences(c, hosts)) {
     if (isCaseId(ref)) continue
     const replacement = replace(ref)
     if (replacement === undefined) continue
-    const replaceWhole = typeof replacement !== 'string'
-    const target = replaceWhole ? ref.pointer.slice(0, -1) : ref.pointer
+    const block = typeof replacement === 'object' && 'type' in replacement
+    const target = block ? ref.pointer.slice(0, -1) : ref.pointer
     let holder: Record<string | number, unknown> = copy
     for (const key of target.slice(0, -1)) holder = holder[key] as Record<string | number, unknown>
     const last = target.at(-1)
     if (last === undefined) continue
-    holder[last] = replaceWhole ? { ...(holder[last] as object), ...replacement } : replacement
+    if (block) holder[last] = { ...(holder[last] as object), ...replacement }
+    else if (typeof replacement === 'object') holder[last] = replacement.text
+    else {
+      // Sliced rather than String.replace, which would read `$&` and the like in the replacement.
+      const value = holder[last] as string
+      const at = value.indexOf(ref.url)
+      holder[last] = value.slice(0, at) + replacement + value.slice(at + ref.url.length)
+    }
   }
   return copy as unknown as EvalCase
 }

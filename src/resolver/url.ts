@@ -1,7 +1,10 @@
-/** Blob URLs of GitHub, GitLab, Bitbucket and configured hosts, parsed into repository and `<ref>/<path>` segments. */
+/**
+ * Blob URLs of GitHub, GitLab, Bitbucket and configured hosts, parsed into repository and `<ref>/<path>` segments.
+ * A blame page (GitHub `/blame/`, GitLab `/-/blame/`, Bitbucket `/annotate/`) names the same file as its blob page.
+ */
 
 import { FetchError } from '../errors.ts'
-import { type HostConfig, hostTable } from './hosts.ts'
+import { BUILTIN_HOSTS, type HostConfig, hostTable } from './hosts.ts'
 
 export interface BlobUrl {
   /** The URL as written in the dataset. */
@@ -89,6 +92,11 @@ function parseLines(fragment: string | undefined): BlobUrl['lines'] {
 function lookupHost(name: string, origin: string, path: string, hosts: Map<string, HostConfig>): { host: HostConfig; rawHost: boolean } | undefined {
   const direct = hosts.get(name)
   if (direct) return { host: direct, rawHost: false }
+  // www.github.com, www.gitlab.com and www.bitbucket.org redirect to the bare host: the same repositories, cached once.
+  if (name.startsWith('www.') && BUILTIN_HOSTS.some((h) => h.name === name.slice(4))) {
+    const bare = hosts.get(name.slice(4))
+    if (bare) return { host: bare, rawHost: false }
+  }
   if (name === 'raw.githubusercontent.com') {
     const github = hosts.get('github.com')
     if (github) return { host: github, rawHost: true }
@@ -97,7 +105,7 @@ function lookupHost(name: string, origin: string, path: string, hosts: Map<strin
     const parent = hosts.get(name.slice(4))
     if (parent?.type === 'github') return { host: parent, rawHost: true }
   }
-  if (/\/-\/(blob|raw)\//.test(path)) {
+  if (/\/-\/(blob|raw|blame)\//.test(path)) {
     return { host: { name, type: 'gitlab', gitBase: origin, rawBase: `${origin}/api/v4`, builtin: false, guessed: true }, rawHost: false }
   }
   return undefined
@@ -147,16 +155,16 @@ export function parseBlobUrl(url: string, hostList: Map<string, HostConfig> | st
   switch (host.type) {
     case 'github': {
       if (rawHost) return make(raw.slice(0, 2), raw.slice(2))
-      if (raw[2] !== 'blob' && raw[2] !== 'raw') return undefined
+      if (raw[2] !== 'blob' && raw[2] !== 'raw' && raw[2] !== 'blame') return undefined
       return make(raw.slice(0, 2), raw.slice(3))
     }
     case 'gitlab': {
-      const dash = raw.findIndex((s, i) => s === '-' && (raw[i + 1] === 'blob' || raw[i + 1] === 'raw'))
+      const dash = raw.findIndex((s, i) => s === '-' && (raw[i + 1] === 'blob' || raw[i + 1] === 'raw' || raw[i + 1] === 'blame'))
       if (dash < 0) return undefined
       return make(raw.slice(0, dash), raw.slice(dash + 2))
     }
     case 'bitbucket': {
-      if (raw[2] !== 'src' && raw[2] !== 'raw') return undefined
+      if (raw[2] !== 'src' && raw[2] !== 'raw' && raw[2] !== 'annotate') return undefined
       return make(raw.slice(0, 2), raw.slice(3))
     }
     case 'bitbucket-server': {

@@ -84,8 +84,24 @@ export function createFixtureRepos(root: string, filesPerRepo = 70): FixtureRepo
   })
 }
 
+/** A bare repository `<root>/<host>/<path>.git` whose branch `main` holds these files, in one commit. */
+export function createRepo(root: string, host: string, path: string, files: Record<string, string | Buffer>): Pick<FixtureRepo, 'repository' | 'host' | 'path' | 'main' | 'files'> {
+  const work = mkdtempSync(join(tmpdir(), 'evalferry-fixture-'))
+  git(work, 'init', '-q', '-b', 'main')
+  const contents = new Map<string, Buffer>()
+  for (const [file, content] of Object.entries(files)) put(work, contents, file, content)
+  git(work, 'add', '-A')
+  git(work, 'commit', '-q', '-m', 'main')
+  const main = git(work, 'rev-parse', 'HEAD')
+  const bare = join(root, host, `${path}.git`)
+  mkdirSync(dirname(bare), { recursive: true })
+  git(root, 'clone', '-q', '--bare', work, bare)
+  rmSync(work, { recursive: true, force: true })
+  return { repository: `${host}/${path}`, host, path, main, files: contents }
+}
+
 /** The blob URL of a file as each host writes it. */
-export function blobUrl(repo: FixtureRepo, ref: string, file: string, form: 'blob' | 'raw' = 'blob'): string {
+export function blobUrl(repo: Pick<FixtureRepo, 'host' | 'path'>, ref: string, file: string, form: 'blob' | 'raw' = 'blob'): string {
   const encoded = file.split('/').map(encodeURIComponent).join('/')
   switch (repo.host) {
     case 'github.com':

@@ -84,3 +84,83 @@ test('an anchor that does not fit the text is E_REF naming the lines', () => {
     assert.throws(() => textOf(text, lines), (e: unknown) => e instanceof FetchError && e.code === 'E_REF' && why.test(e.message), JSON.stringify(lines))
   }
 })
+
+test('a string that is a blob URL but for whitespace around it is a reference to the trimmed URL; whitespace inside the URL is not', () => {
+  const c: EvalCase = {
+    id: 'padded',
+    input: [{ role: 'user', content: [{ type: 'file', value: `\t${U1} ` }] }, { role: 'user', content: ` ${U2}\n` }],
+    context: [`\u00a0${U3}\r\n`, 'https://github.com/o/r/blob/main/a b.txt', ` ${U1} and more`, `https://github.com/o/r/blob/main/a.txt\n#L2`],
+  }
+  assert.deepEqual(findReferences(c, hosts), [
+    { url: U1, pointer: ['input', 0, 'content', 0, 'value'], fileBlock: true },
+    { url: U2, pointer: ['input', 1, 'content'], fileBlock: false },
+    { url: U3, pointer: ['context', 0], fileBlock: false },
+  ])
+  // The replacement takes the URL's place inside the whitespace; `$&` in it is not a pattern.
+  const rewritten = replaceReferences(c, (ref) => (ref.url === U2 ? { text: 'TEXT' } : `/cache/$&/${ref.pointer[0]}`), hosts)
+  assert.deepEqual(rewritten.input![0]!.content, [{ type: 'file', value: '\t/cache/$&/input ' }])
+  assert.equal(rewritten.input![1]!.content, 'TEXT')
+  assert.deepEqual(rewritten.context, ['\u00a0/cache/$&/context\r\n', ...c.context!.slice(1)])
+})
+
+test('an anchor on a CRLF file takes its lines as on an LF file: the last without its line ending', () => {
+  const crlf = Buffer.from('a\r\nb\r\nc\r\n')
+  assert.equal(textOf(crlf, { start: 2, end: 2 }), 'b')
+  assert.equal(textOf(crlf, { start: 1, end: 2 }), 'a\r\nb')
+  assert.equal(textOf(crlf, { start: 2, end: 3 }), 'b\r\nc')
+  assert.equal(textOf(Buffer.from('a\nb\nc\n'), { start: 2, end: 3 }), 'b\nc')
+  // Without a final newline; a lone '\r' ending the file is the line's own, not a line ending.
+  assert.equal(textOf(Buffer.from('a\r\nb'), { start: 1, end: 2 }), 'a\r\nb')
+  assert.equal(textOf(Buffer.from('a\r\nb\r'), { start: 2, end: 2 }), 'b\r')
+  // The whole file, without an anchor, is as it is.
+  assert.equal(textOf(crlf), 'a\r\nb\r\nc\r\n')
+  assert.throws(() => textOf(crlf, { start: 4, end: 4 }), /^FetchError: line 4: the file has 3 line\(s\)$/)
+})
+
+test('--rewrite keeps a line anchor after the local path, as #L10-L20 whatever the host wrote, but in a file block; whitespace around a URL stays around the path; --embed replaces the whole value', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'evalferry-anchors-'))
+  try {
+    const lf = join(dir, 'lf.txt')
+    const crlf = join(dir, 'crlf.txt')
+    writeFileSync(lf, 'one\ntwo\nthree\n')
+    writeFileSync(crlf, 'one\r\ntwo\r\nthree\r\n')
+    const GH = 'https://github.com/o/r/blob/main/lf.txt#L2-L3'
+    const GL = 'https://gitlab.com/g/p/-/blob/main/crlf.txt#L1-2'
+    const BB = 'https://bitbucket.org/w/r/src/main/lf.txt#lines-2'
+    const PLAIN = 'https://github.com/o/r/blob/main/crlf.txt'
+    const entry = (url: string, local: string): ManifestEntry => ({ url, host: 'h', repository: 'o/r', ref: 'main', commit: 'c'.repeat(40), path: 'p', local_path: local, bytes: 0, sha256: 's' })
+    const entries = [entry(GH, lf), entry(GL, crlf), entry(BB, lf), entry(PLAIN, crlf)]
+    const c: EvalCase = {
+      id: 'anchors',
+      input: [{ role: 'user', content: [{ type: 'file', value: GH }, { type: 'file', value: ` ${GL}\n` }] }],
+      context: [` ${BB}\n`, `\t${PLAIN}`],
+    }
+    const rewrite = async (embed: boolean): Promise<EvalCase> => {
+      const out: EvalCase[] = []
+      for await (const r of rewriteCases([c], entries, { hosts, embed })) out.push(r)
+      return out[0]!
+    }
+    assert.deepEqual(await rewrite(false), {
+      id: 'anchors',
+      // A file block's value is opened as a path: it gets the path alone.
+      input: [{ role: 'user', content: [{ type: 'file', value: lf }, { type: 'file', value: crlf }] }],
+      context: [` ${lf}#L2\n`, `\t${crlf}`],
+    })
+    assert.deepEqual(await rewrite(true), {
+      id: 'anchors',
+      input: [{ role: 'user', content: [{ type: 'text', value: 'two\nthree' }, { type: 'text', value: 'one\r\ntwo' }] }],
+      context: ['two', 'one\r\ntwo\r\nthree\r\n'],
+    })
+    // The anchor kept on a path is checked against the file as when embedding.
+    const past = 'https://github.com/o/r/blob/main/lf.txt#L3-L9'
+    const cases = [{ id: 'x' }, { id: 'past', context: [past] }]
+    await assert.rejects(
+      (async () => {
+        for await (const _ of rewriteCases(cases, [entry(past, lf)], { hosts, file: 'cases.yaml' })) void _
+      })(),
+      (e: unknown) => e instanceof FetchError && e.code === 'E_REF' && e.message === `${past}: lines 3-9: the file has 3 line(s)` && e.location.record === 1,
+    )
+  } finally {
+    rmSync(dir, { recursive: true, force: true })
+  }
+})

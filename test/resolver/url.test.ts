@@ -114,3 +114,52 @@ test('a token in the query is refused like one in the user info, naming the para
   // Other query parameters are left as they are.
   assert.deepEqual(parseBlobUrl('https://gitlab.com/g/p/-/blob/main/a.md?ref_type=heads&inline=false', hosts)?.segments, ['main', 'a.md'])
 })
+
+test('www.github.com, www.gitlab.com and www.bitbucket.org are the bare hosts: same host entry, repository and segments', () => {
+  const PAIRS: [string, string][] = [
+    ['https://www.github.com/o/r/blob/main/a/b.txt#L2-L3', 'https://github.com/o/r/blob/main/a/b.txt#L2-L3'],
+    ['https://WWW.GitHub.com/o/r/raw/v1.0/a.txt', 'https://github.com/o/r/raw/v1.0/a.txt'],
+    ['https://www.gitlab.com/group/sub/project/-/blob/main/a.py', 'https://gitlab.com/group/sub/project/-/blob/main/a.py'],
+    ['https://www.bitbucket.org/ws/repo/src/main/docs/a.md#lines-5:9', 'https://bitbucket.org/ws/repo/src/main/docs/a.md#lines-5:9'],
+  ]
+  for (const [www, bare] of PAIRS) {
+    const parsed = parseBlobUrl(www, hosts)
+    const expected = parseBlobUrl(bare, hosts)!
+    assert.ok(parsed, www)
+    assert.equal(parsed.url, www, 'the URL stays as written')
+    assert.equal(parsed.host, expected.host, www)
+    assert.equal(parsed.repository, expected.repository, www)
+    assert.deepEqual(parsed.segments, expected.segments, www)
+    assert.deepEqual(parsed.lines, expected.lines, www)
+  }
+  // A --host entry for github.com serves www.github.com too: one repository, one cache directory.
+  const local = hostTable(['github.com=http://127.0.0.1:9/github.com,type=github'], {})
+  assert.equal(parseBlobUrl('https://www.github.com/o/r/blob/main/a.txt', local)?.host.gitBase, 'http://127.0.0.1:9/github.com')
+  // Only the built-in hosts: www. of another host is another host.
+  assert.equal(parseBlobUrl('https://www.ghe.example.com/org/tool/blob/main/x.txt', hosts), undefined)
+  assert.equal(parseBlobUrl('https://www.example.com/o/r/blob/main/a.txt', hosts), undefined)
+})
+
+test('blame pages name the file of their blob page: GitHub /blame/, GitLab /-/blame/, Bitbucket /annotate/', () => {
+  const PAIRS: [string, string][] = [
+    ['https://github.com/o/r/blame/feature/x/y/dir/file.md#L10-L20', 'https://github.com/o/r/blob/feature/x/y/dir/file.md#L10-L20'],
+    ['https://www.github.com/o/r/blame/0123456789abcdef0123456789abcdef01234567/a.txt', 'https://github.com/o/r/blob/0123456789abcdef0123456789abcdef01234567/a.txt'],
+    ['https://ghe.example.com/org/tool/blame/main/x.txt', 'https://ghe.example.com/org/tool/blob/main/x.txt'],
+    ['https://gitlab.com/group/sub/deeper/project/-/blame/main/a/b.py#L2', 'https://gitlab.com/group/sub/deeper/project/-/blob/main/a/b.py#L2'],
+    ['https://git.corp.io:8443/team/app/-/blame/dev/src/a.ts', 'https://git.corp.io:8443/team/app/-/blob/dev/src/a.ts'],
+    ['https://code.example.net/a/b/-/blame/main/f.txt', 'https://code.example.net/a/b/-/blob/main/f.txt'],
+    ['https://bitbucket.org/ws/repo/annotate/main/docs/a.md#lines-5:9', 'https://bitbucket.org/ws/repo/src/main/docs/a.md#lines-5:9'],
+    ['https://bitbucket.org/ws/repo/annotate/feature%2Fx%2Fy/docs/a.md', 'https://bitbucket.org/ws/repo/src/feature%2Fx%2Fy/docs/a.md'],
+  ]
+  for (const [blame, blob] of PAIRS) {
+    const parsed = parseBlobUrl(blame, hosts)
+    const expected = parseBlobUrl(blob, hosts)!
+    assert.ok(parsed, blame)
+    assert.deepEqual({ ...parsed, url: blob }, expected, blame)
+  }
+  // A blame page is refused like a blob page when its path climbs out.
+  assert.throws(() => parseBlobUrl('https://github.com/o/r/blame/main/../../etc/passwd', hosts), (e: unknown) => e instanceof FetchError && e.code === 'E_UNSAFE')
+  // A blame page of a whole ref, or GitHub's /annotate/, is not a file.
+  assert.equal(parseBlobUrl('https://github.com/o/r/blame/main', hosts), undefined)
+  assert.equal(parseBlobUrl('https://github.com/o/r/annotate/main/a.txt', hosts), undefined)
+})
