@@ -124,7 +124,7 @@ async function* readFile_(
   const header: JsonObject = {}
   const sidecar = file !== STDIO ? adapter.sidecar?.(file, container) : undefined
   if (sidecar && (await exists(sidecar))) {
-    const parsed: unknown = parseYaml(await readFile(sidecar, 'utf8'))
+    const parsed: unknown = parseYaml(await readFile(sidecar, 'utf8'), { merge: true })
     if (isJsonObject(parsed)) Object.assign(header, parsed)
   }
   const columns: string[] = []

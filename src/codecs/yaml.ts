@@ -41,7 +41,8 @@ function plainValues(value: unknown, notes: string[]): unknown {
 /** Aliases expanded per document before it is refused as an alias bomb. */
 const MAX_ALIASES = 1000
 
-const PARSE_OPTIONS = { uniqueKeys: true, prettyErrors: false, strict: true } as const
+/** `merge`: a `<<: *defaults` key merges the anchored mapping in, as AgentV's loader reads it. */
+export const PARSE_OPTIONS = { uniqueKeys: true, prettyErrors: false, strict: true, merge: true } as const
 
 /** Cut list items are parsed this many, or this many characters, at a time. */
 const BATCH_ITEMS = 8

@@ -370,3 +370,44 @@ test('a case written with criteria is written with input and expected_output, th
   await convert({ input: join(dir, 'cases.jsonl'), output: join(dir, 'back.yaml'), from: 'evalcase', to: 'evalcase' })
   assert.deepEqual(parseYaml(readFileSync(join(dir, 'back.yaml'), 'utf8')), parseYaml(readFileSync(source, 'utf8')))
 })
+
+test('YAML merge keys (<<: *defaults) merge the anchored mapping into the case, its own keys first, as AgentV reads them; in metadata too', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'evalferry-merge-'))
+  try {
+    const file = join(dir, 'merge.yaml')
+    writeFileSync(
+      file,
+      [
+        'x-defaults: &defaults',
+        '  expected_outcome: Answer politely',
+        '  execution:',
+        '    target: llm',
+        'evalcases:',
+        '  - <<: *defaults',
+        '    id: m1',
+        '    input: hello',
+        '    metadata: &md {a: 1, b: 2}',
+        '  - <<: *defaults',
+        '    id: m2',
+        '    input: bye',
+        '    expected_outcome: Its own',
+        '    metadata:',
+        '      <<: *md',
+        '      b: 3',
+        '',
+      ].join('\n'),
+    )
+    const cases = await readCases(file)
+    assert.deepEqual(
+      cases.map((c) => [c.id, c.expected_outcome, c.execution, c.metadata]),
+      [
+        ['m1', 'Answer politely', { target: 'llm' }, { a: 1, b: 2 }],
+        ['m2', 'Its own', { target: 'llm' }, { a: 1, b: 3 }],
+      ],
+    )
+    // No case holds the merge key itself.
+    assert.ok(!JSON.stringify(cases).includes('<<'))
+  } finally {
+    rmSync(dir, { recursive: true, force: true })
+  }
+})
