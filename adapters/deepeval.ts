@@ -657,9 +657,10 @@ function writeStructured(w: Writer, name: string, value: JsonValue | undefined):
   return pythonJson(value)
 }
 
+/** Whether `text` reads as `value`, read as `parseText` reads it (an integer past 2^53 as its digits). */
 function sameJson(text: string, value: JsonValue): boolean {
   try {
-    return deepEqual(JSON.parse(text), value)
+    return deepEqual(parseExact(text).value, value)
   } catch {
     return false
   }
@@ -755,6 +756,22 @@ function encodeTurn(turn: Turn): JsonObject {
   return assemble(TURN, values, own(turn))
 }
 
+/**
+ * The case's metadata, with its carry. A record whose remembered `$keys` have no
+ * `additional_metadata` gets that key for the carry alone, and reading it back would remember it
+ * (as null, once the carry is taken off): so the carry then also takes the case's own extras,
+ * whose `$keys` leave the key out again.
+ */
+function metadataOf(c: EvalCase, w: Writer): JsonObject | undefined {
+  const carry = c.metadata?.[CARRY_KEY]
+  const keys = stringsOf(w.extras[KEYS])
+  if (w.container === 'csv' || !isJsonObject(carry) || keys === undefined) return c.metadata
+  const shape = shapeOf(w.kind, w.container)
+  const extras = objectOf(carry.extras)
+  if (keys.some((k) => resolveKey(shape, k) === 'additional_metadata') || extras[FORMAT] !== undefined) return c.metadata
+  return { ...c.metadata, [CARRY_KEY]: { ...carry, extras: { ...extras, [FORMAT]: w.extras } } }
+}
+
 /** The value of every known field of the record, in the container's form; undefined when unset. */
 function recordValues(c: EvalCase, w: Writer): Record<string, JsonValue | undefined> {
   const x = w.extras
@@ -762,7 +779,7 @@ function recordValues(c: EvalCase, w: Writer): Record<string, JsonValue | undefi
     context: writeStrings(w, 'context', c.context),
     name: c.name,
     comments: c.comments,
-    additional_metadata: writeStructured(w, 'additional_metadata', c.metadata),
+    additional_metadata: writeStructured(w, 'additional_metadata', metadataOf(c, w)),
     tags: writeStrings(w, 'tags', c.tags),
   }
   for (const name of EXTRA_FIELDS) {

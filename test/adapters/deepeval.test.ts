@@ -210,6 +210,56 @@ test('a list item holding `|` warns in joined containers and travels whole under
   assert.equal(jsonReport.warnings.length, 0) // JSON keeps lists
 })
 
+test('a CSV metadata cell with an integer past 2^53 is written back as its text, with nothing carried', async () => {
+  const source = readFileSync(OWN + 'big_integer.csv', 'utf8')
+  const cases = await readAll(OWN + 'big_integer.csv')
+  assert.deepEqual(cases[0]?.metadata, { k: '12345678901234567890' }) // every digit, as text
+  const { text, report } = await writeAll(cases, 'big_integer.csv')
+  assert.equal(text, 'input,additional_metadata\r\nq,"{""k"": 12345678901234567890}"\r\nr,"{""n"": [-98765432109876543210, 1], ""s"": ""x""}"\r\n')
+  assert.equal(text, source)
+  assert.deepEqual(report.carried, {})
+  // JSON holds the digits as text, as the JSON codec reads such an integer; the cell's text and columns travel
+  const { text: json } = await writeAll(cases, 'big_integer.json')
+  assert.deepEqual((JSON.parse(json) as [{ additional_metadata: JsonValue }])[0].additional_metadata, {
+    k: '12345678901234567890',
+    evalferry: { extras: { deepeval: { $text: { additional_metadata: '{"k": 12345678901234567890}' }, $columns: ['input', 'additional_metadata'] } } },
+  })
+  const { text: back, report: backReport } = await writeAll(await readAll(join(out, 'big_integer.json')), 'big_integer-back.csv')
+  assert.equal(back, source)
+  assert.deepEqual(backReport.carried, {})
+})
+
+test('a carry in additional_metadata of a record without that key: JSON to JSON Lines and back adds no key', async () => {
+  const source = readFileSync(OWN + 'piped_context.json', 'utf8')
+  const { text: jsonl, report } = await writeAll(await readAll(OWN + 'piped_context.json'), 'piped_context.jsonl')
+  assert.deepEqual(report.carried, { context: 1, retrieval_context: 1 })
+  assert.deepEqual(await records(jsonl, 'jsonl'), [
+    {
+      input: 'Which plans exist?',
+      context: 'Plans: basic|pro',
+      additional_metadata: { evalferry: { context: ['Plans: basic|pro'], extras: { deepeval: { $keys: ['input', 'context'] } } } },
+    },
+    {
+      input: 'Anything retrieved?',
+      retrieval_context: '',
+      name: 'empty chunk',
+      additional_metadata: { evalferry: { retrieval_context: [''], extras: { deepeval: { $keys: ['input', 'retrieval_context', 'name'] } } } },
+    },
+  ])
+  const { text: back } = await writeAll(await readAll(join(out, 'piped_context.jsonl')), 'piped_context-back.json')
+  assert.deepEqual(await records(back, 'json'), [
+    { input: 'Which plans exist?', context: ['Plans: basic|pro'] },
+    { input: 'Anything retrieved?', retrieval_context: [''], name: 'empty chunk' },
+  ])
+  assert.equal(back, source)
+  // A null key stays: its `$keys` have it, so the carry needs no extras
+  const withNull: EvalCase = { input: [{ role: 'user', content: 'b' }], context: ['x|y'], extras: { deepeval: { $keys: ['input', 'context', 'additional_metadata'] } } }
+  const { text: nullJsonl } = await writeAll([withNull], 'null-metadata.jsonl')
+  assert.equal(nullJsonl, '{"input": "b", "context": "x|y", "additional_metadata": {"evalferry": {"context": ["x|y"]}}}\n')
+  const { text: nullBack } = await writeAll(await readAll(join(out, 'null-metadata.jsonl')), 'null-metadata.json')
+  assert.deepEqual(await records(nullBack, 'json'), [{ input: 'b', context: ['x|y'], additional_metadata: null }])
+})
+
 test('a structured expected output is written as JSON text and carried exactly', async () => {
   const c: EvalCase = { input: [{ role: 'user', content: 'q' }], expected_output: { answer: 42 } }
   const { text, report } = await writeAll([c], 'structured.json')
