@@ -124,31 +124,35 @@ test('a CSV with rows that end in a lone CR is counted by its reader, and its sh
   const path = join(dir, 'mac.csv')
   writeFileSync(path, 'question,answer\r' + Array.from({ length: 9 }, (_, i) => `q${i},"a${i}\r\nmore"\r`).join(''))
   assert.equal(await locateRecords(path, 'csv', shardOf(1, 2)), undefined)
-  const out = join(dir, 'mac-out.jsonl')
-  const answers: string[] = []
-  for (const index of [1, 2, 3]) {
-    const run = await runCli(['convert', path, '--from', 'csv', '--to', 'evalcase', '-o', out, '--shard', `${index}/3`, '--quiet'])
-    assert.equal(run.code, 0, run.stderr)
-    const lines = readFileSync(join(dir, `mac-out.part-${index}-of-3.jsonl`), 'utf8').trim().split('\n')
-    answers.push(...lines.map((l) => (JSON.parse(l) as { expected_output: string }).expected_output))
-  }
-  assert.deepEqual(answers, Array.from({ length: 9 }, (_, i) => `a${i}\r\nmore`))
+  const cases = await casesOfThreeShards(path, 'mac-out')
+  assert.deepEqual(
+    cases.map((c) => c.expected_output),
+    Array.from({ length: 9 }, (_, i) => `a${i}\r\nmore`),
+  )
 })
 
 test("a CSV whose first line is Excel's sep= line is read by its reader alone, and its shards are still the whole", async () => {
   const path = join(dir, 'excel.csv')
   writeFileSync(path, 'sep=;\r\nquestion;answer\r\n' + Array.from({ length: 9 }, (_, i) => `q${i};a${i}\r\n`).join(''))
   assert.equal(await locateRecords(path, 'csv', shardOf(1, 2)), undefined)
-  const out = join(dir, 'excel-out.jsonl')
-  const inputs: string[] = []
-  for (const index of [1, 2, 3]) {
-    const run = await runCli(['convert', path, '--from', 'csv', '--to', 'evalcase', '-o', out, '--shard', `${index}/3`, '--quiet'])
-    assert.equal(run.code, 0, run.stderr)
-    const lines = readFileSync(join(dir, `excel-out.part-${index}-of-3.jsonl`), 'utf8').trim().split('\n')
-    inputs.push(...lines.map((l) => (JSON.parse(l) as { input: string }).input))
-  }
-  assert.deepEqual(inputs, Array.from({ length: 9 }, (_, i) => `q${i}`))
+  const cases = await casesOfThreeShards(path, 'excel-out')
+  assert.deepEqual(
+    cases.map((c) => c.input),
+    Array.from({ length: 9 }, (_, i) => `q${i}`),
+  )
 })
+
+/** The evalcase JSON Lines records of `--shard 1/3` … `3/3` of a CSV file, converted by the CLI into `<stem>.part-i-of-3.jsonl`, in order. */
+async function casesOfThreeShards(path: string, stem: string): Promise<{ input?: string; expected_output?: string }[]> {
+  const cases: { input?: string; expected_output?: string }[] = []
+  for (const index of [1, 2, 3]) {
+    const run = await runCli(['convert', path, '--from', 'csv', '--to', 'evalcase', '-o', join(dir, `${stem}.jsonl`), '--shard', `${index}/3`, '--quiet'])
+    assert.equal(run.code, 0, run.stderr)
+    const lines = readFileSync(join(dir, `${stem}.part-${index}-of-3.jsonl`), 'utf8').trim().split('\n')
+    cases.push(...lines.map((l) => JSON.parse(l) as { input?: string; expected_output?: string }))
+  }
+  return cases
+}
 
 test('--shard reads only its own bytes of a JSON Lines file, and names lines as the whole file numbers them', async () => {
   // Record 70 of 100 (line 71) holds a byte that is not UTF-8: only the shard that holds it reads it.

@@ -115,6 +115,14 @@ test('a token in the query is refused like one in the user info, naming the para
   assert.deepEqual(parseBlobUrl('https://gitlab.com/g/p/-/blob/main/a.md?ref_type=heads&inline=false', hosts)?.segments, ['main', 'a.md'])
 })
 
+/** `url` parses as `like` does (host entry, repository, ref and path, lines), keeping its own text. */
+function assertSameFile(url: string, like: string): void {
+  const parsed = parseBlobUrl(url, hosts)
+  assert.ok(parsed, url)
+  assert.equal(parsed.url, url, 'the URL stays as written')
+  assert.deepEqual({ ...parsed, url: like }, parseBlobUrl(like, hosts), url)
+}
+
 test('www.github.com, www.gitlab.com and www.bitbucket.org are the bare hosts: same host entry, repository and segments', () => {
   const PAIRS: [string, string][] = [
     ['https://www.github.com/o/r/blob/main/a/b.txt#L2-L3', 'https://github.com/o/r/blob/main/a/b.txt#L2-L3'],
@@ -122,16 +130,7 @@ test('www.github.com, www.gitlab.com and www.bitbucket.org are the bare hosts: s
     ['https://www.gitlab.com/group/sub/project/-/blob/main/a.py', 'https://gitlab.com/group/sub/project/-/blob/main/a.py'],
     ['https://www.bitbucket.org/ws/repo/src/main/docs/a.md#lines-5:9', 'https://bitbucket.org/ws/repo/src/main/docs/a.md#lines-5:9'],
   ]
-  for (const [www, bare] of PAIRS) {
-    const parsed = parseBlobUrl(www, hosts)
-    const expected = parseBlobUrl(bare, hosts)!
-    assert.ok(parsed, www)
-    assert.equal(parsed.url, www, 'the URL stays as written')
-    assert.equal(parsed.host, expected.host, www)
-    assert.equal(parsed.repository, expected.repository, www)
-    assert.deepEqual(parsed.segments, expected.segments, www)
-    assert.deepEqual(parsed.lines, expected.lines, www)
-  }
+  for (const [www, bare] of PAIRS) assertSameFile(www, bare)
   // A --host entry for github.com serves www.github.com too: one repository, one cache directory.
   const local = hostTable(['github.com=http://127.0.0.1:9/github.com,type=github'], {})
   assert.equal(parseBlobUrl('https://www.github.com/o/r/blob/main/a.txt', local)?.host.gitBase, 'http://127.0.0.1:9/github.com')
@@ -151,12 +150,7 @@ test('blame pages name the file of their blob page: GitHub /blame/, GitLab /-/bl
     ['https://bitbucket.org/ws/repo/annotate/main/docs/a.md#lines-5:9', 'https://bitbucket.org/ws/repo/src/main/docs/a.md#lines-5:9'],
     ['https://bitbucket.org/ws/repo/annotate/feature%2Fx%2Fy/docs/a.md', 'https://bitbucket.org/ws/repo/src/feature%2Fx%2Fy/docs/a.md'],
   ]
-  for (const [blame, blob] of PAIRS) {
-    const parsed = parseBlobUrl(blame, hosts)
-    const expected = parseBlobUrl(blob, hosts)!
-    assert.ok(parsed, blame)
-    assert.deepEqual({ ...parsed, url: blob }, expected, blame)
-  }
+  for (const [blame, blob] of PAIRS) assertSameFile(blame, blob)
   // A blame page is refused like a blob page when its path climbs out.
   assert.throws(() => parseBlobUrl('https://github.com/o/r/blame/main/../../etc/passwd', hosts), (e: unknown) => e instanceof FetchError && e.code === 'E_UNSAFE')
   // A blame page of a whole ref, or GitHub's /annotate/, is not a file.
