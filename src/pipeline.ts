@@ -769,9 +769,9 @@ export async function convert(options: ConvertOptions): Promise<ConversionReport
     [...(await filesWritten(options.output, options.to, options.outputContainer)), ...(options.rejects ? [{ path: options.rejects, what: 'the rejects file' }] : [])],
     [options.input],
   )
-  const from = options.from ?? (options.input === STDIO ? undefined : (await detect(options.input)).format)
-  if (!from) throw new UsageError('reading standard input needs --from')
   const to = (await getAdapter(options.to)).name
+  const from = options.from ?? (options.input === STDIO ? undefined : (await detect(options.input, { target: to })).format)
+  if (!from) throw new UsageError('reading standard input needs --from')
   const fresh = async () => newReport((await getAdapter(from)).name, to, [options.input], options.output === STDIO ? undefined : options.output)
   const threads = Math.min(options.threads ?? 1, availableParallelism())
   if (threads > 1) {

@@ -57,3 +57,22 @@ test('a file that holds no record converts without --from, to an empty dataset; 
   writeFileSync(unknown, '[1, 2]\n')
   await assert.rejects(detect(unknown), /cannot tell which format this jsonl file is; name it with --from/)
 })
+
+test('a plain table converted to hf is read as hf reads it: its columns keep their names, with nothing carried', async () => {
+  const { mkdtempSync, readFileSync } = await import('node:fs')
+  const { join } = await import('node:path')
+  const { tmpdir } = await import('node:os')
+  const { convert } = await import('../src/pipeline.ts')
+  const table = join(import.meta.dirname, 'fixtures', 'hf', 'gsm.csv')
+  assert.equal((await detect(table)).format, 'csv')
+  assert.equal((await detect(table, { target: 'hf' })).format, 'hf')
+  // Another target keeps the generic table, which wins a tie.
+  assert.equal((await detect(table, { target: 'langsmith' })).format, 'csv')
+  const out = join(mkdtempSync(join(tmpdir(), 'evalferry-detect-')), 'gsm.jsonl')
+  const report = await convert({ input: table, output: out, to: 'hf' })
+  assert.equal(report.from, 'hf')
+  assert.deepEqual(report.carried, {})
+  const rows = readFileSync(out, 'utf8').trim().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>)
+  assert.deepEqual(Object.keys(rows[0]!), ['question', 'answer', 'subject'])
+  assert.equal(rows[0]!.question, 'What is H2O?')
+})

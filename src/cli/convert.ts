@@ -219,7 +219,7 @@ async function formatRead(file: string, jobs: BatchJob[]): Promise<string[]> {
   if (!job || job.input === STDIO) return []
   if (job.from) return [(await getAdapter(job.from)).name]
   try {
-    return [(await detect(file)).format]
+    return [(await detect(file, { target: (await getAdapter(job.to)).name })).format]
   } catch {
     return []
   }
