@@ -70,9 +70,9 @@ async function* readParquetLazily(path: string, options: ReadOptions): AsyncGene
 export async function recordWriter(container: Container, sink: Sink, layout: FileLayout, warn?: (message: string, field: string) => void): Promise<RecordWriter> {
   switch (container) {
     case 'json':
-      return jsonWriter(sink, layout)
+      return jsonWriter(sink, layout, warn)
     case 'jsonl':
-      return jsonlWriter(sink, layout)
+      return jsonlWriter(sink, layout, warn)
     case 'csv':
       return csvWriter(sink, layout, warn)
     case 'yaml':

@@ -7,7 +7,7 @@
  */
 import { DataError } from '../errors.ts'
 import type { JsonObject, JsonValue } from '../model.ts'
-import { countNewlines, MAX_RECORD_CHARS, protoRefused, SINGLE_KEY, tooLong, type ByteSource, type ReadOptions, type RecordWriter, type Sink, type SourceRecord } from './types.ts'
+import { countNewlines, MAX_RECORD_CHARS, NON_FINITE_WRITTEN, protoRefused, SINGLE_KEY, tooLong, type ByteSource, type ReadOptions, type RecordWriter, type Sink, type SourceRecord } from './types.ts'
 
 /** Deeper than this, a document is refused before `JSON.parse` would exhaust the stack. */
 export const MAX_DEPTH = 2000
@@ -619,13 +619,43 @@ function isDigit(c: number): boolean {
  * `JSON.stringify` with Python's `json.dumps` spacing: `", "` and `": "` on one line, or the same
  * indented layout as `json.dumps(indent=n)`; non-ASCII kept as `ensure_ascii=False` keeps it.
  */
-export function stringifyJson(value: unknown, options: { indent?: number; pythonSpacing?: boolean } = {}): string {
+/** `onNonFinite`: told when the text holds NaN or an infinity, which strict JSON readers refuse. */
+export function stringifyJson(value: unknown, options: { indent?: number; pythonSpacing?: boolean; onNonFinite?: () => void } = {}): string {
   const { indent, pythonSpacing } = options
   if (pythonSpacing && !indent) return pythonDumps(value)
   const text = JSON.stringify(value, null, indent)
   // JSON.stringify writes NaN and the infinities as null; Python's json writes (and reads) their names.
   if (!text.includes('null') || !hasNonFinite(value)) return text
+  options.onNonFinite?.()
   return JSON.stringify(value, markNonFinite, indent).replace(NON_FINITE_TEXT, '$1')
+}
+
+/** The dotted path of the first NaN or infinity in `value` (`metadata.scores[1]`), '' at the top. */
+export function nonFinitePath(value: unknown, path = ''): string | undefined {
+  if (typeof value === 'number') return Number.isFinite(value) ? undefined : path
+  if (typeof value !== 'object' || value === null) return undefined
+  if (Array.isArray(value)) {
+    for (let i = 0; i < value.length; i++) {
+      const found = nonFinitePath(value[i], `${path}[${i}]`)
+      if (found !== undefined) return found
+    }
+    return undefined
+  }
+  for (const [key, item] of Object.entries(value)) {
+    const found = nonFinitePath(item, path ? `${path}.${key}` : key)
+    if (found !== undefined) return found
+  }
+  return undefined
+}
+
+/**
+ * The options a writer stringifies its records with: a file that Python's json does not write (the
+ * layout has no `pythonSpacing`) warns of each record whose text holds NaN or an infinity.
+ */
+export function recordTextOptions(layout: { indent?: number; pythonSpacing?: boolean }, warn?: (message: string, field: string) => void) {
+  const options = { indent: layout.indent, pythonSpacing: layout.pythonSpacing ?? false, record: undefined as unknown, onNonFinite: undefined as (() => void) | undefined }
+  if (warn && !layout.pythonSpacing) options.onNonFinite = () => warn(NON_FINITE_WRITTEN, nonFinitePath(options.record) ?? '')
+  return options
 }
 
 const NON_FINITE_TEXT = new RegExp(`"${NON_FINITE_MARK}(NaN|-?Infinity)"`, 'g')
@@ -695,9 +725,11 @@ export function isCompactJson(text: string, list: readonly string[]): boolean | 
 export function jsonWriter(
   sink: Sink,
   layout: { header?: JsonObject; listKey?: string; indent?: number; pythonSpacing?: boolean; single?: boolean },
+  warn?: (message: string, field: string) => void,
 ): RecordWriter {
-  if (layout.single) return singleWriter(sink, layout.indent ?? 2)
   const indent = layout.indent ?? 2
+  const text = recordTextOptions({ ...layout, indent }, warn)
+  if (layout.single) return singleWriter(sink, text)
   const pad = ' '.repeat(indent)
   const nested = layout.listKey !== undefined
   const itemPad = nested ? pad + pad : pad
@@ -720,8 +752,8 @@ export function jsonWriter(
   return {
     async write(record) {
       if (!opened) await open()
-      const text = reindent(stringifyJson(record, { indent }), itemPad)
-      await sink.write(`${count++ ? ',' : ''}\n${itemPad}${text}`)
+      text.record = record
+      await sink.write(`${count++ ? ',' : ''}\n${itemPad}${reindent(stringifyJson(record, text), itemPad)}`)
     },
     async end() {
       if (!opened) await open()
@@ -732,13 +764,14 @@ export function jsonWriter(
 }
 
 /** A document of one record: the object alone, as it was read. */
-function singleWriter(sink: Sink, indent: number): RecordWriter {
+function singleWriter(sink: Sink, text: ReturnType<typeof recordTextOptions>): RecordWriter {
   let written = false
   return {
     async write(record) {
       if (written) throw new Error('a layout of one object was given a second record')
       written = true
-      await sink.write(stringifyJson(record, { indent }) + '\n')
+      text.record = record
+      await sink.write(stringifyJson(record, text) + '\n')
     },
     async end() {
       if (!written) throw new Error('a layout of one object was given no record')

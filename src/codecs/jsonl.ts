@@ -1,7 +1,7 @@
 /** JSON Lines: one record a line; blank lines are skipped; a byte-order mark is ignored. */
 import { DataError } from '../errors.ts'
 import type { JsonObject } from '../model.ts'
-import { checkDuplicateKeys, keptWarning, MAX_DEPTH, parseExact, positionIn, stringifyJson } from './json.ts'
+import { checkDuplicateKeys, keptWarning, MAX_DEPTH, parseExact, positionIn, recordTextOptions, stringifyJson } from './json.ts'
 import { depthOver, MAX_RECORD_CHARS, PendingLine, tooLong, type ByteSource, type ReadOptions, type RecordWriter, type Sink, type SourceRecord } from './types.ts'
 
 export async function* readJsonl(source: ByteSource, options: ReadOptions): AsyncGenerator<SourceRecord> {
@@ -61,10 +61,13 @@ function parseLine(text: string, file: string, at: number): { value: unknown; ke
   return parsed
 }
 
-export function jsonlWriter(sink: Sink, layout: { pythonSpacing?: boolean }): RecordWriter {
-  const spacing = { pythonSpacing: layout.pythonSpacing ?? false }
+export function jsonlWriter(sink: Sink, layout: { pythonSpacing?: boolean }, warn?: (message: string, field: string) => void): RecordWriter {
+  const text = recordTextOptions({ pythonSpacing: layout.pythonSpacing }, warn)
   return {
-    write: (record: JsonObject) => sink.write(stringifyJson(record, spacing) + '\n'),
+    write: (record: JsonObject) => {
+      text.record = record
+      return sink.write(stringifyJson(record, text) + '\n')
+    },
     end: async () => {},
   }
 }

@@ -71,6 +71,8 @@ export interface SourceRecord {
 }
 
 /** What becomes of text UTF-8 cannot hold, in CSV and Parquet (JSON and YAML escape it instead). */
+export const NON_FINITE_WRITTEN = "NaN and Infinity are written by name, as Python's json writes and reads them; JSON.parse (AgentV, LangSmith's JavaScript SDK) and pyarrow refuse them"
+
 export const LONE_SURROGATE = 'a lone UTF-16 surrogate (half of a character) cannot be written in UTF-8: written as U+FFFD'
 
 /** Whether a cell holds text UTF-8 cannot hold: a string, or a list of strings, with a lone surrogate. */

@@ -233,6 +233,23 @@ test('sniff: examples with inputs objects are LangSmith; own CSV columns too; pl
   assert.equal(langsmith.sniff(sample([], 'csv', ['question', 'answer'])), 0)
 })
 
+test('NaN and the infinities written by name to a file Python does not write are warned of, at the case and field; DeepEval files are not', async () => {
+  const dir = tempDir()
+  const source = join(dir, 'scores.jsonl')
+  writeFileSync(source, '{"inputs": {"question": "q"}, "outputs": {"answer": "a"}}\n{"inputs": {"question": "r"}, "outputs": {"answer": "b", "scores": [1, NaN]}}\n')
+  const ls = await convert({ input: source, output: join(dir, 'out.jsonl'), from: 'langsmith', to: 'langsmith' })
+  assert.deepEqual(
+    ls.warnings.map((w) => [w.location, /JSON\.parse .* refuse them/.test(w.message)]),
+    [[{ file: source, line: 2, field: 'outputs.scores[1]' }, true]],
+  )
+  // The value is kept, by name, as Python's json writes it.
+  assert.match(readFileSync(join(dir, 'out.jsonl'), 'utf8').split('\n')[1]!, /"scores":\[1,NaN\]/)
+  const evals = await convert({ input: source, output: join(dir, 'out.json'), from: 'langsmith', to: 'evals' })
+  assert.equal(evals.warnings.filter((w) => /refuse them/.test(w.message)).length, 1)
+  const deepeval = await convert({ input: source, output: join(dir, 'goldens.json'), from: 'langsmith', to: 'deepeval' })
+  assert.deepEqual(deepeval.warnings.filter((w) => /refuse them/.test(w.message)), [])
+})
+
 test('NaN, the infinities and strings that read as them keep their kind through LangSmith CSV, as in a DeepEval cell carried there', async () => {
   const dir = tempDir()
   const source = join(dir, 'special.jsonl')
