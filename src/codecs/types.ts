@@ -70,9 +70,10 @@ export interface SourceRecord {
   warnings?: string[]
 }
 
-/** What becomes of text UTF-8 cannot hold, in CSV and Parquet (JSON and YAML escape it instead). */
+/** What a JSON file that Python's json does not write says of NaN and the infinities in it. */
 export const NON_FINITE_WRITTEN = "NaN and Infinity are written by name, as Python's json writes and reads them; JSON.parse (AgentV, LangSmith's JavaScript SDK) and pyarrow refuse them"
 
+/** What becomes of text UTF-8 cannot hold, in CSV and Parquet (JSON and YAML escape it instead). */
 export const LONE_SURROGATE = 'a lone UTF-16 surrogate (half of a character) cannot be written in UTF-8: written as U+FFFD'
 
 /** Whether a cell holds text UTF-8 cannot hold: a string, or a list of strings, with a lone surrogate. */
