@@ -90,10 +90,10 @@ export async function detect(file: string, options: DetectOptions = {}): Promise
     .map((a) => ({ format: a.name, confidence: clamp(a.sniff(sniffSample)) }))
     // On a tie, the generic table wins: it maps every column and so loses nothing whatever the table holds.
     .sort((a, b) => b.confidence - a.confidence || Number(b.format === 'csv') - Number(a.format === 'csv'))
-  // A plain table that the target format reads too is read as the target reads it, so that a
-  // Hugging Face CSV converted to hf keeps its column names: both map the columns alike.
-  const targetReads = candidates.find((c) => c.format === options.target && c.confidence > 0)
-  if (candidates[0]?.format === 'csv' && targetReads) candidates.unshift(...candidates.splice(candidates.indexOf(targetReads), 1))
+  // A plain table converted to hf is read as hf reads it, so that a Hugging Face CSV keeps its
+  // column names: the two map a table's columns alike, but each keeps its own header.
+  const hf = options.target === 'hf' ? candidates.find((c) => c.format === 'hf' && c.confidence > 0) : undefined
+  if (candidates[0]?.format === 'csv' && hf) candidates.unshift(...candidates.splice(candidates.indexOf(hf), 1))
   const best = candidates[0]
   // A file that holds nothing (no record, no header) reads as no cases in every format: any reader will do.
   const empty = sample.count === 0 && sample.columns.length === 0 && Object.keys(sample.header).length === 0
