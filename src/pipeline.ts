@@ -229,6 +229,9 @@ async function* readFile_(
       if (first && cases[0] && !isIncluded) attachFileKeys(cases[0], adapter, header)
     } catch (error) {
       const located = locate(error, where())
+      const field = located.location.field
+      const line = field === undefined ? undefined : record.fieldLine?.(field)
+      if (line !== undefined) located.location.line = line
       if (options.onError !== 'skip') throw located
       if (report) {
         report.records.skipped++

@@ -311,7 +311,7 @@ test('a quoted glob is expanded to the dataset files it matches, in name order, 
   assert.deepEqual(readdirSync(out).sort(), ['a.jsonl', 'b.jsonl'])
   const validated = await runCli(['validate', pattern, '--from', 'deepeval'])
   assert.equal(validated.code, 1)
-  assert.deepEqual(validated.stdout.trimEnd().split('\n'), [`${join(folder, 'a.jsonl')}: 1 cases, 1 error`, `${join(folder, 'b.jsonl')}: 1 cases, 0 errors`])
+  assert.deepEqual(validated.stdout.trimEnd().split('\n'), [`${join(folder, 'a.jsonl')}: 1 case, 1 error`, `${join(folder, 'b.jsonl')}: 1 case, 0 errors`])
   const detected = await runCli(['detect', pattern, '--json'])
   assert.deepEqual((JSON.parse(detected.stdout) as { file: string }[]).map((d) => d.file), [join(folder, 'a.jsonl'), join(folder, 'b.jsonl')])
   const none = await runCli(['convert', join(folder, '*.csv'), '--to', 'evals', '-o', out])

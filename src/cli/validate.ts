@@ -45,7 +45,7 @@ const command: Command = {
         for (const e of report.errors) stderr.write(`${formatLocation(e.location)}${e.message}\n`)
         if (!values.quiet) {
           for (const w of report.warnings) stderr.write(`warning: ${formatLocation(w.location)}${w.message}\n`)
-          stdout.write(`${file}: ${report.records.read} cases, ${report.errors.length} error${report.errors.length === 1 ? '' : 's'}\n`)
+          stdout.write(`${file}: ${report.records.read} case${report.records.read === 1 ? '' : 's'}, ${report.errors.length} error${report.errors.length === 1 ? '' : 's'}\n`)
         }
       }
     }

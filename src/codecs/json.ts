@@ -7,7 +7,7 @@
  */
 import { DataError } from '../errors.ts'
 import type { JsonObject, JsonValue } from '../model.ts'
-import { countNewlines, MAX_RECORD_CHARS, NON_FINITE_WRITTEN, protoRefused, SINGLE_KEY, tooLong, type ByteSource, type ReadOptions, type RecordWriter, type Sink, type SourceRecord } from './types.ts'
+import { countNewlines, fieldPath, MAX_RECORD_CHARS, NON_FINITE_WRITTEN, protoRefused, SINGLE_KEY, tooLong, type ByteSource, type ReadOptions, type RecordWriter, type Sink, type SourceRecord } from './types.ts'
 
 /** Deeper than this, a document is refused before `JSON.parse` would exhaust the stack. */
 export const MAX_DEPTH = 2000
@@ -72,6 +72,11 @@ export async function* readJson(source: ByteSource, options: ReadOptions): Async
     if (mode === Mode.TopArray || mode === Mode.RecordArray) {
       const { value, kept } = index < skipBefore ? { value: null, kept: undefined } : finishValue(text)
       pending = { value, line: captureLine, index: index++, raw: text }
+      const line = captureLine
+      pending.fieldLine = (field) => {
+        const at = offsetOf(text, fieldPath(field))
+        return at === undefined ? undefined : line + countNewlines(text.slice(0, at))
+      }
       if (kept) pending.warnings = kept.map(keptWarning)
       lastWasSeparator = false
     } else {
@@ -394,6 +399,70 @@ function findDuplicateKey(text: string): { key: string; path: string; offset: nu
     }
   }
   return undefined
+}
+
+/**
+ * Where in the JSON text of a record the field at `path` is written: the offset of its key in an
+ * object, of its item in a list; undefined when the path leads nowhere in it.
+ */
+export function offsetOf(text: string, path: (string | number)[]): number | undefined {
+  let i = 0
+  const space = (): void => {
+    while (i < text.length && (text[i] === ' ' || text[i] === '\n' || text[i] === '\r' || text[i] === '\t')) i++
+  }
+  const string = (): void => {
+    for (i++; i < text.length && text[i] !== '"'; i++) if (text[i] === '\\') i++
+    i++
+  }
+  const value = (): void => {
+    space()
+    if (text[i] === '"') return string()
+    let depth = 0
+    for (; i < text.length; i++) {
+      const c = text[i]
+      if (c === '"') {
+        string()
+        i--
+      } else if (c === '{' || c === '[') depth++
+      else if (c === '}' || c === ']' || c === ',') {
+        if (depth === 0) return
+        if (c !== ',' && --depth === 0) return void i++
+      }
+    }
+  }
+  let at: number | undefined
+  for (const step of path) {
+    space()
+    if (text[i] === '{' && typeof step === 'string') {
+      i++
+      for (;;) {
+        space()
+        if (text[i] !== '"') return undefined
+        const key = i
+        string()
+        const name = JSON.parse(text.slice(key, i)) as string
+        space()
+        i++ // the colon
+        if (name === step) {
+          at = key
+          break
+        }
+        value()
+        space()
+        if (text[i++] !== ',') return undefined
+      }
+    } else if (text[i] === '[' && typeof step === 'number') {
+      i++
+      for (let k = 0; k < step; k++) {
+        value()
+        space()
+        if (text[i++] !== ',') return undefined
+      }
+      space()
+      at = i
+    } else return undefined
+  }
+  return at
 }
 
 /** The 0-based line and 1-based column inside `text` where its JSON first goes wrong. */

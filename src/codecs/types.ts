@@ -68,6 +68,15 @@ export interface SourceRecord {
   error?: EvalferryError
   /** What the codec changed to read the record (an integer too long for a number, kept as text). */
   warnings?: string[]
+  /** The line where a field of a record of several lines is written (`input[1].content`), where the codec can tell. */
+  fieldLine?: (field: string) => number | undefined
+}
+
+/** A field's path as errors name it (`turns[2].role`), as keys and list indexes. */
+export function fieldPath(field: string): (string | number)[] {
+  const path: (string | number)[] = []
+  for (const [, key, index] of field.matchAll(/([^.[\]]+)|\[(\d+)\]/g)) path.push(index === undefined ? key! : Number(index))
+  return path
 }
 
 /** What a JSON file that Python's json does not write says of NaN and the infinities in it. */

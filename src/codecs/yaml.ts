@@ -9,7 +9,7 @@ import { isMap, isScalar, isSeq, LineCounter, parseDocument, Scalar, stringify, 
 import { DataError } from '../errors.ts'
 import { bigintToJson, keptWarning } from './json.ts'
 import type { JsonObject } from '../model.ts'
-import { countNewlines, depthOver, hasProtoKey, LIST_KEY, MAX_RECORD_CHARS, PendingLine, protoRefused, type ByteSource, type ReadOptions, type RecordWriter, type Sink, type SourceRecord } from './types.ts'
+import { countNewlines, depthOver, fieldPath, hasProtoKey, LIST_KEY, MAX_RECORD_CHARS, PendingLine, protoRefused, type ByteSource, type ReadOptions, type RecordWriter, type Sink, type SourceRecord } from './types.ts'
 
 /** Text that may hold an integer past what a number holds exactly. */
 const LONG_DIGITS = /\d{16}/
@@ -176,6 +176,27 @@ class Lines {
   }
 }
 
+/**
+ * The offset where the field at `path` is written in a record's node: its key in a mapping, its
+ * item in a list; undefined when the path leads nowhere in it.
+ */
+function nodeAt(node: unknown, path: (string | number)[]): number | undefined {
+  let at: number | undefined
+  for (const step of path) {
+    if (isMap(node)) {
+      const pair = node.items.find((p) => String(isScalar(p.key) ? p.key.value : p.key) === String(step))
+      if (!pair) return undefined
+      at = (pair.key as Node | null)?.range?.[0]
+      node = pair.value
+    } else if (isSeq(node) && typeof step === 'number') {
+      node = node.items[step]
+      at = (node as Node | undefined)?.range?.[0]
+    } else return undefined
+    if (at === undefined) return undefined
+  }
+  return at
+}
+
 export async function* readYaml(source: ByteSource, options: ReadOptions): AsyncGenerator<SourceRecord> {
   const { file, recordKeys, header } = options
   const decoder = new StringDecoder('utf8')
@@ -220,6 +241,10 @@ export async function* readYaml(source: ByteSource, options: ReadOptions): Async
       const value = toJs(node, notes)
       if (source.includes('__proto__') && hasProtoKey(value)) throw new DataError('E_FIELD', protoRefused(), { ...where(node.range?.[0]), field: '__proto__' })
       const read: SourceRecord = { value, line: where(node.range?.[0]).line, index: index++ }
+      read.fieldLine = (field) => {
+        const at = nodeAt(node, fieldPath(field))
+        return at === undefined ? undefined : where(at).line
+      }
       if (notes.length) read.warnings = notes
       return read
     }

@@ -1,6 +1,6 @@
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
-import { isCompactJson, parseExact, readJson, jsonWriter, stringifyJson } from '../../src/codecs/json.ts'
+import { isCompactJson, offsetOf, parseExact, readJson, jsonWriter, stringifyJson } from '../../src/codecs/json.ts'
 import { readJsonl } from '../../src/codecs/jsonl.ts'
 import { readCsv, csvCell, csvWriter, sniffDelimiter } from '../../src/codecs/csv.ts'
 import fc from 'fast-check'
@@ -560,4 +560,21 @@ test('YAML keeps an integer past 2^53 as its digits, with a warning, as JSON doe
     ],
     [{ id: 'b', metadata: { n: 1 } }, undefined],
   ])
+})
+
+test("offsetOf finds a field's key or item in a record's JSON text, past strings that hold brackets, commas and escaped quotes", () => {
+  const text = '{\n  "input": "q, [x]",\n  "tools_called": [\n    {"name": "a", "x": [1, {"y": "}"}]},\n    {"name": 5, "z": "\\"]"}\n  ],\n  "m": {"a": [1, 2, {"b": 3}]}\n}'
+  const at = (path: (string | number)[]) => {
+    const offset = offsetOf(text, path)
+    return offset === undefined ? undefined : text.slice(offset, offset + 9)
+  }
+  assert.equal(at(['input']), '"input": ')
+  assert.equal(at(['tools_called', 1, 'name']), '"name": 5')
+  assert.equal(at(['tools_called', 1, 'z']), '"z": "\\"]')
+  assert.equal(at(['tools_called', 0, 'x', 1, 'y']), '"y": "}"}')
+  assert.equal(at(['m', 'a', 2]), '{"b": 3}]')
+  // A path that leads nowhere in the record.
+  assert.equal(at(['m', 'missing']), undefined)
+  assert.equal(at(['tools_called', 5]), undefined)
+  assert.equal(at(['input', 'deeper']), undefined)
 })
