@@ -42,7 +42,7 @@ function plainValues(value: unknown, notes: string[]): unknown {
 const MAX_ALIASES = 1000
 
 /** `merge`: a `<<: *defaults` key merges the anchored mapping in, as AgentV's loader reads it. */
-export const PARSE_OPTIONS = { uniqueKeys: true, prettyErrors: false, strict: true, merge: true } as const
+const PARSE_OPTIONS = { uniqueKeys: true, prettyErrors: false, strict: true, merge: true } as const
 
 /** Cut list items are parsed this many, or this many characters, at a time. */
 const BATCH_ITEMS = 8
