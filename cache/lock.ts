@@ -94,7 +94,10 @@ export async function withLock<T>(path: string, fn: () => Promise<T>, options: L
     } catch (error) {
       const code = (error as NodeJS.ErrnoException).code
       if (code === 'ENOENT') {
-        await mkdir(dirname(path), { recursive: true })
+        // A cache clear or prune may remove the directory again while it is being made: try again, for a while.
+        await mkdir(dirname(path), { recursive: true }).catch((made: NodeJS.ErrnoException) => {
+          if (made.code !== 'ENOENT' || Date.now() > deadline) throw new FetchError('E_CACHE', `cannot create lock ${path}: ${made.message}`, {}, { cause: made })
+        })
         continue
       }
       if (code !== 'EEXIST') throw new FetchError('E_CACHE', `cannot create lock ${path}: ${(error as Error).message}`, {}, { cause: error })
