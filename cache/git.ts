@@ -188,7 +188,16 @@ export async function fetchBlobs(layout: RepoLayout, remote: GitRemote, oids: st
   }
 }
 
-/** True when the mirror holds the commit and its trees. */
+/** The type of an object the mirror holds (`commit`, `tree`, `blob`, `tag`), or undefined when it holds none of that id. */
+export async function objectType(layout: RepoLayout, oid: string, options: GitRunOptions): Promise<string | undefined> {
+  try {
+    return (await git(layout.git, options, []).raw(['cat-file', '-t', oid])).trim()
+  } catch {
+    return undefined
+  }
+}
+
+/** True when the mirror holds the commit and its trees (true of a tree too: see objectType). */
 export async function hasCommit(layout: RepoLayout, commit: string, options: GitRunOptions): Promise<boolean> {
   try {
     await git(layout.git, options, []).raw(['cat-file', '-e', `${commit}^{tree}`])

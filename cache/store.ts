@@ -6,7 +6,7 @@ import { mkdir, readdir, readFile, rm, stat, utimes } from 'node:fs/promises'
 import { join, posix } from 'node:path'
 import { FetchError } from '../src/errors.ts'
 import { cacheError, writeAtomic } from './fs.ts'
-import { type GitRemote, type GitRunOptions, type TreeEntry, fetchBlobs, fetchCommit, hasCommit, listTree, prepareMirror, readBlobs } from './git.ts'
+import { type GitRemote, type GitRunOptions, type TreeEntry, fetchBlobs, fetchCommit, hasCommit, listTree, objectType, prepareMirror, readBlobs } from './git.ts'
 import { CACHEDIR_TAG, type RepoLayout, commitFile } from './layout.ts'
 import { type DeclaredHashes, type RetryPolicy, fetchRawFile } from './raw.ts'
 
@@ -178,6 +178,35 @@ const MAX_SYMLINK_HOPS = 8
 /** The commit has no file at the path (or at a symlink's target): a branch listed a while ago may have moved since. */
 export class MissingFileError extends FetchError {}
 
+/** A full SHA taken for a commit names another object: a tree, a blob or an annotated tag. */
+export class NotACommitError extends FetchError {
+  constructor(
+    readonly oid: string,
+    readonly type: string,
+    label: string,
+  ) {
+    super('E_REF', `${label}: ${oid} is a ${type}, not a commit`)
+  }
+}
+
+/**
+ * Whether the mirror holds the commit and its trees. An id it holds as a tree, blob or tag is
+ * NotACommitError: git fetches a tree by its id and lists it as if it were a commit's.
+ */
+async function mirrorHasCommit(layout: RepoLayout, commit: string, options: FetchFilesOptions): Promise<boolean> {
+  const type = await objectType(layout, commit, options)
+  if (type !== undefined && type !== 'commit') throw new NotACommitError(commit, type, options.remote.label)
+  return type === 'commit' && (await hasCommit(layout, commit, options))
+}
+
+/** Make sure the mirror holds the commit and its trees, fetching them when it does not (call under the lock). */
+async function ensureCommit(layout: RepoLayout, commit: string, options: FetchFilesOptions): Promise<void> {
+  await prepareMirror(layout, options)
+  if (await mirrorHasCommit(layout, commit, options)) return
+  await fetchCommit(layout, options.remote, commit, options)
+  if (!(await mirrorHasCommit(layout, commit, options))) throw new FetchError('E_REF', `${options.remote.label}: the server sent no commit ${commit}`)
+}
+
 /**
  * Bring the missing `paths` of `commit` into `commits/<commit>/`. Call it holding the repository's lock.
  * Symlinks inside the repository are followed (their target's content is stored under the link's
@@ -205,7 +234,7 @@ export async function fetchFiles(layout: RepoLayout, commit: string, paths: stri
   if (options.rawUrl && options.rawLimit > 0 && missing.length <= options.rawLimit) {
     forGit = []
     // With the commit's trees already in the mirror (local, no request), raw content is checked against their blob ids.
-    let tree = (await exists(join(layout.git, 'config'))) && (await hasCommit(layout, commit, options)) ? await listTree(layout, commit, missing, options) : undefined
+    let tree = (await exists(join(layout.git, 'config'))) && (await mirrorHasCommit(layout, commit, options)) ? await listTree(layout, commit, missing, options) : undefined
     const answers: { path: string; content: Buffer; declared: DeclaredHashes }[] = []
     let hostDown = false
     for (const path of missing) {
@@ -235,9 +264,7 @@ export async function fetchFiles(layout: RepoLayout, commit: string, paths: stri
     // The single-file APIs serve a symlink's text as if it were the file, and no declared hash tells the
     // two apart: only the tree's mode does. So every answer is checked against the commit's trees, fetched once.
     if (!tree && answers.length > 0) {
-      await prepareMirror(layout, options)
-      await fetchCommit(layout, options.remote, commit, options)
-      if (!(await hasCommit(layout, commit, options))) throw new FetchError('E_REF', `${options.remote.label}: the server sent no commit ${commit}`)
+      await ensureCommit(layout, commit, options)
       tree = await listTree(layout, commit, missing, options)
     }
     for (const { path, content, declared } of answers) {
@@ -261,11 +288,7 @@ export async function fetchFiles(layout: RepoLayout, commit: string, paths: stri
   }
   if (forGit.length === 0) return result
 
-  await prepareMirror(layout, options)
-  if (!(await hasCommit(layout, commit, options))) {
-    await fetchCommit(layout, options.remote, commit, options)
-    if (!(await hasCommit(layout, commit, options))) throw new FetchError('E_REF', `${options.remote.label}: the server sent no commit ${commit}`)
-  }
+  await ensureCommit(layout, commit, options)
 
   // Each wanted path resolves, through symlinks that stay inside, to a blob.
   const wanted = new Map<string, { current: string; hops: number }>(forGit.map((p) => [p, { current: p, hops: 0 }]))

@@ -3,7 +3,7 @@
 import { basename, join } from 'node:path'
 import { UsageError } from '../errors.ts'
 import { STDIO, assertWritable, isDirectory, onInterrupt, removeOwnTemps } from '../io.ts'
-import { MAX_TIMEOUT_SECONDS, PrefetchError, type PrefetchOptions, type PrefetchResult, prefetch, rewriteDataset, writeManifest } from '../resolver/index.ts'
+import { MAX_TIMEOUT_SECONDS, PrefetchError, type PrefetchOptions, type PrefetchResult, prefetch, prefetchSummary, rewriteDataset, writeManifest } from '../resolver/index.ts'
 import { type Command, type CommandContext, type OptionValues, listOption, stringOption } from './command.ts'
 
 /** Resolver options from the shared and the fetch options of a command line. */
@@ -135,10 +135,7 @@ fetches the files into the repository cache: one ref listing and one fetch per r
       release()
     }
     if (ctx.values.json) ctx.stdout.write(`${JSON.stringify({ entries: result.entries }, null, 2)}\n`)
-    else if (!ctx.values.quiet) {
-      const repositories = new Set(result.entries.map((e) => `${e.host}/${e.repository}`)).size
-      ctx.stderr.write(`${result.entries.length} file(s) from ${repositories} repositor${repositories === 1 ? 'y' : 'ies'}: ${result.fetched} fetched, ${result.cached} already cached\n`)
-    }
+    else if (!ctx.values.quiet) ctx.stderr.write(`${prefetchSummary(result)}\n`)
     return 0
   },
 }

@@ -5,6 +5,9 @@
  * - `name` is the host as it appears in dataset URLs (`github.com`, `ghe.example.com:8443`).
  * - `base-url` is where git really is: the clone URL is `<base-url>/<owner…>/<repo>.git`
  *   (Bitbucket Server: `<base-url>/scm/<project>/<repo>.git`).
+ * - a gitlab or bitbucket-server base URL's path (GitLab's relative URL root, Bitbucket Server's context
+ *   path: `https://git.corp.io/gitlab`) is where that instance's page URLs begin too: dataset URLs that
+ *   begin with it are read after it (see url.ts), and the clone and API URLs keep it, built on `base-url`.
  * - the single-file API defaults to, by type: github `<base-url>/raw/<owner>/<repo>/<commit>/<path>`
  *   (GitHub Enterprise's raw path), gitlab `<base-url>/api/v4`, bitbucket `<base-url>/!api/2.0`,
  *   bitbucket-server `<base-url>/rest/api/1.0`; `raw=<url>` replaces that base, `raw=off` disables it.

@@ -52,11 +52,14 @@ export interface ManifestEntry {
 }
 
 export interface PrefetchResult {
+  /** One per URL that resolved, in the order given; URLs naming one file at one commit share its `local_path`. */
   entries: ManifestEntry[]
-  /** URLs served from the cache without any network request. */
-  cached: number
-  /** URLs whose file was fetched in this run. */
+  /** Distinct files among the entries (distinct `local_path`s): `fetched + cached`. */
+  files: number
+  /** Files fetched in this run. */
   fetched: number
+  /** Files served from the cache without any network request. */
+  cached: number
 }
 
 export type CaseSource = AsyncIterable<EvalCase> | Iterable<EvalCase>

@@ -9,6 +9,7 @@ import {
   type CachedState,
   type GitRemote,
   MissingFileError,
+  NotACommitError,
   type RepoLayout,
   cacheRoot,
   checkCacheRoot,
@@ -32,6 +33,13 @@ import { type HostConfig, cloneUrl, hostTable, rawFileUrl } from './hosts.ts'
 import { DEFAULTS, MAX_TIMEOUT_SECONDS, type ManifestEntry, type PrefetchResult, type ResolverOptions, isOffline } from './options.ts'
 import { type RefMap, type ResolvedRef, isFullSha, matchRef, parseLsRemote } from './refs.ts'
 import { type BlobUrl, parseBlobUrl, redactUrl } from './url.ts'
+
+/** What the run has brought so far: an entry per URL, and the cached copies written in this run. */
+interface Outcome {
+  entries: ManifestEntry[]
+  /** Local paths of the files fetched (not found in the cache) in this run. */
+  fetched: Set<string>
+}
 
 interface RepoWork {
   host: HostConfig
@@ -192,7 +200,7 @@ async function fileEntry(u: BlobUrl, ref: ResolvedRef, local: string, checked: C
   return { url: u.url, host: u.host.name, repository: u.repository, ref: ref.ref, commit: ref.commit, path: ref.path, local_path: local, bytes, sha256 }
 }
 
-async function prefetchRepository(session: Session, work: RepoWork, result: PrefetchResult, fail: (url: string, e: unknown) => void): Promise<void> {
+async function prefetchRepository(session: Session, work: RepoWork, outcome: Outcome, fail: (url: string, e: unknown) => void): Promise<void> {
   const credential = session.offline ? undefined : credentialFor(work.host, session.env)
   const remote = remoteFor(work, credential)
   const { resolved, cachedListing } = await resolveRefs(session, work, remote, credential, fail)
@@ -206,7 +214,7 @@ async function prefetchRepository(session: Session, work: RepoWork, result: Pref
     if (u && cachedListing !== undefined && error instanceof MissingFileError && resolved.get(url)?.kind === 'branch') missingAtCachedBranch.set(u, error)
     else fail(url, error)
   }
-  await prefetchAtCommits(session, work, remote, credential, work.urls, resolved, result, failOrRelist)
+  await prefetchAtCommits(session, work, remote, credential, work.urls, resolved, outcome, failOrRelist)
   if (missingAtCachedBranch.size === 0) return
 
   let refs: RefMap
@@ -229,7 +237,7 @@ async function prefetchRepository(session: Session, work: RepoWork, result: Pref
     if (resolved.get(u.url)!.commit === before) fail(u.url, error)
     else again.push(u)
   }
-  await prefetchAtCommits(session, work, remote, credential, again, resolved, result, fail)
+  await prefetchAtCommits(session, work, remote, credential, again, resolved, outcome, fail)
 }
 
 /** Fetch the files these URLs name, one commit at a time. */
@@ -240,7 +248,7 @@ async function prefetchAtCommits(
   credential: Credential | undefined,
   urls: BlobUrl[],
   resolved: Map<string, ResolvedRef>,
-  result: PrefetchResult,
+  outcome: Outcome,
   fail: (url: string, e: unknown) => void,
 ): Promise<void> {
   const byCommit = new Map<string, BlobUrl[]>()
@@ -254,7 +262,7 @@ async function prefetchAtCommits(
     byCommit.set(ref.commit, [...(byCommit.get(ref.commit) ?? []), u])
   }
 
-  for (const [commit, atCommit] of byCommit) await prefetchCommit(session, work, remote, credential, commit, atCommit, resolved, result, fail)
+  for (const [commit, atCommit] of byCommit) await prefetchCommit(session, work, remote, credential, commit, atCommit, resolved, outcome, fail)
 }
 
 async function prefetchCommit(
@@ -265,7 +273,7 @@ async function prefetchCommit(
   commit: string,
   urls: BlobUrl[],
   resolved: Map<string, ResolvedRef>,
-  result: PrefetchResult,
+  outcome: Outcome,
   fail: (url: string, e: unknown) => void,
 ): Promise<void> {
   const pathOf = (u: BlobUrl): string => resolved.get(u.url)!.path
@@ -307,6 +315,13 @@ async function prefetchCommit(
           if (how.viaRaw.length) session.progress(`fetched ${how.viaRaw.length} file(s) of ${remote.label} at ${commit.slice(0, 12)} over HTTP`)
         }, session.lockOptions(work))
       } catch (error) {
+        // A SHA that names a tree, blob or tag fails every URL written with it, each named in its own error.
+        if (error instanceof NotACommitError) {
+          const what = error.type === 'tag' ? 'an annotated tag' : `a ${error.type}`
+          const why = `'${error.oid}' is ${what} of ${work.host.name}/${work.repository}, not a commit; a SHA in a URL must name a commit`
+          for (const u of urls) fail(u.url, new FetchError('E_REF', `${u.url}: ${why}`))
+          return
+        }
         // A problem with one file names its URL: the other files of the commit are tried again without it.
         const named = error instanceof EvalferryError ? missing.find((u) => error.message.startsWith(`${u.url}:`)) : undefined
         if (!named) {
@@ -315,7 +330,7 @@ async function prefetchCommit(
         }
         fail(named.url, error)
         const rest = urls.filter((u) => u !== named)
-        if (rest.length) await prefetchCommit(session, work, remote, credential, commit, rest, resolved, result, fail)
+        if (rest.length) await prefetchCommit(session, work, remote, credential, commit, rest, resolved, outcome, fail)
         return
       }
     }
@@ -335,9 +350,8 @@ async function prefetchCommit(
         fail(u.url, new FetchError('E_FETCH', `${u.url}: '${entry.path}' is a Git LFS pointer: its content (${lfsSize} bytes) is stored with Git LFS, which is not fetched`))
         continue
       }
-      result.entries.push(entry)
-      if (missing.includes(u)) result.fetched++
-      else result.cached++
+      outcome.entries.push(entry)
+      if (missing.includes(u)) outcome.fetched.add(local)
     } catch (error) {
       // Read after the lock was released: a clear or prune may have removed it since.
       const why = (error as NodeJS.ErrnoException).code === 'ENOENT' ? REMOVED : (error as Error).message
@@ -373,7 +387,7 @@ export class PrefetchError extends FetchError {
  * where a dataset holds it), after trying them all; it carries the entries that succeeded.
  */
 export async function prefetchUrls(urls: Iterable<string>, options: ResolverOptions = {}, session = new Session(options), places = new Map<string, Location>()): Promise<PrefetchResult> {
-  const result: PrefetchResult = { entries: [], cached: 0, fetched: 0 }
+  const outcome: Outcome = { entries: [], fetched: new Set() }
   const failures = new Map<string, unknown>()
   const fail = (url: string, error: unknown): void => {
     if (!failures.has(url)) failures.set(url, error)
@@ -410,14 +424,18 @@ export async function prefetchUrls(urls: Iterable<string>, options: ResolverOpti
   if (work.size > 0) await (session.offline ? checkCacheRoot(session.root) : openCacheRoot(session.root))
   await pool([...work.values()], session.setting('concurrency'), async (repo) => {
     try {
-      await prefetchRepository(session, repo, result, fail)
+      await prefetchRepository(session, repo, outcome, fail)
     } catch (error) {
       for (const u of repo.urls) fail(u.url, error)
     }
   })
 
   const position = new Map(order.map((u, i) => [u, i]))
-  result.entries.sort((a, b) => position.get(a.url)! - position.get(b.url)!)
+  const entries = outcome.entries.sort((a, b) => position.get(a.url)! - position.get(b.url)!)
+  // Counted by file, not by URL: URLs naming one file at one commit (other anchors, a blob and a raw form) share its cached copy.
+  const files = new Set(entries.map((e) => e.local_path))
+  const fetched = [...files].filter((local) => outcome.fetched.has(local)).length
+  const result: PrefetchResult = { entries, files: files.size, fetched, cached: files.size - fetched }
   if (failures.size > 0) throw combinedFailure(new Map([...failures].sort((a, b) => position.get(a[0])! - position.get(b[0])!)), result, places)
   return result
 }
@@ -447,6 +465,17 @@ function combinedFailure(failures: Map<string, unknown>, result: PrefetchResult,
   }
   const message = lines.length === 1 ? lines[0]! : `${failures.size} reference(s) failed:\n  ${lines.slice(0, 50).join('\n  ')}${lines.length > 50 ? `\n  … and ${lines.length - 50} more` : ''}`
   return new PrefetchError(code, message, {}, result, list, { cause: first })
+}
+
+/**
+ * The line `evalferry prefetch` ends with: the files (several URLs naming one file count once), where
+ * they came from, and how many URLs named them, e.g.
+ * `2 file(s) from 1 repository: 1 fetched, 1 already cached (named by 3 URL(s))`.
+ */
+export function prefetchSummary(result: PrefetchResult): string {
+  const repositories = new Set(result.entries.map((e) => `${e.host}/${e.repository}`)).size
+  const urls = result.entries.length === result.files ? '' : ` (named by ${result.entries.length} URLs)`
+  return `${result.files} file(s) from ${repositories} repositor${repositories === 1 ? 'y' : 'ies'}: ${result.fetched} fetched, ${result.cached} already cached${urls}`
 }
 
 /** The local path of one blob URL's file, fetching it when it is not cached. */

@@ -52,8 +52,9 @@ function startsWith(segments: string[], prefix: string[]): boolean {
 }
 
 /**
- * Split `<ref>/<path>` against a listing. A full SHA is taken as is. Otherwise exactly one listed
- * ref must be a prefix; none or several is E_REF naming the candidates.
+ * Split `<ref>/<path>` against a listing. A full SHA is taken as is (that it names a commit, not a
+ * tree, blob or tag, is checked where it is fetched). Otherwise exactly one listed ref must be a
+ * prefix; none or several is E_REF naming the candidates.
  */
 export function matchRef(url: string, segments: string[], refs: RefMap | undefined, explicitRef?: string): ResolvedRef {
   if (explicitRef !== undefined) {

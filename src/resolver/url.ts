@@ -89,6 +89,30 @@ function parseLines(fragment: string | undefined): BlobUrl['lines'] {
   return { start, end: m[2] ? Number(m[2]) : start }
 }
 
+/**
+ * The path segments of a self-hosted instance's base URL (`https://git.corp.io/gitlab` gives `['gitlab']`):
+ * GitLab under a relative URL root and Bitbucket Server under a context path write them before the repository.
+ * GitHub Enterprise is served at the root, and a github or bitbucket base with a path is taken as a mirror's.
+ */
+function basePath(host: HostConfig): string[] {
+  if (host.type !== 'gitlab' && host.type !== 'bitbucket-server') return []
+  return new URL(host.gitBase).pathname.split('/').filter(Boolean)
+}
+
+/** `raw` without the host's base path when it begins with it (segment by segment, decoded); else `raw` as it is. */
+function withoutBasePath(url: string, host: HostConfig, raw: string[]): string[] {
+  const prefix = basePath(host)
+  if (prefix.length === 0 || prefix.length >= raw.length) return raw
+  const decoded = (segment: string): string => {
+    try {
+      return decodeURIComponent(segment)
+    } catch {
+      return segment
+    }
+  }
+  return prefix.every((segment, i) => decoded(raw[i]!) === decoded(segment)) ? raw.slice(prefix.length) : raw
+}
+
 function lookupHost(name: string, origin: string, path: string, hosts: Map<string, HostConfig>): { host: HostConfig; rawHost: boolean } | undefined {
   const direct = hosts.get(name)
   if (direct) return { host: direct, rawHost: false }
@@ -139,8 +163,11 @@ export function parseBlobUrl(url: string, hostList: Map<string, HostConfig> | st
   if (secret !== undefined) {
     throw unsafe(url, `credentials in a URL are refused (its query parameter '${secret}'); set the host's token in the environment instead (GH_TOKEN, GITLAB_TOKEN, BITBUCKET_TOKEN)`)
   }
-  const raw = path.split('/').slice(1)
-  if (raw.length > 0 && raw[raw.length - 1] === '') raw.pop() // a trailing slash names a directory; caught below as too short
+  const segments = path.split('/').slice(1)
+  if (segments.length > 0 && segments[segments.length - 1] === '') segments.pop() // a trailing slash names a directory; caught below as too short
+  // A URL of an instance served under a path carries that path before the repository; one without it
+  // (a host whose base URL points elsewhere, as a mirror's does) is read from the root.
+  const raw = withoutBasePath(url, host, segments)
   const lines = parseLines(m[5])
   const make = (ownerParts: string[], rest: string[], ref?: string): BlobUrl | undefined => {
     if (ownerParts.length < 2 || rest.length < (ref === undefined ? 2 : 1)) return undefined

@@ -1,8 +1,9 @@
 /**
  * A git server on 127.0.0.1: `git http-backend` (smart HTTP, protocol v2) behind a Node HTTP server,
- * plus stand-ins for GitHub's raw endpoint, GitLab's files API and Bitbucket's src API, all serving
- * the bare repositories under `root` (laid out `<host>/<owner…>/<repo>.git`). Every request is logged
- * so tests can count ref listings and fetches.
+ * plus stand-ins for GitHub's raw endpoint, GitLab's files API, Bitbucket's src API and Bitbucket
+ * Server's raw REST endpoint, all serving the bare repositories under `root` (laid out
+ * `<host>/<owner…>/<repo>.git`; `<host>` may be a longer path, as for an instance served under a
+ * path prefix). Every request is logged so tests can count ref listings and fetches.
  */
 
 import { execFileSync, spawn } from 'node:child_process'
@@ -254,9 +255,12 @@ export async function startGitServer(root: string, options: GitServerOptions = {
     // GitHub (Enterprise-style raw path): /<host>/raw/<owner>/<repo>/<commit>/<path>
     let m = /^\/([^/]+)\/raw\/([^/]+\/[^/]+)\/([0-9a-f]{40})\/(.+)$/.exec(path)
     if (m) return { repository: `${m[1]}/${m[2]}`, commit: m[3]!, file: m[4]! }
-    // GitLab: /<host>/api/v4/projects/<id>/repository/files/<path>/raw?ref=<commit>
-    m = /^\/([^/]+)\/api\/v4\/projects\/(.+)\/repository\/files\/(.+)\/raw$/.exec(path)
+    // GitLab: /<base…>/api/v4/projects/<id>/repository/files/<path>/raw?ref=<commit>, the base being a host or a path under it
+    m = /^\/(.+?)\/api\/v4\/projects\/(.+)\/repository\/files\/(.+)\/raw$/.exec(path)
     if (m) return { repository: `${m[1]}/${m[2]}`, commit: new URLSearchParams(query).get('ref') ?? '', file: m[3]! }
+    // Bitbucket Server: /<base…>/rest/api/1.0/projects/<KEY>/repos/<slug>/raw/<path>?at=<commit>, from the repository git clones at <base…>/scm/<key>/<slug>.git
+    m = /^\/(.+?)\/rest\/api\/1\.0\/projects\/([^/]+)\/repos\/([^/]+)\/raw\/(.+)$/.exec(path)
+    if (m) return { repository: `${m[1]}/scm/${m[2]!.toLowerCase()}/${m[3]}`, commit: new URLSearchParams(query).get('at') ?? '', file: m[4]! }
     // Bitbucket Cloud: /<host>/!api/2.0/repositories/<workspace>/<repo>/src/<commit>/<path>
     m = /^\/([^/]+)\/!api\/2\.0\/repositories\/([^/]+\/[^/]+)\/src\/([0-9a-f]{40})\/(.+)$/.exec(path)
     if (m) return { repository: `${m[1]}/${m[2]}`, commit: m[3]!, file: m[4]! }

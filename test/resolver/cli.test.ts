@@ -108,3 +108,12 @@ test('cache dir, list, prune and clear', async () => {
   assert.equal(refused.code, 3)
   assert.match(refused.stderr, /does not look like an evalferry cache/)
 })
+
+test('the prefetch summary counts files: URLs naming one file (line anchors, a raw form) count once, and it says how many URLs there were', async () => {
+  const dataset = join(fx.dir, 'one-file.yaml')
+  const url = blobUrl(fx.repos[0]!, 'main', 'data/file-3.txt')
+  writeEvalcaseDataset(dataset, [url, `${url}#L1`, url.replace('/blob/', '/raw/')])
+  const run = await runCli(['prefetch', dataset, '--cache-dir', fx.newCache(), ...hostArgs])
+  assert.equal(run.code, 0, run.stderr)
+  assert.equal(run.stderr.trim().split('\n').at(-1), '1 file(s) from 1 repository: 1 fetched, 0 already cached (named by 3 URLs)')
+})

@@ -1,9 +1,12 @@
 import assert from 'node:assert/strict'
+import { execFileSync } from 'node:child_process'
 import { existsSync, readdirSync, readFileSync } from 'node:fs'
+import { join } from 'node:path'
 import { after, before, test } from 'node:test'
 import { FetchError } from '../../src/errors.ts'
 import type { EvalCase } from '../../src/model.ts'
-import { prefetch, prefetchUrls, resolve } from '../../src/resolver/index.ts'
+import { PrefetchError, prefetch, prefetchSummary, prefetchUrls, resolve } from '../../src/resolver/index.ts'
+import { runCli } from '../helpers/cli.ts'
 import { type Fixture, pushToBranch, sha256, startFixture, twoHundredReferences } from '../helpers/fixture.ts'
 import { blobUrl } from '../helpers/repos.ts'
 
@@ -176,6 +179,60 @@ test('a file missing at a branch whose listing was cached lists the refs again o
 test('resolve gives the local path', async () => {
   const path = await resolve(blobUrl(fx.repos[0]!, 'main', 'data/file-5.txt'), options())
   assert.deepEqual(readFileSync(path), fx.repos[0]!.files.get('data/file-5.txt'))
+})
+
+test('URLs naming one file (line anchors, blob and raw forms, a branch and its commit) count as one file; the summary says how many URLs named them', async () => {
+  const github = fx.repos[0]!
+  const cacheDir = fx.newCache()
+  const one = blobUrl(github, 'main', 'data/file-1.txt')
+  const urls = [one, `${one}#L1`, blobUrl(github, 'main', 'data/file-1.txt', 'raw'), blobUrl(github, github.main, 'data/file-1.txt'), blobUrl(github, 'main', 'data/file-2.txt')]
+  const first = await prefetchUrls(urls, { ...options(), cacheDir })
+  assert.deepEqual(first.entries.map((e) => e.url), urls)
+  assert.equal(new Set(first.entries.map((e) => e.local_path)).size, 2)
+  assert.deepEqual([first.files, first.fetched, first.cached], [2, 2, 0])
+  assert.equal(prefetchSummary(first), '2 file(s) from 1 repository: 2 fetched, 0 already cached (named by 5 URLs)')
+
+  // Again, with one more file named twice: that one is fetched, the two others are cached.
+  const three = blobUrl(github, 'main', 'data/file-3.txt')
+  const second = await prefetchUrls([...urls, three, `${three}#L2`], { ...options(), cacheDir })
+  assert.deepEqual([second.entries.length, second.files, second.fetched, second.cached], [7, 3, 1, 2])
+  assert.equal(prefetchSummary(second), '3 file(s) from 1 repository: 1 fetched, 2 already cached (named by 7 URLs)')
+})
+
+test('a full SHA naming a tree, a blob or an annotated tag is E_REF for each URL written with it, saying it is not a commit; the commit beside it resolves', async () => {
+  const gitlab = fx.repos[1]!
+  const revParse = (what: string): string => execFileSync('git', ['--git-dir', join(fx.server.root, `${gitlab.repository}.git`), 'rev-parse', what], { encoding: 'utf8' }).trim()
+  const tree = revParse('HEAD^{tree}')
+  const blob = revParse('HEAD:data/file-1.txt')
+  const tag = revParse('refs/tags/v1.0')
+  assert.notEqual(tag, gitlab.main, 'v1.0 is an annotated tag')
+  const not = (url: string, sha: string, what: string): [string, string] => [url, `${url}: '${sha}' is ${what} of gitlab.com/${gitlab.path}, not a commit; a SHA in a URL must name a commit`]
+  // Through git alone, and with the single-file API first (which the stand-in answers for a tree or tag too).
+  for (const rawFileLimit of [0, 8]) {
+    const cacheDir = fx.newCache()
+    const good = blobUrl(gitlab, gitlab.main, 'data/file-1.txt')
+    const urls = [blobUrl(gitlab, tree, 'data/file-1.txt'), `${blobUrl(gitlab, tree, 'data/file-2.txt')}#L1`, blobUrl(gitlab, blob, 'data/file-1.txt'), blobUrl(gitlab, tag, 'data/file-1.txt'), good]
+    await assert.rejects(prefetchUrls(urls, { ...options(), cacheDir, rawFileLimit }), (e: unknown) => {
+      assert.ok(e instanceof PrefetchError, String(e))
+      assert.equal(e.code, 'E_REF')
+      assert.equal(e.exitCode, 3)
+      assert.deepEqual(
+        e.failures.map((f) => [f.url, f.message]),
+        [not(urls[0]!, tree, 'a tree'), not(urls[1]!, tree, 'a tree'), not(urls[2]!, blob, 'a blob'), not(urls[3]!, tag, 'an annotated tag')],
+        `rawFileLimit ${rawFileLimit}`,
+      )
+      assert.deepEqual(e.result.entries.map((entry) => [entry.url, entry.commit, readFileSync(entry.local_path, 'utf8')]), [[good, gitlab.main, gitlab.files.get('data/file-1.txt')!.toString()]])
+      return true
+    })
+    // Nothing was cached under the ids that are no commits.
+    assert.deepEqual(readdirSync(join(cacheDir, gitlab.repository, 'commits')), [gitlab.main])
+  }
+  // On the command line: exit code 3, the URL and the reason on stderr.
+  const url = blobUrl(gitlab, tree, 'data/file-1.txt')
+  const run = await runCli(['resolve', url, '--cache-dir', fx.newCache(), ...fx.server.hostSpecs().flatMap((h) => ['--host', h])])
+  assert.equal(run.code, 3, run.stderr)
+  assert.equal(run.stdout, '')
+  assert.ok(run.stderr.includes(not(url, tree, 'a tree')[1]), run.stderr)
 })
 
 test('offline (option or EVALFERRY_OFFLINE=1) serves every cached file with the server stopped; a miss names the URL', async () => {

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
 import { FetchError } from '../../src/errors.ts'
-import { hostTable, parseHostSpec, splitHostList } from '../../src/resolver/hosts.ts'
+import { cloneUrl, hostTable, parseHostSpec, rawFileUrl, splitHostList } from '../../src/resolver/hosts.ts'
 import { parseBlobUrl, redactUrl } from '../../src/resolver/url.ts'
 
 const hosts = hostTable(
@@ -90,6 +90,41 @@ test('--host specs: types, raw endpoints, credentials refused in URLs', () => {
   const table = hostTable(['a.io=https://cli.a.io'], { EVALFERRY_HOSTS: 'a.io=https://env.a.io,b.io=https://b.io,type=gitlab' })
   assert.equal(table.get('a.io')?.gitBase, 'https://cli.a.io')
   assert.equal(table.get('b.io')?.type, 'gitlab')
+})
+
+test('a GitLab or Bitbucket Server base URL with a path: URLs that begin with that path are read after it; the clone and API URLs keep it', () => {
+  const prefixed = hostTable(
+    ['git.corp.io=https://git.corp.io/gitlab,type=gitlab', 'bb.corp.io=https://bb.corp.io/tools/bitbucket/,type=bitbucket-server', 'ghe.corp.io=https://ghe.corp.io/mirror,type=github'],
+    {},
+  )
+  const sha = 'a'.repeat(40)
+  const read = (url: string) => {
+    const parsed = parseBlobUrl(url, prefixed)
+    return parsed && { repository: parsed.repository, segments: parsed.segments, ref: parsed.ref, clone: cloneUrl(parsed.host, parsed.repository), raw: rawFileUrl(parsed.host, parsed.repository, sha, parsed.segments.at(-1)!) }
+  }
+  assert.deepEqual(read('https://git.corp.io/gitlab/group/sub/project/-/blob/main/a.md'), {
+    repository: 'group/sub/project',
+    segments: ['main', 'a.md'],
+    ref: undefined,
+    clone: 'https://git.corp.io/gitlab/group/sub/project.git',
+    raw: `https://git.corp.io/gitlab/api/v4/projects/group%2Fsub%2Fproject/repository/files/a.md/raw?ref=${sha}`,
+  })
+  assert.deepEqual(read('https://bb.corp.io/tools/bitbucket/projects/PRJ/repos/repo/browse/a.md?at=refs%2Fheads%2Fmain'), {
+    repository: 'PRJ/repo',
+    segments: ['a.md'],
+    ref: 'refs/heads/main',
+    clone: 'https://bb.corp.io/tools/bitbucket/scm/prj/repo.git',
+    raw: `https://bb.corp.io/tools/bitbucket/rest/api/1.0/projects/PRJ/repos/repo/raw/a.md?at=${sha}`,
+  })
+  // The path is taken once: a group named like it is the group.
+  assert.equal(read('https://git.corp.io/gitlab/gitlab/project/-/raw/main/a.md')?.repository, 'gitlab/project')
+  // A URL without the path (a name pointed at a mirror or proxy) is read from the root, as before.
+  assert.equal(read('https://git.corp.io/group/project/-/blob/main/a.md')?.repository, 'group/project')
+  assert.equal(read('https://bb.corp.io/projects/PRJ/repos/repo/browse/a.md')?.repository, 'PRJ/repo')
+  // Part of the path is not the path.
+  assert.equal(read('https://bb.corp.io/tools/projects/PRJ/repos/repo/browse/a.md'), undefined)
+  // GitHub Enterprise is served at the root: a github base's path is not looked for in URLs.
+  assert.equal(read('https://ghe.corp.io/mirror/tool/blob/main/x.txt')?.repository, 'mirror/tool')
 })
 
 test('a token in the query is refused like one in the user info, naming the parameter and never its value', () => {
