@@ -41,8 +41,9 @@ function plainValues(value: unknown, notes: string[]): unknown {
 /** Aliases expanded per document before it is refused as an alias bomb. */
 const MAX_ALIASES = 1000
 
-/** `merge`: a `<<: *defaults` key merges the anchored mapping in, as AgentV's loader reads it. */
-const PARSE_OPTIONS = { uniqueKeys: true, prettyErrors: false, strict: true, merge: true } as const
+const PARSE_OPTIONS = { uniqueKeys: true, prettyErrors: false, strict: true } as const
+/** A `<<: *defaults` key merges the anchored mapping in, as AgentV's loader reads it. */
+const MERGE_OPTIONS = { ...PARSE_OPTIONS, merge: true } as const
 
 /** Cut list items are parsed this many, or this many characters, at a time. */
 const BATCH_ITEMS = 8
@@ -212,7 +213,9 @@ export async function* readYaml(source: ByteSource, options: ReadOptions): Async
     const lineCounter = many ? new LineCounter() : undefined
     // Integers too long for a number are read as bigints, then kept as their digits (see plainValues).
     const long = LONG_DIGITS.test(source)
-    const options = long ? { ...PARSE_OPTIONS, intAsBigInt: true } : PARSE_OPTIONS
+    // Merge keys, which cost a test of every plain scalar, only where the text can hold one.
+    const base = source.includes('<<') ? MERGE_OPTIONS : PARSE_OPTIONS
+    const options = long ? { ...base, intAsBigInt: true } : base
     const doc = parseDocument(source, lineCounter ? { ...options, lineCounter } : options)
     const prefixLines = countNewlines(prefix)
     const lines = lineCounter ? undefined : new Lines(source)
