@@ -198,6 +198,19 @@ function nodeAt(node: unknown, path: (string | number)[]): number | undefined {
   return at
 }
 
+/**
+ * `SourceRecord.fieldLine` of an item parsed from `source` (`prefix` and text from file line
+ * `line`). Made here, where it holds the item's node and text but not the parse's document.
+ */
+function fieldLines(node: Node, source: string, prefixLength: number, prefixLines: number, line: number): (field: string) => number | undefined {
+  return (field) => {
+    const at = nodeAt(node, fieldPath(field))
+    if (at === undefined) return undefined
+    const sourceLine = countNewlines(source.slice(0, at)) + 1
+    return at < prefixLength ? sourceLine : sourceLine - prefixLines - 1 + line
+  }
+}
+
 export async function* readYaml(source: ByteSource, options: ReadOptions): AsyncGenerator<SourceRecord> {
   const { file, recordKeys, header } = options
   const decoder = new StringDecoder('utf8')
@@ -244,10 +257,7 @@ export async function* readYaml(source: ByteSource, options: ReadOptions): Async
       const value = toJs(node, notes)
       if (source.includes('__proto__') && hasProtoKey(value)) throw new DataError('E_FIELD', protoRefused(), { ...where(node.range?.[0]), field: '__proto__' })
       const read: SourceRecord = { value, line: where(node.range?.[0]).line, index: index++ }
-      read.fieldLine = (field) => {
-        const at = nodeAt(node, fieldPath(field))
-        return at === undefined ? undefined : where(at).line
-      }
+      read.fieldLine = fieldLines(node, source, prefix.length, prefixLines, line)
       if (notes.length) read.warnings = notes
       return read
     }
