@@ -203,7 +203,12 @@ async function* readFile_(
       // Included cases would shift every later part's record numbers: the file converts in one thread.
       if (part?.range) throw new Error('an include inside a part of a file')
       const path = resolvePath(dirname(file), included)
-      const includedContainer = requireContainer(path, undefined, 'input')
+      const includedContainer = containerOf(path)
+      // The dataset names the file: a name that is no dataset is bad data at the include's line.
+      if (!includedContainer || !adapter.reads.includes(includedContainer)) {
+        const expected = adapter.reads.map((c) => `.${c}`).join(' or ')
+        throw new DataError('E_FIELD', `the include names no ${adapter.name} dataset: expected a ${expected} file`, { ...where(), field: String(record.value) })
+      }
       try {
         yield* readFile_(path, includedContainer, adapter, options, seenIds, true)
       } catch (error) {
