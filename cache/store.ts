@@ -185,7 +185,7 @@ export class NotACommitError extends FetchError {
     readonly type: string,
     label: string,
   ) {
-    super('E_REF', `${label}: ${oid} is a ${type}, not a commit`)
+    super('E_REF', `'${oid}' is ${type === 'tag' ? 'an annotated tag' : `a ${type}`} of ${label}, not a commit; a SHA in a URL must name a commit`)
   }
 }
 

@@ -71,12 +71,7 @@ export async function* readJson(source: ByteSource, options: ReadOptions): Async
     capturing = false
     if (mode === Mode.TopArray || mode === Mode.RecordArray) {
       const { value, kept } = index < skipBefore ? { value: null, kept: undefined } : finishValue(text)
-      pending = { value, line: captureLine, index: index++, raw: text }
-      const line = captureLine
-      pending.fieldLine = (field) => {
-        const at = offsetOf(text, fieldPath(field))
-        return at === undefined ? undefined : line + countNewlines(text.slice(0, at))
-      }
+      pending = { value, line: captureLine, index: index++, raw: text, fieldLine: jsonFieldLine }
       if (kept) pending.warnings = kept.map(keptWarning)
       lastWasSeparator = false
     } else {
@@ -399,6 +394,12 @@ function findDuplicateKey(text: string): { key: string; path: string; offset: nu
     }
   }
   return undefined
+}
+
+/** `SourceRecord.fieldLine` of a record read with its JSON text: one function for all, no closure a record. */
+function jsonFieldLine(this: SourceRecord, field: string): number | undefined {
+  const at = this.raw === undefined ? undefined : offsetOf(this.raw, fieldPath(field))
+  return at === undefined || this.line === undefined ? undefined : this.line + countNewlines(this.raw!.slice(0, at))
 }
 
 /**

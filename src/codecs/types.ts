@@ -68,7 +68,7 @@ export interface SourceRecord {
   error?: EvalferryError
   /** What the codec changed to read the record (an integer too long for a number, kept as text). */
   warnings?: string[]
-  /** The line where a field of a record of several lines is written (`input[1].content`), where the codec can tell. */
+  /** The line where a field of a record of several lines is written (`input[1].content`), where the codec can tell; called on the record. */
   fieldLine?: (field: string) => number | undefined
 }
 

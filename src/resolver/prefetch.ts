@@ -317,9 +317,7 @@ async function prefetchCommit(
       } catch (error) {
         // A SHA that names a tree, blob or tag fails every URL written with it, each named in its own error.
         if (error instanceof NotACommitError) {
-          const what = error.type === 'tag' ? 'an annotated tag' : `a ${error.type}`
-          const why = `'${error.oid}' is ${what} of ${work.host.name}/${work.repository}, not a commit; a SHA in a URL must name a commit`
-          for (const u of urls) fail(u.url, new FetchError('E_REF', `${u.url}: ${why}`))
+          for (const u of urls) fail(u.url, new FetchError('E_REF', `${u.url}: ${error.message}`))
           return
         }
         // A problem with one file names its URL: the other files of the commit are tried again without it.
