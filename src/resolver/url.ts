@@ -103,14 +103,7 @@ function basePath(host: HostConfig): string[] {
 function withoutBasePath(url: string, host: HostConfig, raw: string[]): string[] {
   const prefix = basePath(host)
   if (prefix.length === 0 || prefix.length >= raw.length) return raw
-  const decoded = (segment: string): string => {
-    try {
-      return decodeURIComponent(segment)
-    } catch {
-      return segment
-    }
-  }
-  return prefix.every((segment, i) => decoded(raw[i]!) === decoded(segment)) ? raw.slice(prefix.length) : raw
+  return prefix.every((segment, i) => decodeSegment(url, raw[i]!) === decodeSegment(host.gitBase, segment)) ? raw.slice(prefix.length) : raw
 }
 
 function lookupHost(name: string, origin: string, path: string, hosts: Map<string, HostConfig>): { host: HostConfig; rawHost: boolean } | undefined {
