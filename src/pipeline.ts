@@ -96,6 +96,20 @@ function requireContainer(path: string, given: Container | undefined, role: 'inp
 
 /** The canonical cases of one dataset file (or `-`), in order. */
 export async function* read(input: string, options: ReadOptions = {}): AsyncGenerator<EvalCase> {
+  for await (const item of readCases(input, options)) {
+    if (item.from) readFrom.set(item.value, item.from)
+    yield item.value
+  }
+}
+
+/** A case read from a file, and where: a case the target cannot take is named by its place in the input. */
+interface ReadCase {
+  value: EvalCase
+  /** Absent for a case a caller made, which is named by its place in the output. */
+  from?: Location | undefined
+}
+
+async function* readCases(input: string, options: ReadOptions): AsyncGenerator<ReadCase> {
   const container = requireContainer(input, options.container, 'input')
   let from = options.from
   if (!from) {
@@ -120,7 +134,7 @@ async function* readFile_(
   seenIds: SeenIds,
   isIncluded = false,
   part?: FilePart,
-): AsyncGenerator<EvalCase> {
+): AsyncGenerator<ReadCase> {
   const header: JsonObject = {}
   const sidecar = file !== STDIO ? adapter.sidecar?.(file, container) : undefined
   if (sidecar && (await exists(sidecar))) {
@@ -252,8 +266,7 @@ async function* readFile_(
     previousLine = record.line
     for (const c of cases) {
       if (report) report.records.read++
-      readFrom.set(c, from)
-      yield c
+      yield { value: c, from }
     }
   }
   headerWarned()
@@ -269,8 +282,8 @@ function countIgnored(report: ConversionReport, ignored: readonly string[], row:
 }
 
 /**
- * Where each case was read: a case the target cannot take is named by its place in the input,
- * which the user can mend (cases a caller made, and did not read, by their place in the output).
+ * Where each case that `read` gave was read, for `write`: a case the target cannot take is named
+ * by its place in the input, which the user can mend. A conversion passes the place beside the case.
  */
 const readFrom = new WeakMap<EvalCase, Location>()
 
@@ -362,11 +375,11 @@ function locate(error: unknown, location: Location): EvalferryError {
 }
 
 /** Writes cases to one file (or `-`) atomically; returns the report. */
-export async function write(
-  cases: AsyncIterable<EvalCase> | Iterable<EvalCase>,
-  output: string,
-  options: WriteOptions,
-): Promise<ConversionReport> {
+export function write(cases: AsyncIterable<EvalCase> | Iterable<EvalCase>, output: string, options: WriteOptions): Promise<ConversionReport> {
+  return writeFile(placed(cases), output, options)
+}
+
+async function writeFile(cases: AsyncIterable<ReadCase>, output: string, options: WriteOptions): Promise<ConversionReport> {
   const container = requireContainer(output, options.container, 'output')
   const adapter = await getAdapter(options.to)
   if (!adapter.writes.includes(container)) {
@@ -387,6 +400,11 @@ export async function write(
     throw error
   }
   return report
+}
+
+/** The caller's cases, each with where `read` read it, if it did. */
+async function* placed(cases: AsyncIterable<EvalCase> | Iterable<EvalCase>): AsyncGenerator<ReadCase> {
+  for await (const c of cases) yield { value: c, from: readFrom.get(c) }
 }
 
 /**
@@ -458,7 +476,7 @@ export interface PartPreset {
 }
 
 async function writeCases(
-  cases: AsyncIterable<EvalCase> | Iterable<EvalCase>,
+  cases: AsyncIterable<ReadCase>,
   adapter: Adapter,
   container: Container,
   file: { sink: Sink; path: string },
@@ -467,15 +485,13 @@ async function writeCases(
   hasSidecar: boolean,
   preset?: PartPreset,
 ): Promise<FileLayout> {
-  const iterator = (Symbol.asyncIterator in cases ? cases[Symbol.asyncIterator]() : cases[Symbol.iterator]()) as
-    | AsyncIterator<EvalCase>
-    | Iterator<EvalCase>
+  const iterator = cases[Symbol.asyncIterator]()
   let taken = preset?.index ?? 0
   // A case a caller made, not one read here, may not have a case's shape: it is named by its place in the output.
-  const checked = (c: EvalCase): EvalCase => {
-    if (!readFrom.has(c)) {
+  const checked = (c: ReadCase): ReadCase => {
+    if (!c.from) {
       try {
-        checkCaseShape(c, 'the case has')
+        checkCaseShape(c.value, 'the case has')
       } catch (error) {
         throw locate(error, { file: file.path, record: taken })
       }
@@ -483,7 +499,7 @@ async function writeCases(
     taken++
     return c
   }
-  const sample: EvalCase[] = []
+  const sample: ReadCase[] = []
   let exhausted = false
   while (!preset && sample.length < LAYOUT_SAMPLE) {
     const next = await iterator.next()
@@ -504,20 +520,22 @@ async function writeCases(
     index: 0,
     warn: (message, field) => addWarning(report, message, { ...(at ?? { file: file.path, record: index }), ...(field ? { field } : {}) }),
   }
-  const layout: FileLayout = preset?.layout ?? adapter.layout(container, options.layoutCases ? [...sample, ...options.layoutCases] : sample, ectx)
+  const sampled = sample.map((c) => c.value)
+  const layout: FileLayout = preset?.layout ?? adapter.layout(container, options.layoutCases ? [...sampled, ...options.layoutCases] : sampled, ectx)
   ectx.layout = layout
   // A `.tsv` file is written with tabs, as it is read.
   const delimiter = container === 'csv' ? namedDelimiter(file.path) : undefined
   const writer = await recordWriter(container, file.sink, delimiter ? { ...layout, delimiter } : layout, ectx.warn)
-  const encoder = new CaseEncoder(adapter, container, layout, options, report, file.path, hasSidecar, preset?.sample ?? sample, preset)
+  const encoder = new CaseEncoder(adapter, container, layout, options, report, file.path, hasSidecar, preset?.sample ?? sampled, preset)
 
   // The cases of the record being written: one, or the consecutive cases of one group.
   let pending: EvalCase[] = []
+  let pendingFrom: Location | undefined
   let pendingGroup: string | undefined
   const flush = async (): Promise<void> => {
     if (!pending.length) return
     ectx.index = index
-    at = readFrom.get(pending[0]!) ?? { file: file.path, record: index }
+    at = pendingFrom ?? { file: file.path, record: index }
     let record: JsonObject
     try {
       record = encoder.encode(pending, ectx, index === 0, pendingGroup !== undefined)
@@ -537,14 +555,15 @@ async function writeCases(
     pending = []
     index++
   }
-  const writeOne = async (c: EvalCase): Promise<void> => {
-    const group = adapter.group?.(c, container)
+  const writeOne = async (c: ReadCase): Promise<void> => {
+    const group = adapter.group?.(c.value, container)
     if (preset) {
       if (index === preset.index && !pending.length) preset.firstGroup = group
       preset.lastGroup = group
     }
     if (group === undefined || group !== pendingGroup) await flush()
-    pending.push(c)
+    if (!pending.length) pendingFrom = c.from
+    pending.push(c.value)
     pendingGroup = group
     if (group === undefined) await flush()
   }
@@ -816,7 +835,7 @@ async function convertOnce(
   let rejects: AtomicFile | undefined
   if (options.rejects) rejects = await AtomicFile.create(options.rejects)
   const pendingRejects: Promise<void>[] = []
-  const cases = read(options.input, {
+  const cases = readCases(options.input, {
     from,
     container: inputContainer,
     ...(options.map ? { map: options.map } : {}),
@@ -830,7 +849,7 @@ async function convertOnce(
     },
   })
   try {
-    await write(cases, options.output, {
+    await writeFile(cases, options.output, {
       to,
       ...(options.outputContainer ? { container: options.outputContainer } : {}),
       ...(options.dialect ? { dialect: options.dialect } : {}),
@@ -871,7 +890,7 @@ export async function readFileHead(options: ConvertOptions & { from: string }): 
   const quiet = newReport(source.name, target.name, [])
   const readOptions: ReadOptions = { from: options.from, onError: options.onError ?? 'fail', report: quiet, ...(options.map ? { map: options.map } : {}) }
   for await (const c of readFile_(options.input, inputContainer, source, readOptions, new SeenIds(options.input), false, probe)) {
-    sample.push(c)
+    sample.push(c.value)
     if (sample.length >= LAYOUT_SAMPLE) break
   }
   const report = newReport(source.name, target.name, [])
