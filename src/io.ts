@@ -168,7 +168,7 @@ export class BytesSink implements Sink {
     this.buffer = Buffer.allocUnsafeSlow(Math.max(1 << 16, Math.ceil(expected)))
   }
 
-  async write(chunk: string | Uint8Array): Promise<void> {
+  write(chunk: string | Uint8Array): undefined {
     const most = typeof chunk === 'string' ? chunk.length * 3 : chunk.length
     if (this.size + most > this.buffer.length) {
       const grown = Buffer.allocUnsafeSlow(Math.max(Math.ceil(this.buffer.length * 1.5), this.size + most))
@@ -176,6 +176,7 @@ export class BytesSink implements Sink {
       this.buffer = grown
     }
     this.size += typeof chunk === 'string' ? this.buffer.write(chunk, this.size) : (this.buffer.set(chunk, this.size), chunk.length)
+    return undefined
   }
 
   bytes(): Uint8Array {
@@ -198,22 +199,18 @@ export class StreamSink implements Sink {
     this.buffer = Buffer.allocUnsafe(flushAt * 2)
   }
 
-  async write(chunk: string | Uint8Array): Promise<void> {
-    if (typeof chunk !== 'string') {
-      await this.flush()
-      await this.push(chunk)
-      return
-    }
+  write(chunk: string | Uint8Array): Promise<void> | undefined {
     // A UTF-16 code unit takes at most 3 bytes of UTF-8.
-    if (this.size + chunk.length * 3 > this.buffer.length) {
-      await this.flush()
-      if (chunk.length * 3 > this.buffer.length) {
-        await this.push(chunk)
-        return
-      }
-    }
+    if (typeof chunk !== 'string' || this.size + chunk.length * 3 > this.buffer.length) return this.writeLarge(chunk)
     this.size += this.buffer.write(chunk, this.size, 'utf8')
-    if (this.size >= this.flushAt) await this.flush()
+    return this.size >= this.flushAt ? this.flush() : undefined
+  }
+
+  /** Bytes, or text that does not fit what is left of the buffer: what is buffered goes first. */
+  private async writeLarge(chunk: string | Uint8Array): Promise<void> {
+    await this.flush()
+    if (typeof chunk !== 'string' || chunk.length * 3 > this.buffer.length) await this.push(chunk)
+    else this.size += this.buffer.write(chunk, this.size, 'utf8')
   }
 
   async flush(): Promise<void> {

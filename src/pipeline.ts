@@ -96,7 +96,7 @@ function requireContainer(path: string, given: Container | undefined, role: 'inp
 
 /** The canonical cases of one dataset file (or `-`), in order. */
 export async function* read(input: string, options: ReadOptions = {}): AsyncGenerator<EvalCase> {
-  for await (const item of readCases(input, options)) {
+  for await (const item of await openCases(input, options)) {
     if (item.from) readFrom.set(item.value, item.from)
     yield item.value
   }
@@ -109,7 +109,8 @@ interface ReadCase {
   from?: Location | undefined
 }
 
-async function* readCases(input: string, options: ReadOptions): AsyncGenerator<ReadCase> {
+/** The cases of a file, once its format is known to read its container. */
+async function openCases(input: string, options: ReadOptions): Promise<AsyncGenerator<ReadCase>> {
   const container = requireContainer(input, options.container, 'input')
   let from = options.from
   if (!from) {
@@ -123,7 +124,7 @@ async function* readCases(input: string, options: ReadOptions): AsyncGenerator<R
   if (options.map && !adapter.mapsRows) {
     throw new UsageError(`--map maps the columns of a table (csv, hf, langsmith); ${input} is ${adapter.name}, whose fields are its own`)
   }
-  yield* readFile_(input, container, adapter, options, new SeenIds(input))
+  return readFile_(input, container, adapter, options, new SeenIds(input))
 }
 
 async function* readFile_(
@@ -532,8 +533,21 @@ async function writeCases(
   let pending: EvalCase[] = []
   let pendingFrom: Location | undefined
   let pendingGroup: string | undefined
-  const flush = async (): Promise<void> => {
-    if (!pending.length) return
+  // Writing a record waits only where the writer must (its sink's buffer is full): the others
+  // take no promise, so a record of a few fields costs its fields, not the awaits between them.
+  const failed = (error: unknown): unknown => {
+    if (error instanceof LayoutError) error.cases = pending
+    // A writer that holds records back (Parquet's row groups) names the one at fault by its place in the output.
+    if (error instanceof DataError && !error.location.file) error.location = error.location.record === undefined ? { ...at, ...error.location } : { file: file.path, ...error.location }
+    return error
+  }
+  const flushed = (): void => {
+    report.records.written += pending.length
+    pending = []
+    index++
+  }
+  const flush = (): Promise<void> | undefined => {
+    if (!pending.length) return undefined
     ectx.index = index
     at = pendingFrom ?? { file: file.path, record: index }
     let record: JsonObject
@@ -543,36 +557,45 @@ async function writeCases(
       if (error instanceof LayoutError) error.cases = pending
       throw locate(error, at)
     }
+    let waiting: Promise<void> | undefined
     try {
-      await writer.write(record)
+      waiting = writer.write(record)
     } catch (error) {
-      if (error instanceof LayoutError) error.cases = pending
-      // A writer that holds records back (Parquet's row groups) names the one at fault by its place in the output.
-      if (error instanceof DataError && !error.location.file) error.location = error.location.record === undefined ? { ...at, ...error.location } : { file: file.path, ...error.location }
-      throw error
+      throw failed(error)
     }
-    report.records.written += pending.length
-    pending = []
-    index++
+    if (waiting) {
+      return waiting.then(flushed, (error: unknown) => {
+        throw failed(error)
+      })
+    }
+    flushed()
+    return undefined
   }
-  const writeOne = async (c: ReadCase): Promise<void> => {
+  const add = (c: ReadCase, group: string | undefined): Promise<void> | undefined => {
+    if (!pending.length) pendingFrom = c.from
+    pending.push(c.value)
+    pendingGroup = group
+    return group === undefined ? flush() : undefined
+  }
+  const writeOne = (c: ReadCase): Promise<void> | undefined => {
     const group = adapter.group?.(c.value, container)
     if (preset) {
       if (index === preset.index && !pending.length) preset.firstGroup = group
       preset.lastGroup = group
     }
-    if (group === undefined || group !== pendingGroup) await flush()
-    if (!pending.length) pendingFrom = c.from
-    pending.push(c.value)
-    pendingGroup = group
-    if (group === undefined) await flush()
+    if (group === undefined || group !== pendingGroup) {
+      const waiting = flush()
+      if (waiting) return waiting.then(() => add(c, group))
+    }
+    return add(c, group)
   }
   for (const c of sample) await writeOne(c)
   if (!exhausted) {
     for (;;) {
       const next = await iterator.next()
       if (next.done) break
-      await writeOne(checked(next.value))
+      const waiting = writeOne(checked(next.value))
+      if (waiting) await waiting
     }
   }
   await flush()
@@ -833,9 +856,8 @@ async function convertOnce(
   layoutCases: EvalCase[] | undefined,
 ): Promise<ConversionReport> {
   let rejects: AtomicFile | undefined
-  if (options.rejects) rejects = await AtomicFile.create(options.rejects)
   const pendingRejects: Promise<void>[] = []
-  const cases = readCases(options.input, {
+  const cases = await openCases(options.input, {
     from,
     container: inputContainer,
     ...(options.map ? { map: options.map } : {}),
@@ -845,9 +867,11 @@ async function convertOnce(
     ...(options.recordBytes ? { recordBytes: options.recordBytes } : {}),
     ...(options.progress ? { progress: options.progress } : {}),
     onReject: (r) => {
-      if (rejects) pendingRejects.push(rejects.sink.write(JSON.stringify(r) + '\n'))
+      const written = rejects?.sink.write(JSON.stringify(r) + '\n')
+      if (written) pendingRejects.push(written)
     },
   })
+  if (options.rejects) rejects = await AtomicFile.create(options.rejects)
   try {
     await writeFile(cases, options.output, {
       to,

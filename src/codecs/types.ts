@@ -291,7 +291,8 @@ export type ByteSource = AsyncIterable<Buffer | string> | Iterable<Buffer | stri
 
 /** Writes records of one container to a byte sink, in order, with back-pressure. */
 export interface RecordWriter {
-  write(record: JsonObject): Promise<void>
+  /** A promise only where the record's text had to wait (see `Sink`). */
+  write(record: JsonObject): Promise<void> | undefined
   /** Writes whatever closes the document; does not close the sink. */
   end(): Promise<void>
 }
@@ -304,8 +305,9 @@ export function depthOver(value: unknown, limit: number): boolean {
   return false
 }
 
+/** Where a writer's text goes. A write that need not wait returns nothing: no promise to await per record. */
 export interface Sink {
-  write(chunk: string | Uint8Array): Promise<void>
+  write(chunk: string | Uint8Array): Promise<void> | undefined
 }
 
 /**

@@ -269,7 +269,7 @@ test('CSV writer: Python minimal quoting with CRLF', async () => {
   await w.write({ a: 'multi\nline', b: null, c: '' })
   await w.end()
   assert.equal(sink.text, 'a,b,c\r\n"x, y","say ""hi""", lead\r\n"multi\nline",,\r\n')
-  await assert.rejects(w.write({ z: '1' }), /column "z"/)
+  await assert.rejects(async () => w.write({ z: '1' }), /column "z"/)
 })
 
 test('YAML: records under a record key keep their lines; errors name line and column', async () => {
