@@ -32,6 +32,8 @@
  * - memory            peak RSS of the command line converting a CSV table of 10×S to evalcase JSON
  *                     Lines (and of the library's convert() in one thread with V8's default heap),
  *                     against a child running papaparse alone over the same file.
+ * - memory-short      the same for a CSV of short rows (10×S, about a million records at 10MB):
+ *                     what each record keeps, its id for one, shows in the peak.
  * - memory-parquet    peak RSS of the command line converting Hugging Face Parquet of 10×S of text
  *                     in a single row group (as pandas writes a table) to hf JSON Lines, against a
  *                     child running parquet-wasm alone over the same file.
@@ -327,17 +329,18 @@ async function parquetMemoryRow(data: Datasets, size: number): Promise<Row> {
   }
 }
 
-async function memoryRow(data: Datasets, size: number): Promise<Row> {
-  const input = await data.get('table-csv', 'table-x10.csv', size * 10, SEED + 10)
-  const output = join(OUT, 'table-x10.jsonl')
+/** `short`: the CSV of short rows, whose many records show what memory each record keeps (its id, say). */
+async function memoryRow(data: Datasets, size: number, short = false): Promise<Row> {
+  const input = short ? await data.get('short-csv', 'short-x10.csv', size * 10, SEED + 30) : await data.get('table-csv', 'table-x10.csv', size * 10, SEED + 10)
+  const output = join(OUT, short ? 'short-x10.jsonl' : 'table-x10.jsonl')
   // What a user gets: the command line, which converts a large CSV in parts on worker threads with capped heaps.
   const ours = await peakOfConversion(input.path, 'csv', 'evalcase', output)
   const library = await runChild({ kind: 'convert', options: { input: input.path, output, from: 'csv', to: 'evalcase' } })
   await rm(output, { force: true })
   const theirs = await runChild({ kind: 'papaparse', path: input.path })
   return {
-    id: 'memory',
-    title: `peak RSS, CSV ${fixed(mb(input.bytes), 0)} MB → evalcase JSONL`,
+    id: short ? 'memory-short' : 'memory',
+    title: `peak RSS, CSV ${short ? 'of short rows ' : ''}${fixed(mb(input.bytes), 0)} MB → evalcase JSONL`,
     ratio: `${fixed(ours.peakRss / theirs.peakRss)} × papaparse's peak`,
     evalferry: `command line: peak ${fixed(mb(ours.peakRss), 0)} MB, ${fixed(ours.seconds)} s; library convert() in one thread, default heap: ${describePeak(library)}`,
     baseline: `papaparse: ${describePeak(theirs)}`,
@@ -630,6 +633,7 @@ async function main(): Promise<void> {
     },
     { ids: ['yaml-read', 'yaml-write'], title: 'evalcase YAML read / write', run: () => yamlRows(data, size, runs) },
     { ids: ['memory'], title: 'peak RSS', run: () => memoryRow(data, size) },
+    { ids: ['memory-short'], title: 'peak RSS, short rows', run: () => memoryRow(data, size, true) },
     { ids: ['memory-parquet'], title: 'peak RSS, Parquet in one row group', run: () => parquetMemoryRow(data, size) },
     { ids: ['batch'], title: 'batch of 8 files', run: () => batchRow(data, size, runs) },
     { ids: ['shard'], title: '--shard of one file', run: () => shardRow(data, size, runs) },

@@ -16,6 +16,7 @@ import type { Container } from '../adapters/types.ts'
 import { containerOf } from './codecs/index.ts'
 import { namedDelimiter, sepDelimiter, sniffDelimiter } from './codecs/csv.ts'
 import type { ErrorCode, Location } from './errors.ts'
+import { IdSet } from './ids.ts'
 import { AtomicFile, STDIO } from './io.ts'
 import { isRowMapper } from './mapping.ts'
 import type { JsonObject } from './model.ts'
@@ -483,9 +484,10 @@ export async function convertInParts(
   }) : undefined
   const fileKey = `${process.pid}:${files++}:${options.input}`
   const inFlight: Promise<Awaited<ReturnType<typeof runPart>>>[] = []
-  const seenIds = new Set<string>()
+  // Every id of a large file may be held here: numbered ones take a few bits each.
+  const seenIds = new IdSet()
   const writtenIds = new Set<string>()
-  const uniqueIds = new Set<string>()
+  const uniqueIds = new IdSet()
   let written = 0
   let previousGroup: string | undefined
   let firstPending = true
@@ -502,16 +504,10 @@ export async function convertInParts(
       throw new Serial('a generated id depends on the parts before')
     }
     if (source.uniqueIds) {
-      for (const id of result.seenIds) {
-        if (seenIds.has(id)) throw new Serial('an id used in two parts')
-        seenIds.add(id)
-      }
+      for (const id of result.seenIds) if (!seenIds.add(id)) throw new Serial('an id used in two parts')
     }
     // A part makes an id it repeats unique, but only the whole file sees an id repeated across parts.
-    for (const id of result.uniqueIds) {
-      if (uniqueIds.has(id)) throw new Serial('an id written in two parts')
-      uniqueIds.add(id)
-    }
+    for (const id of result.uniqueIds) if (!uniqueIds.add(id)) throw new Serial('an id written in two parts')
     // Only written ids can be generated again later (an id generated for a record never is).
     if (needIds) for (const id of result.writtenIds) writtenIds.add(id)
     if (isFirst) {

@@ -16,6 +16,7 @@ import { containerOf, readRecords, recordWriter } from './codecs/index.ts'
 import { LIST_KEY, SINGLE_KEY, type ColumnType, type HeaderWarning, type Sink, type SourceRecord } from './codecs/types.ts'
 import { detect } from './detect.ts'
 import { DataError, EvalferryError, LayoutError, UsageError, type Location } from './errors.ts'
+import { IdSet } from './ids.ts'
 import { assertWritable, AtomicFile, BytesSink, exists, STDIO, type Written } from './io.ts'
 import { checkCaseShape } from './mapping.ts'
 import { isJsonObject, own, withoutFileKeys, withoutGenerated, type EvalCase, type JsonObject, type JsonValue } from './model.ts'
@@ -625,8 +626,8 @@ class CaseEncoder {
    * a later record (see `mayBeGeneratedLater`): only these can collide, so memory stays bounded.
    */
   private readonly takenIds = new Set<string>()
-  /** The ids written so far, where the target's must be unique. */
-  private readonly usedIds = new Set<string>()
+  /** The ids written so far, where the target's must be unique (a few bits each where they are numbered). */
+  private readonly usedIds = new IdSet()
   /** Records of the dataset before this file's first (see `WriteOptions.firstRecord`). */
   private readonly idBase: number
 
@@ -680,13 +681,12 @@ class CaseEncoder {
       // A target whose ids must be unique gets a fresh one for an id used before; the case's own travels.
       let was: string | undefined
       if (adapter.uniqueIds && c.id !== undefined) {
-        if (this.usedIds.has(c.id)) {
+        if (!this.usedIds.add(c.id)) {
           was = c.id
           c = c === original ? { ...original } : c
-          for (let k = 2; this.usedIds.has(c.id!); k++) c.id = `${was}-${k}`
+          for (let k = 2; !this.usedIds.add(c.id!); k++) c.id = `${was}-${k}`
           ctx.warn(`the id "${was}" is an earlier case's, and ${adapter.name} ids are unique: written as "${c.id}", with "${was}" carried`, 'id')
         }
-        this.usedIds.add(c.id!)
         this.part?.uniqueIds.push(c.id!)
       }
       renamed.push(was)
