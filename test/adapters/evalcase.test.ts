@@ -411,3 +411,18 @@ test('YAML merge keys (<<: *defaults) merge the anchored mapping into the case, 
     rmSync(dir, { recursive: true, force: true })
   }
 })
+
+test('YAML merge keys in the sidecar of a JSON Lines dataset merge into its header, which the first case carries', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'evalferry-merge-sidecar-'))
+  try {
+    writeFileSync(
+      join(dir, 'dataset.yaml'),
+      ['x-run: &run', '  target: llm', '  timeout_seconds: 30', 'description: merged', 'execution:', '  <<: *run', '  timeout_seconds: 60', ''].join('\n'),
+    )
+    writeFileSync(join(dir, 'dataset.jsonl'), '{"id": "a", "input": "hello"}\n')
+    const cases = await readCases(join(dir, 'dataset.jsonl'))
+    assert.deepEqual(cases[0]?.extras?.evalcase?.$file, { 'x-run': { target: 'llm', timeout_seconds: 30 }, description: 'merged', execution: { target: 'llm', timeout_seconds: 60 } })
+  } finally {
+    rmSync(dir, { recursive: true, force: true })
+  }
+})
