@@ -3,7 +3,8 @@ import assert from 'node:assert/strict'
 import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { AtomicFile, BytesSink } from '../src/io.ts'
+import { Writable } from 'node:stream'
+import { AtomicFile, BytesSink, StreamSink } from '../src/io.ts'
 
 test('BytesSink grows past its expected size and keeps every byte, text and binary, in order', async () => {
   const sink = new BytesSink(10)
@@ -19,6 +20,40 @@ test('BytesSink grows past its expected size and keeps every byte, text and bina
   // Its own memory, not a slice of Node's shared pool, so it can be transferred to another thread.
   assert.equal(bytes.byteOffset, 0)
   assert.ok(bytes.buffer.byteLength >= bytes.byteLength)
+})
+
+test('StreamSink: writes that fit its buffer return nothing to await; with a slow stream, text and bytes of every size arrive whole and in order', async () => {
+  const received: Buffer[] = []
+  // A stream that takes each piece a tick later and asks the writer to wait past a few bytes.
+  const slow = new Writable({
+    highWaterMark: 64,
+    write(chunk: Buffer, _encoding, done) {
+      received.push(Buffer.from(chunk))
+      setImmediate(done)
+    },
+  })
+  const sink = new StreamSink(slow, 256)
+  const pieces: (string | Uint8Array)[] = []
+  for (let i = 0; i < 600; i++) {
+    if (i % 7 === 0) pieces.push(Buffer.from(`<bytes ${i}>`))
+    else if (i % 11 === 0) pieces.push(`${i}: ${'long ü '.repeat(200)}\n`) // more than the buffer holds
+    else pieces.push(`${i}: 東京 "${'x'.repeat(i % 40)}"\n`)
+  }
+  let waited = 0
+  let returnedNothing = 0
+  for (const piece of pieces) {
+    const pending = sink.write(piece)
+    if (pending) {
+      waited++
+      await pending
+    } else returnedNothing++
+  }
+  await sink.flush()
+  await new Promise<void>((done) => slow.end(done))
+  const expected = Buffer.concat(pieces.map((p) => (typeof p === 'string' ? Buffer.from(p, 'utf8') : p)))
+  assert.ok(Buffer.concat(received).equals(expected))
+  assert.ok(returnedNothing > 300, `most small writes only fill the buffer (${returnedNothing})`)
+  assert.ok(waited > 50, `full buffers, bytes and long text wait (${waited})`)
 })
 
 test('AtomicFile: a file written past several background flushes appears whole on commit; an aborted one leaves nothing and the old file as it was', async () => {
