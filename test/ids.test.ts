@@ -1,6 +1,6 @@
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
-import { prng } from '../bench/data.ts'
+import fc from 'fast-check'
 import { IdSet } from '../src/ids.ts'
 
 /** Adds every id to an IdSet and to a Set, asking both before each add: they must agree throughout. */
@@ -16,20 +16,22 @@ function agreeWithSet(ids: string[]): IdSet {
   return set
 }
 
+/** Ids of a few prefixes, numbers mostly near each other and some far apart (past what a dense bitmap holds), some zero-padded. */
+const numberedId = fc
+  .tuple(
+    fc.constantFrom('q', 'case-', 'case-0', 'ex-1-', '', 'Ω-'),
+    fc.oneof({ arbitrary: fc.nat(3000), weight: 9 }, { arbitrary: fc.nat(1e12), weight: 1 }),
+    fc.boolean(),
+  )
+  .map(([prefix, n, padded]) => prefix + (padded ? String(n).padStart(6, '0') : String(n)))
+
 test('IdSet: numbered ids in any order, with leading zeros, repeats and gaps, agree with a Set', () => {
-  const random = prng(7)
-  const pick = (n: number) => Math.floor(random() * n)
-  const prefixes = ['q', 'case-', 'case-0', 'ex-1-', '', 'Ω-']
-  const ids: string[] = []
-  for (let i = 0; i < 20000; i++) {
-    const prefix = prefixes[pick(prefixes.length)]!
-    // Mostly near each other, some far apart (past what a dense bitmap holds), some repeated.
-    const n = random() < 0.9 ? pick(3000) : pick(1e12)
-    const digits = random() < 0.2 ? String(n).padStart(6, '0') : String(n)
-    ids.push(prefix + digits)
-    if (random() < 0.1) ids.push(ids[pick(ids.length)]!)
-  }
-  agreeWithSet(ids)
+  fc.assert(
+    fc.property(fc.array(numberedId, { maxLength: 4000 }), fc.array(fc.nat(), { maxLength: 400 }), (ids, repeats) => {
+      agreeWithSet([...ids, ...repeats.map((k) => ids[k % Math.max(ids.length, 1)] ?? 'q1')])
+    }),
+    { seed: 7, numRuns: 40 },
+  )
 })
 
 test('IdSet: ids that differ only in leading zeros, descending numbers and ids without a number are told apart', () => {
@@ -50,8 +52,11 @@ test('IdSet: a number kept as a string while far from the others is still found 
 })
 
 test('IdSet: ids that only happen to end in digits (hex, more prefixes than kept) agree with a Set', () => {
-  const random = prng(11)
-  const ids: string[] = []
-  for (let i = 0; i < 5000; i++) ids.push(Math.floor(random() * 2 ** 48).toString(16) + String(Math.floor(random() * 10)))
-  agreeWithSet([...ids, ...ids.slice(0, 500)])
+  const hex = fc.tuple(fc.bigInt({ min: 0n, max: 2n ** 48n }), fc.nat(9)).map(([n, d]) => n.toString(16) + String(d))
+  fc.assert(
+    fc.property(fc.array(hex, { minLength: 1500, maxLength: 3000 }), (ids) => {
+      agreeWithSet([...ids, ...ids.slice(0, 300)])
+    }),
+    { seed: 11, numRuns: 5 },
+  )
 })
