@@ -19,7 +19,7 @@ import { DataError, EvalferryError, LayoutError, UsageError, type Location } fro
 import { IdSet } from './ids.ts'
 import { assertWritable, AtomicFile, BytesSink, exists, STDIO, type Written } from './io.ts'
 import { checkCaseShape } from './mapping.ts'
-import { isJsonObject, own, withoutFileKeys, withoutGenerated, type EvalCase, type JsonObject, type JsonValue } from './model.ts'
+import { CARRY_KEY, isJsonObject, own, withoutFileKeys, withoutGenerated, type EvalCase, type JsonObject, type JsonValue } from './model.ts'
 import { addWarning, countField, newReport, type ConversionReport } from './report.ts'
 
 /** What the `--rejects` file holds per bad record. */
@@ -244,7 +244,7 @@ async function* readFile_(
       for (const c of cases) {
         // The file's own ids are unique; a carry may restore a case's id that was not (see CaseEncoder).
         if (adapter.uniqueIds) seenIds.add(c, where())
-        applyCarry(c)
+        applyCarried(c)
       }
       // Included cases join the including file, whose own keys ride on its first case.
       if (first && cases[0] && !isIncluded) attachFileKeys(cases[0], adapter, header)
@@ -272,6 +272,22 @@ async function* readFile_(
     }
   }
   headerWarned()
+}
+
+/**
+ * Puts back what the case's carry holds. A carry is data too (a user may write one by hand, or
+ * hold an object of their own under its key): what it restores must have a case's shape, or it is
+ * an error naming the carried field, not a failure further on.
+ */
+function applyCarried(c: EvalCase): void {
+  if (!isJsonObject(c.metadata?.[CARRY_KEY])) return
+  applyCarry(c)
+  try {
+    checkCaseShape(c, 'the carry gives it')
+  } catch (error) {
+    if (error instanceof DataError && error.location.field !== undefined) error.location.field = `${CARRY_KEY}.${error.location.field}`
+    throw error
+  }
 }
 
 /** Counts, under `dropped`, the ignored columns a row holds a value in. */
