@@ -24,7 +24,7 @@
  * contestant with `metadata.arena = {group, contestant, hyperparameters?}`; consecutive cases of one
  * group are written back as one arena record (in CSV, as plain test cases that keep that metadata).
  */
-import { extrasOf, fieldChecks, under } from './fields.ts'
+import { extrasOf, fieldChecks, under, warnPandasMissing } from './fields.ts'
 import { deepEqual } from '../src/carry.ts'
 import { parseExact, stringifyJson } from '../src/codecs/json.ts'
 import { fieldError } from '../src/errors.ts'
@@ -830,6 +830,7 @@ function encode(c: EvalCase, ctx: EncodeContext): JsonObject {
       record[column] = cell(w.extras[toExtraKey(column)])
     }
   }
+  warnPandasMissing(record, ctx, "DeepEval's CSV reader")
   return record
 }
 

@@ -5,6 +5,7 @@
  */
 import { fieldError, withFieldPrefix } from '../src/errors.ts'
 import { isJsonObject, type JsonObject } from '../src/model.ts'
+import type { EncodeContext } from './types.ts'
 
 /** Type checks whose messages call an object `objectNoun` (YAML users say "a mapping"). */
 export function fieldChecks(objectNoun = 'an object') {
@@ -23,6 +24,19 @@ export function fieldChecks(objectNoun = 'an object') {
       if (!isJsonObject(value)) throw fieldError(field, `expected ${objectNoun}, got ${describeType(value)}`)
       return value
     },
+  }
+}
+
+/** The cell texts pandas' `read_csv` reads as missing by default (`keep_default_na`); the empty cell, an absent field's, aside. */
+const PANDAS_NA = new Set(['#N/A', '#N/A N/A', '#NA', '-1.#IND', '-1.#QNAN', '-NaN', '-nan', '1.#IND', '1.#QNAN', '<NA>', 'N/A', 'NA', 'NULL', 'NaN', 'None', 'n/a', 'nan', 'null'])
+
+/**
+ * Warns of each cell of a CSV row that `reader`, which reads CSV through pandas, takes for a
+ * missing value (`N/A`, `None`, `null`…): the text is written as it is, and evalferry reads it back.
+ */
+export function warnPandasMissing(row: JsonObject, ctx: EncodeContext, reader: string): void {
+  for (const [column, value] of Object.entries(row)) {
+    if (typeof value === 'string' && PANDAS_NA.has(value)) ctx.warn(`the cell "${value}" is read by pandas (${reader}) as a missing value, not as this text`, column)
   }
 }
 

@@ -37,6 +37,7 @@ import {
   takeFileCarry,
   withFileCarry,
 } from './table.ts'
+import { warnPandasMissing } from './fields.ts'
 import type { Adapter, Container, DecodeContext, EncodeContext, FieldMapping, FileLayout, SniffSample } from './types.ts'
 
 const FORMAT = 'hf'
@@ -356,6 +357,12 @@ function decode(record: unknown, ctx: DecodeContext): EvalCase | EvalCase[] {
 }
 
 function encode(original: EvalCase, ctx: EncodeContext): JsonObject {
+  const record = encodeRow(original, ctx)
+  if (ctx.container === 'csv') warnPandasMissing(record, ctx, 'the CSV reader of datasets')
+  return record
+}
+
+function encodeRow(original: EvalCase, ctx: EncodeContext): JsonObject {
   const c = withFileCarry(original, ctx)
   const options = rowOptions(ctx.container)
   let header = ctx.layout?.columns ?? defaultColumns(c, options)
@@ -399,7 +406,8 @@ const huggingface: Adapter = {
     if (source && !Array.isArray(keys.columns)) columns.splice(0, columns.length, ...new Set([...Object.keys(source), ...columns]))
     const layout: FileLayout = { columns }
     if (isJsonObject(keys.map)) layoutMaps.set(layout, keys.map as FieldMapping)
-    const readBack: ReadBack = { format: FORMAT, encode, decode, ectx: { ...ctx, container } }
+    // A trial: what a record warns of is told when it is written.
+    const readBack: ReadBack = { format: FORMAT, encode, decode, ectx: { ...ctx, container, warn: () => {} } }
     const fileCarry = (l: FileLayout): boolean => settleFileCarry(sample, l, readBack)
     if (container === 'jsonl') {
       fileCarry(layout)

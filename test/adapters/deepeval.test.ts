@@ -327,6 +327,26 @@ test('CSV cells stay text: NA, null and None are strings; numbers keep their spe
   assert.deepEqual(k2?.extras?.deepeval?.$text, { completion_time: '2.0' })
 })
 
+test('CSV cells pandas reads as missing (N/A, None, NULL) are written as they are and warned of, per column; JSON is not', async () => {
+  const cases: EvalCase[] = [
+    { input: [{ role: 'user', content: 'Is it known?' }], expected_output: [{ role: 'assistant', content: 'N/A' }], actual_output: 'None' },
+    { input: [{ role: 'user', content: 'NULL' }], expected_output: [{ role: 'assistant', content: 'n/a, see the policy' }] },
+  ]
+  const { report } = await writeAll(cases, 'missing-like.csv')
+  assert.deepEqual(
+    report.warnings.map((w) => [w.location.record, w.location.field]),
+    [
+      [0, 'actual_output'],
+      [0, 'expected_output'],
+      [1, 'input'],
+    ],
+  )
+  assert.match(report.warnings[0]!.message, /"None" is read by pandas \(DeepEval's CSV reader\) as a missing value/)
+  const back = await readAll(join(out, 'missing-like.csv'))
+  assert.deepEqual(back.map((c) => [input(c), c.actual_output]), [['Is it known?', 'None'], ['NULL', undefined]])
+  assert.equal((await writeAll(cases, 'missing-like.json')).report.warnings.length, 0)
+})
+
 // ---------------------------------------------------------------------------------------------
 // bad input
 

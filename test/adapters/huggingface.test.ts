@@ -371,3 +371,20 @@ test('JSON Lines rows with keys the first row lacks keep them as columns through
     assert.deepEqual(await rows(back), expected, via)
   }
 })
+
+test('an hf CSV cell that pandas reads as missing (the `datasets` CSV reader) is warned of once, by column; the text is kept', async () => {
+  const source = join(work, 'missing-like.jsonl')
+  writeFileSync(source, '{"question": "Is it known?", "answer": "N/A"}\n{"question": "null", "answer": "nan and more"}\n')
+  const output = join(work, 'missing-like.csv')
+  const report = newReport('hf', 'hf', [source], output)
+  await write(read(source, { from: 'hf' }), output, { to: 'hf', report })
+  assert.deepEqual(
+    report.warnings.map((w) => [w.location.line, w.location.field]),
+    [
+      [1, 'answer'],
+      [2, 'question'],
+    ],
+  )
+  assert.match(report.warnings[0]!.message, /"N\/A" is read by pandas \(the CSV reader of datasets\) as a missing value/)
+  assert.equal(readFileSync(output, 'utf8'), 'question,answer\nIs it known?,N/A\nnull,nan and more\n')
+})
