@@ -3,8 +3,8 @@
  * byte ranges of whole records (a quote-aware newline scan for CSV, whose header row goes before
  * every part), worker threads read and convert the parts as the whole-file conversion would, and
  * this thread writes their JSON Lines bytes in order. A few parts are in flight at a time, so memory stays
- * bounded. Whatever a part cannot settle alone (an id used in two parts, an id generated while an
- * earlier part wrote fewer records than assumed, a group across parts, any error) makes the file
+ * bounded. Whatever a part cannot settle alone (an id used in two parts, parts before it that wrote
+ * another number of records than they read, a group across parts, any error) makes the file
  * convert again in one thread, so the output is always the one-thread output. The same byte scan
  * counts the records of a file and finds where a `--shard` of them lies (`locateRecords`).
  */
@@ -498,11 +498,15 @@ export async function convertInParts(
   const settle = async (result: Awaited<ReturnType<typeof runPart>>, index: number, isFirst: boolean): Promise<void> => {
     if (!isFirst && firstPending) throw new Serial('the file keys belong to a later part')
     firstPending = result.firstPending
+    const wrote = result.report.records.written > 0
     if (previousGroup !== undefined && result.firstGroup === previousGroup) throw new Serial('a group across parts')
-    previousGroup = result.lastGroup
-    if (result.generatedIds.length && (index !== written || result.generatedIds.some((id) => writtenIds.has(id)))) {
-      throw new Serial('a generated id depends on the parts before')
-    }
+    // A part that wrote nothing (blank lines, skipped records) leaves the group before it open.
+    if (wrote) previousGroup = result.lastGroup
+    // A part numbers its records from its first source record, as generated ids and what a format
+    // names by a record's place (DeepEval's arena-<n>) do; where the parts before wrote another
+    // number of records (one skipped, one that held no case or several), only one thread numbers them.
+    if (wrote && index !== written) throw new Serial('the records before this part wrote another number of records')
+    if (result.generatedIds.some((id) => writtenIds.has(id))) throw new Serial('a generated id depends on the parts before')
     if (source.uniqueIds) {
       for (const id of result.seenIds) if (!seenIds.add(id)) throw new Serial('an id used in two parts')
     }
@@ -513,13 +517,6 @@ export async function convertInParts(
     if (isFirst) {
       for (const w of result.layoutWarnings ?? []) report.warnings.push(w)
       sidecar = result.sidecar
-    }
-    // Encoding located its warnings by the records the part assumed before it.
-    const shift = written - index
-    if (shift) {
-      for (const w of [...result.report.warnings, ...result.report.errors]) {
-        if (w.location.file === options.output && w.location.record !== undefined) w.location.record += shift
-      }
     }
     mergeReport(report, result.report)
     written += result.report.records.written

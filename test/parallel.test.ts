@@ -269,3 +269,44 @@ test('a part worker that exits in the middle of a part makes the file convert in
   assert.ok(same, 'the outputs differ')
   assert.deepEqual(parts, one)
 })
+
+test('DeepEval arenas, where a record holds no case or several: parts give the one-thread bytes, by converting in one thread', async () => {
+  const input = join(dir, 'arenas.jsonl')
+  // An arena with no contestant writes no record, so every later record is written one place earlier than it was read.
+  const lines = ['{"contestants": []}']
+  let size = 0
+  for (let i = 0; size < SPLIT_MIN_BYTES * 1.3; i++) {
+    const line =
+      i % 100 === 0
+        ? JSON.stringify({ contestants: ['a', 'b'].map((name) => ({ name, test_case: { input: `p${i}`, actual_output: `${name}${i}` } })) })
+        : JSON.stringify({ input: text(i, 300), actual_output: text(i + 1, 100) })
+    lines.push(line)
+    size += line.length
+  }
+  writeFileSync(input, lines.join('\n') + '\n')
+  const result = await both({ input, output: '', from: 'deepeval', to: 'deepeval' }, false)
+  assert.ok(result.same)
+  assert.deepEqual(result.parts, result.one)
+})
+
+test('a group split by a part that wrote nothing (a run of blank lines) is one record, as in one thread', async () => {
+  const input = join(dir, 'group-gap.jsonl')
+  const line = (i: number, contestant?: string) =>
+    JSON.stringify({ id: `r${i}`, input: text(i, 300), ...(contestant ? { metadata: { arena: { group: 'g1', contestant } } } : {}) })
+  const lines: string[] = []
+  let i = 0
+  for (let size = 0; size < SPLIT_MIN_BYTES * 0.3; i++) size += (lines[lines.push(line(i)) - 1] ?? '').length
+  // More than a part (1 MiB) of blank lines between the two contestants of one arena.
+  lines.push(line(i++, 'a'))
+  for (let k = 0; k < 600_000; k++) lines.push('   ')
+  lines.push(line(i++, 'b'))
+  for (let size = 0; size < SPLIT_MIN_BYTES * 1.1; i++) size += (lines[lines.push(line(i)) - 1] ?? '').length
+  writeFileSync(input, lines.join('\n') + '\n')
+  const result = await both({ input, output: '', from: 'evalcase', to: 'deepeval' }, false)
+  assert.ok(result.same)
+  assert.deepEqual(result.parts, result.one)
+  // The two contestants are one record.
+  const output = join(dir, 'group-gap-out.jsonl')
+  await convert({ input, output, from: 'evalcase', to: 'deepeval', threads: 2 })
+  assert.equal(readFileSync(output, 'utf8').split('\n').filter(Boolean).length, i - 1)
+})
