@@ -264,7 +264,7 @@ class RowScanner {
         this.line++
         // A CRLF or a lone LF ends a row (see RowEnds in the CSV codec); a row of nothing else is blank.
         const length = position + nl + 1 - this.rowStart
-        const blank = length === 1 || (length === 2 && (nl > 0 ? bytes[nl - 1]! : this.previous) === CR)
+        const blank = length === 1 || (length === 2 && (nl > 0 ? bytes[nl - 1]! : this.previous) === CR) || quotedNothing(bytes, nl, length)
         this.rowEnd(bytes, nl, position, blank)
       }
       if (quote === -1) break
@@ -294,6 +294,18 @@ class RowScanner {
     }
   }
 
+}
+
+/**
+ * Whether the row that ends at the LF at `nl`, `length` bytes long, is `""` alone (before a CRLF
+ * or an LF): the reader reads its one empty cell as a blank line. Such a row across chunks is
+ * left to one thread.
+ */
+function quotedNothing(bytes: Buffer, nl: number, length: number): boolean {
+  if (length !== 3 && length !== 4) return false
+  if (nl < length - 1) throw new Serial('a row of an empty quoted cell across chunks')
+  const start = nl - length + 1
+  return bytes[start] === QUOTE && bytes[start + 1] === QUOTE && (length === 3 || bytes[start + 2] === CR)
 }
 
 /** Whether bytes[from, to) hold more than ASCII space; a non-ASCII first character means one thread must decide. */

@@ -235,7 +235,10 @@ test('--shard of a Parquet file decodes only the row groups that hold its record
 
 test('the shards of a file without ids generate the ids the whole does: joined, they are the whole output', async () => {
   const path = join(dir, 'no-ids.csv')
-  writeFileSync(path, 'input,expected_output\n' + Array.from({ length: 10 }, (_, i) => `q${i},a${i}\n`).join(''))
+  // A row of one empty quoted cell is read as a blank line, and counted as none.
+  const rows = Array.from({ length: 10 }, (_, i) => `q${i},a${i}\n`)
+  rows.splice(4, 0, '""\n')
+  writeFileSync(path, 'input,expected_output\n' + rows.join(''))
   const whole = join(dir, 'no-ids-whole.jsonl')
   assert.equal((await runCli(['convert', path, '--from', 'csv', '--to', 'evalcase', '-o', whole, '--quiet'])).code, 0)
   const parts: string[] = []
@@ -247,4 +250,8 @@ test('the shards of a file without ids generate the ids the whole does: joined, 
   }
   assert.equal(parts.join(''), readFileSync(whole, 'utf8'))
   assert.deepEqual(parts.join('').match(/"id":"[^"]+"/g), Array.from({ length: 10 }, (_, i) => `"id":"case-${i + 1}"`))
+  // With CRLF too, the byte scan counts the rows the reader reads.
+  const crlf = join(dir, 'no-ids-crlf.csv')
+  writeFileSync(crlf, 'input,expected_output\r\n' + rows.join('').replace(/\n/g, '\r\n'))
+  assert.equal((await locateRecords(crlf, 'csv', (total) => [0, total]))?.total, 10)
 })
