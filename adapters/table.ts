@@ -156,7 +156,7 @@ export function missingCarryColumn(c: EvalCase, header: readonly string[]): void
   const carried = c.metadata?.[CARRY_KEY]
   if (carried === undefined || header.includes(CARRY_KEY)) return
   const fields = isJsonObject(carried) ? Object.keys(carried).join(', ') : CARRY_KEY
-  throw new LayoutError('E_FIELD', `this case needs an "${CARRY_KEY}" column to carry ${fields}, but none of the first cases did, so the header has none; put a case like it among the first 100`, {
+  throw new LayoutError('E_FIELD', `this case needs an "${CARRY_KEY}" column to carry ${fields}, but none of the first cases did, so the header has none; put a case like it among the first (the first 100, or as many of them as fill 32 MB)`, {
     field: CARRY_KEY,
   })
 }

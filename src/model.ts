@@ -198,3 +198,13 @@ export function withoutGenerated(c: EvalCase): EvalCase {
   }
   return copy
 }
+
+/** A cheap estimate of a value's size in memory, in bytes: to stop holding very large records early. */
+export function roughSize(value: unknown): number {
+  if (typeof value === 'string') return 16 + value.length * 2
+  if (value === null || typeof value !== 'object') return 8
+  let size = 16
+  if (Array.isArray(value)) for (const item of value) size += roughSize(item)
+  else for (const key in value) size += key.length * 2 + roughSize((value as Record<string, unknown>)[key])
+  return size
+}

@@ -1,7 +1,7 @@
 /**
  * read → decode → encode → write, as async iterables: a codec yields records, the source adapter
  * turns each into canonical cases, the target adapter turns each case into a record, a codec
- * writes it. Only the current record (and, when writing, the first 100 cases for the layout) is
+ * writes it. Only the current record (and, when writing, the first 100 cases for the layout, at most 32 MB of them) is
  * held, so memory stays bounded whatever the input size.
  */
 import { dirname, resolve as resolvePath } from 'node:path'
@@ -19,7 +19,7 @@ import { DataError, EvalferryError, LayoutError, UsageError, type Location } fro
 import { IdSet } from './ids.ts'
 import { assertWritable, AtomicFile, BytesSink, exists, STDIO, type Written } from './io.ts'
 import { checkCaseShape } from './mapping.ts'
-import { CARRY_KEY, isJsonObject, own, withoutFileKeys, withoutGenerated, type EvalCase, type JsonObject, type JsonValue } from './model.ts'
+import { CARRY_KEY, isJsonObject, own, roughSize, withoutFileKeys, withoutGenerated, type EvalCase, type JsonObject, type JsonValue } from './model.ts'
 import { addWarning, countField, newReport, type ConversionReport } from './report.ts'
 
 /** What the `--rejects` file holds per bad record. */
@@ -73,13 +73,18 @@ export interface WriteOptions {
    */
   firstRecord?: number
   /**
-   * Cases the file's layout must also fit, beside its first hundred (which it is chosen from):
+   * Cases the file's layout must also fit, beside its first hundred or 32 MB (which it is chosen from):
    * `convert` gives a later case that needed a column those did not.
    */
   layoutCases?: EvalCase[]
 }
 
 const LAYOUT_SAMPLE = 100
+/**
+ * The sample stops sooner where its cases take this much memory (as `roughSize` tells it): a
+ * hundred records of a few megabytes each, read as objects, took gigabytes.
+ */
+const LAYOUT_SAMPLE_BYTES = 32 << 20
 /** How many times `convert` writes a file again for a case its layout could not hold. */
 const LAYOUT_RETRIES = 8
 
@@ -519,13 +524,14 @@ async function writeCases(
   }
   const sample: ReadCase[] = []
   let exhausted = false
-  while (!preset && sample.length < LAYOUT_SAMPLE) {
+  for (let bytes = 0; !preset && sample.length < LAYOUT_SAMPLE && bytes < LAYOUT_SAMPLE_BYTES; ) {
     const next = await iterator.next()
     if (next.done) {
       exhausted = true
       break
     }
     sample.push(checked(next.value))
+    bytes += roughSize(next.value.value)
   }
 
   let index = preset?.index ?? 0
@@ -929,9 +935,11 @@ export async function readFileHead(options: ConvertOptions & { from: string }): 
   const sample: EvalCase[] = []
   const quiet = newReport(source.name, target.name, [])
   const readOptions: ReadOptions = { from: options.from, onError: options.onError ?? 'fail', report: quiet, ...(options.map ? { map: options.map } : {}) }
+  let bytes = 0
   for await (const c of readFile_(options.input, inputContainer, source, readOptions, new SeenIds(options.input), false, probe)) {
     sample.push(c.value)
-    if (sample.length >= LAYOUT_SAMPLE) break
+    bytes += roughSize(c.value)
+    if (sample.length >= LAYOUT_SAMPLE || bytes >= LAYOUT_SAMPLE_BYTES) break
   }
   const report = newReport(source.name, target.name, [])
   const ectx: EncodeContext = {

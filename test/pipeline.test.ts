@@ -115,3 +115,26 @@ test('a case past the first hundred that needs a column they did not is written:
     return true
   })
 })
+
+test('the layout is chosen from at most 32 MB of cases: a case of a new column after records that fill it is written by writing the file again', async () => {
+  // Four cases of about 10 MB each in memory fill the sample; the fifth holds a key the others lack.
+  const big = 'x'.repeat(5 << 20)
+  const cases = [0, 1, 2, 3, 4].map((i): EvalCase => ({ input: [{ role: 'user', content: `q${i} ${big}` }], metadata: i === 4 ? { late: 'yes' } : { n: String(i) } }))
+  // Cases given to write() cannot be read twice: the fifth is past the sample, and named.
+  await assert.rejects(write(cases, join(dir, 'large.csv'), { to: 'csv' }), (error: Error & { location?: { record?: number } }) => {
+    assert.match(error.message, /needs an "evalferry" column/)
+    assert.equal(error.location?.record, 4)
+    return true
+  })
+  // A file can: convert writes it again with that case among those the columns are chosen from.
+  const input = join(dir, 'large.jsonl')
+  await write(cases, input, { to: 'evalcase' })
+  const output = join(dir, 'large-out.csv')
+  await convert({ input, output, from: 'evalcase', to: 'csv' })
+  const back: EvalCase[] = []
+  for await (const c of read(output, { from: 'csv' })) back.push(c)
+  assert.deepEqual(
+    back.map((c) => c.metadata),
+    cases.map((c) => c.metadata),
+  )
+})

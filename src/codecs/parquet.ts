@@ -81,7 +81,7 @@ import {
 } from 'parquet-wasm'
 import { DataError, EvalferryError } from '../errors.ts'
 import { ioError, spoolStdin, STDIO } from '../io.ts'
-import { own, type JsonObject, type JsonValue } from '../model.ts'
+import { own, roughSize, type JsonObject, type JsonValue } from '../model.ts'
 import { bigintToJson, parseExact, stringifyJson } from './json.ts'
 import {
   fitsColumnType,
@@ -1039,16 +1039,6 @@ function toWasm(table: Table): WasmRecordBatch {
   const batch = WasmTable.fromIPCStream(tableToIPC(table, 'stream')).recordBatch(0)
   if (!batch) throw new Error('Arrow IPC round trip lost the record batch')
   return batch
-}
-
-/** A cheap estimate of a value's size in memory, to close a batch of very large records early. */
-function roughSize(value: unknown): number {
-  if (typeof value === 'string') return 16 + value.length * 2
-  if (value === null || typeof value !== 'object') return 8
-  let size = 16
-  if (Array.isArray(value)) for (const item of value) size += roughSize(item)
-  else for (const key in value) size += key.length * 2 + roughSize((value as Record<string, unknown>)[key])
-  return size
 }
 
 /**
