@@ -264,7 +264,7 @@ class RowScanner {
         this.line++
         // A CRLF or a lone LF ends a row (see RowEnds in the CSV codec); a row of nothing else is blank.
         const length = position + nl + 1 - this.rowStart
-        const blank = length === 1 || (length === 2 && (nl > 0 ? bytes[nl - 1]! : this.previous) === CR) || quotedNothing(bytes, nl, length)
+        const blank = length === 1 || (length === 2 && (nl > 0 ? bytes[nl - 1]! : this.previous) === CR) || quotedNothing(bytes, nl, length, this.previous)
         this.rowEnd(bytes, nl, position, blank)
       }
       if (quote === -1) break
@@ -298,14 +298,16 @@ class RowScanner {
 
 /**
  * Whether the row that ends at the LF at `nl`, `length` bytes long, is `""` alone (before a CRLF
- * or an LF): the reader reads its one empty cell as a blank line. Such a row across chunks is
- * left to one thread.
+ * or an LF): the reader reads its one empty cell as a blank line. `previous`: the last byte of the
+ * chunk before. A row that may be one, but whose first byte lies further back, is left to one thread.
  */
-function quotedNothing(bytes: Buffer, nl: number, length: number): boolean {
+function quotedNothing(bytes: Buffer, nl: number, length: number, previous: number): boolean {
   if (length !== 3 && length !== 4) return false
-  if (nl < length - 1) throw new Serial('a row of an empty quoted cell across chunks')
   const start = nl - length + 1
-  return bytes[start] === QUOTE && bytes[start + 1] === QUOTE && (length === 3 || bytes[start + 2] === CR)
+  // The last byte of the chunk before stands at -1; one further back is not at hand.
+  for (let i = Math.max(start, -1); i < nl; i++) if ((i < 0 ? previous : bytes[i]) !== (i - start < 2 ? QUOTE : CR)) return false
+  if (start < -1) throw new Serial('a row that may be an empty quoted cell, across chunks')
+  return true
 }
 
 /** Whether bytes[from, to) hold more than ASCII space; a non-ASCII first character means one thread must decide. */

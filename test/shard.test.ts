@@ -254,4 +254,8 @@ test('the shards of a file without ids generate the ids the whole does: joined, 
   const crlf = join(dir, 'no-ids-crlf.csv')
   writeFileSync(crlf, 'input,expected_output\r\n' + rows.join('').replace(/\n/g, '\r\n'))
   assert.equal((await locateRecords(crlf, 'csv', (total) => [0, total]))?.total, 10)
+  // Rows of three bytes that are not `""` cross the scan's 1 MiB chunks and are still counted by the scan.
+  const tiny = join(dir, 'tiny-rows.csv')
+  writeFileSync(tiny, 'v\n' + 'ab\n'.repeat(800_000))
+  assert.equal((await locateRecords(tiny, 'csv', (total) => [0, total]))?.total, 800_000)
 })
