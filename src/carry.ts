@@ -5,7 +5,7 @@
  * carried fields replace what the record expressed, so the next writer sees the original case.
  * A carried `null` means the field was absent. Extras are compared and carried per format.
  */
-import { CARRY_KEY, isJsonObject, type EvalCase, type Extras, type JsonObject, type JsonValue } from './model.ts'
+import { CARRY_KEY, CASE_FIELDS, isJsonObject, type EvalCase, type Extras, type JsonObject, type JsonValue } from './model.ts'
 
 export function deepEqual(a: unknown, b: unknown): boolean {
   if (a === b) return true
@@ -29,10 +29,27 @@ export function deepEqual(a: unknown, b: unknown): boolean {
   return count === 0
 }
 
+/** What a carry holds: fields of the case (`generated` names those evalferry made), and a table's file keys (`$file`). */
+const CARRIED_KEYS = new Set<string>([...CASE_FIELDS, '$file'])
+
+/**
+ * Whether `value`, found under `metadata.evalferry`, is a carry: an object of the keys a carry
+ * holds. Any other value there (`{"own": true}`, `{}`, text) is the case's own metadata.
+ */
+export function isCarry(value: unknown): value is JsonObject {
+  if (!isJsonObject(value)) return false
+  let keys = 0
+  for (const key in value) {
+    if (!CARRIED_KEYS.has(key)) return false
+    keys++
+  }
+  return keys > 0
+}
+
 /** Takes `metadata.evalferry` off a freshly decoded case and puts the carried fields back. */
 export function applyCarry(c: EvalCase): EvalCase {
   const carried = c.metadata?.[CARRY_KEY]
-  if (!isJsonObject(carried)) return c
+  if (!isCarry(carried)) return c
   const metadata = withoutSlot(c.metadata!)
   if (metadata) c.metadata = metadata
   else delete c.metadata

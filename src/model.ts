@@ -208,3 +208,14 @@ export function roughSize(value: unknown): number {
   else for (const key in value) size += key.length * 2 + roughSize((value as Record<string, unknown>)[key])
   return size
 }
+
+/** Every field of a case, at run time. */
+export const CASE_FIELDS = [
+  'id', 'name', 'description', 'tags', 'split', 'conversation_id', 'input', 'expected_output', 'expected_outcome', 'rubrics',
+  'expected_tools', 'actual_output', 'tools_called', 'token_cost', 'completion_time', 'context', 'retrieval_context', 'scenario',
+  'turns', 'user_description', 'persona', 'chatbot_role', 'metadata', 'comments', 'note', 'execution', 'sidecar', 'extras', 'generated',
+] as const satisfies readonly (keyof EvalCase)[]
+
+// Every field of EvalCase is in the list: a field added to the type and not to the list fails to compile here.
+const everyField: Exclude<keyof EvalCase, (typeof CASE_FIELDS)[number]> extends never ? true : never = true
+void everyField

@@ -10,7 +10,7 @@ import { availableParallelism } from 'node:os'
 import { parse as parseYaml, stringify as stringifyYaml } from 'yaml'
 import { getAdapter } from '../adapters/index.ts'
 import type { Adapter, Container, DecodeContext, EncodeContext, FieldMapping, FileLayout, RowMapper } from '../adapters/types.ts'
-import { applyCarry, deepEqual, lostFields, withCarry, withoutCarrySlot } from './carry.ts'
+import { applyCarry, deepEqual, isCarry, lostFields, withCarry, withoutCarrySlot } from './carry.ts'
 import { namedDelimiter } from './codecs/csv.ts'
 import { containerOf, readRecords, recordWriter } from './codecs/index.ts'
 import { LIST_KEY, SINGLE_KEY, type ColumnType, type HeaderWarning, type Sink, type SourceRecord } from './codecs/types.ts'
@@ -285,7 +285,7 @@ async function* readFile_(
  * an error naming the carried field, not a failure further on.
  */
 function applyCarried(c: EvalCase): void {
-  if (!isJsonObject(c.metadata?.[CARRY_KEY])) return
+  if (!isCarry(c.metadata?.[CARRY_KEY])) return
   applyCarry(c)
   try {
     checkCaseShape(c, 'the carry gives it')

@@ -1,7 +1,11 @@
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
-import { applyCarry, deepEqual, lostFields, withCarry } from '../src/carry.ts'
+import { applyCarry, deepEqual, isCarry, lostFields, withCarry } from '../src/carry.ts'
 import type { EvalCase } from '../src/model.ts'
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { convert, read } from '../src/pipeline.ts'
 
 test('deepEqual treats undefined-valued keys as absent and compares arrays in order', () => {
   assert.ok(deepEqual({ a: 1, b: undefined }, { a: 1 }))
@@ -50,10 +54,6 @@ test('an empty metadata object survives the slot being taken off again', () => {
 })
 
 test('a value of the case\'s own at metadata.evalferry travels through every format and comes back, where a carry replaced it', async () => {
-  const { convert, read } = await import('../src/index.ts')
-  const { mkdtempSync, rmSync, writeFileSync } = await import('node:fs')
-  const { tmpdir } = await import('node:os')
-  const { join } = await import('node:path')
   const dir = mkdtempSync(join(tmpdir(), 'evalferry-slot-'))
   try {
     const input = join(dir, 'slot.json')
@@ -69,6 +69,44 @@ test('a value of the case\'s own at metadata.evalferry travels through every for
       for await (const c of read(output, { from: to })) back.push(c)
       assert.deepEqual(back[0]!.metadata, want, `${to} ${extension}`)
       assert.equal(back[0]!.input?.length, 1)
+    }
+  } finally {
+    rmSync(dir, { recursive: true, force: true })
+  }
+})
+
+test('only an object of case fields under metadata.evalferry is a carry; a user object of other keys, or an empty one, is their metadata', async () => {
+  assert.equal(isCarry({ name: 'x' }), true)
+  assert.equal(isCarry({ generated: ['id'], id: 'case-1' }), true)
+  assert.equal(isCarry({ $file: { description: 'd' } }), true)
+  assert.equal(isCarry({ own: true }), false)
+  assert.equal(isCarry({ name: 'x', own: true }), false)
+  assert.equal(isCarry({}), false)
+  assert.equal(isCarry('s'), false)
+
+  const dir = mkdtempSync(join(tmpdir(), 'evalferry-own-carry-'))
+  try {
+    const input = join(dir, 'own.json')
+    const records = [
+      { input: 'q1', additional_metadata: { evalferry: { own: true }, k: 1 } },
+      { input: 'q2', additional_metadata: { evalferry: {} } },
+    ]
+    writeFileSync(input, JSON.stringify(records))
+    const metadataOf = async (file: string, from: string) => {
+      const out: unknown[] = []
+      for await (const c of read(file, { from })) out.push(c.metadata)
+      return out
+    }
+    const expected = records.map((r) => r.additional_metadata)
+    assert.deepEqual(await metadataOf(input, 'deepeval'), expected)
+    // Through every format, the user's objects come back as they were, and back to DeepEval too.
+    for (const [to, extension] of [['langsmith', 'jsonl'], ['hf', 'jsonl'], ['evalcase', 'yaml'], ['csv', 'csv'], ['hf', 'parquet'], ['evals', 'json']] as const) {
+      const output = join(dir, `own-${to}.${extension}`)
+      await convert({ input, output, from: 'deepeval', to })
+      assert.deepEqual(await metadataOf(output, to), expected, `${to} ${extension}`)
+      const back = join(dir, `back-${to}.json`)
+      await convert({ input: output, output: back, from: to, to: 'deepeval' })
+      assert.deepEqual(await metadataOf(back, 'deepeval'), expected, `${to} ${extension} → deepeval`)
     }
   } finally {
     rmSync(dir, { recursive: true, force: true })
