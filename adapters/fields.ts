@@ -1,7 +1,7 @@
 /**
  * What every adapter does to a record's fields: check their types with errors that name the
- * field, prefix the path of a nested object onto its errors, and keep the keys a format does not
- * name in `extras` so that they are written back.
+ * field, prefix the path of a nested object onto its errors, keep the keys a format does not
+ * name in `extras` so that they are written back, and warn of CSV cells a pandas reader misreads.
  */
 import { fieldError, withFieldPrefix } from '../src/errors.ts'
 import { isJsonObject, type JsonObject } from '../src/model.ts'

@@ -85,6 +85,11 @@ const LAYOUT_SAMPLE = 100
  * hundred records of a few megabytes each, read as objects, took gigabytes.
  */
 const LAYOUT_SAMPLE_BYTES = 32 << 20
+
+/** Whether a layout sample of `count` cases taking `bytes` holds enough to choose the layout from. */
+function sampleFull(count: number, bytes: number): boolean {
+  return count >= LAYOUT_SAMPLE || bytes >= LAYOUT_SAMPLE_BYTES
+}
 /** How many times `convert` writes a file again for a case its layout could not hold. */
 const LAYOUT_RETRIES = 8
 
@@ -524,7 +529,7 @@ async function writeCases(
   }
   const sample: ReadCase[] = []
   let exhausted = false
-  for (let bytes = 0; !preset && sample.length < LAYOUT_SAMPLE && bytes < LAYOUT_SAMPLE_BYTES; ) {
+  for (let bytes = 0; !preset && !sampleFull(sample.length, bytes); ) {
     const next = await iterator.next()
     if (next.done) {
       exhausted = true
@@ -939,7 +944,7 @@ export async function readFileHead(options: ConvertOptions & { from: string }): 
   for await (const c of readFile_(options.input, inputContainer, source, readOptions, new SeenIds(options.input), false, probe)) {
     sample.push(c.value)
     bytes += roughSize(c.value)
-    if (sample.length >= LAYOUT_SAMPLE || bytes >= LAYOUT_SAMPLE_BYTES) break
+    if (sampleFull(sample.length, bytes)) break
   }
   const report = newReport(source.name, target.name, [])
   const ectx: EncodeContext = {
