@@ -287,19 +287,21 @@ function decodeCase(record: unknown, ctx: DecodeContext): EvalCase {
     f.id = 'number'
   } else c.id = expectString(r.id, 'id')
 
-  for (const key of STRING_FIELDS) if (r[key] !== undefined) c[key] = expectString(r[key], key)
-  for (const key of OBJECT_FIELDS) if (r[key] !== undefined) c[key] = expectObject(r[key], key)
+  // A key written empty (`note:`, `expected_output: null`) is no field: it stays with the extras, as written.
+  const given = (key: string): boolean => r[key] !== undefined && r[key] !== null
+  for (const key of STRING_FIELDS) if (given(key)) c[key] = expectString(r[key], key)
+  for (const key of OBJECT_FIELDS) if (given(key)) c[key] = expectObject(r[key], key)
 
   // Of two spellings of one field, the first present is canonical; the other stays as written.
   const agentv = fileIsAgentv(ctx)
-  const inputKey = INPUT_KEYS.find((k) => r[k] !== undefined)
+  const inputKey = INPUT_KEYS.find(given)
   if (inputKey !== undefined) {
     const { messages, text } = decodeInput(r[inputKey], inputKey)
     c.input = messages
     const entry = formEntry(inputKey, text ? 'text' : 'list', 'input', defaultShape(messages, 'user'))
     if (entry) f.input = entry
   }
-  const expectedKey = EXPECTED_OUTPUT_KEYS.find((k) => r[k] !== undefined)
+  const expectedKey = EXPECTED_OUTPUT_KEYS.find(given)
   if (expectedKey !== undefined) {
     const { value, shape } = decodeExpectedOutput(r[expectedKey], expectedKey)
     c.expected_output = value
@@ -307,13 +309,13 @@ function decodeCase(record: unknown, ctx: DecodeContext): EvalCase {
     const entry = formEntry(expectedKey, shape, 'expected_output', usual)
     if (entry) f.expected_output = entry
   }
-  const outcomeKey = OUTCOME_KEYS.find((k) => r[k] !== undefined)
+  const outcomeKey = OUTCOME_KEYS.find(given)
   if (outcomeKey !== undefined) {
     c.expected_outcome = expectString(r[outcomeKey], outcomeKey)
     if (outcomeKey !== (agentv ? 'criteria' : 'expected_outcome')) f.expected_outcome = outcomeKey
     if (outcomeKey === 'expected_outcome' && agentv) ctx.warn('AgentV 4 reads `expected_outcome` as the deprecated spelling of `criteria`', outcomeKey)
   }
-  if (r.rubrics !== undefined) {
+  if (given('rubrics')) {
     if (!Array.isArray(r.rubrics)) throw fieldError('rubrics', `expected a list, got ${describeType(r.rubrics)}`)
     c.rubrics = r.rubrics.map((x, i) => under(`rubrics[${i}]`, () => decodeRubric(x, agentv)))
   }
@@ -321,7 +323,7 @@ function decodeCase(record: unknown, ctx: DecodeContext): EvalCase {
   for (const [key, value] of Object.entries(r)) {
     const isSpelling = (INPUT_KEYS as readonly string[]).includes(key) || (EXPECTED_OUTPUT_KEYS as readonly string[]).includes(key) || (OUTCOME_KEYS as readonly string[]).includes(key)
     const used = key === inputKey || key === expectedKey || key === outcomeKey
-    if (!HANDLED_KEYS.has(key) || (isSpelling && !used)) extras[toExtraKey(key)] = value as JsonValue
+    if (!HANDLED_KEYS.has(key) || (isSpelling && !used) || (value === null && key !== 'id')) extras[toExtraKey(key)] = value as JsonValue
   }
   if (Object.keys(f).length) extras[FORM] = f
   return setExtras(c, extras)

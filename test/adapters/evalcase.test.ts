@@ -426,3 +426,28 @@ test('YAML merge keys in the sidecar of a JSON Lines dataset merge into its head
     rmSync(dir, { recursive: true, force: true })
   }
 })
+
+test('a key written empty (note:, metadata:, expected_output: null) is read, written back as it was, and carried elsewhere as the extra it is', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'evalferry-evalcase-null-'))
+  try {
+    const input = join(dir, 'nulls.yaml')
+    writeFileSync(input, 'evalcases:\n  - id: a\n    input: hi\n    expected_outcome: says hello\n    note:\n    metadata:\n    expected_output: null\n')
+    const [c] = await readCases(input)
+    assert.equal(c!.expected_output, undefined)
+    assert.equal(c!.metadata, undefined)
+    assert.deepEqual(c!.extras?.evalcase, { note: null, metadata: null, expected_output: null })
+
+    // DeepEval gets no expected output (null, not the text "null"); the empty keys travel in the carry.
+    const goldens = join(dir, 'goldens.json')
+    const report = await convert({ input, output: goldens, from: 'evalcase', to: 'deepeval' })
+    assert.deepEqual(report.carried, { id: 1, expected_outcome: 1, 'extras.evalcase.note': 1, 'extras.evalcase.metadata': 1, 'extras.evalcase.expected_output': 1 })
+    const [golden] = JSON.parse(readFileSync(goldens, 'utf8'))
+    assert.equal(golden.expected_output, null)
+
+    const back = join(dir, 'back.yaml')
+    await convert({ input: goldens, output: back, from: 'deepeval', to: 'evalcase' })
+    assert.deepEqual(parseYaml(readFileSync(back, 'utf8')), parseYaml(readFileSync(input, 'utf8')))
+  } finally {
+    rmSync(dir, { recursive: true, force: true })
+  }
+})
