@@ -5,7 +5,7 @@
  * Positions are kept, so an error names the file's line. Writing emits one list item per record.
  */
 import { StringDecoder } from 'node:string_decoder'
-import { isMap, isScalar, isSeq, LineCounter, parseDocument, Scalar, stringify, type Document, type Node } from 'yaml'
+import { isMap, isScalar, isSeq, LineCounter, parse, parseDocument, Scalar, stringify, type Document, type Node } from 'yaml'
 import { DataError } from '../errors.ts'
 import { bigintToJson, keptWarning } from './json.ts'
 import type { JsonObject } from '../model.ts'
@@ -586,16 +586,33 @@ export async function* readYaml(source: ByteSource, options: ReadOptions): Async
 
 const STRINGIFY_OPTIONS = { lineWidth: 0, minContentWidth: 0, aliasDuplicateObjects: false } as const
 
-/**
- * `value` with every multi-line string whose first non-empty line is only spaces double-quoted: as
- * a block scalar, `yaml` writes it without an indentation indicator and the spaces are lost.
- */
 const FRAGILE_BLOCK = /^\n* +(\n|$)/
 const KEEP_CHOMPING = /[|>][1-9]?\+/
 
+/**
+ * Plain text that YAML 1.1 readers (PyYAML, and so most Python tools) take for something else: the
+ * booleans yes, no, on and off, numbers like 1_000, 0b101 or 12:30:00 (base 60), and dates. YAML
+ * 1.2 reads them as text, so `yaml` writes them plain; they are quoted for both to read the same.
+ */
+const YAML11_SUSPECT = /^(?:[-+.]?\d[\w.:+-]*|[yn]|yes|no|on|off)$/i
+
+function readsOtherwiseInYaml11(text: string): boolean {
+  if (!YAML11_SUSPECT.test(text)) return false
+  try {
+    return parse(text, { version: '1.1' }) !== text
+  } catch {
+    return false
+  }
+}
+
+/**
+ * `value` with every multi-line string whose first non-empty line is only spaces double-quoted: as
+ * a block scalar, `yaml` writes it without an indentation indicator and the spaces are lost. Text
+ * that YAML 1.1 reads otherwise is double-quoted too.
+ */
 function quoteFragile(value: unknown): unknown {
   if (typeof value === 'string') {
-    if (!FRAGILE_BLOCK.test(value)) return value
+    if (!FRAGILE_BLOCK.test(value) && !readsOtherwiseInYaml11(value)) return value
     const scalar = new Scalar(value)
     scalar.type = 'QUOTE_DOUBLE'
     return scalar

@@ -518,6 +518,25 @@ test('YAML writer: strings whose first line is only spaces keep their spaces', a
   assert.deepEqual(back[0]?.value, { id: 'a', values, nested: { deep: [{ v: ' \n' }] } })
 })
 
+test('YAML writer: text that YAML 1.1 (PyYAML) reads as a boolean, number or date is quoted; other text stays plain', async () => {
+  const quoted = ['yes', 'No', 'on', 'OFF', 'y', '2024-01-01', '12:30:00', '1_000', '0b101', '2001-12-14t21:59:43.10-05:00']
+  const plain = ['easy', 'v1.2', '1.0.0', '12-34', 'yesterday', 'on time']
+  const sink = new MemorySink()
+  const w = yamlWriter(sink, { listKey: 'tests' })
+  await w.write({ id: 'a', quoted, plain, count: 3, flag: true })
+  await w.end()
+  for (const text of quoted) assert.ok(sink.text.includes(`- "${text}"\n`), text)
+  for (const text of plain) assert.ok(sink.text.includes(`- ${text}\n`), text)
+  assert.match(sink.text, /count: 3\n/)
+  assert.match(sink.text, /flag: true\n/)
+  // Read under YAML 1.1, as PyYAML reads it, every text is still text.
+  const doc = parseDocument(sink.text, { version: '1.1' }).toJS() as { tests: { quoted: unknown[]; plain: unknown[] }[] }
+  assert.deepEqual(doc.tests[0]!.quoted, quoted)
+  assert.deepEqual(doc.tests[0]!.plain, plain)
+  const back = await collect(readYaml(chunks(sink.text, 16), options(['tests'])))
+  assert.deepEqual(back[0]?.value, { id: 'a', quoted, plain, count: 3, flag: true })
+})
+
 test('JSON and JSON Lines keep an integer past 2^53 as its digits, with a warning, where JSON.parse would round it', async () => {
   const text = '{"id": 12345678901234567890, "n": -9007199254740993, "safe": 9007199254740991, "s": "12345678901234567890", "f": 1.2345678901234567e300, "list": [98765432109876543210]}'
   const want = { id: '12345678901234567890', n: '-9007199254740993', safe: 9007199254740991, s: '12345678901234567890', f: 1.2345678901234567e300, list: ['98765432109876543210'] }
