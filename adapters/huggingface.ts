@@ -160,7 +160,7 @@ export function fromFeature(value: JsonValue, feature: Feature | undefined): Jso
   feature = asDictOfLists(feature) ?? feature
   const t = typeOf(feature)
   if (t === 'ClassLabel' && typeof value === 'number' && isJsonObject(feature) && Array.isArray(feature.names)) {
-    if (value === -1) return null
+    // -1, the label `datasets` gives a row without one, stays -1: a missing cell (null) is another value.
     const name = feature.names[value]
     return typeof name === 'string' ? name : value
   }
@@ -186,7 +186,6 @@ export function toFeature(value: JsonValue, feature: Feature | undefined): JsonV
   if (feature === undefined) return value
   const t = typeOf(feature)
   if (t === 'ClassLabel' && isJsonObject(feature) && Array.isArray(feature.names)) {
-    if (value === null) return -1
     const i = typeof value === 'string' ? feature.names.indexOf(value) : -1
     return i === -1 ? value : i
   }

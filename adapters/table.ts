@@ -5,7 +5,7 @@
  * column names, its own order) travels with the first case as `extras.csv.$file.columns`, with
  * the mapping it was read with, so that writing the cases back gives the same header.
  */
-import { deepEqual, lostFields } from '../src/carry.ts'
+import { deepEqual, isCarry, lostFields } from '../src/carry.ts'
 import { fieldError, LayoutError } from '../src/errors.ts'
 import { caseToRow, defaultColumns, isDefaultHeader, isRowMapper, mapRow, unionColumns, withOwnColumns, type RowOptions } from '../src/mapping.ts'
 import { CARRY_KEY, isJsonObject, withoutFileKeys, withoutGenerated, type EvalCase, type JsonObject, type JsonValue } from '../src/model.ts'
@@ -155,8 +155,8 @@ function extendedHeader(columns: string[], sample: EvalCase[]): string[] {
 export function missingCarryColumn(c: EvalCase, header: readonly string[]): void {
   const carried = c.metadata?.[CARRY_KEY]
   if (carried === undefined || header.includes(CARRY_KEY)) return
-  const fields = isJsonObject(carried) ? Object.keys(carried).join(', ') : CARRY_KEY
-  throw new LayoutError('E_FIELD', `this case needs an "${CARRY_KEY}" column to carry ${fields}, but none of the first cases did, so the header has none; put a case like it among the first (the first 100, or as many of them as fill 32 MB)`, {
+  const what = isCarry(carried) ? Object.keys(carried).join(', ') : `its own metadata.${CARRY_KEY}`
+  throw new LayoutError('E_FIELD', `this case needs an "${CARRY_KEY}" column to carry ${what}, but none of the first cases did, so the header has none; put a case like it among the first (the first 100, or as many of them as fill 32 MB)`, {
     field: CARRY_KEY,
   })
 }

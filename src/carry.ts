@@ -62,9 +62,12 @@ export function applyCarry(c: EvalCase): EvalCase {
   return c
 }
 
-/** `c` without anything at `metadata.evalferry` (a copy, where there is something). */
+/**
+ * `c` without a carry at `metadata.evalferry` (a copy, where there is one): a value of the case's
+ * own there is written as it is, and reads back as itself.
+ */
 export function withoutCarrySlot(c: EvalCase): EvalCase {
-  if (!c.metadata || !(CARRY_KEY in c.metadata)) return c
+  if (!c.metadata || !isCarry(c.metadata[CARRY_KEY])) return c
   const out: EvalCase = { ...c, metadata: withoutSlot(c.metadata)! }
   if (!out.metadata) delete out.metadata
   return out
@@ -111,6 +114,11 @@ function lostExtras(a: Extras, b: Extras): JsonObject | undefined {
     if (!deepEqual(a[format], b[format])) (lost ??= {})[format] = a[format] ?? null
   }
   return lost
+}
+
+/** Whether `c` has a value of its own at `metadata.evalferry`, which a carry would take the place of. */
+export function hasOwnSlot(c: EvalCase): boolean {
+  return c.metadata !== undefined && CARRY_KEY in c.metadata && !isCarry(c.metadata[CARRY_KEY])
 }
 
 /** `c` with `carried` under `metadata.evalferry`. */

@@ -12,7 +12,7 @@
  * the cell starts with `[`, else the cell is its one item; an empty cell is an absent field.
  */
 import type { FieldMapping, RowMapper } from '../adapters/types.ts'
-import { deepEqual } from './carry.ts'
+import { deepEqual, isCarry } from './carry.ts'
 import { isCompactJson, parseExact, stringifyJson } from './codecs/json.ts'
 import { UsageError, fieldError } from './errors.ts'
 import { CARRY_KEY, isJsonObject, isMessageList, own, singleText, type EvalCase, type JsonObject, type JsonValue, type Message } from './model.ts'
@@ -384,11 +384,8 @@ export function rowToCase(row: JsonObject, resolved: ResolvedMapping, options: R
     const paths = takenPaths?.get(column)
     if (paths && value !== undefined) value = withoutPaths(value, paths)
     if (value === undefined || (options.text && value === '') || (value === null && options.nullIsAbsent)) continue
-    if (column === CARRY_KEY) {
-      const carried = typeof value === 'string' ? parseCarry(value) : value
-      if (!isJsonObject(carried)) throw fieldError(CARRY_KEY, 'expected a JSON object of carried fields')
-      value = carried
-    }
+    // The carry column holds what the case has at `metadata.evalferry`: a carry, or a value of its own.
+    if (column === CARRY_KEY && typeof value === 'string') value = options.text ? parseCarry(value) : carryOrText(value)
     metadata ??= {}
     metadata[column] = value
   }
@@ -404,11 +401,22 @@ export function rowToCase(row: JsonObject, resolved: ResolvedMapping, options: R
  */
 const TEXT_KINDS = new Set<Kind>(['text', 'input', 'expected'])
 
-function parseCarry(text: string): unknown {
+/** A typed row's carry may still be JSON text (a Parquet column without its feature); other text is the case's own. */
+function carryOrText(text: string): JsonValue {
+  if (!text.startsWith('{')) return text
   try {
-    return parseExact(text).value
+    const value = parseExact(text).value
+    return isCarry(value) ? value : text
   } catch {
-    throw fieldError(CARRY_KEY, `expected a JSON object of carried fields, got ${JSON.stringify(text.slice(0, 40))}`)
+    return text
+  }
+}
+
+function parseCarry(text: string): JsonValue {
+  try {
+    return parseExact(text).value as JsonValue
+  } catch {
+    throw fieldError(CARRY_KEY, `expected the JSON text of carried fields, got ${JSON.stringify(text.slice(0, 40))}`)
   }
 }
 
@@ -621,7 +629,7 @@ export function caseToRow(
 
   const metadata = c.metadata ?? {}
   for (const column of header) {
-    if (resolved.ignore.includes(column) || (taken.has(column) && !isJsonObject(own(values, column)))) continue
+    if (resolved.ignore.includes(column)) continue
     let value = own(metadata, column)
     if (value === undefined) continue
     if (column === CARRY_KEY) {
@@ -629,8 +637,10 @@ export function caseToRow(
     } else if (isJsonObject(own(values, column)) && isJsonObject(value)) {
       // A column a dotted path reached into: the mapped keys join the rest of its object.
       value = { ...value, ...(values[column] as JsonObject) }
-    } else if (taken.has(column)) continue
-    else if (options.text && typeof value !== 'string') value = stringifyJson(value)
+    } else {
+      if (options.text && typeof value !== 'string') value = stringifyJson(value)
+      if (taken.has(column) && (own(values, column) !== undefined || !leftToMetadata(resolved, column, value, options))) continue
+    }
     values[column] = value
   }
 
@@ -641,6 +651,15 @@ export function caseToRow(
     else if (options.fill) row[column] = options.text ? '' : null
   }
   return row
+}
+
+/**
+ * Whether reading `cell` in `column` gives it to the metadata under the column's name, as a cell
+ * that the field a well-known name gives the column cannot take (`[1, 2]` in `context`).
+ */
+function leftToMetadata(resolved: ResolvedMapping, column: string, cell: JsonValue, options: RowOptions): boolean {
+  const field = resolved.fields.find(([, path]) => path === column)?.[0]
+  return field !== undefined && !resolved.explicit.has(field) && !isAbsent(cell, options) && cellToField(field, cell, options) === undefined
 }
 
 /** Whether the source cell `before` still reads as `canonical` (so writing it keeps the source's form). */

@@ -10,7 +10,7 @@ import { availableParallelism } from 'node:os'
 import { parse as parseYaml, stringify as stringifyYaml } from 'yaml'
 import { getAdapter } from '../adapters/index.ts'
 import type { Adapter, Container, DecodeContext, EncodeContext, FieldMapping, FileLayout, RowMapper } from '../adapters/types.ts'
-import { applyCarry, deepEqual, isCarry, lostFields, withCarry, withoutCarrySlot } from './carry.ts'
+import { applyCarry, deepEqual, hasOwnSlot, isCarry, lostFields, withCarry, withoutCarrySlot } from './carry.ts'
 import { namedDelimiter } from './codecs/csv.ts'
 import { containerOf, readRecords, recordWriter } from './codecs/index.ts'
 import { LIST_KEY, SINGLE_KEY, type ColumnType, type HeaderWarning, type Sink, type SourceRecord } from './codecs/types.ts'
@@ -19,7 +19,7 @@ import { DataError, EvalferryError, LayoutError, UsageError, type Location } fro
 import { IdSet } from './ids.ts'
 import { assertWritable, AtomicFile, BytesSink, exists, STDIO, type Written } from './io.ts'
 import { checkCaseShape } from './mapping.ts'
-import { CARRY_KEY, isJsonObject, own, roughSize, withoutFileKeys, withoutGenerated, type EvalCase, type JsonObject, type JsonValue } from './model.ts'
+import { CARRY_KEY, isJsonObject, own, roughSize, withoutFileKeys, withoutGenerated, type EvalCase, type Extras, type JsonObject, type JsonValue } from './model.ts'
 import { addWarning, countField, newReport, type ConversionReport } from './report.ts'
 
 /** What the `--rejects` file holds per bad record. */
@@ -402,9 +402,25 @@ function locate(error: unknown, location: Location): EvalferryError {
   return new DataError('E_FIELD', (error as Error)?.message ?? String(error), location, { cause: error })
 }
 
-/** Writes cases to one file (or `-`) atomically; returns the report. */
-export function write(cases: AsyncIterable<EvalCase> | Iterable<EvalCase>, output: string, options: WriteOptions): Promise<ConversionReport> {
-  return writeFile(placed(cases), output, options)
+/**
+ * Writes cases to one file (or `-`) atomically; returns the report. Cases given as an array can be
+ * gone through again: a later one that needs a column the first ones did not is written with
+ * them, as `convert` writes a file again.
+ */
+export async function write(cases: AsyncIterable<EvalCase> | Iterable<EvalCase>, output: string, options: WriteOptions): Promise<ConversionReport> {
+  if (!Array.isArray(cases)) return writeFile(placed(cases), output, options)
+  const start = options.report && structuredClone(options.report)
+  let layoutCases = options.layoutCases
+  for (let attempt = 0; ; attempt++) {
+    try {
+      return await writeFile(placed(cases), output, layoutCases ? { ...options, layoutCases } : options)
+    } catch (error) {
+      if (!(error instanceof LayoutError && error.cases && attempt < LAYOUT_RETRIES)) throw error
+      layoutCases = [...(layoutCases ?? []), ...error.cases]
+      // The caller's report tells of the last attempt only.
+      if (start) Object.assign(options.report!, structuredClone(start))
+    }
+  }
 }
 
 async function writeFile(cases: AsyncIterable<ReadCase>, output: string, options: WriteOptions): Promise<ConversionReport> {
@@ -730,8 +746,8 @@ class CaseEncoder {
     const encodeAll = (xs: EvalCase[], context = ctx): JsonObject =>
       grouped && adapter.encodeGroup ? adapter.encodeGroup(xs, context) : adapter.encode(xs[0]!, context)
 
-    // A case's own value at the carry's key would be taken for a carry, or replaced by one: it is
-    // left out here, so that the comparison carries the whole metadata, that value with it.
+    // A carry-shaped value at the carry's key would be taken for a carry: it is left out here, so
+    // that the comparison carries the whole metadata, that value with it.
     const record = encodeAll(own.map(withoutCarrySlot))
     this.decodeContext.index = ctx.index
     let backs: EvalCase[]
@@ -755,11 +771,13 @@ class CaseEncoder {
       const carried = lostFields(c, backs[i] ?? {}, generated[i])
       if (renamed[i] !== undefined) carried.id = renamed[i]
       if (generated[i]!.length) carried.generated = generated[i]!
+      // A carry takes the place of the case's own value at its key: the metadata travels in it, that value with it.
+      if (Object.keys(carried).length && !('metadata' in carried) && hasOwnSlot(c)) carried.metadata = c.metadata!
       return carried
     })
     if (carriedAll.every((carried) => Object.keys(carried).length === 0)) return record
     const lost: string[] = []
-    for (const carried of carriedAll) for (const name of fieldNames(carried)) if (!lost.includes(name)) lost.push(name)
+    for (const [i, carried] of carriedAll.entries()) for (const name of fieldNames(carried, backs[i]?.extras)) if (!lost.includes(name)) lost.push(name)
 
     if (this.options.extras === false) {
       for (const field of lost) countField(this.report.dropped, field)
@@ -785,8 +803,11 @@ class CaseEncoder {
   }
 }
 
-/** The fields a carry holds, as the report names them: extras down to each format's own keys. */
-function fieldNames(carried: JsonObject): string[] {
+/**
+ * The fields a carry holds, as the report names them: extras down to each format's own keys that
+ * `given` (the extras read back from the record) lacks or holds otherwise.
+ */
+function fieldNames(carried: JsonObject, given: Extras = {}): string[] {
   const names: string[] = []
   for (const [field, value] of Object.entries(carried)) {
     if (field === 'generated') continue
@@ -795,8 +816,13 @@ function fieldNames(carried: JsonObject): string[] {
       continue
     }
     for (const [format, own] of Object.entries(value)) {
-      if (isJsonObject(own) && Object.keys(own).length) names.push(...Object.keys(own).map((key) => `extras.${format}.${key}`))
-      else names.push(`extras.${format}`)
+      if (!isJsonObject(own) || !Object.keys(own).length) {
+        names.push(`extras.${format}`)
+        continue
+      }
+      // A format's extras travel whole; the keys named are those the written record did not give back.
+      const back = given[format] ?? {}
+      for (const key of new Set([...Object.keys(own), ...Object.keys(back)])) if (!deepEqual(own[key], back[key])) names.push(`extras.${format}.${key}`)
     }
   }
   return names

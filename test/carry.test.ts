@@ -2,7 +2,7 @@ import { test } from 'node:test'
 import assert from 'node:assert/strict'
 import { applyCarry, deepEqual, isCarry, lostFields, withCarry } from '../src/carry.ts'
 import type { EvalCase } from '../src/model.ts'
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { convert, read } from '../src/pipeline.ts'
@@ -62,9 +62,21 @@ test('a value of the case\'s own at metadata.evalferry travels through every for
     const original: EvalCase[] = []
     for await (const c of read(input, { from: 'evals' })) original.push(c)
     assert.deepEqual(original[0]!.metadata, want)
-    for (const [to, extension] of [['deepeval', 'json'], ['hf', 'jsonl'], ['langsmith', 'jsonl'], ['evalcase', 'yaml'], ['csv', 'csv'], ['hf', 'parquet']] as const) {
+    // Where nothing else needs carrying, the value is written as it is; a carry (DeepEval's of the
+    // id, CSV's of the number 1 as text) takes its place and holds the metadata with it.
+    const cases = [
+      ['deepeval', 'json', { id: 1, metadata: 1 }],
+      ['hf', 'jsonl', {}],
+      ['langsmith', 'jsonl', {}],
+      ['evalcase', 'yaml', {}],
+      ['csv', 'csv', { metadata: 1 }],
+      ['hf', 'parquet', {}],
+    ] as const
+    for (const [to, extension, carried] of cases) {
       const output = join(dir, `slot-${to}.${extension}`)
-      await convert({ input, output, from: 'evals', to })
+      const report = await convert({ input, output, from: 'evals', to })
+      assert.deepEqual(report.carried, carried, `${to} ${extension}`)
+      if (extension === 'jsonl') assert.match(readFileSync(output, 'utf8'), /"evalferry":"user value"/)
       const back: EvalCase[] = []
       for await (const c of read(output, { from: to })) back.push(c)
       assert.deepEqual(back[0]!.metadata, want, `${to} ${extension}`)
@@ -108,6 +120,26 @@ test('only an object of case fields under metadata.evalferry is a carry; a user 
       await convert({ input: output, output: back, from: to, to: 'deepeval' })
       assert.deepEqual(await metadataOf(back, 'deepeval'), expected, `${to} ${extension} → deepeval`)
     }
+  } finally {
+    rmSync(dir, { recursive: true, force: true })
+  }
+})
+
+test('the report names the keys of a format\'s extras the written record did not give back, not every key the carry holds', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'evalferry-extras-keys-'))
+  try {
+    // A DeepEval record of two keys: its CSV row has every column, so only the key list is lost.
+    const input = join(dir, 'goldens.json')
+    writeFileSync(input, '[{"input": "q", "custom_column_key_values": {"topic": "biology"}}]')
+    const output = join(dir, 'goldens.csv')
+    const report = await convert({ input, output, from: 'deepeval', to: 'deepeval' })
+    assert.deepEqual(report.carried, { 'extras.deepeval.$keys': 1 })
+    const back = join(dir, 'back.json')
+    await convert({ input: output, output: back, from: 'deepeval', to: 'deepeval' })
+    assert.deepEqual(JSON.parse(readFileSync(back, 'utf8')), [{ input: 'q', custom_column_key_values: { topic: 'biology' } }])
+    // Without extras, the same key is the one dropped, so --strict refuses only for it.
+    const dropped = await convert({ input, output: join(dir, 'plain.csv'), from: 'deepeval', to: 'deepeval', extras: false })
+    assert.deepEqual(dropped.dropped, { 'extras.deepeval.$keys': 1 })
   } finally {
     rmSync(dir, { recursive: true, force: true })
   }

@@ -108,20 +108,34 @@ test('a case past the first hundred that needs a column they did not is written:
   assert.deepEqual(readFileSync(join(dir, 'late-examples-back.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l) as unknown), examples)
 
   const CARRY = 'evalferry'
-  // Writing cases a caller made cannot read them again: the error stands, naming the case.
-  await assert.rejects(write(rows.map((r) => ({ input: [{ role: 'user' as const, content: r.question }], ...(r.extra ? { metadata: { [CARRY]: { x: 1 } } } : {}) })), join(dir, 'made.csv'), { to: 'hf' }), (error: Error & { location?: unknown }) => {
+  const made = rows.map((r): EvalCase => ({ input: [{ role: 'user', content: r.question }], ...(r.extra ? { metadata: { [CARRY]: { name: 'n' } } } : {}) }))
+  // Cases a caller gives as a generator cannot be gone through again: the error stands, naming the case.
+  async function* generated() {
+    yield* made
+  }
+  await assert.rejects(write(generated(), join(dir, 'made.csv'), { to: 'hf' }), (error: Error & { location?: unknown }) => {
     assert.match(error.message, /^this case needs an "evalferry" column to carry metadata, but none of the first cases did/)
     assert.deepEqual(error.location, { file: join(dir, 'made.csv'), record: 270, field: 'evalferry' })
     return true
   })
+  // An array can: it is written again with that case among those the columns are chosen from.
+  const report = await write(made, join(dir, 'made.csv'), { to: 'hf' })
+  assert.deepEqual([report.records.written, report.carried], [300, { metadata: 1 }])
+  assert.equal(readFileSync(join(dir, 'made.csv'), 'utf8').split('\n')[0], 'input,evalferry')
+  const back: EvalCase[] = []
+  for await (const c of read(join(dir, 'made.csv'), { from: 'hf' })) back.push(c)
+  assert.deepEqual([back[270]!.name, back[270]!.metadata], [undefined, { [CARRY]: { name: 'n' } }])
 })
 
 test('the layout is chosen from at most 32 MB of cases: a case of a new column after records that fill it is written by writing the file again', async () => {
   // Four cases of about 10 MB each in memory fill the sample; the fifth holds a key the others lack.
   const big = 'x'.repeat(5 << 20)
   const cases = [0, 1, 2, 3, 4].map((i): EvalCase => ({ input: [{ role: 'user', content: `q${i} ${big}` }], metadata: i === 4 ? { late: 'yes' } : { n: String(i) } }))
-  // Cases given to write() cannot be read twice: the fifth is past the sample, and named.
-  await assert.rejects(write(cases, join(dir, 'large.csv'), { to: 'csv' }), (error: Error & { location?: { record?: number } }) => {
+  // Cases given to write() as a generator cannot be gone through twice: the fifth is past the sample, and named.
+  async function* generated() {
+    yield* cases
+  }
+  await assert.rejects(write(generated(), join(dir, 'large.csv'), { to: 'csv' }), (error: Error & { location?: { record?: number } }) => {
     assert.match(error.message, /needs an "evalferry" column/)
     assert.equal(error.location?.record, 4)
     return true

@@ -302,10 +302,12 @@ test('images the viewer gives as links are written as Json text, the Image featu
   assert.deepEqual(JSON.parse(JSON.stringify(await collect(out))), JSON.parse(JSON.stringify(cases)))
 })
 
-test('features: ClassLabel -1 is missing, Json text is parsed, lists map their items', () => {
+test('features: ClassLabel -1 and null stay as they are, Json text is parsed, lists map their items', () => {
   const label = { names: ['a', 'b'], _type: 'ClassLabel' }
-  assert.equal(fromFeature(-1, label), null)
-  assert.equal(toFeature(null, label), -1)
+  assert.equal(fromFeature(-1, label), -1)
+  assert.equal(toFeature(-1, label), -1)
+  assert.equal(fromFeature(null, label), null)
+  assert.equal(toFeature(null, label), null)
   assert.equal(toFeature('b', label), 1)
   assert.deepEqual(fromFeature([1, 0], { feature: label, _type: 'List' }), ['b', 'a'])
   assert.deepEqual(fromFeature([1], [label]), ['b'])
@@ -387,4 +389,34 @@ test('an hf CSV cell that pandas reads as missing (the `datasets` CSV reader) is
   )
   assert.match(report.warnings[0]!.message, /"N\/A" is read by pandas \(the CSV reader of datasets\) as a missing value/)
   assert.equal(readFileSync(output, 'utf8'), 'question,answer\nIs it known?,N/A\nnull,nan and more\n')
+})
+
+test('Parquet to Parquet: a list cell a well-known field cannot take stays in its column, and ClassLabel -1 and null stay apart', async () => {
+  const features = {
+    question: { dtype: 'string', _type: 'Value' },
+    tags: { feature: { dtype: 'string', _type: 'Value' }, _type: 'List' },
+    label: { names: ['neg', 'pos'], _type: 'ClassLabel' },
+  }
+  const children = [
+    vectorFromArray(['q1', 'q2', 'q3'], new Utf8()).data[0]!,
+    vectorFromArray([['x', null], ['y'], null], new List(new Field('item', new Utf8(), true))).data[0]!,
+    vectorFromArray([1, -1, null], new Int32()).data[0]!,
+  ]
+  const source = await featuresParquet('misfit.parquet', features, children)
+  const cases = await collect(source)
+  assert.deepEqual(cases.map((c) => [c.tags, c.metadata]), [
+    [undefined, { tags: ['x', null], label: 'pos' }],
+    [['y'], { label: -1 }],
+    // A null cell in a Parquet row is no value, and is written back as null.
+    [undefined, undefined],
+  ])
+  const out = join(work, 'misfit-out.parquet')
+  const report = newReport('hf', 'hf', [source], out)
+  await write(cases, out, { to: 'hf', report })
+  assert.deepEqual(report.carried, {})
+  assert.deepEqual(await rows(out), [
+    { question: 'q1', tags: ['x', null], label: 1 },
+    { question: 'q2', tags: ['y'], label: -1 },
+    { question: 'q3', tags: null, label: null },
+  ])
 })
