@@ -72,7 +72,7 @@ export async function shardJobs(jobs: BatchJob[], shard: Shard): Promise<BatchJo
     Math.floor((total * shard.index) / shard.count),
   ]
   for (const job of ordered) {
-    const from = job.from ?? (await detect(job.input, { target: (await getAdapter(job.to)).name })).format
+    const from = job.from ?? (await detect(job.input, { target: (await getAdapter(job.to)).name, ...(job.inputContainer ? { container: job.inputContainer } : {}) })).format
     out.push({ ...job, from, output: partName(job.output, shard), ...(await locateShard(job, from, rangeOf)) })
   }
   return out

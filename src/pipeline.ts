@@ -8,7 +8,7 @@ import { dirname, resolve as resolvePath } from 'node:path'
 import { open, readFile } from 'node:fs/promises'
 import { availableParallelism } from 'node:os'
 import { parse as parseYaml, stringify as stringifyYaml } from 'yaml'
-import { getAdapter } from '../adapters/index.ts'
+import { allAdapters, getAdapter } from '../adapters/index.ts'
 import type { Adapter, Container, DecodeContext, EncodeContext, FieldMapping, FileLayout, RowMapper } from '../adapters/types.ts'
 import { applyCarry, deepEqual, hasOwnSlot, isCarry, lostFields, withCarry, withoutCarrySlot } from './carry.ts'
 import { namedDelimiter } from './codecs/csv.ts'
@@ -94,7 +94,11 @@ function sampleFull(count: number, bytes: number): boolean {
 const LAYOUT_RETRIES = 8
 
 function requireContainer(path: string, given: Container | undefined, role: 'input' | 'output'): Container {
-  const container = given ?? (path === STDIO ? undefined : containerOf(path))
+  const named = path === STDIO ? undefined : containerOf(path)
+  if (given && named && given !== named) {
+    throw new UsageError(`${path} is named as a ${named} file, but --${role === 'input' ? 'from' : 'to'}-container says ${given}; rename the file, or leave the option out`)
+  }
+  const container = given ?? named
   if (!container) {
     throw new UsageError(
       path === STDIO
@@ -126,7 +130,7 @@ async function openCases(input: string, options: ReadOptions): Promise<AsyncGene
   let from = options.from
   if (!from) {
     if (input === STDIO) throw new UsageError('reading standard input needs --from')
-    from = (await detect(input)).format
+    from = (await detect(input, { container })).format
   }
   const adapter = await getAdapter(from)
   if (!adapter.reads.includes(container)) {
@@ -202,8 +206,8 @@ async function* readFile_(
   let previousLine: number | undefined
   const where = (): Location => {
     if (place) return place
-    const line = record!.line
-    return (place = { file, ...(line === undefined ? { record: record!.index } : { line }) })
+    const { line, column } = record!
+    return (place = { file, ...(line === undefined ? { record: record!.index } : column === undefined ? { line } : { line, column }) })
   }
   ctx.warn = (message, field) => report && addWarning(report, message, { ...where(), ...(field ? { field } : {}) })
   // Called per record: an empty list (nearly always) costs one comparison.
@@ -471,6 +475,25 @@ function sidecarOf(output: string, container: Container | undefined, adapter: Ad
   return output !== STDIO && container === 'jsonl' ? adapter.sidecar?.(output, container) : undefined
 }
 
+/**
+ * The files reading `inputs` reads, for `assertWritable`: each input, and the sidecar beside it
+ * that a reader takes its header from (an evalcase JSON Lines dataset's YAML), where there is one.
+ */
+export async function filesRead(inputs: string[]): Promise<string[]> {
+  const adapters = await allAdapters()
+  const files: string[] = []
+  for (const input of inputs) {
+    files.push(input)
+    const container = input === STDIO ? undefined : containerOf(input)
+    if (!container) continue
+    for (const adapter of adapters) {
+      const sidecar = adapter.sidecar?.(input, container)
+      if (sidecar && !files.includes(sidecar) && (await exists(sidecar))) files.push(sidecar)
+    }
+  }
+  return files
+}
+
 /** The files writing `output` as `to` makes (itself, and a JSON Lines sidecar), for `assertWritable`. */
 export async function filesWritten(output: string, to: string, container?: Container): Promise<Written[]> {
   const adapter = await getAdapter(to)
@@ -485,7 +508,7 @@ export async function filesWritten(output: string, to: string, container?: Conta
 }
 
 /** Whether a YAML file holds a dataset (a case list at the top, or under a record key), not just a sidecar's header keys. */
-async function holdsCases(path: string, adapter: Adapter): Promise<boolean> {
+export async function holdsCases(path: string, adapter: Adapter): Promise<boolean> {
   let head: string
   try {
     const file = await open(path, 'r')
@@ -870,10 +893,10 @@ export async function convert(options: ConvertOptions): Promise<ConversionReport
   const inputContainer = requireContainer(options.input, options.inputContainer, 'input')
   await assertWritable(
     [...(await filesWritten(options.output, options.to, options.outputContainer)), ...(options.rejects ? [{ path: options.rejects, what: 'the rejects file' }] : [])],
-    [options.input],
+    await filesRead([options.input]),
   )
   const to = (await getAdapter(options.to)).name
-  const from = options.from ?? (options.input === STDIO ? undefined : (await detect(options.input, { target: to })).format)
+  const from = options.from ?? (options.input === STDIO ? undefined : (await detect(options.input, { target: to, container: inputContainer })).format)
   if (!from) throw new UsageError('reading standard input needs --from')
   const fresh = async () => newReport((await getAdapter(from)).name, to, [options.input], options.output === STDIO ? undefined : options.output)
   const threads = Math.min(options.threads ?? 1, availableParallelism())

@@ -1,7 +1,7 @@
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
 import { spawn, spawnSync } from 'node:child_process'
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { tableFromIPC } from 'apache-arrow'
@@ -446,6 +446,8 @@ test('an output that cannot be made is named, with exit 1 and no temporary left 
     const result = await runCli(['convert', input, '--to', 'evalcase', '--quiet', ...args])
     assert.equal(result.code, 1, result.stderr)
     assert.equal(result.stderr, `evalferry: ${message}\n`)
+    // The rejects file and the report are begun before the output: neither failure leaves an output behind.
+    assert.equal(existsSync(join(dir, 'cannot-out.yaml')), false, args.join(' '))
   }
   assert.deepEqual(readdirSync(reportDir), [])
   assert.deepEqual(readdirSync(dir).filter((n) => n.endsWith('.evalferry-tmp')), [])
@@ -746,4 +748,51 @@ test('LangSmith → DeepEval with --no-extras reports exactly what was dropped; 
   assert.equal(strict.code, 1)
   assert.match(strict.stderr, /lossy\.jsonl:1: id: deepeval cannot hold id, split, extras\.langsmith\.dataset_id/)
   assert.ok(!existsSync(strictOut))
+})
+
+test('a folder as AgentV lays it out converts, validates and detects: the sidecar of its JSON Lines dataset is read with it, and a link to a dataset is followed', async () => {
+  const folder = join(dir, 'agentv-folder')
+  mkdirSync(folder)
+  const real = join(SHARED_FIXTURES, 'evalcase', 'agentv-2026-02')
+  for (const name of readdirSync(real)) writeFileSync(join(folder, name), readFileSync(join(real, name)))
+  const elsewhere = file('linked-dataset.jsonl', '{"id": "l1", "input": "hi", "expected_outcome": "greets"}\n')
+  symlinkSync(elsewhere, join(folder, 'linked.jsonl'))
+  const stems = ['basic--dataset', 'basic-jsonl--dataset', 'composite--dataset', 'document-extraction--dataset-field-accuracy', 'linked']
+
+  const out = join(dir, 'agentv-folder-out')
+  const converted = await runCli(['convert', folder, '--to', 'evals', '-o', out, '--quiet'])
+  assert.equal(converted.code, 0, converted.stderr)
+  assert.deepEqual(readdirSync(out).sort(), stems.map((s) => `${s}.${s === 'basic-jsonl--dataset' || s === 'linked' ? 'jsonl' : 'json'}`))
+  const validated = await runCli(['validate', folder])
+  assert.equal(validated.code, 0, validated.stderr)
+  assert.equal(validated.stdout.trimEnd().split('\n').length, stems.length)
+  const detected = await runCli(['detect', folder, '--json'])
+  assert.equal(detected.code, 0, detected.stderr)
+  assert.deepEqual((JSON.parse(detected.stdout) as { format: string }[]).map((d) => d.format), stems.map(() => 'evalcase'))
+
+  // The sidecar is read as the dataset's header: no output may replace it.
+  const sidecar = join(folder, 'basic-jsonl--dataset.yaml')
+  const before = readFileSync(sidecar, 'utf8')
+  const onto = await runCli(['convert', join(folder, 'basic-jsonl--dataset.jsonl'), '--to', 'evalcase', '-o', sidecar])
+  assert.equal(onto.code, 2, onto.stderr)
+  assert.match(onto.stderr, /evalferry never overwrites an input/)
+  assert.equal(readFileSync(sidecar, 'utf8'), before)
+})
+
+test('--from-container names the container of a file whose extension names none, for detection too; one that contradicts the extension, and standard input in a batch, are refused', async () => {
+  const noExtension = file('goldens-no-extension', readFileSync(join(ROOT, 'examples', 'goldens.json'), 'utf8'))
+  const out = join(dir, 'from-container.json')
+  const converted = await runCli(['convert', noExtension, '--from-container', 'json', '--to', 'evals', '-o', out, '--quiet'])
+  assert.equal(converted.code, 0, converted.stderr)
+  assert.ok((JSON.parse(readFileSync(out, 'utf8')) as unknown[]).length > 0)
+
+  const lines = file('contradicts.jsonl', '{"input": "a"}\n{"input": "b"}\n')
+  const contradicted = await runCli(['convert', lines, '--from', 'deepeval', '--from-container', 'json', '--to', 'evals', '-o', join(dir, 'contradicts.json')])
+  assert.equal(contradicted.code, 2, contradicted.stderr)
+  assert.equal(contradicted.stderr, `evalferry: ${lines} is named as a jsonl file, but --from-container says json; rename the file, or leave the option out\n`)
+
+  const piped = await runCli(['convert', '-', lines, '--from', 'deepeval', '--from-container', 'jsonl', '--to', 'evals', '-o', join(dir, 'stdin-batch')], {}, 60_000, '{"input": "x"}\n')
+  assert.equal(piped.code, 2, piped.stderr)
+  assert.match(piped.stderr, /standard input cannot be one of a batch/)
+  assert.equal(existsSync(join(dir, 'stdin-batch', '-.jsonl')), false)
 })

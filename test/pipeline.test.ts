@@ -152,3 +152,21 @@ test('the layout is chosen from at most 32 MB of cases: a case of a new column a
     cases.map((c) => c.metadata),
   )
 })
+
+test('a bad record in a JSON list written on one line is named by its column, in the error and in the rejects', async () => {
+  const records = Array.from({ length: 500 }, (_, i) => ({ input: `q${i}`, expected_output: 'a' }))
+  ;(records[377] as { input: unknown }).input = 5
+  const text = JSON.stringify(records)
+  const input = join(dir, 'minified.json')
+  writeFileSync(input, text)
+  const column = text.indexOf('{"input":5') + 1
+  await assert.rejects(convert({ input, output: join(dir, 'minified-out.jsonl'), from: 'deepeval', to: 'langsmith' }), (error: Error & { location?: unknown }) => {
+    assert.deepEqual(error.location, { file: input, line: 1, column, field: 'input' })
+    assert.match(error.message, /expected a string/)
+    return true
+  })
+  const rejects = join(dir, 'minified-rejects.jsonl')
+  const report = await convert({ input, output: join(dir, 'minified-out.jsonl'), from: 'deepeval', to: 'langsmith', onError: 'skip', rejects })
+  assert.deepEqual(report.errors.map((e) => e.location), [{ file: input, line: 1, column, field: 'input' }])
+  assert.deepEqual(JSON.parse(readFileSync(rejects, 'utf8')).location, { file: input, line: 1, column, field: 'input' })
+})

@@ -12,7 +12,7 @@ import { stringOption, type Command, type OptionValues } from './command.ts'
 import { expandInputs, isGlob } from './inputs.ts'
 import { containerOption, dialectOption, mapOption, onErrorOption } from './options.ts'
 import { detect } from '../detect.ts'
-import { filesWritten } from '../pipeline.ts'
+import { filesRead, filesWritten } from '../pipeline.ts'
 
 /** The container written when the output's extension does not name one. */
 export const DEFAULT_CONTAINER: Record<FormatName, Container> = {
@@ -94,6 +94,7 @@ const command: Command = {
     const wholes = await Promise.all(positionals.map(async (p) => (await isGlob(p)) || (p !== STDIO && (await isDirectory(p)))))
     const batch = inputs.length > 1 || wholes.includes(true) || (output !== STDIO && (await isDirectory(output)))
     if (batch && output === STDIO) throw new UsageError('a batch of inputs needs -o <directory>')
+    if (batch && inputs.includes(STDIO)) throw new UsageError('standard input cannot be one of a batch, which names each output after its input: convert it on its own')
     const named = batch || output === STDIO ? undefined : containerOf(output)
     if (toContainer && named && toContainer !== named) {
       throw new UsageError(`--to-container ${toContainer} contradicts the output ${output}, a ${named} file by its name`)
@@ -155,7 +156,7 @@ const command: Command = {
         ...(reportPath !== undefined ? [{ path: reportPath, what: 'the report' }] : []),
         ...(values.json ? [{ path: STDIO, what: 'the report (--json)' }] : []),
       ],
-      inputs,
+      await filesRead(inputs),
     )
     const parallel = jobsOption(values)
 
@@ -173,6 +174,14 @@ const command: Command = {
       await Promise.all(begun.map(removeOwnTemps))
       if (shares) await removeShares(shares)
     })
+    // The report's file is begun before any output: a report that cannot be written stops the run before the output is written.
+    let reportFile: AtomicFile | undefined
+    try {
+      if (reportPath !== undefined) reportFile = await AtomicFile.create(reportPath)
+    } catch (error) {
+      release()
+      throw error
+    }
     let failure: unknown
     // The reports of the files written, in input order: a failed batch's report still counts them.
     const reports: ConversionReport[] = []
@@ -193,17 +202,14 @@ const command: Command = {
     try {
       // A failed run's report says why it stopped.
       const reportText = JSON.stringify({ ...total, ...(failure instanceof EvalferryError ? { failed: { message: failure.describe(), code: failure.code, location: failure.location } } : {}) }, null, 2) + '\n'
-      if (reportPath !== undefined) {
-        const file = await AtomicFile.create(reportPath)
-        try {
-          await file.sink.write(reportText)
-          await file.commit()
-        } catch (error) {
-          await file.abort()
-          throw error
-        }
+      if (reportFile) {
+        await reportFile.sink.write(reportText)
+        await reportFile.commit()
       }
       if (values.json) stdout.write(reportText)
+    } catch (error) {
+      await reportFile?.abort()
+      throw error
     } finally {
       release()
     }
@@ -219,7 +225,7 @@ async function formatRead(file: string, jobs: BatchJob[]): Promise<string[]> {
   if (!job || job.input === STDIO) return []
   if (job.from) return [(await getAdapter(job.from)).name]
   try {
-    return [(await detect(file, { target: (await getAdapter(job.to)).name })).format]
+    return [(await detect(file, { target: (await getAdapter(job.to)).name, ...(job.inputContainer ? { container: job.inputContainer } : {}) })).format]
   } catch {
     return []
   }

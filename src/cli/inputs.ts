@@ -1,10 +1,12 @@
 /** The dataset files a command line names: files, directories (their dataset files) and quoted globs. */
-import { readdir } from 'node:fs/promises'
+import { readdir, stat } from 'node:fs/promises'
 import { isAbsolute, join } from 'node:path'
 import { glob, isDynamicPattern } from 'tinyglobby'
+import { allAdapters } from '../../adapters/index.ts'
 import { containerOf } from '../codecs/index.ts'
 import { EvalferryError } from '../errors.ts'
 import { exists, isDirectory, STDIO } from '../io.ts'
+import { holdsCases } from '../pipeline.ts'
 
 /** Whether `input` is a glob for evalferry to expand: a pattern that names no existing file. */
 export async function isGlob(input: string): Promise<boolean> {
@@ -12,9 +14,10 @@ export async function isGlob(input: string): Promise<boolean> {
 }
 
 /**
- * Each input as files: a directory as the dataset files in it, a glob (quoted, so the shell left it)
- * as the dataset files it matches, both in name order; anything else as it is. A glob that matches
- * no dataset file is an error naming it.
+ * Each input as files: a directory as the dataset files in it (a link to a file among them), a glob
+ * (quoted, so the shell left it) as the dataset files it matches, both in name order; anything else
+ * as it is. A glob that matches no dataset file is an error naming it. The sidecar of a JSON Lines
+ * dataset in the list (AgentV's `x.yaml` beside `x.jsonl`) is read with it, not as a dataset.
  */
 export async function expandInputs(inputs: string[]): Promise<string[]> {
   const files: string[] = []
@@ -26,12 +29,30 @@ export async function expandInputs(inputs: string[]): Promise<string[]> {
       if (!matched.length) throw new EvalferryError('E_IO', 'no dataset file matches', { file: input })
       files.push(...matched)
     } else if (input !== STDIO && (await isDirectory(input))) {
-      const entries = (await readdir(input, { withFileTypes: true }))
-        .filter((e) => e.isFile() && containerOf(e.name) !== undefined && !e.name.startsWith('.'))
-        .map((e) => join(input, e.name))
-        .sort()
-      files.push(...entries)
+      const entries = (await readdir(input, { withFileTypes: true })).filter((e) => containerOf(e.name) !== undefined && !e.name.startsWith('.'))
+      const named: string[] = []
+      for (const e of entries) if (e.isFile() || (e.isSymbolicLink() && (await isFile(join(input, e.name))))) named.push(join(input, e.name))
+      files.push(...named.sort())
     } else files.push(input)
   }
-  return files
+  return withoutSidecars(files)
+}
+
+async function isFile(path: string): Promise<boolean> {
+  try {
+    return (await stat(path)).isFile()
+  } catch {
+    return false
+  }
+}
+
+async function withoutSidecars(files: string[]): Promise<string[]> {
+  const sidecars = new Set<string>()
+  for (const adapter of await allAdapters()) {
+    for (const file of files) {
+      const sidecar = containerOf(file) === 'jsonl' ? adapter.sidecar?.(file, 'jsonl') : undefined
+      if (sidecar && files.includes(sidecar) && !(await holdsCases(sidecar, adapter))) sidecars.add(sidecar)
+    }
+  }
+  return files.filter((file) => !sidecars.has(file))
 }

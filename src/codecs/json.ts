@@ -38,6 +38,11 @@ export async function* readJson(source: ByteSource, options: ReadOptions): Async
   let capturing = false
   let captured = ''
   let captureLine = 0
+  // Where the current line starts in the chunk being read (0 or less: in an earlier chunk), for a
+  // record's column where several records share a line (a list written on one line).
+  let lineStart = 0
+  let captureColumn = 0
+  let lastRecordLine = 0
   let depth = 0
   let inString = false
   let escaped = false
@@ -72,6 +77,8 @@ export async function* readJson(source: ByteSource, options: ReadOptions): Async
     if (mode === Mode.TopArray || mode === Mode.RecordArray) {
       const { value, kept } = index < skipBefore ? { value: null, kept: undefined } : finishValue(text)
       pending = { value, line: captureLine, index: index++, raw: text, fieldLine: jsonFieldLine }
+      if (captureLine === lastRecordLine) pending.column = captureColumn
+      lastRecordLine = captureLine
       if (kept) pending.warnings = kept.map(keptWarning)
       lastWasSeparator = false
     } else {
@@ -136,6 +143,7 @@ export async function* readJson(source: ByteSource, options: ReadOptions): Async
           valueEnd = i
         } else if (c === 0x0a) {
           line++
+          lineStart = i + 1
         }
         if (valueEnd === -1) {
           i++
@@ -155,7 +163,7 @@ export async function* readJson(source: ByteSource, options: ReadOptions): Async
       // Between values: whitespace, punctuation and the structure around the record list.
       if (c === 0x0a) {
         line++
-        i++
+        lineStart = ++i
         continue
       }
       if (c === 0x20 || c === 0x09 || c === 0x0d || c === 0xfeff) {
@@ -243,6 +251,7 @@ export async function* readJson(source: ByteSource, options: ReadOptions): Async
       captured = ''
       captureStart = i
       captureLine = line
+      captureColumn = i - lineStart + 1
       depth = 0
       inString = false
       escaped = false
@@ -260,11 +269,9 @@ export async function* readJson(source: ByteSource, options: ReadOptions): Async
       i++
     }
     if (capturing && captureStart !== -1) captured += text.slice(captureStart)
+    lineStart -= n - decoderTail.length
     if (captured.length > MAX_RECORD_CHARS) fail(tooLong(isRecordList() ? 'record' : 'value'), captureLine)
     if (decoderTail.length > MAX_RECORD_CHARS) fail(tooLong('key'))
-    if (!isRecordList() && mode !== Mode.TopObjectValue && mode !== Mode.Done && capturing) {
-      // unreachable: values are only captured in lists or as header values
-    }
   }
   if (capturing) {
     if (capturedIsScalar && depth === 0 && !inString && mode === Mode.TopObjectValue) {

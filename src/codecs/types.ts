@@ -56,6 +56,8 @@ export interface SourceRecord {
   value: unknown
   /** 1-based line where the record starts, where the container has lines. */
   line?: number
+  /** 1-based column where the record starts, given where an earlier record starts on its line. */
+  column?: number
   /** 0-based index of the record in the file. */
   index: number
   /** The record's own text, where the codec has it cheaply (for `--rejects`). */

@@ -518,6 +518,17 @@ test('YAML writer: strings whose first line is only spaces keep their spaces', a
   assert.deepEqual(back[0]?.value, { id: 'a', values, nested: { deep: [{ v: ' \n' }] } })
 })
 
+test('JSON: records that share a line are given their column, across chunks of any size; a record that starts its line is not', async () => {
+  const text = '[{"a": 1}, {"a": "x, y"},\n  {"a": [2]},   {"a": {"b": "}"}}, 7,\n{"a": 3}\n]'
+  const starts = ['{"a": 1}', '{"a": "x, y"}', '{"a": [2]}', '{"a": {"b": "}"}}', '7', '{"a": 3}'].map((r) => text.indexOf(r))
+  const column = (offset: number) => offset - text.lastIndexOf('\n', offset - 1)
+  const want = [[1], [1, column(starts[1]!)], [2], [2, column(starts[3]!)], [2, column(starts[4]!)], [3]]
+  for (const size of [1, 2, 3, 5, 8, 13, 1000]) {
+    const records = await collect(readJson(chunks(text, size), options()))
+    assert.deepEqual(records.map((r) => (r.column === undefined ? [r.line] : [r.line, r.column])), want, `chunks of ${size}`)
+  }
+})
+
 test('YAML writer: text that YAML 1.1 (PyYAML) reads as a boolean, number or date is quoted; other text stays plain', async () => {
   const quoted = ['yes', 'No', 'on', 'OFF', 'y', '2024-01-01', '12:30:00', '1_000', '0b101', '2001-12-14t21:59:43.10-05:00']
   const plain = ['easy', 'v1.2', '1.0.0', '12-34', 'yesterday', 'on time']
