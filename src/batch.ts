@@ -10,10 +10,9 @@ import { basename, dirname, extname, join } from 'node:path'
 import type { Worker } from 'node:worker_threads'
 import { getAdapter } from '../adapters/index.ts'
 import { containerOf, readRecords } from './codecs/index.ts'
-import { detect } from './detect.ts'
 import { EvalferryError, UsageError, type ErrorCode, type Location } from './errors.ts'
 import { removeOwnTemps, STDIO } from './io.ts'
-import { convert, type ConvertOptions } from './pipeline.ts'
+import { convert, detectFormat, type ConvertOptions } from './pipeline.ts'
 import type { ConversionReport } from './report.ts'
 import { ask, startWorker } from './workers.ts'
 
@@ -27,7 +26,7 @@ export function parseShard(text: string): Shard {
   const match = /^(\d+)\/(\d+)$/.exec(text.trim())
   const index = Number(match?.[1])
   const count = Number(match?.[2])
-  if (!match || count < 1 || index < 1 || index > count) {
+  if (!match || !Number.isSafeInteger(count) || count < 1 || index < 1 || index > count) {
     throw new UsageError(`--shard takes i/n with 1 ≤ i ≤ n (the shards of 4 are 1/4 … 4/4), not "${text}"`)
   }
   return { index, count }
@@ -72,7 +71,7 @@ export async function shardJobs(jobs: BatchJob[], shard: Shard): Promise<BatchJo
     Math.floor((total * shard.index) / shard.count),
   ]
   for (const job of ordered) {
-    const from = job.from ?? (await detect(job.input, { target: (await getAdapter(job.to)).name, ...(job.inputContainer ? { container: job.inputContainer } : {}) })).format
+    const from = job.from ?? (await detectFormat(job.input, { target: (await getAdapter(job.to)).name, ...(job.inputContainer ? { container: job.inputContainer } : {}) }))
     out.push({ ...job, from, output: partName(job.output, shard), ...(await locateShard(job, from, rangeOf)) })
   }
   return out

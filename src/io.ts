@@ -516,6 +516,15 @@ export async function assertWritable(written: Written[], inputs: string[]): Prom
   }
 }
 
+/** Whether `path` is a named pipe (a FIFO), whose bytes can be read once. */
+export async function isPipe(path: string): Promise<boolean> {
+  try {
+    return (await stat(path)).isFIFO()
+  } catch {
+    return false
+  }
+}
+
 export async function isDirectory(path: string): Promise<boolean> {
   try {
     return (await stat(path)).isDirectory()

@@ -14,10 +14,10 @@ import { applyCarry, deepEqual, hasOwnSlot, isCarry, lostFields, withCarry, with
 import { namedDelimiter } from './codecs/csv.ts'
 import { containerOf, readRecords, recordWriter } from './codecs/index.ts'
 import { LIST_KEY, SINGLE_KEY, type ColumnType, type HeaderWarning, type Sink, type SourceRecord } from './codecs/types.ts'
-import { detect } from './detect.ts'
+import { detect, type DetectOptions } from './detect.ts'
 import { DataError, EvalferryError, LayoutError, UsageError, type Location } from './errors.ts'
 import { IdSet } from './ids.ts'
-import { assertWritable, AtomicFile, BytesSink, exists, STDIO, type Written } from './io.ts'
+import { assertWritable, AtomicFile, BytesSink, exists, isPipe, STDIO, type Written } from './io.ts'
 import { checkCaseShape } from './mapping.ts'
 import { CARRY_KEY, isJsonObject, own, roughSize, withoutFileKeys, withoutGenerated, type EvalCase, type Extras, type JsonObject, type JsonValue } from './model.ts'
 import { addWarning, countField, newReport, type ConversionReport } from './report.ts'
@@ -111,6 +111,7 @@ function requireContainer(path: string, given: Container | undefined, role: 'inp
 
 /** The canonical cases of one dataset file (or `-`), in order. */
 export async function* read(input: string, options: ReadOptions = {}): AsyncGenerator<EvalCase> {
+  requireText('read()', 'the input path', input)
   for await (const item of await openCases(input, options)) {
     if (item.from) readFrom.set(item.value, item.from)
     yield item.value
@@ -124,13 +125,27 @@ interface ReadCase {
   from?: Location | undefined
 }
 
+/**
+ * The format of a file that is read after: a named pipe, which gives its bytes once, cannot be
+ * read to tell its format and then again to convert it.
+ */
+export async function detectFormat(input: string, options: DetectOptions): Promise<string> {
+  if (await isPipe(input)) throw new UsageError(`${input} is a named pipe, which can be read only once: name its format with --from`)
+  return (await detect(input, options)).format
+}
+
+/** A library caller's missing argument, named as a usage error rather than failing deeper in. */
+function requireText(fn: string, what: string, value: unknown): void {
+  if (typeof value !== 'string' || value === '') throw new UsageError(`${fn} needs ${what}, a string; got ${value === '' ? 'an empty one' : typeof value}`)
+}
+
 /** The cases of a file, once its format is known to read its container. */
 async function openCases(input: string, options: ReadOptions): Promise<AsyncGenerator<ReadCase>> {
   const container = requireContainer(input, options.container, 'input')
   let from = options.from
   if (!from) {
     if (input === STDIO) throw new UsageError('reading standard input needs --from')
-    from = (await detect(input, { container })).format
+    from = await detectFormat(input, { container })
   }
   const adapter = await getAdapter(from)
   if (!adapter.reads.includes(container)) {
@@ -412,6 +427,8 @@ function locate(error: unknown, location: Location): EvalferryError {
  * them, as `convert` writes a file again.
  */
 export async function write(cases: AsyncIterable<EvalCase> | Iterable<EvalCase>, output: string, options: WriteOptions): Promise<ConversionReport> {
+  requireText('write()', 'the output path', output)
+  requireText('write()', 'options.to', options?.to)
   if (!Array.isArray(cases)) return writeFile(placed(cases), output, options)
   const start = options.report && structuredClone(options.report)
   let layoutCases = options.layoutCases
@@ -553,6 +570,25 @@ async function writeCases(
   preset?: PartPreset,
 ): Promise<FileLayout> {
   const iterator = cases[Symbol.asyncIterator]()
+  try {
+    return await writeFrom(iterator, adapter, container, file, options, report, hasSidecar, preset)
+  } catch (error) {
+    // The source is closed now, not when its file handle is collected (a file written again reads it anew).
+    await iterator.return?.()
+    throw error
+  }
+}
+
+async function writeFrom(
+  iterator: AsyncIterator<ReadCase>,
+  adapter: Adapter,
+  container: Container,
+  file: { sink: Sink; path: string },
+  options: WriteOptions,
+  report: ConversionReport,
+  hasSidecar: boolean,
+  preset?: PartPreset,
+): Promise<FileLayout> {
   let taken = preset?.index ?? 0
   // A case a caller made, not one read here, may not have a case's shape: it is named by its place in the output.
   const checked = (c: ReadCase): ReadCase => {
@@ -890,13 +926,14 @@ export interface ConvertOptions extends Omit<ReadOptions, 'report' | 'onReject' 
 
 /** Converts one file to another format; returns the conversion report. */
 export async function convert(options: ConvertOptions): Promise<ConversionReport> {
+  for (const key of ['input', 'output', 'to'] as const) requireText('convert()', `options.${key}`, options?.[key])
   const inputContainer = requireContainer(options.input, options.inputContainer, 'input')
   await assertWritable(
     [...(await filesWritten(options.output, options.to, options.outputContainer)), ...(options.rejects ? [{ path: options.rejects, what: 'the rejects file' }] : [])],
     await filesRead([options.input]),
   )
   const to = (await getAdapter(options.to)).name
-  const from = options.from ?? (options.input === STDIO ? undefined : (await detect(options.input, { target: to, container: inputContainer })).format)
+  const from = options.from ?? (options.input === STDIO ? undefined : await detectFormat(options.input, { target: to, container: inputContainer }))
   if (!from) throw new UsageError('reading standard input needs --from')
   const fresh = async () => newReport((await getAdapter(from)).name, to, [options.input], options.output === STDIO ? undefined : options.output)
   const threads = Math.min(options.threads ?? 1, availableParallelism())

@@ -69,7 +69,15 @@ function readdirSafe(path: string): string[] {
 
 test('--shard refuses numbers outside 1..n', () => {
   assert.deepEqual(parseShard('2/4'), { index: 2, count: 4 })
-  for (const bad of ['0/4', '5/4', '1/0', 'a/b', '1']) assert.throws(() => parseShard(bad), /--shard takes i\/n/)
+  for (const bad of ['0/4', '5/4', '1/0', 'a/b', '1', '1e0/2', '9007199254740992/9007199254740993']) assert.throws(() => parseShard(bad), /--shard takes i\/n/)
+})
+
+test('--jobs takes a whole number written in digits', async () => {
+  for (const bad of ['1e1', '0', '2.5', '0x2']) {
+    const result = await runCli(['convert', join(dir, 'none.jsonl'), '--to', 'evals', '-o', join(dir, 'none.json'), '--jobs', bad])
+    assert.equal(result.code, 2, bad)
+    assert.equal(result.stderr, `evalferry: --jobs takes a whole number of at least 1, not "${bad}"\n`)
+  }
 })
 
 test('a failing file in a batch exits 1 naming that file, and writes no output for it', async () => {

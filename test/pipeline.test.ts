@@ -1,6 +1,6 @@
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
-import { createWriteStream, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { createWriteStream, mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync, writeFileSync } from 'node:fs'
 import { execFileSync } from 'node:child_process'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -84,6 +84,13 @@ test('a named pipe reads as a file: chunks arrive in order, whatever size each r
     inputs,
     rows.map((r) => r.slice(0, r.indexOf(','))),
   )
+  // Its format cannot be detected and the pipe read again: the conversion asks for --from instead of waiting.
+  await assert.rejects(convert({ input: fifo, output: join(dir, 'from-pipe.jsonl'), to: 'evals' }), (error: Error & { code?: string }) => {
+    assert.equal(error.code, 'E_USAGE')
+    assert.equal(error.message, `${fifo} is a named pipe, which can be read only once: name its format with --from`)
+    return true
+  })
+  await assert.rejects(read(fifo).next(), /is a named pipe, which can be read only once/)
 })
 
 test('a case past the first hundred that needs a column they did not is written: the file is written again with its layout chosen with that case', async () => {
@@ -96,6 +103,16 @@ test('a case past the first hundred that needs a column they did not is written:
     await convert({ input: join(dir, output), output: join(dir, `${output}.jsonl`), from: 'hf', to: 'hf' })
     assert.deepEqual(readFileSync(join(dir, `${output}.jsonl`), 'utf8').trim().split('\n').map((l) => JSON.parse(l) as unknown), rows, output)
   }
+  // The first pass's reading (its format detected, here) is closed when the file is written again, not left to the collector.
+  await convert({ input: source, output: join(dir, 'late-detected.csv'), to: 'hf' })
+  const open = readdirSync('/proc/self/fd').map((fd) => {
+    try {
+      return readlinkSync(`/proc/self/fd/${fd}`)
+    } catch {
+      return ''
+    }
+  })
+  assert.deepEqual(open.filter((path) => path === source), [])
   // The null answer needed the carry column; once it is there, the later key rides in it.
   assert.equal(readFileSync(join(dir, 'late-columns.csv'), 'utf8').split('\n')[0], 'question,answer,evalferry')
 
@@ -169,4 +186,13 @@ test('a bad record in a JSON list written on one line is named by its column, in
   const report = await convert({ input, output: join(dir, 'minified-out.jsonl'), from: 'deepeval', to: 'langsmith', onError: 'skip', rejects })
   assert.deepEqual(report.errors.map((e) => e.location), [{ file: input, line: 1, column, field: 'input' }])
   assert.deepEqual(JSON.parse(readFileSync(rejects, 'utf8')).location, { file: input, line: 1, column, field: 'input' })
+})
+
+test('a library call missing its input, output or target is a usage error naming it', async () => {
+  const usage = (message: string) => (error: Error & { code?: string }) => error.code === 'E_USAGE' && error.message === message
+  await assert.rejects(convert({ input: 'in.json', output: 'out.yaml' } as Parameters<typeof convert>[0]), usage('convert() needs options.to, a string; got undefined'))
+  await assert.rejects(convert({ input: 'in.json', to: 'evals' } as Parameters<typeof convert>[0]), usage('convert() needs options.output, a string; got undefined'))
+  await assert.rejects(convert(undefined as unknown as Parameters<typeof convert>[0]), usage('convert() needs options.input, a string; got undefined'))
+  await assert.rejects(write([], 'out.json', undefined as unknown as Parameters<typeof write>[2]), usage('write() needs options.to, a string; got undefined'))
+  await assert.rejects(read(undefined as unknown as string).next(), usage('read() needs the input path, a string; got undefined'))
 })

@@ -56,8 +56,8 @@ Options:
 function jobsOption(values: OptionValues): number | undefined {
   const text = stringOption(values, 'jobs')
   if (text === undefined) return undefined
-  const n = Number(text)
-  if (!Number.isInteger(n) || n < 1) throw new UsageError(`--jobs takes a whole number of at least 1, not "${text}"`)
+  const n = /^\d+$/.test(text.trim()) ? Number(text) : NaN
+  if (!Number.isSafeInteger(n) || n < 1) throw new UsageError(`--jobs takes a whole number of at least 1, not "${text}"`)
   return n
 }
 
