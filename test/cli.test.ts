@@ -655,6 +655,14 @@ test('--on-error skip skips a bad JSON Lines line when the format is detected to
   const detected = await runCli(['detect', allBad])
   assert.equal(detected.code, 1)
   assert.match(detected.stderr, new RegExp(`^evalferry: ${allBad}:1:2: invalid JSON`))
+  // With --json, the file that cannot be told has its error in its place among the others.
+  const listed = await runCli(['detect', allBad, input, '--json'])
+  assert.equal(listed.code, 1)
+  const entries = JSON.parse(listed.stdout) as { file: string; format?: string; error?: { code: string; location: unknown } }[]
+  assert.deepEqual(entries.map((e) => [e.file, e.format, e.error?.code, e.error?.location]), [
+    [allBad, undefined, 'E_PARSE', { file: allBad, line: 1, column: 2 }],
+    [input, 'deepeval', undefined, undefined],
+  ])
 })
 
 test('ids used twice in the source get fresh ones in evalcase, which needs them unique, and come back from the carry', async () => {

@@ -18,19 +18,24 @@ const command: Command = {
     if (!positionals.length) throw new UsageError(`name at least one file\n\n${usage}`)
     const container = containerOption(values, 'from-container')
     const results = []
+    // Each file in order, told or not: a file that cannot be told has its error in its place.
+    const entries: unknown[] = []
     const failures: string[] = []
     for (const file of await expandInputs(positionals)) {
       try {
-        results.push(await detect(file, { count: true, ...(container ? { container } : {}) }))
+        const detection = await detect(file, { count: true, ...(container ? { container } : {}) })
+        results.push(detection)
+        entries.push(detection)
       } catch (error) {
         // One file that cannot be told does not hide what the others are.
         if (!(error instanceof EvalferryError) || error.exitCode === 2) throw error
         failures.push(error.describe())
+        entries.push({ file, error: { message: error.message, code: error.code, location: error.location } })
       }
     }
     for (const failure of failures) stderr.write(`evalferry: ${failure}\n`)
     if (values.json) {
-      stdout.write(JSON.stringify(results, null, 2) + '\n')
+      stdout.write(JSON.stringify(entries, null, 2) + '\n')
       return failures.length ? 1 : 0
     }
     for (const d of results) {
