@@ -424,6 +424,10 @@ const cleanups = new Set<() => Promise<void>>()
 
 /** Set when the process is interrupted: from then on no file is begun or put in place, and the process exits. */
 let stopping = false
+
+export function isStopping(): boolean {
+  return stopping
+}
 const untilExit = new Promise<never>(() => {})
 
 async function interrupted(signal: NodeJS.Signals): Promise<void> {

@@ -117,6 +117,7 @@ const command: Command = {
     const map = await mapOption(values)
     const from = stringOption(values, 'from')
     const dialect = dialectOption(values)
+    if (dialect && target.name !== 'evalcase') throw new UsageError(`--dialect chooses how evalcase is written; the output here is ${target.name}`)
     const onError = onErrorOption(values)
     const common = {
       to: target.name,

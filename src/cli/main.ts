@@ -5,6 +5,7 @@ import { existsSync, readFileSync } from 'node:fs'
 import { dirname, join } from 'node:path'
 import { fileURLToPath, pathToFileURL } from 'node:url'
 import { EvalferryError, UsageError } from '../errors.ts'
+import { isStopping } from '../io.ts'
 import { SHARED_OPTIONS, type Command } from './command.ts'
 
 const COMMANDS: Record<string, () => Promise<{ default: Command }>> = {
@@ -101,6 +102,8 @@ export async function run(argv: string[], io: RunIO): Promise<number> {
       interactive: io.isTTY && !values.quiet && !values.json,
     })
   } catch (error) {
+    // Interrupted: what failed failed because the run was stopping (a worker ended under it), and the signal's handler exits.
+    if (isStopping()) return new Promise<never>(() => {})
     if (error instanceof EvalferryError) {
       io.stderr.write(`evalferry: ${error.describe()}\n`)
       return error.exitCode
