@@ -559,19 +559,13 @@ export interface PartPreset {
   uniqueIds: string[]
 }
 
-async function writeCases(
-  cases: AsyncIterable<ReadCase>,
-  adapter: Adapter,
-  container: Container,
-  file: { sink: Sink; path: string },
-  options: WriteOptions,
-  report: ConversionReport,
-  hasSidecar: boolean,
-  preset?: PartPreset,
-): Promise<FileLayout> {
+/** What `writeFrom` takes beside the cases. */
+type WriteArgs = Parameters<typeof writeFrom> extends [unknown, ...infer Rest] ? Rest : never
+
+async function writeCases(cases: AsyncIterable<ReadCase>, ...args: WriteArgs): Promise<FileLayout> {
   const iterator = cases[Symbol.asyncIterator]()
   try {
-    return await writeFrom(iterator, adapter, container, file, options, report, hasSidecar, preset)
+    return await writeFrom(iterator, ...args)
   } catch (error) {
     // The source is closed now, not when its file handle is collected (a file written again reads it anew).
     await iterator.return?.()
