@@ -4,7 +4,7 @@
  * name in `extras` so that they are written back, and warn of CSV cells a pandas reader misreads.
  */
 import { fieldError, withFieldPrefix } from '../src/errors.ts'
-import { isJsonObject, type JsonObject } from '../src/model.ts'
+import { isJsonObject, type EvalCase, type JsonObject } from '../src/model.ts'
 import type { EncodeContext } from './types.ts'
 
 /** Type checks whose messages call an object `objectNoun` (YAML users say "a mapping"). */
@@ -77,3 +77,6 @@ export function extrasOf(format: string) {
     },
   }
 }
+
+/** The case whose columns head the table of an empty dataset: an input and its expected output. */
+export const A_CASE: EvalCase = { input: [{ role: 'user', content: '' }], expected_output: [{ role: 'assistant', content: '' }] }

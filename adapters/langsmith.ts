@@ -28,7 +28,7 @@
  * (`input=`, `expected_output=` and `context=` add one column each); without a map the well-known
  * column names decide, and every other column goes to `metadata`.
  */
-import { extrasOf, fieldChecks, under } from './fields.ts'
+import { A_CASE, extrasOf, fieldChecks, under } from './fields.ts'
 import { applyCarry, deepEqual, lostFields, withCarry } from '../src/carry.ts'
 import { parseExact, stringifyJson } from '../src/codecs/json.ts'
 import { fieldError } from '../src/errors.ts'
@@ -725,7 +725,8 @@ function layout(container: Container, sample: EvalCase[]): FileLayout {
   // A streamed CSV header cannot grow, so it is the union of the sample's columns, carried fields included.
   const decodeContext: DecodeContext = { file: '', container, header: {}, index: 0, state: {}, warn: () => {} }
   const columns: string[] = []
-  for (const original of sample) {
+  // An empty dataset still gets a header, as a table with none would not read back.
+  for (const original of sample.length ? sample : [A_CASE]) {
     const c = asEncoded(original)
     let row = toRow(encodeExample(c))
     const carried = lostFields(c, applyCarry(decodeExample(row, decodeContext)))

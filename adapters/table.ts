@@ -6,6 +6,7 @@
  * the mapping it was read with, so that writing the cases back gives the same header.
  */
 import { deepEqual, isCarry, lostFields } from '../src/carry.ts'
+import { A_CASE } from './fields.ts'
 import { fieldError, LayoutError } from '../src/errors.ts'
 import { caseToRow, defaultColumns, isDefaultHeader, isRowMapper, mapRow, unionColumns, withOwnColumns, type RowOptions } from '../src/mapping.ts'
 import { CARRY_KEY, isJsonObject, withoutFileKeys, withoutGenerated, type EvalCase, type JsonObject, type JsonValue } from '../src/model.ts'
@@ -134,6 +135,8 @@ export function takeFileCarry(c: EvalCase, ctx: DecodeContext): void {
  * rows its first row lacked), or the union of default headers.
  */
 export function sampleColumns(sample: EvalCase[], format: string, options: RowOptions): string[] {
+  // An empty dataset still gets a header, as a table with none would not read back.
+  if (!sample.length) return defaultColumns(A_CASE, options)
   const keys = fileKeys(sample, format)
   const columns = keys.columns
   if (isHeader(columns)) return extendedHeader(columns, sample)

@@ -196,3 +196,16 @@ test('a library call missing its input, output or target is a usage error naming
   await assert.rejects(write([], 'out.json', undefined as unknown as Parameters<typeof write>[2]), usage('write() needs options.to, a string; got undefined'))
   await assert.rejects(read(undefined as unknown as string).next(), usage('read() needs the input path, a string; got undefined'))
 })
+
+test('an empty dataset is written as a table with a header, which reads back as empty', async () => {
+  const input = join(dir, 'empty.jsonl')
+  writeFileSync(input, '')
+  const headers: Record<string, string> = { csv: 'input,expected_output', hf: 'input,expected_output', langsmith: 'inputs.question,outputs.answer' }
+  for (const [to, extension] of [['csv', 'csv'], ['hf', 'csv'], ['langsmith', 'csv'], ['deepeval', 'csv'], ['hf', 'parquet']] as const) {
+    const output = join(dir, `empty-${to}.${extension}`)
+    const report = await convert({ input, output, from: 'langsmith', to })
+    assert.equal(report.records.written, 0)
+    if (headers[to] && extension === 'csv') assert.equal(readFileSync(output, 'utf8'), `${headers[to]}\n`, to)
+    assert.deepEqual(await collect(output, to), [], `${to} ${extension}`)
+  }
+})
