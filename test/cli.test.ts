@@ -805,5 +805,8 @@ test('--from-container names the container of a file whose extension names none,
   const piped = await runCli(['convert', '-', lines, '--from', 'deepeval', '--from-container', 'jsonl', '--to', 'evals', '-o', join(dir, 'stdin-batch')], {}, 60_000, '{"input": "x"}\n')
   assert.equal(piped.code, 2, piped.stderr)
   assert.match(piped.stderr, /standard input cannot be one of a batch/)
+  const ontoFile = await runCli(['convert', lines, noExtension, '--from', 'deepeval', '--from-container', 'jsonl', '--to', 'evals', '-o', out])
+  assert.equal(ontoFile.code, 2, ontoFile.stderr)
+  assert.equal(ontoFile.stderr, `evalferry: a batch of inputs needs -o <directory>; ${out} is a file\n`)
   assert.equal(existsSync(join(dir, 'stdin-batch', '-.jsonl')), false)
 })

@@ -3,7 +3,7 @@ import { getAdapter } from '../../adapters/index.ts'
 import type { Container, FormatName } from '../../adapters/types.ts'
 import { containerOf } from '../codecs/index.ts'
 import { EvalferryError, UsageError } from '../errors.ts'
-import { AtomicFile, assertWritable, isDirectory, joinShares, onInterrupt, removeOwnTemps, removeShares, shareOf, STDIO } from '../io.ts'
+import { AtomicFile, assertWritable, exists, isDirectory, joinShares, onInterrupt, removeOwnTemps, removeShares, shareOf, STDIO } from '../io.ts'
 import { stopWorkers } from '../workers.ts'
 import { parseShard, partName, runBatch, shardJobs, totalBytes, type BatchJob, type BatchProgress } from '../batch.ts'
 import { ProgressBar } from '../progress.ts'
@@ -94,6 +94,7 @@ const command: Command = {
     const wholes = await Promise.all(positionals.map(async (p) => (await isGlob(p)) || (p !== STDIO && (await isDirectory(p)))))
     const batch = inputs.length > 1 || wholes.includes(true) || (output !== STDIO && (await isDirectory(output)))
     if (batch && output === STDIO) throw new UsageError('a batch of inputs needs -o <directory>')
+    if (batch && (await exists(output)) && !(await isDirectory(output))) throw new UsageError(`a batch of inputs needs -o <directory>; ${output} is a file`)
     if (batch && inputs.includes(STDIO)) throw new UsageError('standard input cannot be one of a batch, which names each output after its input: convert it on its own')
     const named = batch || output === STDIO ? undefined : containerOf(output)
     if (toContainer && named && toContainer !== named) {
