@@ -10,6 +10,7 @@ import type { EncodeContext } from './types.ts'
 /** Type checks whose messages call an object `objectNoun` (YAML users say "a mapping"). */
 export function fieldChecks(objectNoun = 'an object') {
   const describeType = (value: unknown): string => {
+    if (value === undefined) return 'none'
     if (value === null) return 'null'
     if (Array.isArray(value)) return 'a list'
     return typeof value === 'object' ? objectNoun : `${typeof value} ${JSON.stringify(value)}`

@@ -89,7 +89,11 @@ function isStringList(value: unknown): value is string[] {
 
 /** A LangChain message as `messages_to_dict` writes it. */
 function isLangChainMessage(value: unknown): value is JsonObject {
-  return isJsonObject(value) && typeof value.type === 'string' && isJsonObject(value.data)
+  if (!isJsonObject(value) || typeof value.type !== 'string') return false
+  if (isJsonObject(value.data)) return true
+  if (value.type === 'constructor') return value.lc !== undefined && isJsonObject(value.kwargs)
+  // A message model dumped flat: its type names it, beside its content.
+  return 'content' in value && (Object.hasOwn(LANGCHAIN_ROLES, value.type) || value.type === 'chat')
 }
 
 function isOpenAIMessage(value: unknown): value is JsonObject {
@@ -201,7 +205,8 @@ function encodeOpenAIToolCall(tc: ToolCall): JsonObject {
 }
 
 /** OpenAI roles evalferry names differently, kept so they are written back. */
-const OPENAI_ROLE_ALIASES: Record<string, Role> = { developer: 'system', function: 'tool' }
+/** Roles other than the four, as LangChain's message coercion takes them too. */
+const OPENAI_ROLE_ALIASES: Record<string, Role> = { developer: 'system', function: 'tool', human: 'user', ai: 'assistant' }
 
 function decodeOpenAIMessage(raw: unknown): Message {
   const m = expectObject(raw, '')
@@ -240,7 +245,7 @@ function encodeOpenAIMessage(m: Message): JsonObject {
   return out
 }
 
-// LangChain messages: `{type, data: {content, additional_kwargs, ...}}`.
+// LangChain messages: `{type, data: {content, additional_kwargs, ...}}`, and their other shapes (see decodeLangChainMessage).
 
 const LANGCHAIN_ROLES: Record<string, Role> = { human: 'user', ai: 'assistant', system: 'system', tool: 'tool', function: 'tool' }
 const LANGCHAIN_TYPES: Record<Role, string> = { user: 'human', assistant: 'ai', system: 'system', tool: 'tool' }
@@ -269,48 +274,90 @@ function encodeLangChainToolCall(tc: ToolCall): JsonObject {
   return out
 }
 
+/**
+ * A LangChain message in any of the shapes LangSmith holds: `messages_to_dict`'s `{type, data}`,
+ * a message model dumped flat (`{type: "human", content, additional_kwargs, …}`, as the Python SDK
+ * writes `BaseMessage` objects), or `dumpd`'s `{lc: 1, type: "constructor", id, kwargs}`. The
+ * shape is kept, so the message is written back as it came.
+ */
 function decodeLangChainMessage(raw: unknown): Message {
   const m = expectObject(raw, '')
-  const type = expectString(m.type, 'type')
-  const data = expectObject(m.data, 'data')
   const extras: JsonObject = {}
+  let fields: JsonObject
+  let prefix: string
+  let type: string
+  if (m.type === 'constructor' && m.lc !== undefined) {
+    fields = expectObject(m.kwargs, 'kwargs')
+    prefix = 'kwargs.'
+    type = typeof fields.type === 'string' ? fields.type : constructorType(m.id)
+    extras.$shape = 'constructor'
+  } else if (m.data !== undefined) {
+    type = expectString(m.type, 'type')
+    fields = expectObject(m.data, 'data')
+    prefix = 'data.'
+  } else {
+    type = expectString(m.type, 'type')
+    fields = m
+    prefix = ''
+    extras.$shape = 'flat'
+  }
   let role = LANGCHAIN_ROLES[type]
-  if (type === 'chat' && typeof data.role === 'string' && (ROLES as readonly string[]).includes(data.role)) role = data.role as Role
-  if (role === undefined) throw fieldError('type', `expected one of ${Object.keys(LANGCHAIN_ROLES).join(', ')} or chat, got ${describeType(type)}`)
+  if (type === 'chat' && typeof fields.role === 'string' && (ROLES as readonly string[]).includes(fields.role)) role = fields.role as Role
+  if (role === undefined) throw fieldError(prefix === 'kwargs.' ? 'kwargs.type' : 'type', `expected one of ${Object.keys(LANGCHAIN_ROLES).join(', ')} or chat, got ${describeType(type)}`)
   if (LANGCHAIN_TYPES[role] !== type) extras.$type = type
-  const { content, kind } = under('data.content', () => decodeContent(data.content))
+  const { content, kind } = under(`${prefix}content`, () => decodeContent(fields.content))
   const message: Message = { role, content }
   if (kind !== undefined) extras.$content = kind
-  if (typeof data.name === 'string') message.name = data.name
-  if (typeof data.tool_call_id === 'string') message.tool_call_id = data.tool_call_id
-  if (Array.isArray(data.tool_calls) && data.tool_calls.length > 0) {
-    message.tool_calls = data.tool_calls.map((t, i) => under(`data.tool_calls[${i}]`, () => decodeLangChainToolCall(t)))
+  if (typeof fields.name === 'string') message.name = fields.name
+  if (typeof fields.tool_call_id === 'string') message.tool_call_id = fields.tool_call_id
+  if (Array.isArray(fields.tool_calls) && fields.tool_calls.length > 0) {
+    message.tool_calls = fields.tool_calls.map((t, i) => under(`${prefix}tool_calls[${i}]`, () => decodeLangChainToolCall(t)))
   }
   const rest: JsonObject = {}
-  for (const [k, v] of Object.entries(data)) {
-    if (k === 'content') continue
+  for (const [k, v] of Object.entries(fields)) {
+    if (k === 'content' || (fields === m && k === 'type')) continue
     if (k === 'name' && message.name !== undefined) continue
     if (k === 'tool_call_id' && message.tool_call_id !== undefined) continue
     if (k === 'tool_calls' && message.tool_calls !== undefined) continue
     rest[k] = v
   }
   extras.$data = rest
-  for (const [k, v] of Object.entries(m)) if (k !== 'type' && k !== 'data') extras[toExtraKey(k)] = v
+  if (fields !== m) for (const [k, v] of Object.entries(m)) if (k !== 'type' && k !== 'data' && k !== 'kwargs') extras[toExtraKey(k)] = v
   return setExtras(message, extras)
+}
+
+/** The message type a `dumpd` constructor names by its class (`[…, "HumanMessage"]`). */
+function constructorType(id: unknown): string {
+  const name = Array.isArray(id) ? id[id.length - 1] : undefined
+  const type = typeof name === 'string' ? CONSTRUCTOR_TYPES[name.replace(/Chunk$/, '')] : undefined
+  if (type === undefined) throw fieldError('id', `expected a LangChain message class (${Object.keys(CONSTRUCTOR_TYPES).join(', ')}), got ${describeType(name)}`)
+  return type
+}
+
+const CONSTRUCTOR_TYPES: Record<string, string> = {
+  HumanMessage: 'human',
+  AIMessage: 'ai',
+  SystemMessage: 'system',
+  ToolMessage: 'tool',
+  FunctionMessage: 'function',
+  ChatMessage: 'chat',
 }
 
 function encodeLangChainMessage(m: Message): JsonObject {
   const extras = ownExtras(m)
   const type = typeof extras.$type === 'string' ? extras.$type : LANGCHAIN_TYPES[m.role]
-  const data: JsonObject = {}
+  const shape = extras.$shape
+  const fields: JsonObject = {}
   const content = encodeContent(m)
-  if (content !== undefined) data.content = content
-  const rest = isJsonObject(extras.$data) ? extras.$data : { type }
-  for (const [k, v] of Object.entries(rest)) data[k] = v
-  if (m.name !== undefined) data.name = m.name
-  if (m.tool_calls !== undefined) data.tool_calls = m.tool_calls.map(encodeLangChainToolCall)
-  if (m.tool_call_id !== undefined) data.tool_call_id = m.tool_call_id
-  const out: JsonObject = { type, data }
+  if (content !== undefined) fields.content = content
+  const rest = isJsonObject(extras.$data) ? extras.$data : shape === 'flat' ? {} : { type }
+  for (const [k, v] of Object.entries(rest)) fields[k] = v
+  if (shape === 'flat') fields.type = type
+  if (m.name !== undefined) fields.name = m.name
+  if (m.tool_calls !== undefined) fields.tool_calls = m.tool_calls.map(encodeLangChainToolCall)
+  if (m.tool_call_id !== undefined) fields.tool_call_id = m.tool_call_id
+  if (shape === 'flat') return fields
+  const out: JsonObject = shape === 'constructor' ? { lc: extras.lc ?? 1, type: 'constructor', id: extras.id ?? [], kwargs: fields } : { type, data: fields }
   writeExtras(out, extras)
   return out
 }

@@ -41,7 +41,7 @@ for (const fixture of fixtures(DIR)) {
 }
 
 test('every chat shape and kv file survives JSON Lines → CSV → JSON Lines', async () => {
-  for (const name of ['kv.jsonl', 'chat.jsonl', 'chat-legacy.json', 'attachments.jsonl', 'llm.json']) {
+  for (const name of ['kv.jsonl', 'chat.jsonl', 'chat-legacy.json', 'attachments.jsonl', 'llm.json', 'langchain-shapes.jsonl']) {
     const dir = tempDir()
     const source = join(DIR, name)
     await convert({ input: source, output: join(dir, 'x.csv'), from: 'langsmith', to: 'langsmith' })
@@ -266,4 +266,23 @@ test('NaN, the infinities and strings that read as them keep their kind through 
   await convert({ input: join(dir, 'examples.csv'), output: join(dir, 'goldens-back.csv'), from: 'langsmith', to: 'deepeval' })
   // DeepEval's CSV ends its rows in CRLF, as Python's csv module does.
   assert.equal(readFileSync(join(dir, 'goldens-back.csv'), 'utf8'), 'input,additional_metadata\r\nq,"{""x"": 1e400}"\r\n')
+})
+
+test('LangChain messages in each shape LangSmith holds read as chat messages: dumped flat, as dumpd constructors, and with human and ai roles', async () => {
+  const cases = await readAll(join(DIR, 'langchain-shapes.jsonl'), { from: 'langsmith' })
+  const turns = (messages: EvalCase['input']) => messages?.map((m) => [m.role, m.content, m.tool_calls?.map((t) => [t.name, t.arguments]) ?? null, m.tool_call_id ?? null])
+  assert.deepEqual(cases.map((c) => turns(c.input)), [
+    [['user', 'hi', null, null]],
+    [['user', 'What is 2+2?', null, null]],
+    [['user', 'hi', null, null]],
+    [['user', 'Call the tool', null, null], ['assistant', '', [['lookup', { q: 'x' }]], null], ['tool', 'found', null, 'call_1']],
+  ])
+  assert.deepEqual(cases.map((c) => turns(c.expected_output as EvalCase['input'])), [[['assistant', 'hello', null, null]], [['assistant', '4', null, null]], [['assistant', 'hello', null, null]], [['assistant', 'done', null, null]]])
+})
+
+test('a message without a role names the field and says it has none', () => {
+  assert.throws(
+    () => langsmith.decode({ inputs: { messages: [{ content: 'hi' }] } }, decodeContext()),
+    (error: DataError) => error.location.field === 'inputs.messages[0].role' && /got none$/.test(error.message),
+  )
 })
