@@ -598,11 +598,14 @@ function encodeOutputs(c: EvalCase, form: JsonObject, extras: JsonObject): JsonO
   return outputs
 }
 
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
+
 function encodeExample(c: EvalCase): JsonObject {
   const extras = ownExtras(c)
   const form = isJsonObject(extras[FORM]) ? extras[FORM] : {}
   const out: JsonObject = {}
-  if (c.id !== undefined) out.id = c.id
+  // LangSmith's example ids are UUIDs, and an upload with any other is refused: another id is carried.
+  if (c.id !== undefined && UUID.test(c.id)) out.id = c.id
   out.inputs = encodeInputs(c, form, extras)
   const outputs = encodeOutputs(c, form, extras)
   if (outputs !== undefined) out.outputs = outputs

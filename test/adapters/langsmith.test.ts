@@ -104,8 +104,8 @@ test('cases from other formats: a conversation is written in the current chat sh
     metadata: { owner: 'qa' },
   }
   const record = langsmith.encode(c, encodeContext())
+  // conv-1 is no UUID, which LangSmith's example ids are: it is left to the carry.
   assert.deepEqual(record, {
-    id: 'conv-1',
     inputs: { messages: [{ role: 'system', content: 'Be brief.' }, { role: 'user', content: 'Weather in Oslo?' }] },
     outputs: {
       message: {
@@ -285,4 +285,21 @@ test('a message without a role names the field and says it has none', () => {
     () => langsmith.decode({ inputs: { messages: [{ content: 'hi' }] } }, decodeContext()),
     (error: DataError) => error.location.field === 'inputs.messages[0].role' && /got none$/.test(error.message),
   )
+})
+
+test('an id that is no UUID is carried, not written as the example id, which LangSmith refuses; a UUID is written', async () => {
+  const dir = tempDir()
+  const input = join(dir, 'cases.yaml')
+  const uuid = '5b0e5f4e-2b1a-4c3d-8e9f-0a1b2c3d4e5f'
+  writeFileSync(input, `evalcases:\n  - id: refund-policy\n    input: hi\n    expected_outcome: greets\n  - id: ${uuid}\n    input: bye\n    expected_outcome: leaves\n`)
+  const output = join(dir, 'examples.jsonl')
+  const report = await convert({ input, output, from: 'evalcase', to: 'langsmith' })
+  assert.equal(report.carried.id, 1)
+  const [first, second] = fileRecords(output) as JsonObject[]
+  assert.equal(first!.id, undefined)
+  assert.equal(((first!.metadata as JsonObject).evalferry as JsonObject).id, 'refund-policy')
+  assert.equal(second!.id, uuid)
+  const back = join(dir, 'back.yaml')
+  await convert({ input: output, output: back, from: 'langsmith', to: 'evalcase' })
+  assert.deepEqual((await readAll(back, { from: 'evalcase' })).map((c) => c.id), ['refund-policy', uuid])
 })
