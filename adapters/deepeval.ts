@@ -728,7 +728,8 @@ function encodeTool(tool: ToolCall): JsonObject {
     description: tool.description,
     reasoning: tool.reasoning,
     output: tool.output,
-    inputParameters: tool.arguments,
+    // DeepEval's input_parameters is a dict (or None): other arguments (text, a list) are carried.
+    inputParameters: isJsonObject(tool.arguments) || tool.arguments === null ? tool.arguments : undefined,
   }
   return assemble(TOOL, values, own(tool))
 }

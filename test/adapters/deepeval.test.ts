@@ -426,3 +426,24 @@ test('layout: indent 4, Python spacing, CRLF; save_as columns per kind', () => {
     columns: ['scenario', 'turns', 'expected_outcome', 'user_description', 'context', 'name', 'comments', 'additional_metadata', 'custom_column_key_values'],
   })
 })
+
+test('tool-call arguments that are no object are carried, not written as input_parameters, which DeepEval takes only as a dict', async () => {
+  const cases: EvalCase[] = [
+    {
+      input: [{ role: 'user', content: 'Weather in Paris?' }],
+      expected_tools: [
+        { name: 'get_weather', arguments: { city: 'Paris' } },
+        { name: 'log', arguments: 'raw text' },
+        { name: 'rank', arguments: ['p', 1] },
+      ],
+    },
+  ]
+  const out = join(mkdtempSync(join(tmpdir(), 'evalferry-deepeval-tools-')), 'goldens.json')
+  const report = await write(cases, out, { to: 'deepeval' })
+  assert.deepEqual(report.carried, { expected_tools: 1 })
+  const [golden] = JSON.parse(readFileSync(out, 'utf8')) as { expected_tools: unknown[] }[]
+  assert.deepEqual(golden!.expected_tools, [{ name: 'get_weather', inputParameters: { city: 'Paris' } }, { name: 'log' }, { name: 'rank' }])
+  const back: EvalCase[] = []
+  for await (const c of read(out, { from: 'deepeval' })) back.push(c)
+  assert.deepEqual(back[0]!.expected_tools, cases[0]!.expected_tools)
+})
