@@ -322,14 +322,16 @@ async function prefetchCommit(
         }
         // A problem with one file names its URL: the other files of the commit are tried again without it.
         const named = error instanceof EvalferryError ? missing.find((u) => error.message.startsWith(`${u.url}:`)) : undefined
-        if (!named) {
-          for (const u of missing) fail(u.url, error)
+        if (named) {
+          fail(named.url, error)
+          const rest = urls.filter((u) => u !== named)
+          if (rest.length) await prefetchCommit(session, work, remote, credential, commit, rest, resolved, outcome, fail)
           return
         }
-        fail(named.url, error)
-        const rest = urls.filter((u) => u !== named)
-        if (rest.length) await prefetchCommit(session, work, remote, credential, commit, rest, resolved, outcome, fail)
-        return
+        // A failure of the whole commit (the host down, a timeout): its files already cached are still given.
+        for (const u of missing) fail(u.url, error)
+        urls = urls.filter((u) => !missing.includes(u))
+        missing.length = 0
       }
     }
   }

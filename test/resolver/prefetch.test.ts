@@ -246,4 +246,12 @@ test('offline (option or EVALFERRY_OFFLINE=1) serves every cached file with the 
   await assert.rejects(prefetchUrls([missing], { ...options(), offline: true }), (e: unknown) => e instanceof FetchError && e.code === 'E_OFFLINE' && e.message.includes(missing))
   const neverListed = 'https://github.com/other/repo/blob/main/a.txt'
   await assert.rejects(prefetchUrls([neverListed], { ...options(), offline: true }), (e: unknown) => e instanceof FetchError && e.code === 'E_OFFLINE' && e.message.includes(neverListed))
+  // Online with the host down, a file of the commit already cached is still given beside the error of the one that is not.
+  const cachedUrl = urls.find((u) => u.startsWith(blobUrl(fx.repos[1]!, 'main', '')))!
+  await assert.rejects(prefetchUrls([cachedUrl, missing], options()), (e: unknown) => {
+    assert.ok(e instanceof PrefetchError)
+    assert.deepEqual(e.result.entries.map((entry) => entry.url), [cachedUrl])
+    assert.deepEqual(e.failures.map((failure) => failure.url), [missing])
+    return true
+  })
 })
