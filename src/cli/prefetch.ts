@@ -2,7 +2,10 @@
 
 import { basename, join } from 'node:path'
 import { UsageError } from '../errors.ts'
+import { containerOf } from '../codecs/index.ts'
 import { STDIO, assertWritable, isDirectory, onInterrupt, removeOwnTemps } from '../io.ts'
+import { filesRead } from '../pipeline.ts'
+import { expandInputs, isGlob } from './inputs.ts'
 import { MAX_TIMEOUT_SECONDS, PrefetchError, type PrefetchOptions, type PrefetchResult, prefetch, prefetchSummary, rewriteDataset, writeManifest } from '../resolver/index.ts'
 import { type Command, type CommandContext, type OptionValues, listOption, stringOption } from './command.ts'
 
@@ -13,6 +16,7 @@ export function resolverOptions(values: OptionValues, ctx: CommandContext): Pref
   if (cacheDir !== undefined) options.cacheDir = cacheDir
   if (values.offline === true) options.offline = true
   if (values.refresh === true) options.refresh = true
+  if (options.offline && options.refresh) throw new UsageError('--refresh lists refs again, which --offline forbids: give one of them')
   const concurrency = stringOption(values, 'concurrency')
   if (concurrency !== undefined) {
     const n = Number(concurrency)
@@ -52,8 +56,8 @@ export const FETCH_OPTIONS = {
 } as const
 
 /** Where `--rewrite` puts each dataset: the file named, or for several (or a directory) one file each inside it. */
-async function rewriteTargets(datasets: string[], rewrite: string): Promise<{ dataset: string; output: string }[]> {
-  const isDir = datasets.length > 1 || (await isDirectory(rewrite))
+async function rewriteTargets(datasets: string[], rewrite: string, batch: boolean): Promise<{ dataset: string; output: string }[]> {
+  const isDir = batch || (await isDirectory(rewrite))
   if (!isDir) return [{ dataset: datasets[0]!, output: rewrite }]
   const byOutput = new Map<string, string>()
   return datasets.map((dataset) => {
@@ -94,13 +98,17 @@ fetches the files into the repository cache: one ref listing and one fetch per r
     from: { type: 'string' },
   },
   async run(ctx) {
-    const datasets = ctx.positionals
-    if (datasets.length === 0) throw new UsageError(`name at least one dataset\n\n${command.usage}`)
+    if (ctx.positionals.length === 0) throw new UsageError(`name at least one dataset\n\n${command.usage}`)
+    if (ctx.positionals.includes(STDIO)) throw new UsageError('prefetch reads dataset files, each maybe twice (to find its references, and to rewrite it): save standard input to a file first')
+    // A directory or a glob as convert takes them: its dataset files, a JSON Lines dataset's sidecar read with it.
+    const datasets = await expandInputs(ctx.positionals)
+    if (datasets.length === 0) throw new UsageError(`no dataset files in ${ctx.positionals.join(', ')}`)
     const rewrite = stringOption(ctx.values, 'rewrite')
     if (ctx.values.embed && rewrite === undefined) throw new UsageError('--embed goes with --rewrite <out>')
     const options = resolverOptions(ctx.values, ctx)
     const manifest = stringOption(ctx.values, 'manifest')
-    const rewrites = rewrite === undefined ? [] : await rewriteTargets(datasets, rewrite)
+    const wholes = await Promise.all(ctx.positionals.map(async (p) => (await isGlob(p)) || (await isDirectory(p))))
+    const rewrites = rewrite === undefined ? [] : await rewriteTargets(datasets, rewrite, datasets.length > 1 || wholes.includes(true))
     // Refused before any fetch: an output that is an input, or two outputs in one place.
     await assertWritable(
       [
@@ -108,8 +116,12 @@ fetches the files into the repository cache: one ref listing and one fetch per r
         ...rewrites.map((r) => ({ path: r.output, what: 'the rewritten dataset' })),
         ...(ctx.values.json ? [{ path: STDIO, what: 'the --json output' }] : []),
       ],
-      datasets,
+      await filesRead(datasets),
     )
+    for (const { dataset, output } of rewrites) {
+      const [from, to] = [containerOf(dataset), output === STDIO ? undefined : containerOf(output)]
+      if (from && to && from !== to) throw new UsageError(`--rewrite writes the dataset as it is, a ${from} file: ${output} is named as a ${to} one`)
+    }
     let result: PrefetchResult
     try {
       result = await prefetch(datasets, options)

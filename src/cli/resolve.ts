@@ -32,7 +32,12 @@ plus errors: [{ url, message }] when some fail. A URL that fails is left out and
     if (bad.length > 0) {
       throw new UsageError(`${bad.map(redactUrl).join(', ')}: not a blob URL naming a file on a known host (a self-hosted one needs --host <name>=<base-url>)`)
     }
-    const print = (result: PrefetchResult): void => void ctx.stdout.write(result.entries.map((e) => `${e.local_path}\n`).join(''))
+    // One line per URL given, in its order, a URL given twice twice: a script can pair them with its arguments.
+    const print = (result: PrefetchResult): void => {
+      const pathOf = new Map(result.entries.map((e) => [e.url, e.local_path]))
+      const paths = ctx.positionals.map((url) => pathOf.get(url)).filter((path) => path !== undefined)
+      ctx.stdout.write(paths.map((path) => `${path}\n`).join(''))
+    }
     let result: PrefetchResult
     try {
       result = await prefetchUrls(ctx.positionals, options)

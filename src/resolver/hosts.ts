@@ -89,7 +89,9 @@ export function parseHostSpec(spec: string): HostConfig {
   const [first, ...attributes] = parts
   const eq = first ? first.indexOf('=') : -1
   if (!first || eq <= 0) throw new UsageError(`--host ${spec}: expected <name>=<base-url>[,type=github|gitlab|bitbucket]`)
-  const name = first.slice(0, eq).toLowerCase()
+  // A name as URLs write their host: a default port is left out of both, and a scheme or a path is no part of one.
+  const name = first.slice(0, eq).toLowerCase().replace(/:(443|80)$/, '')
+  if (!/^[a-z0-9.-]+(:\d+)?$/.test(name)) throw new UsageError(`--host ${spec}: the name is a host as URLs write it (ghe.corp.io, or git.corp.io:8443), not "${first.slice(0, eq)}"`)
   const gitBase = checkBase(first.slice(eq + 1), spec)
   let type: HostType | undefined
   let raw: string | undefined

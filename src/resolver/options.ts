@@ -77,5 +77,5 @@ export const MAX_TIMEOUT_SECONDS = 2_147_483
 
 export function isOffline(options: ResolverOptions): boolean {
   const env = options.env ?? process.env
-  return options.offline === true || env.EVALFERRY_OFFLINE === '1' || env.EVALFERRY_OFFLINE === 'true'
+  return options.offline === true || /^(1|true|yes|on)$/i.test(env.EVALFERRY_OFFLINE ?? '')
 }

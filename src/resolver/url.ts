@@ -81,9 +81,13 @@ function checkRepository(url: string, parts: string[]): void {
   if (bad !== undefined) throw unsafe(url, `repository name segment '${bad}' may not begin with '-'`)
 }
 
+/**
+ * The lines an anchor names: GitHub's `#L2-L3` (and `#L2C1-L3C5`, a selection's columns), GitLab's
+ * `#L2-3`, Bitbucket's `#lines-2:3`, Bitbucket Server's `#2-3`.
+ */
 function parseLines(fragment: string | undefined): BlobUrl['lines'] {
   if (!fragment) return undefined
-  const m = /^#(?:L|lines-)(\d+)(?:(?:-L?|:)(\d+))?$/.exec(fragment)
+  const m = /^#(?:L|lines-)?(\d+)(?:C\d+)?(?:(?:-L?|:)(\d+)(?:C\d+)?)?$/.exec(fragment)
   if (!m) return undefined
   const start = Number(m[1])
   return { start, end: m[2] ? Number(m[2]) : start }

@@ -83,9 +83,38 @@ test('prefetch refuses a manifest or rewrite that is an input, the two in one fi
   assert.equal(twice.code, 2)
   assert.ok(twice.stderr.includes(`two inputs would both write ${join(rw, 'x.yaml')}`), twice.stderr)
 
+  // A rewrite keeps the dataset's container; --offline cannot --refresh; standard input is no dataset file; a host is named as URLs write it.
+  const otherContainer = await run(dataset, '--manifest', join(work, 'm.json'), '--rewrite', join(work, 'rewritten.json'))
+  assert.equal(otherContainer.code, 2)
+  assert.equal(otherContainer.stderr, `evalferry: --rewrite writes the dataset as it is, a yaml file: ${join(work, 'rewritten.json')} is named as a json one\n`)
+  const offlineRefresh = await run(dataset, '--offline', '--refresh')
+  assert.equal(offlineRefresh.code, 2)
+  assert.match(offlineRefresh.stderr, /--refresh lists refs again, which --offline forbids/)
+  const stdin = await run('-', '--from', 'evalcase')
+  assert.equal(stdin.code, 2)
+  assert.match(stdin.stderr, /save standard input to a file first/)
+  for (const name of ['https://ghe.corp', 'ghe.corp/path']) {
+    const host = await runCli(['resolve', github, '--cache-dir', cache, '--host', `${name}=https://ghe.corp`])
+    assert.equal(host.code, 2, host.stderr)
+    assert.match(host.stderr, /the name is a host as URLs write it/)
+  }
+
   assert.equal(readFileSync(dataset, 'utf8'), original)
-  assert.ok(!existsSync(join(work, 'out.json')) && !existsSync(rw))
+  assert.ok(!existsSync(join(work, 'out.json')) && !existsSync(rw) && !existsSync(join(work, 'm.json')))
   assert.equal(fx.server.requests.length, requests, 'refused before any fetch')
+})
+
+test('prefetch takes a directory as convert does: its datasets, each rewritten into the directory named', async () => {
+  const work = dir('prefetch-folder')
+  const folder = join(work, 'datasets')
+  mkdirSync(folder)
+  writeEvalcaseDataset(join(folder, 'one.yaml'), [github])
+  writeFileSync(join(folder, 'notes.txt'), 'not a dataset\n')
+  const rw = join(work, 'rw')
+  const result = await runCli(['prefetch', folder, '--rewrite', rw, '--cache-dir', fx.newCache(), ...hostArgs, '--quiet'])
+  assert.equal(result.code, 0, result.stderr)
+  assert.deepEqual(readdirSync(rw), ['one.yaml'])
+  assert.doesNotMatch(readFileSync(join(rw, 'one.yaml'), 'utf8'), /https:\/\/github\.com/)
 })
 
 test('--embed refuses an anchor past the end, reversed or at line 0, naming the URL, the lines and the dataset', async () => {

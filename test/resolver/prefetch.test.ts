@@ -240,8 +240,10 @@ test('offline (option or EVALFERRY_OFFLINE=1) serves every cached file with the 
   const urls = twoHundredReferences(fx.repos).map((e) => e.url)
   const result = await prefetch(casesOf(urls), { ...options(), offline: true })
   assert.equal(result.cached, 200)
-  const viaEnv = await prefetchUrls(urls.slice(0, 5), { ...options(), env: { EVALFERRY_OFFLINE: '1' } })
-  assert.equal(viaEnv.entries.length, 5)
+  for (const value of ['1', 'true', 'yes', 'ON']) {
+    const viaEnv = await prefetchUrls(urls.slice(0, 5), { ...options(), env: { EVALFERRY_OFFLINE: value } })
+    assert.equal(viaEnv.entries.length, 5, value)
+  }
   const missing = blobUrl(fx.repos[1]!, 'main', 'data/file-69.txt')
   await assert.rejects(prefetchUrls([missing], { ...options(), offline: true }), (e: unknown) => e instanceof FetchError && e.code === 'E_OFFLINE' && e.message.includes(missing))
   const neverListed = 'https://github.com/other/repo/blob/main/a.txt'

@@ -29,6 +29,10 @@ const CASES: [string, string, string, string[], Record<string, unknown>?][] = [
   // A ref written with encoded slashes is the ref whole.
   ['https://bitbucket.org/ws/repo/src/feature%2Fx%2Fy/docs/a.md', 'bitbucket.org', 'ws/repo', ['docs', 'a.md'], { ref: 'feature/x/y' }],
   ['https://github.com/o/r/blob/feature%2fx/a.txt#L2', 'github.com', 'o/r', ['a.txt'], { ref: 'feature/x', lines: { start: 2, end: 2 } }],
+  // A selection in GitHub's code view names columns too; Bitbucket Server writes bare line numbers.
+  ['https://github.com/o/r/blob/main/f.txt#L2C1-L3C5', 'github.com', 'o/r', ['main', 'f.txt'], { lines: { start: 2, end: 3 } }],
+  ['https://bb.corp.io/projects/PRJ/repos/tool/browse/src/a.txt#2-3', 'bb.corp.io', 'PRJ/tool', ['src', 'a.txt'], { lines: { start: 2, end: 3 } }],
+  ['https://bb.corp.io/projects/PRJ/repos/tool/browse/src/a.txt#5', 'bb.corp.io', 'PRJ/tool', ['src', 'a.txt'], { lines: { start: 5, end: 5 } }],
 ]
 
 test('parses blob URLs of every host form', () => {
