@@ -930,6 +930,7 @@ const deepeval: Adapter = {
   reads: ['json', 'jsonl', 'csv'],
   writes: ['json', 'jsonl', 'csv'],
   recordKeys: ['goldens', 'conversationalGoldens', 'conversational_goldens', 'test_cases', 'testCases'],
+  holdsTurns: true,
   decode,
   encode,
   layout,

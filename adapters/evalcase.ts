@@ -11,9 +11,10 @@
  * and a default-spelled record decodes to no marker at all, which the carry check relies on.
  * The dialect travels in the YAML header as `$list` (the list key), which the YAML codec reports.
  *
- * A case with no input (DeepEval multi-turn goldens have a `scenario` instead) is written with its
- * scenario as the one user message, because AgentV refuses a case without `input`; the carry keeps
- * the original exact, since that input does not read back as the case's own.
+ * A case with no input (DeepEval multi-turn goldens have a `scenario` instead) comes with its turns
+ * as input messages (see the pipeline's `withTurnsAsInput`); with no turns either, it is written
+ * with its scenario as the one user message, because AgentV refuses a case without `input`; the
+ * carry keeps the original exact, since that input does not read back as the case's own.
  */
 import { extrasOf, fieldChecks, under } from './fields.ts'
 import { fieldError } from '../src/errors.ts'

@@ -140,6 +140,9 @@ export interface Adapter {
   /** True when every record in a file must have a unique id (evalcase). */
   uniqueIds?: boolean
 
+  /** True when it holds a conversation's turns (DeepEval); another format is given them as the input messages. */
+  holdsTurns?: boolean
+
   /**
    * True when a JSON file of one object (one case) is written back as that object alone, not as a
    * list of one (EvalCase JSON, whose schema describes one case). The shape is a file key of the

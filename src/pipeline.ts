@@ -618,8 +618,10 @@ async function writeFrom(
     index: 0,
     warn: (message, field) => addWarning(report, message, { ...(at ?? { file: file.path, record: index }), ...(field ? { field } : {}) }),
   }
-  const sampled = sample.map((c) => c.value)
-  const layout: FileLayout = preset?.layout ?? adapter.layout(container, options.layoutCases ? [...sampled, ...options.layoutCases] : sampled, ectx)
+  // The layout is chosen from the cases as they are written (see `withTurnsAsInput`).
+  const shown = (cs: EvalCase[]) => (adapter.holdsTurns ? cs : cs.map(withTurnsAsInput))
+  const sampled = shown(sample.map((c) => c.value))
+  const layout: FileLayout = preset?.layout ?? adapter.layout(container, options.layoutCases ? [...sampled, ...shown(options.layoutCases)] : sampled, ectx)
   ectx.layout = layout
   // A `.tsv` file is written with tabs, as it is read.
   const delimiter = container === 'csv' ? namedDelimiter(file.path) : undefined
@@ -698,6 +700,16 @@ async function writeFrom(
   await flush()
   await writer.end()
   return layout
+}
+
+/**
+ * A conversation (DeepEval's turns) of a case without input, as the input messages a format
+ * without turns shows it in (LangSmith's chat, evalcase's input, a messages column); the turns
+ * themselves, with what a message cannot hold, are carried.
+ */
+function withTurnsAsInput(c: EvalCase): EvalCase {
+  if (c.input !== undefined || !c.turns?.length) return c
+  return { ...c, input: c.turns.map((t) => ({ role: t.role, content: t.content, ...(t.tools_called?.length ? { tool_calls: t.tools_called } : {}) })) }
 }
 
 const GENERATED_ID_SHAPE = /^case-(\d+)(-\d+)?$/
@@ -796,8 +808,10 @@ class CaseEncoder {
     if (fileKeys !== undefined && layoutCarries && ctx.extras !== false) countField(this.report.carried, `extras.${adapter.name}.$file`)
     // The record never repeats the file keys, which reach the header through `layout`.
     const own = cases.map((c, i) => (i === 0 && fileKeys !== undefined ? withoutFileKeys(c, adapter.name) : c))
-    const encodeAll = (xs: EvalCase[], context = ctx): JsonObject =>
-      grouped && adapter.encodeGroup ? adapter.encodeGroup(xs, context) : adapter.encode(xs[0]!, context)
+    const encodeAll = (cs: EvalCase[], context = ctx): JsonObject => {
+      const xs = adapter.holdsTurns ? cs : cs.map(withTurnsAsInput)
+      return grouped && adapter.encodeGroup ? adapter.encodeGroup(xs, context) : adapter.encode(xs[0]!, context)
+    }
 
     // A carry-shaped value at the carry's key would be taken for a carry: it is left out here, so
     // that the comparison carries the whole metadata, that value with it.

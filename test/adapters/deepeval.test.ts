@@ -3,6 +3,7 @@ import assert from 'node:assert/strict'
 import { mkdtempSync, readdirSync, readFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { parse as parseYaml } from 'yaml'
 import deepeval from '../../adapters/deepeval.ts'
 import type { DecodeContext, EncodeContext } from '../../adapters/types.ts'
 import { EvalferryError } from '../../src/errors.ts'
@@ -446,4 +447,40 @@ test('tool-call arguments that are no object are carried, not written as input_p
   const back: EvalCase[] = []
   for await (const c of read(out, { from: 'deepeval' })) back.push(c)
   assert.deepEqual(back[0]!.expected_tools, cases[0]!.expected_tools)
+})
+
+test('a conversation is shown as the input messages of a format without turns, and comes back as the turns it was', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'evalferry-deepeval-turns-'))
+  const cases: EvalCase[] = [
+    {
+      scenario: 'User wants to cancel',
+      turns: [
+        { role: 'user', content: 'Cancel my plan', user_id: 'u1' },
+        { role: 'assistant', content: 'Done.', tools_called: [{ name: 'cancel', arguments: { plan: 'pro' } }], retrieval_context: ['policy'] },
+      ],
+      expected_outcome: 'Subscription cancelled',
+    },
+    // A scenario alone has no messages to show.
+    { scenario: 'User asks for a refund', expected_outcome: 'Refund explained' },
+  ]
+  const source = join(dir, 'goldens.json')
+  await write(cases, source, { to: 'deepeval' })
+  const original: EvalCase[] = []
+  for await (const c of read(source, { from: 'deepeval' })) original.push(c)
+  for (const [to, extension] of [['langsmith', 'jsonl'], ['evalcase', 'yaml'], ['hf', 'jsonl'], ['evals', 'json']] as const) {
+    const output = join(dir, `turns.${to}.${extension}`)
+    const report = await write(original, output, { to })
+    assert.equal(report.carried.turns, 1, to)
+    const back: EvalCase[] = []
+    for await (const c of read(output, { from: to })) back.push(c)
+    const back2 = join(dir, `back.${to}.json`)
+    await write(back, back2, { to: 'deepeval' })
+    assert.deepEqual(JSON.parse(readFileSync(back2, 'utf8')), JSON.parse(readFileSync(source, 'utf8')), to)
+  }
+  // As the formats show them: LangSmith's chat, evalcase's input (the scenario only where there are no turns).
+  const example = JSON.parse(readFileSync(join(dir, 'turns.langsmith.jsonl'), 'utf8').split('\n')[0]!) as { inputs: { messages: { role: string; content: string; tool_calls?: { function: { name: string } }[] }[] } }
+  assert.deepEqual(example.inputs.messages.map((m) => [m.role, m.content, m.tool_calls?.[0]?.function.name ?? null]), [['user', 'Cancel my plan', null], ['assistant', 'Done.', 'cancel']])
+  const evalcases = (parseYaml(readFileSync(join(dir, 'turns.evalcase.yaml'), 'utf8')) as { evalcases: { input: unknown }[] }).evalcases
+  assert.deepEqual((evalcases[0]!.input as { role: string; content: string }[]).map((m) => [m.role, m.content]), [['user', 'Cancel my plan'], ['assistant', 'Done.']])
+  assert.equal(evalcases[1]!.input, 'User asks for a refund')
 })
