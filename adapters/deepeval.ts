@@ -931,6 +931,7 @@ const deepeval: Adapter = {
   writes: ['json', 'jsonl', 'csv'],
   recordKeys: ['goldens', 'conversationalGoldens', 'conversational_goldens', 'test_cases', 'testCases'],
   holdsTurns: true,
+  holdsExpectedTools: true,
   decode,
   encode,
   layout,

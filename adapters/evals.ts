@@ -315,6 +315,7 @@ const evals: Adapter = {
   writes: ['json', 'jsonl'],
   recordKeys: [],
   requires: ['id'],
+  holdsExpectedTools: true,
   singleRecord: true,
 
   decode(record) {

@@ -144,6 +144,12 @@ export interface Adapter {
   holdsTurns?: boolean
 
   /**
+   * True when it holds expected tool calls apart (DeepEval's expected_tools, EvalCase's
+   * expected_structured): those of an expected assistant message are given to it there.
+   */
+  holdsExpectedTools?: boolean
+
+  /**
    * True when a JSON file of one object (one case) is written back as that object alone, not as a
    * list of one (EvalCase JSON, whose schema describes one case). The shape is a file key of the
    * format's own, carried through other formats as its other file keys are.

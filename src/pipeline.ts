@@ -19,7 +19,7 @@ import { DataError, EvalferryError, LayoutError, UsageError, type Location } fro
 import { IdSet } from './ids.ts'
 import { assertWritable, AtomicFile, BytesSink, exists, isPipe, STDIO, type Written } from './io.ts'
 import { checkCaseShape } from './mapping.ts'
-import { CARRY_KEY, isJsonObject, own, roughSize, withoutFileKeys, withoutGenerated, type EvalCase, type Extras, type JsonObject, type JsonValue } from './model.ts'
+import { CARRY_KEY, isJsonObject, isMessageList, own, roughSize, withoutFileKeys, withoutGenerated, type EvalCase, type Extras, type JsonObject, type JsonValue } from './model.ts'
 import { addWarning, countField, newReport, type ConversionReport } from './report.ts'
 
 /** What the `--rejects` file holds per bad record. */
@@ -618,10 +618,9 @@ async function writeFrom(
     index: 0,
     warn: (message, field) => addWarning(report, message, { ...(at ?? { file: file.path, record: index }), ...(field ? { field } : {}) }),
   }
-  // The layout is chosen from the cases as they are written (see `withTurnsAsInput`).
-  const shown = (cs: EvalCase[]) => (adapter.holdsTurns ? cs : cs.map(withTurnsAsInput))
-  const sampled = shown(sample.map((c) => c.value))
-  const layout: FileLayout = preset?.layout ?? adapter.layout(container, options.layoutCases ? [...sampled, ...shown(options.layoutCases)] : sampled, ectx)
+  // The layout is chosen from the cases as they are written (see `shownIn`).
+  const sampled = shownIn(adapter, sample.map((c) => c.value))
+  const layout: FileLayout = preset?.layout ?? adapter.layout(container, options.layoutCases ? [...sampled, ...shownIn(adapter, options.layoutCases)] : sampled, ectx)
   ectx.layout = layout
   // A `.tsv` file is written with tabs, as it is read.
   const delimiter = container === 'csv' ? namedDelimiter(file.path) : undefined
@@ -710,6 +709,29 @@ async function writeFrom(
 function withTurnsAsInput(c: EvalCase): EvalCase {
   if (c.input !== undefined || !c.turns?.length) return c
   return { ...c, input: c.turns.map((t) => ({ role: t.role, content: t.content, ...(t.tools_called?.length ? { tool_calls: t.tools_called } : {}) })) }
+}
+
+/**
+ * The tool calls of an expected assistant message, as the expected tools of a format that holds
+ * them apart (DeepEval's expected_tools): the message keeps its text, and one of tool calls alone
+ * leaves none. What this changes is carried.
+ */
+function withExpectedTools(c: EvalCase): EvalCase {
+  const expected = c.expected_output
+  if (c.expected_tools !== undefined || !isMessageList(expected) || !expected.some((m) => m.tool_calls?.length)) return c
+  const expected_tools = expected.flatMap((m) => m.tool_calls ?? [])
+  const said = expected.filter((m) => m.content !== '').map(({ tool_calls: _calls, ...m }) => m)
+  const { expected_output: _expected, ...rest } = c
+  return { ...rest, ...(said.length ? { expected_output: said } : {}), expected_tools }
+}
+
+/** The cases as `adapter` is given them: in the fields it has for what they hold (see the two above). */
+function shownIn(adapter: Adapter, cases: EvalCase[]): EvalCase[] {
+  if (adapter.holdsTurns && !adapter.holdsExpectedTools) return cases
+  return cases.map((c) => {
+    const shown = adapter.holdsTurns ? c : withTurnsAsInput(c)
+    return adapter.holdsExpectedTools ? withExpectedTools(shown) : shown
+  })
 }
 
 const GENERATED_ID_SHAPE = /^case-(\d+)(-\d+)?$/
@@ -809,7 +831,7 @@ class CaseEncoder {
     // The record never repeats the file keys, which reach the header through `layout`.
     const own = cases.map((c, i) => (i === 0 && fileKeys !== undefined ? withoutFileKeys(c, adapter.name) : c))
     const encodeAll = (cs: EvalCase[], context = ctx): JsonObject => {
-      const xs = adapter.holdsTurns ? cs : cs.map(withTurnsAsInput)
+      const xs = shownIn(adapter, cs)
       return grouped && adapter.encodeGroup ? adapter.encodeGroup(xs, context) : adapter.encode(xs[0]!, context)
     }
 

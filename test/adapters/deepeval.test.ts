@@ -1,6 +1,6 @@
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
-import { mkdtempSync, readdirSync, readFileSync } from 'node:fs'
+import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { parse as parseYaml } from 'yaml'
@@ -8,7 +8,7 @@ import deepeval from '../../adapters/deepeval.ts'
 import type { DecodeContext, EncodeContext } from '../../adapters/types.ts'
 import { EvalferryError } from '../../src/errors.ts'
 import type { EvalCase, JsonValue } from '../../src/model.ts'
-import { read, write } from '../../src/pipeline.ts'
+import { convert, read, write } from '../../src/pipeline.ts'
 import { newReport } from '../../src/report.ts'
 import { readCsv } from '../../src/codecs/csv.ts'
 
@@ -483,4 +483,28 @@ test('a conversation is shown as the input messages of a format without turns, a
   const evalcases = (parseYaml(readFileSync(join(dir, 'turns.evalcase.yaml'), 'utf8')) as { evalcases: { input: unknown }[] }).evalcases
   assert.deepEqual((evalcases[0]!.input as { role: string; content: string }[]).map((m) => [m.role, m.content]), [['user', 'Cancel my plan'], ['assistant', 'Done.']])
   assert.equal(evalcases[1]!.input, 'User asks for a refund')
+})
+
+test('the tool calls of an expected assistant message are shown as the expected tools of DeepEval and EvalCase, and come back as the message', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'evalferry-expected-tools-'))
+  const source = join(dir, 'examples.jsonl')
+  const example = {
+    inputs: { messages: [{ role: 'user', content: 'Weather in Paris?' }] },
+    outputs: { message: { role: 'assistant', content: '', tool_calls: [{ id: 'c1', type: 'function', function: { name: 'get_weather', arguments: '{"city":"Paris"}' } }] } },
+  }
+  writeFileSync(source, JSON.stringify(example) + '\n')
+  const goldens = join(dir, 'goldens.json')
+  await convert({ input: source, output: goldens, from: 'langsmith', to: 'deepeval' })
+  const [golden] = JSON.parse(readFileSync(goldens, 'utf8')) as { expected_output: unknown; expected_tools: { name: string; inputParameters: unknown }[] }[]
+  assert.equal(golden!.expected_output, null)
+  assert.deepEqual(golden!.expected_tools.map((t) => [t.name, t.inputParameters]), [['get_weather', { city: 'Paris' }]])
+  const evalCases = join(dir, 'cases.json')
+  await convert({ input: source, output: evalCases, from: 'langsmith', to: 'evals' })
+  const [record] = JSON.parse(readFileSync(evalCases, 'utf8')) as { expected_structured: { tool_calls: { name: string }[] } }[]
+  assert.deepEqual(record!.expected_structured.tool_calls.map((t) => t.name), ['get_weather'])
+  for (const [file, from] of [[goldens, 'deepeval'], [evalCases, 'evals']] as const) {
+    const back = join(dir, `back-${from}.jsonl`)
+    await convert({ input: file, output: back, from, to: 'langsmith' })
+    assert.deepEqual(JSON.parse(readFileSync(back, 'utf8')), example, from)
+  }
 })
