@@ -32,6 +32,7 @@ import {
   CARRY_KEY,
   contentText,
   isJsonObject,
+  isMessageList,
   singleText,
   type ContentBlock,
   type EvalCase,
@@ -876,7 +877,33 @@ function csvColumns(kind: Kind, sample: EvalCase[]): string[] {
   return columns
 }
 
-function layout(container: Container, sample: EvalCase[], _ctx: EncodeContext): FileLayout {
+/** Text pandas reads as a number (`42`, `-0.5`, `1e3`, `007`). */
+const NUMBER_TEXT = /^[-+]?(\d+(\.\d*)?|\.\d+)([eE][-+]?\d+)?$/
+
+/** The text columns of a golden, as its CSV row holds them. */
+const TEXT_COLUMNS: [string, (c: EvalCase) => unknown][] = [
+  ['input', (c) => (c.input ? singleText(c.input, 'user') : undefined)],
+  ['expected_output', (c) => (isMessageList(c.expected_output) ? singleText(c.expected_output, 'assistant') : c.expected_output)],
+  ['actual_output', (c) => c.actual_output],
+  ['name', (c) => c.name],
+  ['comments', (c) => c.comments],
+]
+
+/**
+ * A text column whose every cell among the first cases looks like a number is read by pandas
+ * (DeepEval's CSV reader) as numbers, which DeepEval's text fields refuse: warned of once. The
+ * cells are written as they are; a column that holds other text too is read as text.
+ */
+function warnNumberColumns(sample: EvalCase[], ctx: EncodeContext): void {
+  for (const [column, textOf] of TEXT_COLUMNS) {
+    const cells = sample.map(textOf).filter((v) => v !== undefined && v !== '')
+    if (cells.length && cells.every((v) => typeof v === 'string' && NUMBER_TEXT.test(v))) {
+      ctx.warn(`every cell of the column among the first cases reads as a number ("${cells[0]}"): pandas, which DeepEval reads CSV with, gives numbers, and DeepEval's text fields refuse them`, column)
+    }
+  }
+}
+
+function layout(container: Container, sample: EvalCase[], ctx: EncodeContext): FileLayout {
   const first = sample[0]
   const kind = caseKind(first)
   const result: FileLayout = { indent: 4, pythonSpacing: true, newline: '\r\n' }
@@ -889,6 +916,7 @@ function layout(container: Container, sample: EvalCase[], _ctx: EncodeContext): 
     }
   } else if (container === 'csv') {
     result.columns = stringsOf(extras[COLUMNS]) ?? csvColumns(kind, sample)
+    warnNumberColumns(sample, ctx)
   }
   return result
 }

@@ -246,7 +246,7 @@ test('cases from other formats: evalcases dialect with shorthands and expected_o
   assert.deepEqual(parseYaml(text), {
     evalcases: [
       { id: 'q1', expected_outcome: 'Adds', input: 'What is 2+2?', expected_output: '4', rubrics: ['Is a number', { id: 'r2', expected_outcome: 'Is exact', weight: 2 }] },
-      { id: 'q2', expected_outcome: 'The refund is granted', input: 'A user asks for a refund', metadata: { evalferry: { input: null, scenario: 'A user asks for a refund', turns: [{ role: 'user', content: 'Refund please' }] } } },
+      { id: 'q2', expected_outcome: 'The refund is granted', input: 'Refund please', metadata: { evalferry: { input: null, scenario: 'A user asks for a refund', turns: [{ role: 'user', content: 'Refund please' }] } } },
     ],
   })
   assert.deepEqual(await readCases(output), withFile(foreign, 'evalcases'))
@@ -257,7 +257,7 @@ test('cases from other formats with --dialect agentv: tests, criteria and rubric
   assert.deepEqual(parseYaml(text), {
     tests: [
       { id: 'q1', criteria: 'Adds', input: 'What is 2+2?', expected_output: '4', rubrics: ['Is a number', { id: 'r2', outcome: 'Is exact', weight: 2 }] },
-      { id: 'q2', criteria: 'The refund is granted', input: 'A user asks for a refund', metadata: { evalferry: { input: null, scenario: 'A user asks for a refund', turns: [{ role: 'user', content: 'Refund please' }] } } },
+      { id: 'q2', criteria: 'The refund is granted', input: 'Refund please', metadata: { evalferry: { input: null, scenario: 'A user asks for a refund', turns: [{ role: 'user', content: 'Refund please' }] } } },
     ],
   })
   assert.deepEqual(await readCases(output), withFile(foreign, 'tests'))
