@@ -282,7 +282,7 @@ export async function fetchFiles(layout: RepoLayout, commit: string, paths: stri
         continue
       }
       await recordSums(layout, commit, new Map([[path, sha256]]))
-      await writeAtomic(commitFile(layout, commit, path), content, layout.tmp)
+      await writeCommitFile(layout, commit, path, content, options.describe)
       result.viaRaw.push(path)
     }
   }
@@ -346,8 +346,21 @@ export async function fetchFiles(layout: RepoLayout, commit: string, paths: stri
   }
   await recordSums(layout, commit, new Map([...toWrite].map(([path, bytes]) => [path, sha256Of(bytes)])))
   for (const [path, bytes] of toWrite) {
-    await writeAtomic(commitFile(layout, commit, path), bytes, layout.tmp)
+    await writeCommitFile(layout, commit, path, bytes, options.describe)
     result.viaGit.push(path)
   }
   return result
+}
+
+/**
+ * A file of a commit into the cache. A name git holds but this filesystem cannot (a part of the
+ * path over 255 bytes) fails that file alone, named by its URL, not the others of its commit.
+ */
+async function writeCommitFile(layout: RepoLayout, commit: string, path: string, bytes: Buffer | string, describe: (path: string) => string): Promise<void> {
+  try {
+    await writeAtomic(commitFile(layout, commit, path), bytes, layout.tmp)
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'ENAMETOOLONG') throw error
+    throw new FetchError('E_CACHE', `${describe(path)}: its name is too long for the cache's filesystem`, {}, { cause: error })
+  }
 }

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict'
 import { execFileSync } from 'node:child_process'
-import { existsSync, readdirSync, readFileSync } from 'node:fs'
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { after, before, test } from 'node:test'
 import { FetchError } from '../../src/errors.ts'
@@ -233,6 +234,32 @@ test('a full SHA naming a tree, a blob or an annotated tag is E_REF for each URL
   assert.equal(run.code, 3, run.stderr)
   assert.equal(run.stdout, '')
   assert.ok(run.stderr.includes(not(url, tree, 'a tree')[1]), run.stderr)
+})
+
+test('a file whose name the cache\'s filesystem cannot hold fails alone, named by its URL; the other files of its commit arrive', async () => {
+  const repo = fx.repos[0]!
+  const long = `${'名'.repeat(90)}.txt`
+  // Git holds the name (270 bytes) though no worktree here can: it goes in by the index alone.
+  const work = mkdtempSync(join(tmpdir(), 'evalferry-long-name-'))
+  const env = { ...process.env, GIT_AUTHOR_NAME: 't', GIT_AUTHOR_EMAIL: 't@x', GIT_COMMITTER_NAME: 't', GIT_COMMITTER_EMAIL: 't@x', GIT_CONFIG_GLOBAL: '/dev/null' }
+  const git = (args: string[], input?: string): string => execFileSync('git', args, { cwd: work, env, encoding: 'utf8', ...(input === undefined ? {} : { input }) }).trim()
+  git(['clone', '-q', '--branch', 'main', join(fx.server.root, `${repo.repository}.git`), '.'])
+  git(['update-index', '--add', '--cacheinfo', `100644,${git(['hash-object', '-w', '--stdin'], 'long\n')},${long}`])
+  writeFileSync(join(work, 'short.txt'), 'short\n')
+  git(['add', 'short.txt'])
+  git(['commit', '-q', '-m', 'a long name'])
+  git(['push', '-q', 'origin', 'main'])
+  const commit = git(['rev-parse', 'HEAD'])
+  rmSync(work, { recursive: true, force: true })
+  const longUrl = blobUrl(repo, commit, long)
+  const shortUrl = blobUrl(repo, commit, 'short.txt')
+  await assert.rejects(prefetchUrls([longUrl, shortUrl], { ...options(), cacheDir: fx.newCache() }), (e: unknown) => {
+    assert.ok(e instanceof PrefetchError)
+    assert.deepEqual(e.result.entries.map((entry) => entry.url), [shortUrl])
+    assert.deepEqual(e.failures.map((failure) => failure.url), [longUrl])
+    assert.match(e.failures[0]!.message, /its name is too long for the cache's filesystem$/)
+    return true
+  })
 })
 
 test('offline (option or EVALFERRY_OFFLINE=1) serves every cached file with the server stopped; a miss names the URL', async () => {
