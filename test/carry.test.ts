@@ -62,12 +62,12 @@ test('a value of the case\'s own at metadata.evalferry travels through every for
     const original: EvalCase[] = []
     for await (const c of read(input, { from: 'evals' })) original.push(c)
     assert.deepEqual(original[0]!.metadata, want)
-    // Where nothing else needs carrying, the value is written as it is; a carry (DeepEval's of the
-    // id, CSV's of the number 1 as text) takes its place and holds the metadata with it.
+    // Where nothing else needs carrying, the value is written as it is; a carry (DeepEval's and
+    // LangSmith's of the id, CSV's of the number 1 as text) takes its place and holds the metadata with it.
     const cases = [
       ['deepeval', 'json', { id: 1, metadata: 1 }],
       ['hf', 'jsonl', {}],
-      ['langsmith', 'jsonl', {}],
+      ['langsmith', 'jsonl', { id: 1, metadata: 1 }],
       ['evalcase', 'yaml', {}],
       ['csv', 'csv', { metadata: 1 }],
       ['hf', 'parquet', {}],
@@ -76,7 +76,7 @@ test('a value of the case\'s own at metadata.evalferry travels through every for
       const output = join(dir, `slot-${to}.${extension}`)
       const report = await convert({ input, output, from: 'evals', to })
       assert.deepEqual(report.carried, carried, `${to} ${extension}`)
-      if (extension === 'jsonl') assert.match(readFileSync(output, 'utf8'), /"evalferry":"user value"/)
+      if (to === 'hf' && extension === 'jsonl') assert.match(readFileSync(output, 'utf8'), /"evalferry":"user value"/)
       const back: EvalCase[] = []
       for await (const c of read(output, { from: to })) back.push(c)
       assert.deepEqual(back[0]!.metadata, want, `${to} ${extension}`)
