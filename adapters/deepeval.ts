@@ -801,7 +801,9 @@ function recordValues(c: EvalCase, w: Writer): Record<string, JsonValue | undefi
     values.scenario = c.scenario
     values.turns = writeStructured(w, 'turns', c.turns?.map(encodeTurn))
     values.expected_outcome = c.expected_outcome
-    values.user_description = c.user_description
+    // A CSV has no persona column: DeepEval's reader takes the simulated user from user_description,
+    // which DeepEval itself keeps equal to the persona's characteristics.
+    values.user_description = c.user_description ?? (w.container === 'csv' ? c.persona?.characteristics : undefined)
     values.persona = c.persona === undefined ? undefined : writeStructured(w, 'persona', encodePersona(c.persona))
     values.chatbot_role = c.chatbot_role
   }

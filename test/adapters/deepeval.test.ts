@@ -520,3 +520,17 @@ test('a DeepEval CSV column whose every cell reads as a number is warned of once
   const json = await write([golden('2+2?', '4')], join(dir, 'numbers.json'), { to: 'deepeval' })
   assert.deepEqual(json.warnings, [])
 })
+
+test('a persona without a user description gives the DeepEval CSV its user_description, where DeepEval reads the simulated user from', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'evalferry-deepeval-persona-'))
+  const golden: EvalCase = { scenario: 'Book a flight', turns: [{ role: 'user', content: 'Book me to Rome' }], expected_outcome: 'Flight booked', persona: { name: 'Bo', characteristics: 'busy executive, terse' } }
+  const csv = join(dir, 'goldens.csv')
+  const report = await write([golden], csv, { to: 'deepeval' })
+  assert.equal(report.carried.user_description, 1)
+  const [header, row] = readFileSync(csv, 'utf8').split('\r\n')
+  assert.ok(header!.startsWith('scenario,turns,expected_outcome,user_description,'), header)
+  assert.ok(row!.includes(',Flight booked,"busy executive, terse",'), row)
+  const back: EvalCase[] = []
+  for await (const c of read(csv, { from: 'deepeval' })) back.push(c)
+  assert.deepEqual([back[0]!.user_description, back[0]!.persona], [undefined, golden.persona])
+})
