@@ -33,6 +33,8 @@ export interface GitRunOptions {
   env?: NodeJS.ProcessEnv
   /** Strings that must never show in an error message. */
   secrets?: string[]
+  /** Aborted, it stops the git running (an interrupted run stops its git, which would go on writing the mirror). */
+  signal?: AbortSignal
 }
 
 // Variables that would make git run a program, read another config or talk elsewhere; never inherited.
@@ -85,6 +87,7 @@ function git(baseDir: string, options: GitRunOptions, config: [string, string][]
     maxConcurrentProcesses: 2,
     trimmed: false,
     timeout: { block: options.timeoutMs },
+    ...(options.signal ? { abort: options.signal } : {}),
     // Our own constant settings above need these: the environment config itself, the empty askpass
     // that stops prompts, and hooksPath=/dev/null that stops hooks. Nothing from a dataset reaches them.
     unsafe: { allowUnsafeConfigEnvCount: true, allowUnsafeAskPass: true, allowUnsafeHooksPath: true },
@@ -236,7 +239,7 @@ export type BlobResult = { oid: string; content: Buffer } | { oid: string; missi
  */
 export function readBlobs(layout: RepoLayout, oids: string[], maxBytes: number, options: GitRunOptions): Promise<BlobResult[]> {
   return new Promise((resolve, reject) => {
-    const child = spawn('git', ['cat-file', '--batch'], { cwd: layout.git, env: gitEnvironment(options.env ?? process.env, []), stdio: ['pipe', 'pipe', 'pipe'] })
+    const child = spawn('git', ['cat-file', '--batch'], { cwd: layout.git, env: gitEnvironment(options.env ?? process.env, []), stdio: ['pipe', 'pipe', 'pipe'], ...(options.signal ? { signal: options.signal } : {}) })
     const results: BlobResult[] = []
     // The pieces of a header line whose end has not arrived yet.
     let header: Buffer[] = []

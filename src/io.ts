@@ -428,10 +428,15 @@ let stopping = false
 export function isStopping(): boolean {
   return stopping
 }
+
+const interruption = new AbortController()
+/** Aborted when the process is interrupted: what it started (git) is stopped with it. */
+export const interruptSignal: AbortSignal = interruption.signal
 const untilExit = new Promise<never>(() => {})
 
 async function interrupted(signal: NodeJS.Signals): Promise<void> {
   stopping = true
+  interruption.abort()
   // Twice: a temporary begun while the first pass ran is gone after the second.
   for (let pass = 0; pass < 2; pass++) for (const cleanup of cleanups) await cleanup().catch(() => {})
   process.stderr.write(`evalferry: interrupted (${signal}); no file left unfinished\n`)

@@ -3,7 +3,7 @@
 import { basename, join } from 'node:path'
 import { UsageError } from '../errors.ts'
 import { containerOf } from '../codecs/index.ts'
-import { STDIO, assertWritable, isDirectory, onInterrupt, removeOwnTemps } from '../io.ts'
+import { STDIO, assertWritable, isDirectory, isStopping, onInterrupt, removeOwnTemps } from '../io.ts'
 import { filesRead } from '../pipeline.ts'
 import { expandInputs, isGlob } from './inputs.ts'
 import { MAX_TIMEOUT_SECONDS, PrefetchError, type PrefetchOptions, type PrefetchResult, prefetch, prefetchSummary, rewriteDataset, writeManifest } from '../resolver/index.ts'
@@ -41,7 +41,8 @@ export function resolverOptions(values: OptionValues, ctx: CommandContext): Pref
  * `print` what succeeded. The failure goes to stderr; resolves to its exit code. Other errors are rethrown.
  */
 export function partialFailure(error: unknown, ctx: CommandContext, print: (result: PrefetchResult) => void): number {
-  if (!(error instanceof PrefetchError)) throw error
+  // Interrupted, the references failed because their git was stopped: the signal's handler exits.
+  if (!(error instanceof PrefetchError) || isStopping()) throw error
   if (ctx.values.json) ctx.stdout.write(`${JSON.stringify({ entries: error.result.entries, errors: error.failures }, null, 2)}\n`)
   else print(error.result)
   ctx.stderr.write(`evalferry: ${error.describe()}\n`)
@@ -122,18 +123,18 @@ fetches the files into the repository cache: one ref listing and one fetch per r
       const [from, to] = [containerOf(dataset), output === STDIO ? undefined : containerOf(output)]
       if (from && to && from !== to) throw new UsageError(`--rewrite writes the dataset as it is, a ${from} file: ${output} is named as a ${to} one`)
     }
-    let result: PrefetchResult
-    try {
-      result = await prefetch(datasets, options)
-    } catch (error) {
-      return partialFailure(error, ctx, () => undefined)
-    }
-
-    // Interrupted while writing, the files begun are removed (the cache's own temporaries are swept by its next run).
+    // Interrupted, the git running stops with the process, and the files begun are removed (the
+    // cache's own temporaries are swept by its next run).
     const release = onInterrupt(async () => {
       await Promise.all([...(manifest !== undefined ? [manifest] : []), ...rewrites.map((r) => r.output)].map(removeOwnTemps))
     })
     try {
+      let result: PrefetchResult
+      try {
+        result = await prefetch(datasets, options)
+      } catch (error) {
+        return partialFailure(error, ctx, () => undefined)
+      }
       if (manifest !== undefined) await writeManifest(manifest, result.entries)
       for (const { dataset, output } of rewrites) {
         await rewriteDataset(dataset, output, result.entries, {
@@ -143,12 +144,12 @@ fetches the files into the repository cache: one ref listing and one fetch per r
           env: ctx.env,
         })
       }
+      if (ctx.values.json) ctx.stdout.write(`${JSON.stringify({ entries: result.entries }, null, 2)}\n`)
+      else if (!ctx.values.quiet) ctx.stderr.write(`${prefetchSummary(result)}\n`)
+      return 0
     } finally {
       release()
     }
-    if (ctx.values.json) ctx.stdout.write(`${JSON.stringify({ entries: result.entries }, null, 2)}\n`)
-    else if (!ctx.values.quiet) ctx.stderr.write(`${prefetchSummary(result)}\n`)
-    return 0
   },
 }
 

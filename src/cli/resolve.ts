@@ -1,6 +1,7 @@
 /** `evalferry resolve <url...>`: the local path of each referenced file, fetched when not cached. */
 
 import { UsageError } from '../errors.ts'
+import { onInterrupt } from '../io.ts'
 import { type PrefetchResult, hostTable, parseBlobUrl, prefetchUrls } from '../resolver/index.ts'
 import { redactUrl } from '../resolver/url.ts'
 import type { Command } from './command.ts'
@@ -39,10 +40,14 @@ plus errors: [{ url, message }] when some fail. A URL that fails is left out and
       ctx.stdout.write(paths.map((path) => `${path}\n`).join(''))
     }
     let result: PrefetchResult
+    // Interrupted, the git running stops with the process.
+    const release = onInterrupt(async () => {})
     try {
       result = await prefetchUrls(ctx.positionals, options)
     } catch (error) {
       return partialFailure(error, ctx, print)
+    } finally {
+      release()
     }
     if (ctx.values.json) ctx.stdout.write(`${JSON.stringify({ entries: result.entries }, null, 2)}\n`)
     else print(result)

@@ -28,6 +28,7 @@ import {
   writeRefListing,
 } from '../../cache/index.ts'
 import { type ErrorCode, EvalferryError, FetchError, type Location, UsageError, formatLocation } from '../errors.ts'
+import { interruptSignal } from '../io.ts'
 import { type Credential, credentialFor } from './credentials.ts'
 import { type HostConfig, cloneUrl, hostTable, rawFileUrl } from './hosts.ts'
 import { DEFAULTS, MAX_TIMEOUT_SECONDS, type ManifestEntry, type PrefetchResult, type ResolverOptions, isOffline } from './options.ts'
@@ -102,8 +103,8 @@ export class Session {
     return listing
   }
 
-  gitOptions(credential: Credential | undefined): { timeoutMs: number; env: NodeJS.ProcessEnv; secrets: string[] } {
-    return { timeoutMs: this.setting('timeoutSeconds') * 1000, env: this.env, secrets: credential?.secrets ?? [] }
+  gitOptions(credential: Credential | undefined): { timeoutMs: number; env: NodeJS.ProcessEnv; secrets: string[]; signal: AbortSignal } {
+    return { timeoutMs: this.setting('timeoutSeconds') * 1000, env: this.env, secrets: credential?.secrets ?? [], signal: interruptSignal }
   }
 
   lockOptions(work: RepoWork): { onWait: () => void } {

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict'
-import { existsSync, readdirSync, readFileSync } from 'node:fs'
+import { existsSync, readdirSync, readFileSync, readlinkSync } from 'node:fs'
 import { join } from 'node:path'
 import { after, before, test } from 'node:test'
 import { openCacheRoot, withLock } from '../../cache/index.ts'
@@ -70,6 +70,38 @@ test('a process killed in the middle of a fetch leaves a cache the next run repa
   const repair = await runCli(['prefetch', dataset, '--cache-dir', cache, ...hostArgs], {}, 120_000)
   assert.equal(repair.code, 0, repair.stderr)
   assertCompleteCache(cache)
+})
+
+test('a prefetch stopped by SIGTERM in the middle of a fetch stops the git that writes the mirror with it', { timeout: 150_000 }, async () => {
+  const cache = fx.newCache()
+  fx.server.options.stallFetch = { nth: fx.server.requests.filter((r) => r.command === 'fetch').length + 2, afterBytes: 60 }
+  const victim = startCli(['prefetch', dataset, '--cache-dir', cache, ...hostArgs, '--concurrency', '1', '--quiet'])
+  await fx.server.waitFor((r) => r.stalled === true)
+  await new Promise((r) => setTimeout(r, 300))
+  // The git processes working in the cache, by their working directory, but for the remote
+  // helpers (git remote-http), which only read from the server into the fetch that is gone and end
+  // with their connection.
+  const gitInCache = (): string[] =>
+    readdirSync('/proc')
+      .filter((p) => /^\d+$/.test(p))
+      .map((p) => {
+        try {
+          return readlinkSync(`/proc/${p}/cwd`).startsWith(cache) ? readFileSync(`/proc/${p}/cmdline`, 'utf8').replace(/\0/g, ' ') : ''
+        } catch {
+          return ''
+        }
+      })
+      .filter((command) => command !== '' && !/remote-https?\b/.test(command))
+  assert.ok(gitInCache().some((command) => / fetch /.test(command)), 'git was fetching when the signal came')
+  process.kill(victim.pid, 'SIGTERM')
+  const stopped = await victim.done
+  delete fx.server.options.stallFetch
+  assert.equal(stopped.code, 143, stopped.stderr)
+  assert.match(stopped.stderr, /interrupted \(SIGTERM\)/)
+  assert.doesNotMatch(stopped.stderr, /internal error|failed/)
+  const deadline = Date.now() + 5_000
+  while (gitInCache().length && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50))
+  assert.deepEqual(gitInCache(), [])
 })
 
 test('a prefetch waiting for a repository held by another process writes nothing in its directory meanwhile', { timeout: 60_000 }, async () => {
