@@ -315,7 +315,8 @@ function decodeLangChainMessage(raw: unknown): Message {
   }
   const rest: JsonObject = {}
   for (const [k, v] of Object.entries(fields)) {
-    if (k === 'content' || (fields === m && k === 'type')) continue
+    // A flat message's type stays among the rest, so that it is written back in its place.
+    if (k === 'content') continue
     if (k === 'name' && message.name !== undefined) continue
     if (k === 'tool_call_id' && message.tool_call_id !== undefined) continue
     if (k === 'tool_calls' && message.tool_calls !== undefined) continue
@@ -492,6 +493,8 @@ function decodeExample(record: unknown, ctx: DecodeContext): EvalCase {
   const form: JsonObject = {}
 
   if (r.id !== undefined) c.id = expectString(r.id, 'id')
+  // A file's own id that is no UUID (a hand-made file) is written back as it was.
+  if (c.id !== undefined && !UUID.test(c.id)) form.id = 'as written'
   if (r.inputs === undefined) throw fieldError('inputs', 'an example needs `inputs` (an object)')
   const inputs = expectObject(r.inputs, 'inputs')
   const restInputs = decodeInputs(inputs, c, form, preferred)
@@ -604,8 +607,9 @@ function encodeExample(c: EvalCase): JsonObject {
   const extras = ownExtras(c)
   const form = isJsonObject(extras[FORM]) ? extras[FORM] : {}
   const out: JsonObject = {}
-  // LangSmith's example ids are UUIDs, and an upload with any other is refused: another id is carried.
-  if (c.id !== undefined && UUID.test(c.id)) out.id = c.id
+  // LangSmith's example ids are UUIDs, and an upload with any other is refused: an id from another
+  // format that is none is carried; one a LangSmith file had is written back as it was.
+  if (c.id !== undefined && (UUID.test(c.id) || form.id === 'as written')) out.id = c.id
   out.inputs = encodeInputs(c, form, extras)
   const outputs = encodeOutputs(c, form, extras)
   if (outputs !== undefined) out.outputs = outputs

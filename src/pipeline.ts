@@ -281,7 +281,11 @@ async function* readFile_(
       const located = locate(error, where())
       const field = located.location.field
       const line = field === undefined ? undefined : record.fieldLine?.(field)
-      if (line !== undefined) located.location.line = line
+      if (line !== undefined && line !== located.location.line) {
+        // The record's column was where it starts: on the field's own line, it says nothing.
+        located.location.line = line
+        delete located.location.column
+      }
       if (options.onError !== 'skip') throw located
       if (report) {
         report.records.skipped++
@@ -505,7 +509,8 @@ export async function filesRead(inputs: string[]): Promise<string[]> {
     if (!container) continue
     for (const adapter of adapters) {
       const sidecar = adapter.sidecar?.(input, container)
-      if (sidecar && !files.includes(sidecar) && (await exists(sidecar))) files.push(sidecar)
+      // A file of cases there is no sidecar (an earlier conversion's output, say), and no reader takes it as one.
+      if (sidecar && !files.includes(sidecar) && (await exists(sidecar)) && !(await holdsCases(sidecar, adapter))) files.push(sidecar)
     }
   }
   return files
@@ -538,7 +543,10 @@ export async function holdsCases(path: string, adapter: Adapter): Promise<boolea
   } catch {
     return false
   }
-  return new RegExp(`^(- |-$|(${adapter.recordKeys.join('|')})\\s*:)`, 'm').test(head)
+  // A list as the document (its first line of content starts one), or a record key at the top; a
+  // list under a header key, which PyYAML writes at the line's start too (`tags:` then `- smoke`), is no case list.
+  const first = head.split('\n').find((line) => line.trim() !== '' && !/^\s*#|^---|^%/.test(line))
+  return (first !== undefined && /^-( |$)/.test(first)) || new RegExp(`^(${adapter.recordKeys.join('|')})\\s*:`, 'm').test(head)
 }
 
 /** A part of a file written on its own: the file's layout and first cases, and where its records start. */
@@ -861,7 +869,7 @@ class CaseEncoder {
       if (renamed[i] !== undefined) carried.id = renamed[i]
       if (generated[i]!.length) carried.generated = generated[i]!
       // A carry takes the place of the case's own value at its key: the metadata travels in it, that value with it.
-      if (Object.keys(carried).length && !('metadata' in carried) && hasOwnSlot(c)) carried.metadata = c.metadata!
+      if (this.options.extras !== false && Object.keys(carried).length && !('metadata' in carried) && hasOwnSlot(c)) carried.metadata = c.metadata!
       return carried
     })
     if (carriedAll.every((carried) => Object.keys(carried).length === 0)) return record
@@ -1070,7 +1078,7 @@ export async function readFileHead(options: ConvertOptions & { from: string }): 
     index: 0,
     warn: (message, field) => addWarning(report, message, { file: options.output, record: 0, ...(field ? { field } : {}) }),
   }
-  const layout = target.layout(outputContainer, sample, ectx)
+  const layout = target.layout(outputContainer, shownIn(target, sample), ectx)
   return { sample, layout, state: probe.decodeState ?? {}, layoutWarnings: report.warnings, sidecar: sidecarHeader(layout) }
 }
 

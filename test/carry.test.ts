@@ -82,6 +82,11 @@ test('a value of the case\'s own at metadata.evalferry travels through every for
       assert.deepEqual(back[0]!.metadata, want, `${to} ${extension}`)
       assert.equal(back[0]!.input?.length, 1)
     }
+    // Without extras nothing takes the value's place: only what is lost is named.
+    const plain = await convert({ input, output: join(dir, 'slot-plain.json'), from: 'evals', to: 'deepeval', extras: false })
+    assert.deepEqual(plain.dropped, { id: 1 })
+    const [golden] = JSON.parse(readFileSync(join(dir, 'slot-plain.json'), 'utf8')) as { additional_metadata: unknown }[]
+    assert.deepEqual(golden!.additional_metadata, want)
   } finally {
     rmSync(dir, { recursive: true, force: true })
   }

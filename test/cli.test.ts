@@ -810,3 +810,22 @@ test('--from-container names the container of a file whose extension names none,
   assert.equal(ontoFile.stderr, `evalferry: a batch of inputs needs -o <directory>; ${out} is a file\n`)
   assert.equal(existsSync(join(dir, 'stdin-batch', '-.jsonl')), false)
 })
+
+test('a sidecar whose header holds a list as PyYAML writes it is still read with its dataset; an earlier output of cases beside a JSON Lines input is no sidecar, and is written again', async () => {
+  const folder = join(dir, 'pyyaml-sidecar')
+  mkdirSync(folder)
+  writeFileSync(join(folder, 'x.jsonl'), '{"id": "a", "input": "hi", "expected_outcome": "greets"}\n')
+  writeFileSync(join(folder, 'x.yaml'), 'description: smoke cases\ntags:\n- smoke\n')
+  const out = join(dir, 'pyyaml-sidecar-out')
+  const converted = await runCli(['convert', folder, '--to', 'evals', '-o', out, '--quiet'])
+  assert.equal(converted.code, 0, converted.stderr)
+  assert.deepEqual(readdirSync(out), ['x.jsonl'])
+
+  const goldens = file('goldens-beside.jsonl', '{"input": "a"}\n')
+  const output = join(dir, 'goldens-beside.yaml')
+  for (let run = 0; run < 2; run++) {
+    const again = await runCli(['convert', goldens, '--from', 'deepeval', '--to', 'evalcase', '-o', output, '--quiet'])
+    assert.equal(again.code, 0, again.stderr)
+  }
+  assert.match(readFileSync(output, 'utf8'), /^evalcases:/)
+})

@@ -310,3 +310,19 @@ test('a group split by a part that wrote nothing (a run of blank lines) is one r
   await convert({ input, output, from: 'evalcase', to: 'deepeval', threads: 2 })
   assert.equal(readFileSync(output, 'utf8').split('\n').filter(Boolean).length, i - 1)
 })
+
+test('DeepEval conversations in parts are shown as chat messages in hf JSON Lines, as in one thread', async () => {
+  const input = join(dir, 'conversations.jsonl')
+  const lines: string[] = []
+  let size = 0
+  for (let i = 0; size < SPLIT_MIN_BYTES * 1.3; i++) {
+    const line = JSON.stringify({ scenario: text(i, 200), turns: [{ role: 'user', content: text(i + 1, 300) }, { role: 'assistant', content: text(i + 2, 300) }], expected_outcome: 'ok' })
+    lines.push(line)
+    size += line.length
+  }
+  writeFileSync(input, lines.join('\n') + '\n')
+  const result = await both({ input, output: '', from: 'deepeval', to: 'hf' })
+  assert.ok(result.same)
+  assert.deepEqual(result.parts, result.one)
+  assert.equal((result.one as ConversionReport).carried.turns, lines.length)
+})

@@ -186,6 +186,13 @@ test('a bad record in a JSON list written on one line is named by its column, in
   const report = await convert({ input, output: join(dir, 'minified-out.jsonl'), from: 'deepeval', to: 'langsmith', onError: 'skip', rejects })
   assert.deepEqual(report.errors.map((e) => e.location), [{ file: input, line: 1, column, field: 'input' }])
   assert.deepEqual(JSON.parse(readFileSync(rejects, 'utf8')).location, { file: input, line: 1, column, field: 'input' })
+  // A field on a line of its own is named by that line, without the record's column.
+  const split = join(dir, 'split-record.json')
+  writeFileSync(split, '[{"input": "a", "expected_output": "x"}, {"input": "b",\n"expected_output": 5}]\n')
+  await assert.rejects(convert({ input: split, output: join(dir, 'split-out.jsonl'), from: 'deepeval', to: 'langsmith' }), (error: Error & { location?: unknown }) => {
+    assert.deepEqual(error.location, { file: split, line: 2, field: 'expected_output' })
+    return true
+  })
 })
 
 test('a library call missing its input, output or target is a usage error naming it', async () => {

@@ -608,14 +608,12 @@ function readsOtherwiseInYaml11(text: string): boolean {
 /**
  * `value` with every multi-line string whose first non-empty line is only spaces double-quoted: as
  * a block scalar, `yaml` writes it without an indentation indicator and the spaces are lost. Text
- * that YAML 1.1 reads otherwise is double-quoted too.
+ * that YAML 1.1 reads otherwise is double-quoted too, as a value or as a key.
  */
 function quoteFragile(value: unknown): unknown {
   if (typeof value === 'string') {
     if (!FRAGILE_BLOCK.test(value) && !readsOtherwiseInYaml11(value)) return value
-    const scalar = new Scalar(value)
-    scalar.type = 'QUOTE_DOUBLE'
-    return scalar
+    return quoted(value)
   }
   if (value === null || typeof value !== 'object') return value
   if (Array.isArray(value)) {
@@ -627,12 +625,22 @@ function quoteFragile(value: unknown): unknown {
     return copy ?? value
   }
   let copy: Record<string, unknown> | undefined
+  let keysQuoted = false
   for (const key in value) {
     const item = (value as Record<string, unknown>)[key]
     const fixed = quoteFragile(item)
     if (fixed !== item) (copy ??= { ...(value as Record<string, unknown>) })[key] = fixed
+    if (readsOtherwiseInYaml11(key)) keysQuoted = true
   }
-  return copy ?? value
+  if (!keysQuoted) return copy ?? value
+  // A key YAML 1.1 reads otherwise (`on:`, `no:`) is quoted too: the mapping goes as a Map with that key a quoted scalar.
+  return new Map(Object.entries(copy ?? value).map(([key, item]) => [readsOtherwiseInYaml11(key) ? quoted(key) : key, item]))
+}
+
+function quoted(text: string): Scalar {
+  const scalar = new Scalar(text)
+  scalar.type = 'QUOTE_DOUBLE'
+  return scalar
 }
 
 /**

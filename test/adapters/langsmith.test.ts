@@ -280,6 +280,14 @@ test('LangChain messages in each shape LangSmith holds read as chat messages: du
   assert.deepEqual(cases.map((c) => turns(c.expected_output as EvalCase['input'])), [[['assistant', 'hello', null, null]], [['assistant', '4', null, null]], [['assistant', 'hello', null, null]], [['assistant', 'done', null, null]]])
 })
 
+test('a LangChain message dumped flat is written back with its keys in their order', async () => {
+  const dir = tempDir()
+  const out = join(dir, 'flat.jsonl')
+  await convert({ input: join(DIR, 'langchain-shapes.jsonl'), output: out, from: 'langsmith', to: 'langsmith' })
+  const line = (file: string) => readFileSync(file, 'utf8').split('\n')[1]!
+  assert.equal(JSON.stringify(JSON.parse(line(out))), JSON.stringify(JSON.parse(line(join(DIR, 'langchain-shapes.jsonl')))))
+})
+
 test('a message without a role names the field and says it has none', () => {
   assert.throws(
     () => langsmith.decode({ inputs: { messages: [{ content: 'hi' }] } }, decodeContext()),
@@ -302,4 +310,12 @@ test('an id that is no UUID is carried, not written as the example id, which Lan
   const back = join(dir, 'back.yaml')
   await convert({ input: output, output: back, from: 'langsmith', to: 'evalcase' })
   assert.deepEqual((await readAll(back, { from: 'evalcase' })).map((c) => c.id), ['refund-policy', uuid])
+
+  // A LangSmith file's own id that is no UUID (a hand-made file) is written back where it was.
+  const handMade = join(dir, 'hand-made.jsonl')
+  writeFileSync(handMade, '{"id": "q1", "inputs": {"question": "hi"}, "outputs": {"answer": "hello"}}\n')
+  const again = join(dir, 'hand-made-out.jsonl')
+  const same = await convert({ input: handMade, output: again, from: 'langsmith', to: 'langsmith' })
+  assert.deepEqual(same.carried, {})
+  assert.deepEqual(fileRecords(again), fileRecords(handMade))
 })

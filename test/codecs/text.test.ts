@@ -534,18 +534,20 @@ test('YAML writer: text that YAML 1.1 (PyYAML) reads as a boolean, number or dat
   const plain = ['easy', 'v1.2', '1.0.0', '12-34', 'yesterday', 'on time']
   const sink = new MemorySink()
   const w = yamlWriter(sink, { listKey: 'tests' })
-  await w.write({ id: 'a', quoted, plain, count: 3, flag: true })
+  await w.write({ id: 'a', quoted, plain, count: 3, flag: true, keys: { on: 'push', no: 1, '2024-01-01': 'day', off: { yes: 'y' } } })
   await w.end()
   for (const text of quoted) assert.ok(sink.text.includes(`- "${text}"\n`), text)
   for (const text of plain) assert.ok(sink.text.includes(`- ${text}\n`), text)
   assert.match(sink.text, /count: 3\n/)
   assert.match(sink.text, /flag: true\n/)
   // Read under YAML 1.1, as PyYAML reads it, every text is still text.
-  const doc = parseDocument(sink.text, { version: '1.1' }).toJS() as { tests: { quoted: unknown[]; plain: unknown[] }[] }
+  const doc = parseDocument(sink.text, { version: '1.1' }).toJS() as { tests: { quoted: unknown[]; plain: unknown[]; keys: unknown }[] }
   assert.deepEqual(doc.tests[0]!.quoted, quoted)
   assert.deepEqual(doc.tests[0]!.plain, plain)
+  // Keys too: `on:` would be the key true.
+  assert.deepEqual(doc.tests[0]!.keys, { on: 'push', no: 1, '2024-01-01': 'day', off: { yes: 'y' } })
   const back = await collect(readYaml(chunks(sink.text, 16), options(['tests'])))
-  assert.deepEqual(back[0]?.value, { id: 'a', quoted, plain, count: 3, flag: true })
+  assert.deepEqual(back[0]?.value, { id: 'a', quoted, plain, count: 3, flag: true, keys: { on: 'push', no: 1, '2024-01-01': 'day', off: { yes: 'y' } } })
 })
 
 test('JSON and JSON Lines keep an integer past 2^53 as its digits, with a warning, where JSON.parse would round it', async () => {
