@@ -75,8 +75,10 @@ test('a process killed in the middle of a fetch leaves a cache the next run repa
 test('a prefetch stopped by SIGTERM in the middle of a fetch stops the git that writes the mirror with it', { timeout: 150_000 }, async () => {
   const cache = fx.newCache()
   fx.server.options.stallFetch = { nth: fx.server.requests.filter((r) => r.command === 'fetch').length + 2, afterBytes: 60 }
+  // This run's stalled request, not an earlier test's.
+  const earlier = new Set(fx.server.requests)
   const victim = startCli(['prefetch', dataset, '--cache-dir', cache, ...hostArgs, '--concurrency', '1', '--quiet'])
-  await fx.server.waitFor((r) => r.stalled === true)
+  await fx.server.waitFor((r) => r.stalled === true && !earlier.has(r))
   await new Promise((r) => setTimeout(r, 300))
   // The git processes working in the cache, by their working directory, but for the remote
   // helpers (git remote-http), which only read from the server into the fetch that is gone and end
@@ -92,10 +94,16 @@ test('a prefetch stopped by SIGTERM in the middle of a fetch stops the git that 
         }
       })
       .filter((command) => command !== '' && !/remote-https?\b/.test(command))
-  assert.ok(gitInCache().some((command) => / fetch /.test(command)), 'git was fetching when the signal came')
-  process.kill(victim.pid, 'SIGTERM')
-  const stopped = await victim.done
-  delete fx.server.options.stallFetch
+  let stopped: Awaited<typeof victim.done> | undefined
+  try {
+    assert.ok(gitInCache().some((command) => / fetch /.test(command)), 'git was fetching when the signal came')
+    process.kill(victim.pid, 'SIGTERM')
+    stopped = await victim.done
+  } finally {
+    // The next test's fetches are not stalled, and no process of this one is left, whatever failed here.
+    delete fx.server.options.stallFetch
+    if (!stopped) kill(victim.pid)
+  }
   assert.equal(stopped.code, 143, stopped.stderr)
   assert.match(stopped.stderr, /interrupted \(SIGTERM\)/)
   assert.doesNotMatch(stopped.stderr, /internal error|failed/)
