@@ -745,14 +745,15 @@ test('LangSmith → DeepEval with --no-extras reports exactly what was dropped; 
   const dropped = await runCli(['convert', input, '--from', 'langsmith', '--to', 'deepeval', '-o', out, '--no-extras', '--report', reportPath, '--quiet'])
   assert.equal(dropped.code, 0, dropped.stderr)
   const report = JSON.parse(readFileSync(reportPath, 'utf8'))
-  assert.deepEqual(report.dropped, { id: 1, split: 1, 'extras.langsmith.dataset_id': 1, 'extras.langsmith.attachments': 1 })
+  // e1 is no UUID: the mark that a LangSmith file had it as written is dropped with it.
+  assert.deepEqual(report.dropped, { id: 1, split: 1, 'extras.langsmith.dataset_id': 1, 'extras.langsmith.$form': 1, 'extras.langsmith.attachments': 1 })
   assert.deepEqual(report.carried, {})
   const written = JSON.parse(readFileSync(out, 'utf8')) as { input: string; additional_metadata: unknown }[]
   assert.deepEqual(written.map((g) => [g.input, g.additional_metadata]), [['q1', null], ['q2', null]])
 
   const carried = await runCli(['convert', input, '--from', 'langsmith', '--to', 'deepeval', '-o', join(dir, 'lossy-carried.json'), '--json'])
   assert.equal(carried.code, 0, carried.stderr)
-  assert.deepEqual(JSON.parse(carried.stdout).carried, { id: 1, split: 1, 'extras.langsmith.dataset_id': 1, 'extras.langsmith.attachments': 1 })
+  assert.deepEqual(JSON.parse(carried.stdout).carried, { id: 1, split: 1, 'extras.langsmith.dataset_id': 1, 'extras.langsmith.$form': 1, 'extras.langsmith.attachments': 1 })
 
   const strictOut = join(dir, 'lossy-strict.json')
   const strict = await runCli(['convert', input, '--from', 'langsmith', '--to', 'deepeval', '-o', strictOut, '--no-extras', '--strict'])
