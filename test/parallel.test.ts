@@ -40,6 +40,16 @@ function writeTable(path: string, badRow?: number, mixed = false, idOf?: (i: num
   return i
 }
 
+/** Lines made by `line` until they pass the size from which a file converts in parts, with some to spare. */
+function linesPastSplit(line: (i: number) => string): string[] {
+  const lines: string[] = []
+  for (let i = 0, size = 0; size < SPLIT_MIN_BYTES * 1.3; i++) {
+    lines.push(line(i))
+    size += lines[i]!.length
+  }
+  return lines
+}
+
 /**
  * The same conversion in one thread and in parts on two, to one output path; whether their bytes
  * are the same. `inParts`: whether the second must have run in parts (else it fell back to one thread).
@@ -163,13 +173,7 @@ test('a bad row in a later part fails at its own line, as in one thread', async 
 
 test('a large JSON Lines file in parts: same bytes, same report, and an id used in two parts is the same error', async () => {
   const input = join(dir, 'cases.jsonl')
-  const lines: string[] = []
-  let size = 0
-  for (let i = 0; size < SPLIT_MIN_BYTES * 1.3; i++) {
-    const line = i % 1000 === 3 ? '   ' : JSON.stringify({ id: `c${i}`, input: text(i, 400), expected_output: text(i + 1, 200), metadata: { n: i } })
-    lines.push(line)
-    size += line.length
-  }
+  const lines = linesPastSplit((i) => (i % 1000 === 3 ? '   ' : JSON.stringify({ id: `c${i}`, input: text(i, 400), expected_output: text(i + 1, 200), metadata: { n: i } })))
   writeFileSync(input, lines.join('\n') + '\n')
   const ok = await both({ input, output: '', from: 'evalcase', to: 'deepeval' })
   assert.ok(ok.same)
@@ -313,13 +317,7 @@ test('a group split by a part that wrote nothing (a run of blank lines) is one r
 
 test('DeepEval conversations in parts are shown as chat messages in hf JSON Lines, as in one thread', async () => {
   const input = join(dir, 'conversations.jsonl')
-  const lines: string[] = []
-  let size = 0
-  for (let i = 0; size < SPLIT_MIN_BYTES * 1.3; i++) {
-    const line = JSON.stringify({ scenario: text(i, 200), turns: [{ role: 'user', content: text(i + 1, 300) }, { role: 'assistant', content: text(i + 2, 300) }], expected_outcome: 'ok' })
-    lines.push(line)
-    size += line.length
-  }
+  const lines = linesPastSplit((i) => JSON.stringify({ scenario: text(i, 200), turns: [{ role: 'user', content: text(i + 1, 300) }, { role: 'assistant', content: text(i + 2, 300) }], expected_outcome: 'ok' }))
   writeFileSync(input, lines.join('\n') + '\n')
   const result = await both({ input, output: '', from: 'deepeval', to: 'hf' })
   assert.ok(result.same)
