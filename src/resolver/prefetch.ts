@@ -167,7 +167,11 @@ async function resolveRefs(session: Session, work: RepoWork, remote: GitRemote, 
     for (const u of needsListing) fail(u.url, new FetchError('E_OFFLINE', `${u.url}: offline, and the refs of ${work.host.name}/${work.repository} were never listed into the cache`))
     return { resolved }
   }
-  for (const [url, error] of result.errors) fail(url, error)
+  for (const [url, error] of result.errors) {
+    // Offline, the listing is the one cached: a ref pushed since is not in it, and cannot be listed.
+    const offline = session.offline && cached && error instanceof FetchError && error.code === 'E_REF'
+    fail(url, offline ? new FetchError('E_OFFLINE', `${error.message} (offline: the refs as listed into the cache at ${cached.listed_at})`) : error)
+  }
   for (const [url, ref] of result.ok) resolved.set(url, ref)
   return { resolved, ...(!relist && cached ? { cachedListing: cached.listed_at } : {}) }
 }

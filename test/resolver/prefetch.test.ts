@@ -273,6 +273,9 @@ test('offline (option or EVALFERRY_OFFLINE=1) serves every cached file with the 
   }
   const missing = blobUrl(fx.repos[1]!, 'main', 'data/file-69.txt')
   await assert.rejects(prefetchUrls([missing], { ...options(), offline: true }), (e: unknown) => e instanceof FetchError && e.code === 'E_OFFLINE' && e.message.includes(missing))
+  // A ref the cached listing lacks may have been pushed since: offline, the error says the listing is the cached one.
+  const unlisted = blobUrl(fx.repos[1]!, 'pushed-since', 'a.txt')
+  await assert.rejects(prefetchUrls([unlisted], { ...options(), offline: true }), (e: unknown) => e instanceof FetchError && e.code === 'E_OFFLINE' && /no branch or tag .* \(offline: the refs as listed into the cache at \d{4}-/.test(e.message))
   const neverListed = 'https://github.com/other/repo/blob/main/a.txt'
   await assert.rejects(prefetchUrls([neverListed], { ...options(), offline: true }), (e: unknown) => e instanceof FetchError && e.code === 'E_OFFLINE' && e.message.includes(neverListed))
   // Online with the host down, a file of the commit already cached is still given beside the error of the one that is not.
