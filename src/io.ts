@@ -525,6 +525,14 @@ export async function assertWritable(written: Written[], inputs: string[]): Prom
   }
 }
 
+export async function isFile(path: string): Promise<boolean> {
+  try {
+    return (await stat(path)).isFile()
+  } catch {
+    return false
+  }
+}
+
 /** Whether `path` is a named pipe (a FIFO), whose bytes can be read once. */
 export async function isPipe(path: string): Promise<boolean> {
   try {

@@ -638,8 +638,9 @@ export function caseToRow(
       // A column a dotted path reached into: the mapped keys join the rest of its object.
       value = { ...value, ...(values[column] as JsonObject) }
     } else {
+      if (taken.has(column) && own(values, column) !== undefined) continue
       if (options.text && typeof value !== 'string') value = stringifyJson(value)
-      if (taken.has(column) && (own(values, column) !== undefined || !leftToMetadata(resolved, column, value, options))) continue
+      if (taken.has(column) && !leftToMetadata(resolved, column, value, options)) continue
     }
     values[column] = value
   }

@@ -735,11 +735,15 @@ function withExpectedTools(c: EvalCase): EvalCase {
 
 /** The cases as `adapter` is given them: in the fields it has for what they hold (see the two above). */
 function shownIn(adapter: Adapter, cases: EvalCase[]): EvalCase[] {
-  if (adapter.holdsTurns && !adapter.holdsExpectedTools) return cases
-  return cases.map((c) => {
-    const shown = adapter.holdsTurns ? c : withTurnsAsInput(c)
-    return adapter.holdsExpectedTools ? withExpectedTools(shown) : shown
-  })
+  // Called for every record: the cases themselves when nothing changes, as for nearly all.
+  let shown: EvalCase[] | undefined
+  for (let i = 0; i < cases.length; i++) {
+    const c = cases[i]!
+    const asTurns = adapter.holdsTurns ? c : withTurnsAsInput(c)
+    const show = adapter.holdsExpectedTools ? withExpectedTools(asTurns) : asTurns
+    if (show !== c) (shown ??= [...cases])[i] = show
+  }
+  return shown ?? cases
 }
 
 const GENERATED_ID_SHAPE = /^case-(\d+)(-\d+)?$/

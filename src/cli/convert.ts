@@ -9,7 +9,7 @@ import { parseShard, partName, runBatch, shardJobs, totalBytes, type BatchJob, t
 import { ProgressBar } from '../progress.ts'
 import { mergeReport, newReport, summarize, type ConversionReport } from '../report.ts'
 import { stringOption, type Command, type OptionValues } from './command.ts'
-import { expandInputs, isGlob } from './inputs.ts'
+import { expandInputs, namesBatch } from './inputs.ts'
 import { containerOption, dialectOption, mapOption, onErrorOption } from './options.ts'
 import { detect } from '../detect.ts'
 import { filesRead, filesWritten } from '../pipeline.ts'
@@ -44,7 +44,8 @@ Options:
   --rejects <file.jsonl>  with --on-error skip: where skipped records go (error, location,
                           the raw record), those of every file of a batch in one file
   --report <file.json>    write the conversion report as JSON
-  --from-container <c>    the input container when reading standard input (json, jsonl, csv, yaml, parquet)
+  --from-container <c>    the input container when the input's extension does not name one, or it is
+                          standard input (json, jsonl, csv, yaml, parquet)
   --to-container <c>      the output container when the output's extension does not name one
   -j, --jobs <n>          threads: files converted at once, or the parts of one large CSV
                           or JSON Lines file (default: one per core)
@@ -91,8 +92,7 @@ const command: Command = {
     const output = stringOption(values, 'output') ?? STDIO
     const toContainer = containerOption(values, 'to-container')
     // A directory or a glob is a batch however many files it holds.
-    const wholes = await Promise.all(positionals.map(async (p) => (await isGlob(p)) || (p !== STDIO && (await isDirectory(p)))))
-    const batch = inputs.length > 1 || wholes.includes(true) || (output !== STDIO && (await isDirectory(output)))
+    const batch = inputs.length > 1 || (await namesBatch(positionals)) || (output !== STDIO && (await isDirectory(output)))
     if (batch && output === STDIO) throw new UsageError('a batch of inputs needs -o <directory>')
     if (batch && (await exists(output)) && !(await isDirectory(output))) throw new UsageError(`a batch of inputs needs -o <directory>; ${output} is a file`)
     if (batch && inputs.includes(STDIO)) throw new UsageError('standard input cannot be one of a batch, which names each output after its input: convert it on its own')

@@ -1,4 +1,4 @@
-import { detect } from '../detect.ts'
+import { detect, type Detection } from '../detect.ts'
 import { EvalferryError, UsageError } from '../errors.ts'
 import type { Command } from './command.ts'
 import { containerOption } from './options.ts'
@@ -17,15 +17,12 @@ const command: Command = {
   async run({ positionals, values, stdout, stderr }) {
     if (!positionals.length) throw new UsageError(`name at least one file\n\n${usage}`)
     const container = containerOption(values, 'from-container')
-    const results = []
     // Each file in order, told or not: a file that cannot be told has its error in its place.
-    const entries: unknown[] = []
+    const entries: (Detection | { file: string; error: object })[] = []
     const failures: string[] = []
     for (const file of await expandInputs(positionals)) {
       try {
-        const detection = await detect(file, { count: true, ...(container ? { container } : {}) })
-        results.push(detection)
-        entries.push(detection)
+        entries.push(await detect(file, { count: true, ...(container ? { container } : {}) }))
       } catch (error) {
         // One file that cannot be told does not hide what the others are.
         if (!(error instanceof EvalferryError) || error.exitCode === 2) throw error
@@ -38,7 +35,8 @@ const command: Command = {
       stdout.write(JSON.stringify(entries, null, 2) + '\n')
       return failures.length ? 1 : 0
     }
-    for (const d of results) {
+    for (const d of entries) {
+      if ('error' in d) continue
       const others = d.candidates
         .slice(1)
         .filter((c) => c.confidence > 0)

@@ -1,16 +1,22 @@
 /** The dataset files a command line names: files, directories (their dataset files) and quoted globs. */
-import { readdir, stat } from 'node:fs/promises'
+import { readdir } from 'node:fs/promises'
 import { isAbsolute, join } from 'node:path'
 import { glob, isDynamicPattern } from 'tinyglobby'
 import { allAdapters } from '../../adapters/index.ts'
 import { containerOf } from '../codecs/index.ts'
 import { EvalferryError } from '../errors.ts'
-import { exists, isDirectory, STDIO } from '../io.ts'
+import { exists, isDirectory, isFile, STDIO } from '../io.ts'
 import { holdsCases } from '../pipeline.ts'
 
 /** Whether `input` is a glob for evalferry to expand: a pattern that names no existing file. */
 export async function isGlob(input: string): Promise<boolean> {
   return input !== STDIO && isDynamicPattern(input) && !(await exists(input))
+}
+
+/** Whether the inputs name a batch whatever their count: a directory or a glob among them. */
+export async function namesBatch(inputs: string[]): Promise<boolean> {
+  for (const input of inputs) if ((await isGlob(input)) || (input !== STDIO && (await isDirectory(input)))) return true
+  return false
 }
 
 /**
@@ -36,14 +42,6 @@ export async function expandInputs(inputs: string[]): Promise<string[]> {
     } else files.push(input)
   }
   return withoutSidecars(files)
-}
-
-async function isFile(path: string): Promise<boolean> {
-  try {
-    return (await stat(path)).isFile()
-  } catch {
-    return false
-  }
 }
 
 async function withoutSidecars(files: string[]): Promise<string[]> {

@@ -5,7 +5,7 @@ import { UsageError } from '../errors.ts'
 import { containerOf } from '../codecs/index.ts'
 import { STDIO, assertWritable, isDirectory, isStopping, onInterrupt, removeOwnTemps } from '../io.ts'
 import { filesRead } from '../pipeline.ts'
-import { expandInputs, isGlob } from './inputs.ts'
+import { expandInputs, namesBatch } from './inputs.ts'
 import { MAX_TIMEOUT_SECONDS, PrefetchError, type PrefetchOptions, type PrefetchResult, prefetch, prefetchSummary, rewriteDataset, writeManifest } from '../resolver/index.ts'
 import { type Command, type CommandContext, type OptionValues, listOption, stringOption } from './command.ts'
 
@@ -108,8 +108,7 @@ fetches the files into the repository cache: one ref listing and one fetch per r
     if (ctx.values.embed && rewrite === undefined) throw new UsageError('--embed goes with --rewrite <out>')
     const options = resolverOptions(ctx.values, ctx)
     const manifest = stringOption(ctx.values, 'manifest')
-    const wholes = await Promise.all(ctx.positionals.map(async (p) => (await isGlob(p)) || (await isDirectory(p))))
-    const rewrites = rewrite === undefined ? [] : await rewriteTargets(datasets, rewrite, datasets.length > 1 || wholes.includes(true))
+    const rewrites = rewrite === undefined ? [] : await rewriteTargets(datasets, rewrite, datasets.length > 1 || (await namesBatch(ctx.positionals)))
     // Refused before any fetch: an output that is an input, or two outputs in one place.
     await assertWritable(
       [
