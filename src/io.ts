@@ -1,5 +1,5 @@
 /** Files in and out: text sources, buffered sinks with back-pressure, and atomic outputs. */
-import { createReadStream, createWriteStream, fdatasync, type WriteStream } from 'node:fs'
+import { createReadStream, createWriteStream, fdatasync, type Stats, type WriteStream } from 'node:fs'
 import { mkdir, mkdtemp, open, readdir, realpath, rename, rm, stat, type FileHandle } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { pipeline } from 'node:stream/promises'
@@ -525,38 +525,30 @@ export async function assertWritable(written: Written[], inputs: string[]): Prom
   }
 }
 
-export async function isFile(path: string): Promise<boolean> {
+/** What `path` is (following links), or undefined where nothing is. */
+async function statOf(path: string): Promise<Stats | undefined> {
   try {
-    return (await stat(path)).isFile()
+    return await stat(path)
   } catch {
-    return false
+    return undefined
   }
+}
+
+export async function isFile(path: string): Promise<boolean> {
+  return (await statOf(path))?.isFile() === true
 }
 
 /** Whether `path` is a named pipe (a FIFO), whose bytes can be read once. */
 export async function isPipe(path: string): Promise<boolean> {
-  try {
-    return (await stat(path)).isFIFO()
-  } catch {
-    return false
-  }
+  return (await statOf(path))?.isFIFO() === true
 }
 
 export async function isDirectory(path: string): Promise<boolean> {
-  try {
-    return (await stat(path)).isDirectory()
-  } catch {
-    return false
-  }
+  return (await statOf(path))?.isDirectory() === true
 }
 
 export async function exists(path: string): Promise<boolean> {
-  try {
-    await stat(path)
-    return true
-  } catch {
-    return false
-  }
+  return (await statOf(path)) !== undefined
 }
 
 /** An input that cannot be opened, as a data error naming the file. */
