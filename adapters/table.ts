@@ -159,7 +159,7 @@ export function missingCarryColumn(c: EvalCase, header: readonly string[]): void
   const carried = c.metadata?.[CARRY_KEY]
   if (carried === undefined || header.includes(CARRY_KEY)) return
   const what = isCarry(carried) ? Object.keys(carried).join(', ') : `its own metadata.${CARRY_KEY}`
-  throw new LayoutError('E_FIELD', `this case needs an "${CARRY_KEY}" column to carry ${what}, but none of the first cases did, so the header has none; put a case like it among the first (the first 100, or as many of them as fill 32 MB)`, {
+  throw new LayoutError(`this case needs an "${CARRY_KEY}" column to carry ${what}, but none of the first cases did, so the header has none; put a case like it among the first (the first 100, or as many of them as fill 32 MB)`, {
     field: CARRY_KEY,
   })
 }

@@ -18,6 +18,7 @@ export interface Location {
 export type ErrorCode =
   | 'E_PARSE' // the container could not be parsed (broken JSON, YAML, CSV quoting, Parquet)
   | 'E_FIELD' // a record parsed but a field is missing or has the wrong type
+  | 'E_LAYOUT' // a case needs a column that the layout, chosen from the first cases, lacks (see LayoutError)
   | 'E_DUPLICATE_ID'
   | 'E_LOSSY' // --strict and something could not be carried
   | 'E_USAGE'
@@ -33,6 +34,7 @@ export type ErrorCode =
 const EXIT_BY_CODE: Record<ErrorCode, 1 | 2 | 3> = {
   E_PARSE: 1,
   E_FIELD: 1,
+  E_LAYOUT: 1,
   E_DUPLICATE_ID: 1,
   E_LOSSY: 1,
   E_DETECT: 1,
@@ -78,6 +80,10 @@ export class DataError extends EvalferryError {}
  */
 export class LayoutError extends DataError {
   cases?: EvalCase[]
+
+  constructor(message: string, location: Location = {}) {
+    super('E_LAYOUT', message, location)
+  }
 }
 
 /** Bad usage: unknown option, missing format, output equal to input. Exit code 2. */

@@ -3,8 +3,9 @@ export { read, write, convert } from './pipeline.ts'
 export type { ReadOptions, WriteOptions, ConvertOptions, Reject } from './pipeline.ts'
 export { detect } from './detect.ts'
 export type { Detection, DetectOptions } from './detect.ts'
-export { EvalferryError, DataError, UsageError, FetchError } from './errors.ts'
+export { EvalferryError, DataError, LayoutError, UsageError, FetchError } from './errors.ts'
 export type { ErrorCode, Location } from './errors.ts'
+export { newReport } from './report.ts'
 export type { ConversionReport, Warning } from './report.ts'
 export type {
   EvalCase,
@@ -24,4 +25,18 @@ export type { FormatName, Container, FieldMapping, RowMapper } from '../adapters
 export { FORMAT_NAMES } from '../adapters/index.ts'
 export { prefetch, resolve, findReferences, parseBlobUrl, writeManifest, rewriteDataset, cacheRoot, listCache, pruneCache, clearCache } from './resolver/index.ts'
 export { PrefetchError } from './resolver/prefetch.ts'
-export type { PrefetchOptions, PrefetchResult, ManifestEntry, ResolverOptions, BlobUrl, Reference } from './resolver/index.ts'
+export type {
+  PrefetchOptions,
+  PrefetchResult,
+  PrefetchFailure,
+  CaseSource,
+  ManifestEntry,
+  ResolverOptions,
+  HostConfig,
+  HostType,
+  BlobUrl,
+  Reference,
+  CachedRepository,
+  CachedCommit,
+  PruneResult,
+} from './resolver/index.ts'

@@ -59,8 +59,8 @@ export interface WriteOptions {
   to: string
   /** The container; from the output's extension when absent. */
   container?: Container
-  /** `agentv` writes evalcase's `tests:`/`criteria` dialect. */
-  dialect?: string
+  /** `agentv` writes evalcase's `tests:`/`criteria` dialect; `evalcase` (the default) its `evalcases:`. */
+  dialect?: 'agentv' | 'evalcase'
   /** Carry what the target cannot express under `evalferry` (default true); false drops it. */
   extras?: boolean
   /** Any dropped field is an error. */
@@ -112,6 +112,7 @@ function requireContainer(path: string, given: Container | undefined, role: 'inp
 /** The canonical cases of one dataset file (or `-`), in order. */
 export async function* read(input: string, options: ReadOptions = {}): AsyncGenerator<EvalCase> {
   requireText('read()', 'the input path', input)
+  requireChoice('read()', 'onError', options.onError, ON_ERROR)
   for await (const item of await openCases(input, options)) {
     if (item.from) readFrom.set(item.value, item.from)
     yield item.value
@@ -138,6 +139,20 @@ export async function detectFormat(input: string, options: DetectOptions): Promi
 function requireText(fn: string, what: string, value: unknown): void {
   if (typeof value !== 'string' || value === '') throw new UsageError(`${fn} needs ${what}, a string; got ${value === '' ? 'an empty one' : typeof value}`)
 }
+
+/** An option that takes one of a few words, refused as the command line refuses its flag. */
+function requireChoice(fn: string, key: string, value: unknown, choices: readonly string[]): void {
+  if (value !== undefined && !choices.includes(value as string)) throw new UsageError(`${fn}: the option ${key} takes ${choices.join(' or ')}, not ${JSON.stringify(value)}`)
+}
+
+/** A dialect is a way of writing evalcase: given with another target it would be ignored. */
+function requireDialectFor(fn: string, dialect: unknown, to: string): void {
+  requireChoice(fn, 'dialect', dialect, DIALECTS)
+  if (dialect !== undefined && to !== 'evalcase') throw new UsageError(`${fn}: the option dialect chooses how evalcase is written; the target here is ${to}`)
+}
+
+const DIALECTS = ['agentv', 'evalcase'] as const
+const ON_ERROR = ['fail', 'skip'] as const
 
 /** The cases of a file, once its format is known to read its container. */
 async function openCases(input: string, options: ReadOptions): Promise<AsyncGenerator<ReadCase>> {
@@ -414,6 +429,8 @@ function placeText(location: Location): string {
 
 /** An error with the file, line or record filled in (an adapter knows only the field). */
 function locate(error: unknown, location: Location): EvalferryError {
+  // A mistake in code (a row mapper's, or evalferry's own) is no fault of the record: it stops the run as it is, never skipped.
+  if (error instanceof TypeError || error instanceof ReferenceError) throw error
   if (error instanceof EvalferryError) {
     error.location = { ...location, ...error.location }
     return error
@@ -433,6 +450,7 @@ function locate(error: unknown, location: Location): EvalferryError {
 export async function write(cases: AsyncIterable<EvalCase> | Iterable<EvalCase>, output: string, options: WriteOptions): Promise<ConversionReport> {
   requireText('write()', 'the output path', output)
   requireText('write()', 'options.to', options?.to)
+  requireDialectFor('write()', options.dialect, (await getAdapter(options.to)).name)
   if (!Array.isArray(cases)) return writeFile(placed(cases), output, options)
   const start = options.report && structuredClone(options.report)
   let layoutCases = options.layoutCases
@@ -969,6 +987,8 @@ export interface ConvertOptions extends Omit<ReadOptions, 'report' | 'onReject' 
 /** Converts one file to another format; returns the conversion report. */
 export async function convert(options: ConvertOptions): Promise<ConversionReport> {
   for (const key of ['input', 'output', 'to'] as const) requireText('convert()', `options.${key}`, options?.[key])
+  requireChoice('convert()', 'onError', options.onError, ON_ERROR)
+  requireDialectFor('convert()', options.dialect, (await getAdapter(options.to)).name)
   const inputContainer = requireContainer(options.input, options.inputContainer, 'input')
   await assertWritable(
     [...(await filesWritten(options.output, options.to, options.outputContainer)), ...(options.rejects ? [{ path: options.rejects, what: 'the rejects file' }] : [])],

@@ -619,6 +619,20 @@ test('a case made by code with the wrong shape is named by its field: from a row
   assert.equal(existsSync(join(dir, 'made-shape.jsonl')), false)
 })
 
+test('a row mapper that throws an Error rejects its row; one that fails with a TypeError stops the run, skipped or not', async () => {
+  const input = file('mapper-throws.csv', 'question,answer\nq1,a1\n,a2\nq3,a3\n')
+  const picky = (row: Record<string, unknown>): EvalCase => {
+    if (row.question === '') throw new Error('no question in this row')
+    return { input: [{ role: 'user', content: String(row.question) }] }
+  }
+  const skipped = await convert({ input, output: join(dir, 'mapper-picky.jsonl'), from: 'table', to: 'evalcase', map: picky, onError: 'skip' })
+  assert.deepEqual(skipped.records, { read: 2, written: 2, skipped: 1 })
+  assert.deepEqual(skipped.errors, [{ message: 'no question in this row', location: { file: input, line: 3 } }])
+  const typo = (row: Record<string, unknown>): EvalCase => ({ input: [{ role: 'user', content: (row.questoin as string).trim() }] })
+  await assert.rejects(convert({ input, output: join(dir, 'mapper-typo.jsonl'), from: 'table', to: 'evalcase', map: typo, onError: 'skip' }), TypeError)
+  assert.equal(existsSync(join(dir, 'mapper-typo.jsonl')), false)
+})
+
 test('evalcase JSON Lines is not written where its sidecar would overwrite a YAML file of cases; a sidecar of its own is replaced', async () => {
   const input = file('sidecar-src.yaml', 'description: mine\nevalcases:\n  - id: a\n    input: hi\n    expected_output: ok\n')
   const precious = file('sidecar-out.yaml', 'evalcases:\n  - id: precious\n    input: keep me\n    expected_output: kept\n')

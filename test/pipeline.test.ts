@@ -7,6 +7,7 @@ import { join } from 'node:path'
 import { convert, read, write } from '../src/pipeline.ts'
 import { partStats } from '../src/parallel.ts'
 import type { EvalCase } from '../src/model.ts'
+import { LayoutError } from '../src/index.ts'
 
 const dir = mkdtempSync(join(tmpdir(), 'evalferry-pipeline-'))
 process.on('exit', () => rmSync(dir, { recursive: true, force: true }))
@@ -131,6 +132,9 @@ test('a case past the first hundred that needs a column they did not is written:
     yield* made
   }
   await assert.rejects(write(generated(), join(dir, 'made.csv'), { to: 'hf' }), (error: Error & { location?: unknown }) => {
+    assert.ok(error instanceof LayoutError)
+    assert.equal(error.code, 'E_LAYOUT')
+    assert.equal(error.cases?.length, 1)
     assert.match(error.message, /^this case needs an "evalferry" column to carry metadata, but none of the first cases did/)
     assert.deepEqual(error.location, { file: join(dir, 'made.csv'), record: 270, field: 'evalferry' })
     return true
@@ -202,6 +206,23 @@ test('a library call missing its input, output or target is a usage error naming
   await assert.rejects(convert(undefined as unknown as Parameters<typeof convert>[0]), usage('convert() needs options.input, a string; got undefined'))
   await assert.rejects(write([], 'out.json', undefined as unknown as Parameters<typeof write>[2]), usage('write() needs options.to, a string; got undefined'))
   await assert.rejects(read(undefined as unknown as string).next(), usage('read() needs the input path, a string; got undefined'))
+})
+
+test('a library option the command line would refuse is refused too, before anything is read or written', async () => {
+  const usage = (message: string) => (error: Error & { code?: string }) => error.code === 'E_USAGE' && error.message === message
+  const input = join(dir, 'choices.jsonl')
+  writeFileSync(input, '{"input": "q", "expected_output": "a"}\n')
+  const output = join(dir, 'choices-out.yaml')
+  type Options = Parameters<typeof convert>[0]
+  await assert.rejects(convert({ input, output, to: 'evalcase', dialect: 'AgentV' } as unknown as Options), usage('convert(): the option dialect takes agentv or evalcase, not "AgentV"'))
+  await assert.rejects(convert({ input, output: join(dir, 'choices-out.json'), to: 'deepeval', dialect: 'agentv' }), usage('convert(): the option dialect chooses how evalcase is written; the target here is deepeval'))
+  await assert.rejects(convert({ input, output, to: 'evalcase', onError: 'explode' } as unknown as Options), usage('convert(): the option onError takes fail or skip, not "explode"'))
+  await assert.rejects(write([], output, { to: 'agentv', dialect: 'tests' } as unknown as Parameters<typeof write>[2]), usage('write(): the option dialect takes agentv or evalcase, not "tests"'))
+  await assert.rejects(read(input, { onError: 'ignore' } as unknown as Parameters<typeof read>[1]).next(), usage('read(): the option onError takes fail or skip, not "ignore"'))
+  assert.deepEqual(readdirSync(dir).filter((f) => f.startsWith('choices-out')), [])
+  // The alias agentv is evalcase: its dialect is taken.
+  await write([{ input: [{ role: 'user', content: 'q' }] }], output, { to: 'agentv', dialect: 'agentv' })
+  assert.match(readFileSync(output, 'utf8'), /^tests:/m)
 })
 
 test('an empty dataset is written as a table with a header, which reads back as empty', async () => {

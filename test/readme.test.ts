@@ -44,3 +44,17 @@ test('the offline command-line examples run as written', { skip: built ? false :
     assert.equal(run.status, 0, `${command}\n${run.stderr}`)
   }
 })
+
+test('the package loads with import, and require says it is an ES module instead of failing on the exports map', { skip: built ? false : 'dist/ is built by npm ci (prepare)' }, () => {
+  const file = join(ROOT, '.require-example.cjs')
+  writeFileSync(file, "require('evalferry')\n")
+  try {
+    const run = spawnSync(process.execPath, [file], { cwd: ROOT, encoding: 'utf8' })
+    assert.equal(run.status, 1)
+    assert.match(run.stderr, /Error: evalferry is an ES module: load it with `import \{ convert \} from 'evalferry'`, or from CommonJS with `await import\('evalferry'\)`/)
+  } finally {
+    rmSync(file, { force: true })
+  }
+  const dynamic = spawnSync(process.execPath, ['--input-type=commonjs', '-e', "import('evalferry').then((m) => console.log(typeof m.convert))"], { cwd: ROOT, encoding: 'utf8' })
+  assert.equal(dynamic.stdout, 'function\n', dynamic.stderr)
+})

@@ -360,7 +360,7 @@ export function csvWriter(sink: Sink, layout: { columns?: string[]; newline?: '\
       }
       for (const key in record) {
         if (!columns.includes(key)) {
-          throw new LayoutError('E_FIELD', `record ${count + 1} has a column "${key}" that the first records did not have`, { field: key })
+          throw new LayoutError(`record ${count + 1} has a column "${key}" that the first records did not have`, { field: key })
         }
       }
       const cells = columns.map((c) => {

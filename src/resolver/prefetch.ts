@@ -49,6 +49,42 @@ interface RepoWork {
   urls: BlobUrl[]
 }
 
+/**
+ * What to do about a URL on no known host: a host declared under the same name but another port
+ * is named, since a host's name is written as URLs write it, port and all.
+ */
+export function unknownHostHint(url: string, hosts: Map<string, HostConfig>): string {
+  let authority: string
+  try {
+    const parsed = new URL(url)
+    authority = parsed.host.toLowerCase()
+  } catch {
+    return 'a self-hosted one needs --host <name>=<base-url>'
+  }
+  const bare = authority.replace(/:\d+$/, '')
+  const near = [...hosts.values()].find((h) => !h.builtin && h.name !== authority && h.name.replace(/:\d+$/, '') === bare)
+  if (near) return `a host is declared as ${near.name}, but this URL's host is ${authority}: name the host as URLs write it, --host ${authority}=<base-url> (the hosts option in the library)`
+  return 'a self-hosted one needs --host <name>=<base-url>'
+}
+
+/** What each numeric setting takes: the command line checks its flags, and a library caller gets the same refusal. */
+const SETTING_RULES: Record<keyof typeof DEFAULTS, { whole: boolean; least: number; says: string }> = {
+  concurrency: { whole: true, least: 1, says: 'a whole number of at least 1' },
+  refTtlSeconds: { whole: false, least: 0, says: 'a number of seconds of at least 0' },
+  maxFileBytes: { whole: true, least: 1, says: 'a whole number of bytes of at least 1' },
+  rawFileLimit: { whole: true, least: 0, says: 'a whole number of at least 0' },
+  timeoutSeconds: { whole: false, least: Number.MIN_VALUE, says: 'a number of seconds above 0' },
+}
+
+function checkSettings(options: ResolverOptions): void {
+  for (const [key, rule] of Object.entries(SETTING_RULES)) {
+    const given: unknown = options[key as keyof typeof DEFAULTS]
+    if (given === undefined) continue
+    const fits = typeof given === 'number' && Number.isFinite(given) && given >= rule.least && (!rule.whole || Number.isInteger(given))
+    if (!fits) throw new UsageError(`the option ${key} takes ${rule.says}, not ${typeof given === 'number' ? String(given) : JSON.stringify(given)}`)
+  }
+}
+
 /** What one run shares: settings, the host table, and the listings made so far. */
 export class Session {
   readonly root: string
@@ -63,6 +99,7 @@ export class Session {
     this.root = cacheRoot(options.cacheDir !== undefined ? { cacheDir: options.cacheDir } : {}, this.env)
     this.hosts = hostTable(options.hosts ?? [], this.env)
     this.offline = isOffline(options)
+    checkSettings(options)
     const timeout = this.setting('timeoutSeconds')
     if (timeout > MAX_TIMEOUT_SECONDS) {
       const given = options.timeoutSeconds !== undefined ? `the timeout ${timeout}` : `EVALFERRY_TIMEOUT=${this.env.EVALFERRY_TIMEOUT}`
@@ -409,7 +446,7 @@ export async function prefetchUrls(urls: Iterable<string>, options: ResolverOpti
       continue
     }
     if (!parsed) {
-      fail(url, new FetchError('E_REF', `${redactUrl(url)}: not a blob URL naming a file on a known host (a self-hosted one needs --host <name>=<base-url>)`))
+      fail(url, new FetchError('E_REF', `${redactUrl(url)}: not a blob URL naming a file on a known host (${unknownHostHint(url, session.hosts)})`))
       continue
     }
     const key = `${parsed.host.name}/${parsed.repository}`

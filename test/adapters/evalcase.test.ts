@@ -40,7 +40,7 @@ after(() => rmSync(scratch, { recursive: true, force: true }))
 let written = 0
 
 /** Writes cases through the pipeline (which carries what does not survive) and returns the text. */
-async function writeCases(cases: EvalCase[], container: Container, dialect?: string): Promise<{ text: string; output: string }> {
+async function writeCases(cases: EvalCase[], container: Container, dialect?: 'agentv' | 'evalcase'): Promise<{ text: string; output: string }> {
   const output = join(scratch, `out-${++written}.${container}`)
   await write(cases, output, { to: 'evalcase', ...(dialect === undefined ? {} : { dialect }) })
   return { text: readFileSync(output, 'utf8'), output }

@@ -39,6 +39,13 @@ test('resolve of what is not a blob URL of a known host is a usage error (exit 2
   }
   const mixed = await runCli(['resolve', blobUrl(fx.repos[0]!, 'main', 'data/file-1.txt'), 'not-a-url', '--cache-dir', fx.newCache(), ...hostArgs])
   assert.equal(mixed.code, 2, mixed.stderr)
+  // A host declared by its name alone does not take URLs that write a port: the error says which name they need.
+  const portless = fx.server.url.replace(/:\d+$/, '').replace('http://', '')
+  const onPort = `${fx.server.url}/acme/widgets/blob/main/README.md`
+  const declared = await runCli(['resolve', onPort, '--cache-dir', fx.newCache(), '--host', `${portless}=${fx.server.url}/github.com,type=github`])
+  assert.equal(declared.code, 2, declared.stderr)
+  const authority = fx.server.url.replace('http://', '')
+  assert.ok(declared.stderr.includes(`a host is declared as ${portless}, but this URL's host is ${authority}: name the host as URLs write it, --host ${authority}=<base-url>`), declared.stderr)
   assert.equal(fx.server.requests.length, since)
 })
 

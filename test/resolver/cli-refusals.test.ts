@@ -10,6 +10,7 @@ import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSyn
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { after, before, test } from 'node:test'
+import { type EvalferryError, prefetch, resolve } from '../../src/index.ts'
 import { MAIN, ROOT, runCli, writeEvalcaseDataset } from '../helpers/cli.ts'
 import { type Fixture, startFixture } from '../helpers/fixture.ts'
 import { blobUrl } from '../helpers/repos.ts'
@@ -146,6 +147,30 @@ test('a timeout longer than Node timers hold is a usage error naming the largest
   assert.match(env.stderr, /EVALFERRY_TIMEOUT=1e10 is too long: the largest timeout accepted is 2147483 seconds/)
   const most = await runCli(['resolve', github, '--timeout', '2147483', '--cache-dir', fx.newCache(), ...hostArgs])
   assert.equal(most.code, 0, most.stderr)
+})
+
+test('the library refuses a setting the command line would, before any fetch: NaN, a fraction, zero, text', async () => {
+  const cacheDir = fx.newCache()
+  const hosts = fx.server.hostSpecs()
+  const bad: [Record<string, unknown>, string][] = [
+    [{ concurrency: Number.NaN }, 'the option concurrency takes a whole number of at least 1, not NaN'],
+    [{ concurrency: 1.5 }, 'the option concurrency takes a whole number of at least 1, not 1.5'],
+    [{ timeoutSeconds: 0 }, 'the option timeoutSeconds takes a number of seconds above 0, not 0'],
+    [{ maxFileBytes: '10' }, 'the option maxFileBytes takes a whole number of bytes of at least 1, not "10"'],
+    [{ refTtlSeconds: -1 }, 'the option refTtlSeconds takes a number of seconds of at least 0, not -1'],
+  ]
+  for (const [setting, message] of bad) {
+    for (const call of [() => resolve(github, { cacheDir, hosts, env: {}, ...setting }), () => prefetch([{ input: [{ role: 'user', content: github }] }], { cacheDir, hosts, env: {}, ...setting })]) {
+      await assert.rejects(call(), (error: EvalferryError) => {
+        assert.equal(error.code, 'E_USAGE')
+        assert.equal(error.message, message)
+        return true
+      })
+    }
+  }
+  assert.equal(existsSync(cacheDir), false)
+  const fine = await resolve(github, { cacheDir, hosts, env: {}, concurrency: 2, rawFileLimit: 0, refTtlSeconds: 0 })
+  assert.deepEqual(readFileSync(fine), fx.repos[0]!.files.get('data/file-1.txt'))
 })
 
 test('an empty --cache-dir is a usage error, not the default cache', async () => {
