@@ -307,7 +307,8 @@ function isInferable(feature: Feature): boolean {
   if (feature === null) return true
   if (deepEqual(feature, JSON_FEATURE) || deepEqual(feature, STRING)) return true
   if (typeOf(feature) === 'Value' && isJsonObject(feature) && Object.keys(feature).length === 2) {
-    return ['bool', 'int64', 'float64'].includes(String(feature.dtype))
+    // A float64 column of whole numbers would be written back as int64: JavaScript holds 2.0 as 2.
+    return ['bool', 'int64'].includes(String(feature.dtype))
   }
   return deepEqual(feature, { feature: STRING, _type: 'List' })
 }

@@ -214,9 +214,10 @@ export function fitsColumnType(type: ColumnType, value: JsonValue | undefined): 
     case 'float64':
       return typeof value === 'number'
     case 'float32':
-      return typeof value === 'number' && Math.fround(value) === value
+      // NaN is a float32, though it equals nothing.
+      return typeof value === 'number' && (Math.fround(value) === value || Number.isNaN(value))
     case 'float16':
-      return typeof value === 'number' && isHalf(value)
+      return typeof value === 'number' && (isHalf(value) || Number.isNaN(value))
     case 'date32':
     case 'date64':
       return typeof value === 'string' && parseDate(value) !== undefined
@@ -281,7 +282,10 @@ const TIMESTAMP = /^([+-]\d{6}|\d{4})-(\d\d)-(\d\d)T(\d\d):(\d\d):(\d\d)(?:\.(\d
 export function parseTimestamp(text: string, unit: number): bigint | undefined {
   const m = TIMESTAMP.exec(text)
   if (!m) return undefined
-  const ms = Date.UTC(Number(m[1]), Number(m[2]) - 1, Number(m[3]), Number(m[4]), Number(m[5]), Number(m[6]))
+  // As in parseDate: setUTCFullYear keeps years 0 to 99 (Python's datetime.min is 0001-01-01), which Date.UTC moves to the 1900s.
+  const date = new Date(0)
+  date.setUTCFullYear(Number(m[1]), Number(m[2]) - 1, Number(m[3]))
+  const ms = date.setUTCHours(Number(m[4]), Number(m[5]), Number(m[6]))
   if (Number.isNaN(ms)) return undefined
   const digits = 3 * unit
   const fraction = (m[7] ?? '').padEnd(digits, '0')

@@ -314,11 +314,10 @@ test('Arrow types the writer cannot write back keep today\'s inferred column and
   assert.deepEqual([again.features.price, again.features.took], [{ dtype: 'string', _type: 'Value' }, { dtype: 'int64', _type: 'Value' }])
 })
 
-test('columns whose types writing infers anyway (text, int64, non-integral float64, bool) carry no features with the first case', async () => {
+test('columns whose types writing infers anyway (text, int64, bool) carry no features with the first case; float64 does, so that whole numbers stay floats', async () => {
   const source = await plainParquet('inferable.parquet', {
     question: column(new Utf8(), ['a?', 'b?']),
     count: column(new Int64(), [1n, null]),
-    score: column(new Float64(), [0.5, 0.25]),
     ok: column(new Bool(), [true, false]),
   })
   const cases = await casesOf(source)
@@ -326,9 +325,39 @@ test('columns whose types writing infers anyway (text, int64, non-integral float
   const output = join(work, 'inferable-out.parquet')
   await convert({ input: source, output, from: 'hf', to: 'hf' })
   const after = await parquetOf(output)
-  assert.deepEqual(after.types, { question: 'Utf8', count: 'Int64', score: 'Float64', ok: 'Bool' })
+  assert.deepEqual(after.types, { question: 'Utf8', count: 'Int64', ok: 'Bool' })
   assert.deepEqual(after.rows, [
-    { question: 'a?', count: 1, score: 0.5, ok: true },
-    { question: 'b?', count: null, score: 0.25, ok: false },
+    { question: 'a?', count: 1, ok: true },
+    { question: 'b?', count: null, ok: false },
   ])
+  // JavaScript holds 1.0 as 1: a float64 column of whole numbers would be written as int64 from its values alone.
+  const floats = await plainParquet('whole-floats.parquet', { question: column(new Utf8(), ['a?', 'b?']), score: column(new Float64(), [1, 0]) })
+  const floatsOut = join(work, 'whole-floats-out.parquet')
+  const report = await convert({ input: floats, output: floatsOut, from: 'hf', to: 'hf' })
+  assert.deepEqual(report.carried, {})
+  const written = await parquetOf(floatsOut)
+  assert.deepEqual(written.types, { question: 'Utf8', score: 'Float64' })
+  assert.deepEqual(written.cells.score, [1, 0])
+})
+
+test('NaN in a float32 or float16 column and timestamps before the year 100 are written back as they were, not as null', async () => {
+  // 0001-01-01 (Python's datetime.min) and 0099-11-24 in microseconds since the epoch.
+  const micros = (year: number, month: number, day: number) => BigInt(new Date(0).setUTCFullYear(year, month - 1, day)) * 1000n
+  const early = [micros(1, 1, 1), micros(99, 11, 24)]
+  assert.equal(early[0], -62_135_596_800_000_000n)
+  const source = await plainParquet('nan-and-early.parquet', {
+    question: column(new Utf8(), ['a?', 'b?']),
+    f32: column(new Float32(), [Number.NaN, 1.5]),
+    f16: column(new Float16(), [0.5, Number.NaN]),
+    at: timestamps(new TimestampMicrosecond(), early, [true, true]),
+  })
+  const cases = await casesOf(source)
+  assert.deepEqual(cases.map((c) => c.metadata?.at), ['0001-01-01T00:00:00.000000', '0099-11-24T00:00:00.000000'])
+  const output = join(work, 'nan-and-early-out.parquet')
+  const report = await convert({ input: source, output, from: 'hf', to: 'hf' })
+  assert.deepEqual(report.carried, {})
+  const after = await parquetOf(output)
+  assert.deepEqual(after.types, { question: 'Utf8', f32: 'Float32', f16: 'Float16', at: 'Timestamp<MICROSECOND>' })
+  assert.deepEqual(after.cells.f32, [Number.NaN, 1.5])
+  assert.deepEqual(after.cells.at, early)
 })
