@@ -239,6 +239,33 @@ function isStringList(value: unknown): value is string[] {
   return Array.isArray(value) && value.every((v) => typeof v === 'string')
 }
 
+/**
+ * A cell's chat messages as canonical messages: as they are, or in the shapes chat datasets write
+ * them (`datasets` gives every message every key of the column's struct, null where it has none;
+ * content as OpenAI's text parts `{type: "text", text}`). Undefined when they are neither. A cell
+ * changed here does not give itself back, so the row keeps it as it was (see `givesBack`).
+ */
+function chatMessages(value: unknown): Message[] | undefined {
+  if (isMessageList(value)) return value
+  if (!Array.isArray(value)) return undefined
+  const messages = value.map((m): unknown => {
+    if (!isJsonObject(m)) return m
+    const out: JsonObject = {}
+    for (const [key, v] of Object.entries(m)) {
+      if (v === null && key !== 'content') continue
+      out[key] = key === 'content' ? chatContent(v) : v
+    }
+    return out
+  })
+  return isMessageList(messages) ? messages : undefined
+}
+
+function chatContent(content: JsonValue): JsonValue {
+  if (content === null) return ''
+  if (!Array.isArray(content)) return content
+  return content.map((part) => (isJsonObject(part) && part.type === 'text' && typeof part.text === 'string' && !('value' in part) && Object.keys(part).length === 2 ? { type: 'text', value: part.text } : part))
+}
+
 /** The canonical value of one cell for `field`, or undefined when the cell does not fit the field. */
 function cellToField(field: MappedField, value: JsonValue, options: RowOptions): unknown {
   const kind: Kind = FIELD_KINDS[field]
@@ -262,14 +289,13 @@ function cellToField(field: MappedField, value: JsonValue, options: RowOptions):
     }
     case 'input':
       if (typeof value === 'string') return [{ role: 'user', content: value }]
-      if (isMessageList(value)) return value
-      return [{ role: 'user', content: [{ type: 'json', value }] }]
+      return chatMessages(value) ?? [{ role: 'user', content: [{ type: 'json', value }] }]
     case 'expected':
       if (typeof value === 'string') return [{ role: 'assistant', content: value }]
-      return value
+      return chatMessages(value) ?? value
     case 'messages': {
       const list = typeof value === 'string' && options.text ? parseJsonArray(value) : value
-      return isMessageList(list) ? list : undefined
+      return chatMessages(list)
     }
   }
 }

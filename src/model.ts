@@ -156,13 +156,32 @@ export function singleText(messages: Message[] | undefined, role: Role): string 
   return only.content
 }
 
-/** True when `value` reads as a message list (every item an object with a known role). */
+/**
+ * True when `value` is a canonical message list: every item an object with a known role and
+ * content as `Message` types it, and no other keys. A list of another shape (OpenAI content parts,
+ * a key held null) is a plain value to every format, never taken for messages half-way.
+ */
 export function isMessageList(value: unknown): value is Message[] {
-  return (
-    Array.isArray(value) &&
-    value.length > 0 &&
-    value.every((m) => isJsonObject(m) && typeof m.role === 'string' && (ROLES as readonly string[]).includes(m.role))
-  )
+  return Array.isArray(value) && value.length > 0 && value.every(isMessage)
+}
+
+const MESSAGE_KEYS = new Set(['role', 'content', 'tool_call_id', 'name', 'tool_calls', 'extras'])
+const BLOCK_TYPES = new Set(['text', 'file', 'image'])
+
+function isMessage(m: unknown): boolean {
+  if (!isJsonObject(m) || typeof m.role !== 'string' || !(ROLES as readonly string[]).includes(m.role)) return false
+  for (const key in m) if (!MESSAGE_KEYS.has(key)) return false
+  const { content, name, tool_call_id: callId, tool_calls: calls, extras } = m
+  if (typeof content !== 'string' && !(Array.isArray(content) && content.every(isContentBlock))) return false
+  if ((name !== undefined && typeof name !== 'string') || (callId !== undefined && typeof callId !== 'string')) return false
+  if (calls !== undefined && !(Array.isArray(calls) && calls.every((c) => isJsonObject(c) && typeof c.name === 'string'))) return false
+  return extras === undefined || isJsonObject(extras)
+}
+
+function isContentBlock(b: unknown): boolean {
+  if (!isJsonObject(b) || !('value' in b)) return false
+  if (b.type === 'json') return true
+  return typeof b.type === 'string' && BLOCK_TYPES.has(b.type) && typeof b.value === 'string'
 }
 
 /** The plain text of message content: strings as they are, text blocks joined by newlines. */

@@ -420,3 +420,28 @@ test('Parquet to Parquet: a list cell a well-known field cannot take stays in it
     { question: 'q3', tags: null, label: null },
   ])
 })
+
+test('chat rows as datasets writes them (a null for each key a message lacks, OpenAI text parts) are messages to every format, and come back as they were', async () => {
+  const rows = [
+    { id: 'c1', messages: [{ role: 'user', content: [{ type: 'text', text: 'What is 2+2?' }], name: null, tool_calls: null }, { role: 'assistant', content: '4', name: null, tool_calls: null }] },
+    { id: 'c2', messages: [{ role: 'system', content: null, name: null, tool_calls: null }, { role: 'user', content: 'Hi', name: 'ann', tool_calls: null }] },
+  ]
+  const input = join(work, 'chat-nulls.jsonl')
+  writeFileSync(input, rows.map((r) => JSON.stringify(r)).join('\n') + '\n')
+  const cases: EvalCase[] = []
+  for await (const c of read(input, { from: 'hf' })) cases.push(c)
+  assert.deepEqual(cases.map((c) => [c.input, c.expected_output]), [
+    [[{ role: 'user', content: [{ type: 'text', value: 'What is 2+2?' }] }], [{ role: 'assistant', content: '4' }]],
+    [[{ role: 'system', content: '' }, { role: 'user', content: 'Hi', name: 'ann' }], undefined],
+  ])
+  const { convert } = await import('../../src/pipeline.ts')
+  for (const to of ['langsmith', 'evalcase', 'deepeval', 'evals']) {
+    const output = join(work, `chat-nulls-${to}.jsonl`)
+    await convert({ input, output, from: 'hf', to })
+    const back = join(work, `chat-nulls-${to}-back.jsonl`)
+    await convert({ input: output, output: back, from: to, to: 'hf' })
+    assert.deepEqual(readFileSync(back, 'utf8').trim().split('\n').map((l) => JSON.parse(l) as unknown), rows, to)
+  }
+  const langsmith = JSON.parse(readFileSync(join(work, 'chat-nulls-langsmith.jsonl'), 'utf8').split('\n')[0]!) as { inputs: unknown; outputs: unknown }
+  assert.deepEqual([langsmith.inputs, langsmith.outputs], [{ messages: [{ role: 'user', content: [{ type: 'text', text: 'What is 2+2?' }] }] }, { message: { role: 'assistant', content: '4' } }])
+})
