@@ -64,9 +64,9 @@ export function normalizeFeatures(value: unknown): Features | undefined {
 
 /**
  * The features of the file being read: Parquet schema metadata, else (Parquet without them) the
- * Arrow schema's, else the viewer header. Found once per file.
+ * Arrow schema's, else the viewer header. Found once per file, at its first row.
  */
-function featuresOf(ctx: DecodeContext): Features | undefined {
+function featuresOf(ctx: DecodeContext, first: JsonObject): Features | undefined {
   if (ctx.state.features !== undefined) return (ctx.state.features as Features | null) ?? undefined
   let features: Features | undefined
   const meta = ctx.schemaMetadata?.huggingface
@@ -81,7 +81,7 @@ function featuresOf(ctx: DecodeContext): Features | undefined {
   if (ctx.container === 'parquet' && ctx.columns?.length) features = withColumnFeatures(features, ctx.columns, ctx.columnTypes)
   // The pipeline hands file-level keys to the first case, so the features travel with it, unless
   // they are what writing infers from the values anyway.
-  if (features && ctx.header.features === undefined && !Object.values(features).every(isInferable)) ctx.header.features = features
+  if (features && ctx.header.features === undefined && !Object.entries(features).every(([key, f]) => isInferable(f, first[key]))) ctx.header.features = features
   features ??= normalizeFeatures(ctx.header.features)
   ctx.state.features = features ?? null
   return features
@@ -301,13 +301,17 @@ function writableFeature(feature: Feature | undefined, values: JsonValue[]): Fea
   return JSON_FEATURE
 }
 
-/** Whether writing Parquet gives this feature back from the values alone (see `writableFeature`). */
-function isInferable(feature: Feature): boolean {
+/**
+ * Whether writing Parquet gives this feature back from the values alone (see `writableFeature`),
+ * judged by the file's first row, which is among the values a writer infers from.
+ */
+function isInferable(feature: Feature, first: JsonValue | undefined): boolean {
   // No feature: writing infers one, as it always did.
   if (feature === null) return true
   if (deepEqual(feature, JSON_FEATURE) || deepEqual(feature, STRING)) return true
   if (typeOf(feature) === 'Value' && isJsonObject(feature) && Object.keys(feature).length === 2) {
-    // A float64 column of whole numbers would be written back as int64: JavaScript holds 2.0 as 2.
+    // JavaScript holds 2.0 as 2: a float64 column is inferred as one only from a value with a fraction.
+    if (feature.dtype === 'float64') return typeof first === 'number' && !Number.isInteger(first)
     return ['bool', 'int64'].includes(String(feature.dtype))
   }
   return deepEqual(feature, { feature: STRING, _type: 'List' })
@@ -338,7 +342,7 @@ function decode(record: unknown, ctx: DecodeContext): EvalCase | EvalCase[] {
     throw fieldError('rows', 'a dataset-viewer response needs a "rows" list of {row_idx, row, truncated_cells}')
   }
 
-  const features = ctx.container === 'csv' ? undefined : featuresOf(ctx)
+  const features = ctx.container === 'csv' ? undefined : featuresOf(ctx, row)
   // Only ClassLabel and Json features change a cell; without them the row is read as it is.
   if (features && (ctx.state.changesValues ??= Object.values(features).some(changesValues))) {
     const typed: JsonObject = {}

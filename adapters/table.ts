@@ -98,7 +98,9 @@ function fileKeysLost(sample: EvalCase[], layout: FileLayout, { format, encode, 
   decode(row, readBackContext(ectx.container, layout, header, ectx.container === 'jsonl' ? [] : (layout.columns ?? [])))
   // Headers that differ only by keys of later rows are one: those keys are the cases', and come with them.
   const extended = (keys: JsonObject): JsonObject => (isHeader(keys.columns) ? { ...keys, columns: extendedHeader(keys.columns, sample) } : keys)
-  return deepEqual(extended(header), extended(original)) ? {} : original
+  // Keys the written header adds (features a Parquet writer derived from the values) are the writer's, not lost ones.
+  const [back, own] = [extended(header), extended(original)]
+  return Object.entries(own).every(([key, value]) => Object.hasOwn(back, key) && deepEqual(back[key], value)) ? {} : original
 }
 
 /** Finds what the first row of a file under `layout` carries (see `FileLayout.fileCarry`); whether it carries anything. */

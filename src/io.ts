@@ -1,6 +1,6 @@
 /** Files in and out: text sources, buffered sinks with back-pressure, and atomic outputs. */
 import { createReadStream, createWriteStream, fdatasync, type Stats, type WriteStream } from 'node:fs'
-import { mkdir, mkdtemp, open, readdir, realpath, rename, rm, stat, type FileHandle } from 'node:fs/promises'
+import { chmod, lstat, mkdir, mkdtemp, open, readdir, readlink, realpath, rename, rm, stat, type FileHandle } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { pipeline } from 'node:stream/promises'
 import { basename, dirname, join, resolve } from 'node:path'
@@ -249,6 +249,8 @@ export class AtomicFile {
     readonly path: string,
     stream: WriteStream | NodeJS.WritableStream,
     temp: string | undefined,
+    /** The rename's target: `path`, or the file a link at `path` names. */
+    private readonly target = path,
   ) {
     this.stream = stream
     this.temp = temp
@@ -276,27 +278,51 @@ export class AtomicFile {
       if (!process.stdout.listenerCount('error')) process.stdout.on('error', () => {})
       return new AtomicFile(path, process.stdout, undefined)
     }
+    if (STDOUT_NAMES.has(path)) return AtomicFile.create(STDIO)
     if (stopping) return untilExit
-    const dir = dirname(resolve(path))
     if (await isDirectory(path)) throw new EvalferryError('E_IO', `cannot write ${path}: it is a directory`)
-    const temp = join(dir, `.${basename(path)}.${process.pid}.${randomBytes(4).toString('hex')}${TEMP_SUFFIX}`)
+    // A link is written through: the file it names is replaced, and the link stays a link.
+    const target = await linkTarget(path)
+    const existing = await statOf(target)
+    if (existing && !existing.isFile()) {
+      // A device or a pipe (/dev/null, a FIFO) is written into: there is no file to replace, nor one to leave unfinished.
+      const stream = createWriteStream(target, { flags: 'w' })
+      try {
+        await once(stream, 'open')
+      } catch (error) {
+        throw writeError(path, error, true)
+      }
+      stream.on('error', () => {})
+      return new AtomicFile(path, stream, undefined)
+    }
+    if (existing && (existing.mode & 0o222) === 0) {
+      throw new EvalferryError('E_IO', `cannot write ${path}: it is read-only (mode ${(existing.mode & 0o777).toString(8)}); make it writable to replace it`)
+    }
+    const dir = dirname(resolve(target))
+    const temp = join(dir, `.${basename(target)}.${process.pid}.${randomBytes(4).toString('hex')}${TEMP_SUFFIX}`)
     let stream: WriteStream
     try {
       await mkdir(dir, { recursive: true })
-      await removeStaleTemps(dir, basename(path))
+      await removeStaleTemps(dir, basename(target))
       stream = createWriteStream(temp, { flags: 'wx', highWaterMark: 1 << 20 })
       await once(stream, 'open')
+      // The file replaced keeps its permissions.
+      if (existing) await chmod(temp, existing.mode & 0o7777)
     } catch (error) {
       throw writeError(path, error, true)
     }
-    const file = new AtomicFile(path, stream, temp)
+    const file = new AtomicFile(path, stream, temp, target)
     stream.on('error', () => {}) // surfaced by the awaited write or close
     return file
   }
 
   async commit(): Promise<void> {
     await this.sink.flush()
-    if (!this.temp) return
+    if (!this.temp) {
+      // A device or pipe is closed; standard output stays open.
+      if (this.stream !== process.stdout) await new Promise<void>((res) => (this.stream as WriteStream).end(() => res()))
+      return
+    }
     const stream = this.stream as WriteStream
     try {
       // The stream closes its file when it ends; a background flush must not outlive it.
@@ -313,7 +339,7 @@ export class AtomicFile {
         await handle.close()
       }
       if (stopping) return untilExit
-      await rename(this.temp, this.path)
+      await rename(this.temp, this.target)
     } catch (error) {
       throw writeError(this.path, error)
     }
@@ -321,7 +347,11 @@ export class AtomicFile {
   }
 
   async abort(): Promise<void> {
-    if (this.done || !this.temp) return
+    if (this.done) return
+    if (!this.temp) {
+      if (this.stream !== process.stdout) (this.stream as WriteStream).destroy()
+      return
+    }
     this.done = true
     const stream = this.stream as WriteStream
     await this.syncing
@@ -331,6 +361,23 @@ export class AtomicFile {
 }
 
 const TEMP_SUFFIX = '.evalferry-tmp'
+/** Names of standard output, which is written as `-` is: replacing them would replace the link, not write the output. */
+const STDOUT_NAMES = new Set(['/dev/stdout', '/dev/fd/1', '/proc/self/fd/1'])
+
+/** The file a symbolic link at `path` names (followed to the end), or `path` itself. */
+async function linkTarget(path: string): Promise<string> {
+  try {
+    if (!(await lstat(path)).isSymbolicLink()) return path
+  } catch {
+    return path
+  }
+  try {
+    return await realpath(path)
+  } catch {
+    // A link to a file not made yet: that file.
+    return resolve(dirname(path), await readlink(path))
+  }
+}
 /** See `AtomicFile.pushed`. */
 const SYNC_BYTES = 8 << 20
 

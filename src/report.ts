@@ -24,7 +24,8 @@ export interface ConversionReport {
 
 const MAX_LISTED_WARNINGS = 200
 
-export function newReport(from: string, to: string, inputs: string[], output?: string): ConversionReport {
+/** An empty report; a caller of `read` passes one to keep the warnings. */
+export function newReport(from = '', to = '', inputs: string[] = [], output?: string): ConversionReport {
   return {
     inputs,
     ...(output === undefined ? {} : { output }),

@@ -619,6 +619,14 @@ test('a case made by code with the wrong shape is named by its field: from a row
   assert.equal(existsSync(join(dir, 'made-shape.jsonl')), false)
 })
 
+test('-o naming standard output (/dev/fd/1) writes there, as -o - does', async () => {
+  const input = file('to-fd.jsonl', '{"input": "q", "expected_output": "a"}\n')
+  const run = await runCli(['convert', input, '--from', 'deepeval', '--to', 'evals', '--to-container', 'jsonl', '-o', '/dev/fd/1', '--quiet'])
+  assert.equal(run.code, 0, run.stderr)
+  const written = JSON.parse(run.stdout) as { input: string; expected: string }
+  assert.deepEqual([written.input, written.expected], ['q', 'a'])
+})
+
 test('a row mapper that throws an Error rejects its row; one that fails with a TypeError stops the run, skipped or not', async () => {
   const input = file('mapper-throws.csv', 'question,answer\nq1,a1\n,a2\nq3,a3\n')
   const picky = (row: Record<string, unknown>): EvalCase => {

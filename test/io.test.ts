@@ -4,6 +4,8 @@ import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { Writable } from 'node:stream'
+import { spawn, spawnSync } from 'node:child_process'
+import { chmodSync, lstatSync, readFileSync, statSync, symlinkSync, writeFileSync } from 'node:fs'
 import { AtomicFile, BytesSink, StreamSink } from '../src/io.ts'
 
 test('BytesSink grows past its expected size and keeps every byte, text and binary, in order', async () => {
@@ -79,6 +81,52 @@ test('AtomicFile: a file written past several background flushes appears whole o
     await aborted.abort()
     assert.deepEqual(await readdir(dir), ['out.jsonl'], 'no temporary is left')
     assert.ok((await readFile(target)).equals(Buffer.from(expected)), 'the old file is untouched')
+  } finally {
+    await rm(dir, { recursive: true, force: true })
+  }
+})
+
+test('AtomicFile writes through a link and into a pipe, keeps a replaced file\'s mode, and refuses a read-only file', async () => {
+  const dir = await mkdtemp(join(tmpdir(), 'evalferry-atomic-targets-'))
+  const write = async (path: string, text: string) => {
+    const file = await AtomicFile.create(path)
+    await file.sink.write(text)
+    await file.commit()
+  }
+  try {
+    // A link to a file: the file gets the text, and the link stays a link.
+    writeFileSync(join(dir, 'real.jsonl'), 'old\n')
+    symlinkSync('real.jsonl', join(dir, 'link.jsonl'))
+    await write(join(dir, 'link.jsonl'), 'new\n')
+    assert.equal(lstatSync(join(dir, 'link.jsonl')).isSymbolicLink(), true)
+    assert.equal(readFileSync(join(dir, 'real.jsonl'), 'utf8'), 'new\n')
+    // A link to a file not made yet makes that file.
+    symlinkSync('later.jsonl', join(dir, 'dangling.jsonl'))
+    await write(join(dir, 'dangling.jsonl'), 'made\n')
+    assert.deepEqual([lstatSync(join(dir, 'dangling.jsonl')).isSymbolicLink(), readFileSync(join(dir, 'later.jsonl'), 'utf8')], [true, 'made\n'])
+
+    // The mode of the file replaced stays; a file no one may write is not replaced.
+    writeFileSync(join(dir, 'private.jsonl'), 'old\n')
+    chmodSync(join(dir, 'private.jsonl'), 0o600)
+    await write(join(dir, 'private.jsonl'), 'new\n')
+    assert.equal(statSync(join(dir, 'private.jsonl')).mode & 0o777, 0o600)
+    writeFileSync(join(dir, 'locked.jsonl'), 'keep\n')
+    chmodSync(join(dir, 'locked.jsonl'), 0o444)
+    await assert.rejects(AtomicFile.create(join(dir, 'locked.jsonl')), /cannot write .*locked\.jsonl: it is read-only \(mode 444\); make it writable to replace it/)
+    assert.equal(readFileSync(join(dir, 'locked.jsonl'), 'utf8'), 'keep\n')
+
+    // A named pipe is written into, and stays a pipe.
+    const fifo = join(dir, 'pipe.jsonl')
+    assert.equal(spawnSync('mkfifo', [fifo]).status, 0)
+    const reader = spawn('cat', [fifo])
+    let read = ''
+    reader.stdout.on('data', (chunk: Buffer) => (read += chunk.toString()))
+    const ended = new Promise((done) => reader.on('close', done))
+    await write(fifo, '{"a": 1}\n')
+    await ended
+    assert.equal(read, '{"a": 1}\n')
+    assert.equal(lstatSync(fifo).isFIFO(), true)
+    assert.deepEqual((await readdir(dir)).filter((f) => f.includes('evalferry-tmp')), [])
   } finally {
     await rm(dir, { recursive: true, force: true })
   }

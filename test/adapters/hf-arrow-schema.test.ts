@@ -314,7 +314,7 @@ test('Arrow types the writer cannot write back keep today\'s inferred column and
   assert.deepEqual([again.features.price, again.features.took], [{ dtype: 'string', _type: 'Value' }, { dtype: 'int64', _type: 'Value' }])
 })
 
-test('columns whose types writing infers anyway (text, int64, bool) carry no features with the first case; float64 does, so that whole numbers stay floats', async () => {
+test('columns whose types writing infers anyway (text, int64, bool) carry no features with the first case; a float64 column whose first value is whole does, so that its whole numbers stay floats', async () => {
   const source = await plainParquet('inferable.parquet', {
     question: column(new Utf8(), ['a?', 'b?']),
     count: column(new Int64(), [1n, null]),
