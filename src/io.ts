@@ -274,6 +274,7 @@ export class AtomicFile {
 
   static async create(path: string): Promise<AtomicFile> {
     if (path === STDIO) {
+      writesStdout = true
       // A closed pipe fails the awaited write (see EPIPE in the command line); the stream's own event needs a listener too.
       if (!process.stdout.listenerCount('error')) process.stdout.on('error', () => {})
       return new AtomicFile(path, process.stdout, undefined)
@@ -476,6 +477,9 @@ export function isStopping(): boolean {
   return stopping
 }
 
+/** Set once an output goes to standard output, which cannot be taken back as a file can. */
+let writesStdout = false
+
 const interruption = new AbortController()
 /** Aborted when the process is interrupted: what it started (git) is stopped with it. */
 export const interruptSignal: AbortSignal = interruption.signal
@@ -486,7 +490,8 @@ async function interrupted(signal: NodeJS.Signals): Promise<void> {
   interruption.abort()
   // Twice: a temporary begun while the first pass ran is gone after the second.
   for (let pass = 0; pass < 2; pass++) for (const cleanup of cleanups) await cleanup().catch(() => {})
-  process.stderr.write(`evalferry: interrupted (${signal}); no file left unfinished\n`)
+  const stdout = writesStdout ? ', but what went to standard output stops where the conversion did' : ''
+  process.stderr.write(`evalferry: interrupted (${signal}); no file left unfinished${stdout}\n`)
   process.exit(SIGNAL_EXITS[signal])
 }
 

@@ -7,7 +7,7 @@
 import { dirname, resolve as resolvePath } from 'node:path'
 import { open, readFile } from 'node:fs/promises'
 import { availableParallelism } from 'node:os'
-import { parse as parseYaml, stringify as stringifyYaml } from 'yaml'
+import { stringify as stringifyYaml } from 'yaml'
 import { allAdapters, getAdapter } from '../adapters/index.ts'
 import type { Adapter, Container, DecodeContext, EncodeContext, FieldMapping, FileLayout, RowMapper } from '../adapters/types.ts'
 import { applyCarry, deepEqual, hasOwnSlot, isCarry, lostFields, withCarry, withoutCarrySlot } from './carry.ts'
@@ -17,7 +17,8 @@ import { LIST_KEY, SINGLE_KEY, type ColumnType, type HeaderWarning, type Sink, t
 import { detect, type DetectOptions } from './detect.ts'
 import { DataError, EvalferryError, LayoutError, UsageError, type Location } from './errors.ts'
 import { IdSet } from './ids.ts'
-import { assertWritable, AtomicFile, BytesSink, exists, isPipe, STDIO, type Written } from './io.ts'
+import { assertWritable, AtomicFile, BytesSink, exists, isFile, isPipe, STDIO, type Written } from './io.ts'
+import { parseYamlDocument } from './codecs/yaml.ts'
 import { checkCaseShape } from './mapping.ts'
 import { CARRY_KEY, isJsonObject, isMessageList, own, roughSize, withoutFileKeys, withoutGenerated, type EvalCase, type Extras, type JsonObject, type JsonValue } from './model.ts'
 import { addWarning, countField, newReport, type ConversionReport } from './report.ts'
@@ -183,8 +184,9 @@ async function* readFile_(
 ): AsyncGenerator<ReadCase> {
   const header: JsonObject = {}
   const sidecar = file !== STDIO ? adapter.sidecar?.(file, container) : undefined
-  if (sidecar && (await exists(sidecar))) {
-    const parsed: unknown = parseYaml(await readFile(sidecar, 'utf8'), { merge: true })
+  // A YAML file of cases there is a dataset of its own, not this one's sidecar.
+  if (sidecar && (await isFile(sidecar)) && !(await holdsCases(sidecar, adapter))) {
+    const parsed = parseYamlDocument(await readSidecar(sidecar), sidecar)
     if (isJsonObject(parsed)) Object.assign(header, parsed)
   }
   const columns: string[] = []
@@ -548,6 +550,21 @@ export async function filesWritten(output: string, to: string, container?: Conta
 }
 
 /** Whether a YAML file holds a dataset (a case list at the top, or under a record key), not just a sidecar's header keys. */
+/** A sidecar's text: unreadable or not UTF-8, it is an error naming it, as a dataset would be. */
+async function readSidecar(path: string): Promise<string> {
+  let bytes: Buffer
+  try {
+    bytes = await readFile(path)
+  } catch (error) {
+    throw new EvalferryError('E_IO', `cannot read the sidecar ${path}: ${(error as Error).message}`, { file: path })
+  }
+  try {
+    return new TextDecoder('utf-8', { fatal: true, ignoreBOM: false }).decode(bytes)
+  } catch {
+    throw new DataError('E_PARSE', 'invalid UTF-8 in the sidecar', { file: path })
+  }
+}
+
 export async function holdsCases(path: string, adapter: Adapter): Promise<boolean> {
   let head: string
   try {

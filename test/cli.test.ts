@@ -619,6 +619,38 @@ test('a case made by code with the wrong shape is named by its field: from a row
   assert.equal(existsSync(join(dir, 'made-shape.jsonl')), false)
 })
 
+test('an evalcase sidecar that is not YAML or not UTF-8 is an error naming it and its line, in convert and validate alike', async () => {
+  const data = '{"id": "a", "input": "q", "expected_output": "a"}\n'
+  const input = file('bad-sidecar.jsonl', data)
+  const sidecar = file('bad-sidecar.yaml', 'description: fine\nexecution:\n  target: "unclosed\n')
+  for (const args of [['convert', input, '--to', 'evals', '-o', join(dir, 'bad-sidecar-out.jsonl')], ['validate', input]]) {
+    const run = await runCli(args)
+    assert.equal(run.code, 1, run.stderr)
+    assert.ok(run.stderr.includes(`${sidecar}:4:1: invalid YAML: Missing closing "quote`), run.stderr)
+    assert.doesNotMatch(run.stderr, /internal error/)
+  }
+  assert.equal(existsSync(join(dir, 'bad-sidecar-out.jsonl')), false)
+  writeFileSync(sidecar, Buffer.from([0x64, 0x65, 0x73, 0x63, 0x3a, 0x20, 0xff, 0x0a]))
+  const latin = await runCli(['convert', input, '--to', 'evals', '-o', join(dir, 'bad-sidecar-out.jsonl')])
+  assert.equal(latin.code, 1, latin.stderr)
+  assert.match(latin.stderr, new RegExp(`${sidecar}: invalid UTF-8 in the sidecar`))
+})
+
+test('a conversion to standard output that fails says that what it wrote there is not the whole dataset', async () => {
+  const lines = Array.from({ length: 3000 }, (_, i) => JSON.stringify({ input: `q${i}`, expected_output: i === 2500 ? 7 : `a${i}` }))
+  const input = file('fails-late.jsonl', lines.join('\n') + '\n')
+  const run = await runCli(['convert', input, '--from', 'deepeval', '--to', 'evals', '--to-container', 'jsonl'])
+  assert.equal(run.code, 1)
+  assert.equal(run.stderr.split('\n')[0], 'evalferry: standard output holds only the records converted before the error below, not the whole dataset')
+  assert.match(run.stderr.split('\n')[1]!, new RegExp(`^evalferry: ${input}:2501: expected_output: `))
+  const written = run.stdout.split('\n').filter(Boolean)
+  assert.ok(written.length <= 2500, String(written.length))
+  // A file output is never left at all.
+  const toFile = await runCli(['convert', input, '--from', 'deepeval', '--to', 'evals', '-o', join(dir, 'fails-late.jsonl.out.jsonl')])
+  assert.equal(toFile.code, 1)
+  assert.doesNotMatch(toFile.stderr, /standard output/)
+})
+
 test('-o naming standard output (/dev/fd/1) writes there, as -o - does', async () => {
   const input = file('to-fd.jsonl', '{"input": "q", "expected_output": "a"}\n')
   const run = await runCli(['convert', input, '--from', 'deepeval', '--to', 'evals', '--to-container', 'jsonl', '-o', '/dev/fd/1', '--quiet'])

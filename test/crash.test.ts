@@ -129,6 +129,12 @@ test('a conversion interrupted by Ctrl-C or SIGTERM removes what it began, in wo
   assert.equal(first.code, 130, first.stderr)
   assert.equal(first.stderr, 'evalferry: interrupted (SIGINT); no file left unfinished\n')
   assert.deepEqual(readdirSync(single), [])
+  // Standard output cannot be taken back, and the message says so.
+  const piped = join(work, 'interrupted-stdout')
+  const third = await interruptedIn(piped, ['convert', input, '--from', 'deepeval', '--to', 'evalcase', '--to-container', 'jsonl', '--on-error', 'skip', '--rejects', join(piped, 'rejects.jsonl')], 'SIGINT')
+  assert.equal(third.code, 130, third.stderr)
+  assert.equal(third.stderr, 'evalferry: interrupted (SIGINT); no file left unfinished, but what went to standard output stops where the conversion did\n')
+  assert.deepEqual(readdirSync(piped), [])
 
   const batch = join(work, 'interrupted-batch')
   const second = join(work, 'interrupted-2.jsonl')

@@ -215,7 +215,11 @@ const command: Command = {
     } finally {
       release()
     }
-    if (failure) throw failure
+    if (failure) {
+      // A file is never left half-written; standard output cannot be taken back.
+      if (!batch && planned[0]!.output === STDIO && !(failure instanceof UsageError)) stderr.write('evalferry: standard output holds only the records converted before the error below, not the whole dataset\n')
+      throw failure
+    }
     if (!values.json && !values.quiet) stderr.write(summarize(total) + '\n')
     return 0
   },

@@ -45,6 +45,22 @@ const PARSE_OPTIONS = { uniqueKeys: true, prettyErrors: false, strict: true } as
 /** A `<<: *defaults` key merges the anchored mapping in, as AgentV's loader reads it. */
 const MERGE_OPTIONS = { ...PARSE_OPTIONS, merge: true } as const
 
+/** A small YAML document read whole (a sidecar of file keys); a fault is an error at its line in `file`. */
+export function parseYamlDocument(text: string, file: string): unknown {
+  const lineCounter = new LineCounter()
+  const doc = parseDocument(text, { ...MERGE_OPTIONS, lineCounter })
+  const error = doc.errors[0]
+  if (error) {
+    const { line, col } = lineCounter.linePos(error.pos[0])
+    throw new DataError('E_PARSE', `invalid YAML: ${error.message.split('\n')[0]}`, { file, line, column: col })
+  }
+  try {
+    return doc.toJS({ maxAliasCount: MAX_ALIASES })
+  } catch (e) {
+    throw new DataError('E_PARSE', `invalid YAML: ${(e as Error).message}`, { file })
+  }
+}
+
 /** Cut list items are parsed this many, or this many characters, at a time. */
 const BATCH_ITEMS = 8
 const BATCH_CHARS = 16 << 10
