@@ -26,6 +26,7 @@ import { fieldError } from '../src/errors.ts'
 import { caseToRow, defaultColumns, mapRow, withOwnColumns, type RowOptions } from '../src/mapping.ts'
 import { CARRY_KEY, isJsonObject, own, type EvalCase, type JsonObject, type JsonValue } from '../src/model.ts'
 import {
+  extendedHeader,
   fileKeys,
   layoutMaps,
   missingCarryColumn,
@@ -405,9 +406,9 @@ const huggingface: Adapter = {
     const options = rowOptions(container)
     const keys = fileKeys(sample, FORMAT)
     const source = normalizeFeatures(keys.features)
-    const columns = sampleColumns(sample, FORMAT, options)
-    // The source's feature columns first, in their order; what the cases hold beyond them after.
-    if (source && !Array.isArray(keys.columns)) columns.splice(0, columns.length, ...new Set([...Object.keys(source), ...columns]))
+    // The source's feature columns are its header (a chat's `messages` column holds its input and
+    // expected output); what the cases hold beyond them comes after.
+    const columns = source && !Array.isArray(keys.columns) ? extendedHeader(Object.keys(source), sample) : sampleColumns(sample, FORMAT, options)
     const layout: FileLayout = { columns }
     if (isJsonObject(keys.map)) layoutMaps.set(layout, keys.map as FieldMapping)
     // A trial: what a record warns of is told when it is written.

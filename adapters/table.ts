@@ -150,7 +150,7 @@ function isHeader(columns: JsonValue | undefined): columns is string[] {
 }
 
 /** A source header and the metadata keys of the sample's cases it lacks (JSON Lines rows have their own keys). */
-function extendedHeader(columns: string[], sample: EvalCase[]): string[] {
+export function extendedHeader(columns: string[], sample: EvalCase[]): string[] {
   let header = [...columns]
   for (const c of sample) header = withOwnColumns(header, c)
   return header

@@ -53,6 +53,20 @@ export interface ReadOptions {
   recordBytes?: RecordBytes
   /** Counters updated as the read goes, for a progress bar: records decoded, bytes read. */
   progress?: { records: number; bytes: number }
+  /**
+   * File keys the file holds after its first record (a JSON key after the record list), read on an
+   * earlier pass: the first case takes them with the others. Without them, such keys are a
+   * `LateKeys` error when `lateKeys` is `retry`, else a warning that they are dropped.
+   */
+  fileKeys?: JsonObject
+  lateKeys?: 'retry'
+}
+
+/** Keys a file holds after its first case had taken the file's keys: the file is read again with them (see `ReadOptions.fileKeys`). */
+class LateKeys extends Error {
+  constructor(readonly header: JsonObject) {
+    super('the file has keys after its records')
+  }
 }
 
 export interface WriteOptions {
@@ -182,7 +196,7 @@ async function* readFile_(
   isIncluded = false,
   part?: FilePart,
 ): AsyncGenerator<ReadCase> {
-  const header: JsonObject = {}
+  const header: JsonObject = { ...options.fileKeys }
   const sidecar = file !== STDIO ? adapter.sidecar?.(file, container) : undefined
   // A YAML file of cases there is a dataset of its own, not this one's sidecar.
   if (sidecar && (await isFile(sidecar)) && !(await holdsCases(sidecar, adapter))) {
@@ -250,6 +264,8 @@ async function* readFile_(
 
   // Columns `--map ignore=` leaves out are reported as dropped, as a dropped field is.
   const ignored = options.map && typeof options.map !== 'function' && options.map.ignore?.length ? options.map.ignore : undefined
+  // The file's keys as the first case took them.
+  let takenKeys: JsonObject | undefined
   for await (record of records) {
     headerWarned()
     if (range) {
@@ -293,7 +309,12 @@ async function* readFile_(
         applyCarried(c)
       }
       // Included cases join the including file, whose own keys ride on its first case.
-      if (first && cases[0] && !isIncluded) attachFileKeys(cases[0], adapter, header)
+      if (first && cases[0] && !isIncluded) {
+        // Keys read on an earlier pass win over those read so far: a key given twice keeps its last value, as Python's json keeps it.
+        if (options.fileKeys) Object.assign(header, options.fileKeys)
+        attachFileKeys(cases[0], adapter, header)
+        takenKeys = { ...header }
+      }
     } catch (error) {
       const located = locate(error, where())
       const field = located.location.field
@@ -322,6 +343,17 @@ async function* readFile_(
     }
   }
   headerWarned()
+  // Keys read after the first case took the file's (a JSON key after the record list, a key given twice).
+  const late = takenKeys && Object.keys(withoutRecordKeys(header, adapter.recordKeys)).filter((k) => !Object.hasOwn(takenKeys!, k) || !deepEqual(takenKeys![k], header[k]))
+  if (late?.length && !options.recordRange) {
+    if (options.lateKeys === 'retry') throw new LateKeys(withoutRecordKeys(header, adapter.recordKeys))
+    for (const key of late) {
+      if (!report) continue
+      report.dropped[`$file.${key}`] = 1
+      const keep = file === STDIO ? 'convert the file rather than standard input to keep it' : 'convert() reads the file again to keep it'
+      addWarning(report, `this key comes after the records, and the first case, which carries the file's keys, was given out before it was read; ${keep}`, { file, field: key })
+    }
+  }
 }
 
 /**
@@ -1028,12 +1060,14 @@ export async function convert(options: ConvertOptions): Promise<ConversionReport
   // A later case that needs a column the first ones did not: the file is written again, its layout chosen with that case.
   const start = options.progress ? { ...options.progress } : undefined
   let layoutCases: EvalCase[] | undefined
+  let fileKeys: JsonObject | undefined
   for (let attempt = 0; ; attempt++) {
     try {
-      return await convertOnce(options, inputContainer, from, to, await fresh(), layoutCases)
+      return await convertOnce(options, inputContainer, from, to, await fresh(), layoutCases, fileKeys)
     } catch (error) {
-      if (!(error instanceof LayoutError && error.cases && options.input !== STDIO && attempt < LAYOUT_RETRIES)) throw error
-      layoutCases = [...(layoutCases ?? []), ...error.cases]
+      if (error instanceof LateKeys && fileKeys === undefined) fileKeys = error.header
+      else if (error instanceof LayoutError && error.cases && options.input !== STDIO && attempt < LAYOUT_RETRIES) layoutCases = [...(layoutCases ?? []), ...error.cases]
+      else throw error
       if (start) Object.assign(options.progress!, start)
     }
   }
@@ -1046,12 +1080,15 @@ async function convertOnce(
   to: string,
   report: ConversionReport,
   layoutCases: EvalCase[] | undefined,
+  fileKeys: JsonObject | undefined,
 ): Promise<ConversionReport> {
   let rejects: AtomicFile | undefined
   const pendingRejects: Promise<void>[] = []
   const cases = await openCases(options.input, {
     from,
     container: inputContainer,
+    // A file can be read again to give its first case the keys after its records; standard input cannot.
+    ...(fileKeys ? { fileKeys } : options.input !== STDIO ? { lateKeys: 'retry' as const } : {}),
     ...(options.map ? { map: options.map } : {}),
     onError: options.onError ?? 'fail',
     report,

@@ -217,7 +217,9 @@ const command: Command = {
     }
     if (failure) {
       // A file is never left half-written; standard output cannot be taken back.
-      if (!batch && planned[0]!.output === STDIO && !(failure instanceof UsageError)) stderr.write('evalferry: standard output holds only the records converted before the error below, not the whole dataset\n')
+      // A reader that closed standard output (| head) took what it wanted: nothing is said then.
+      const closed = (failure as NodeJS.ErrnoException)?.code === 'EPIPE'
+      if (!batch && planned[0]!.output === STDIO && !closed && !(failure instanceof UsageError)) stderr.write('evalferry: standard output holds only the records converted before the error below, not the whole dataset\n')
       throw failure
     }
     if (!values.json && !values.quiet) stderr.write(summarize(total) + '\n')

@@ -109,8 +109,10 @@ test('truncated cells are reported as warnings naming the column', async () => {
   const file = real('viewer-first-rows-truncated-cells.json')
   const cases = await collect(file, report)
   assert.equal(cases.length, 10)
-  assert.equal(report.warnings.length, 20)
+  // Twenty truncated cells, and the response's `truncated` key after its rows, which read() gives out before it is read.
+  assert.equal(report.warnings.length, 21)
   assert.deepEqual(report.warnings.slice(0, 2).map((w) => w.location.field), ['row.target', 'row.feat_dynamic_real'])
+  assert.deepEqual(report.warnings[20]!.location, { file, field: 'truncated' })
   assert.equal(report.warnings[0]!.location.file, file)
   assert.match(report.warnings[0]!.message, /truncated/)
   assert.deepEqual(cases[0]!.metadata?.feat_static_cat, [0])
@@ -444,4 +446,24 @@ test('chat rows as datasets writes them (a null for each key a message lacks, Op
   }
   const langsmith = JSON.parse(readFileSync(join(work, 'chat-nulls-langsmith.jsonl'), 'utf8').split('\n')[0]!) as { inputs: unknown; outputs: unknown }
   assert.deepEqual([langsmith.inputs, langsmith.outputs], [{ messages: [{ role: 'user', content: [{ type: 'text', text: 'What is 2+2?' }] }] }, { message: { role: 'assistant', content: '4' } }])
+})
+
+test('a Parquet chat column stays the one column of a table written from it, when every chat is one question and one answer', async () => {
+  const S = { dtype: 'string', _type: 'Value' }
+  const message = new Struct([new Field('role', new Utf8(), true), new Field('content', new Utf8(), true)])
+  const chats = [
+    [{ role: 'user', content: 'hi' }, { role: 'assistant', content: 'ok' }],
+    [{ role: 'user', content: null }, { role: 'assistant', content: 'fine' }],
+  ]
+  const source = await featuresParquet('plain-chats.parquet', { messages: { feature: { role: S, content: S }, _type: 'List' } }, [vectorFromArray(chats, new List(new Field('item', message, true))).data[0]!])
+  for (const extension of ['csv', 'jsonl']) {
+    const output = join(work, `plain-chats.${extension}`)
+    const { convert } = await import('../../src/pipeline.ts')
+    await convert({ input: source, output, from: 'hf', to: 'hf' })
+    const written = (await rows(output)) as Record<string, unknown>[]
+    assert.deepEqual(written.map((r) => Object.keys(r).filter((k) => k !== 'evalferry')), [['messages'], ['messages']], extension)
+    const back = join(work, `plain-chats-back-${extension}.parquet`)
+    await convert({ input: output, output: back, from: 'hf', to: 'hf' })
+    assert.deepEqual(await rows(back), chats.map((messages) => ({ messages })), extension)
+  }
 })
