@@ -352,7 +352,7 @@ function decode(record: unknown, ctx: DecodeContext): EvalCase | EvalCase[] {
   }
   const columns = features ? Object.keys(features) : ctx.columns?.length ? ctx.columns : Object.keys(row)
   rememberHeader(ctx, columns)
-  const decoded = mapRow(row, ctx.map, { ...options, columns })
+  const decoded = mapRow(row, ctx.map, { ...options, columns, header: ctx.container === 'csv' || ctx.container === 'parquet' })
   for (const c of Array.isArray(decoded) ? decoded : [decoded]) takeFileCarry(c, ctx)
   // The row's place in the dataset is worth keeping as data: it is written back as a `row_idx` column.
   if (rowIdx !== undefined && !Array.isArray(decoded) && !(decoded.metadata && 'row_idx' in decoded.metadata)) {

@@ -177,9 +177,9 @@ function decode(record: unknown, ctx: DecodeContext): EvalCase | EvalCase[] {
 }
 
 /** The row options of a header: the rows of one table share one object. */
-let lastOptions: RowOptions & { columns: readonly string[] } = { ...TEXT, columns: [] }
-function rowOptions(columns: readonly string[]): RowOptions & { columns: readonly string[] } {
-  if (lastOptions.columns !== columns) lastOptions = { ...TEXT, columns }
+let lastOptions: RowOptions & { columns: readonly string[]; header: true } = { ...TEXT, columns: [], header: true }
+function rowOptions(columns: readonly string[]): RowOptions & { columns: readonly string[]; header: true } {
+  if (lastOptions.columns !== columns) lastOptions = { ...TEXT, columns, header: true }
   return lastOptions
 }
 

@@ -75,6 +75,8 @@ export interface ResolvedMapping {
   ignore: string[]
   /** The column names and paths of `fields`: only these can be taken off a row's metadata. */
   paths: Set<string>
+  /** Fields the user's mapping named by a column the columns resolved against lack, with that column. */
+  absent: [MappedField, string][]
 }
 
 /** How a row's values are held. */
@@ -215,7 +217,8 @@ export function resolveMapping(columns: readonly string[], map: FieldMapping = {
     if (column !== undefined) claim(field, column)
   }
   const ordered = MAPPED_FIELDS.filter((f) => fields.has(f)).map((f): [MappedField, string] => [f, fields.get(f)!])
-  return { fields: ordered, explicit, metadata, ignore, paths: new Set(ordered.map(([, path]) => path)) }
+  const absent = ordered.filter(([field, path]) => explicit.has(field) && !columns.includes(columnOf(path, columns)))
+  return { fields: ordered, explicit, metadata, ignore, paths: new Set(ordered.map(([, path]) => path)), absent }
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -497,7 +500,7 @@ export function checkCaseShape(value: unknown, who: string): void {
 export function mapRow(
   row: JsonObject,
   map: FieldMapping | RowMapper | undefined,
-  options: RowOptions & { columns?: readonly string[] },
+  options: RowOptions & { columns?: readonly string[]; header?: boolean },
 ): EvalCase | EvalCase[] {
   if (isRowMapper(map)) {
     const made = map(row)
@@ -505,7 +508,13 @@ export function mapRow(
     return made
   }
   const columns = options.columns?.length ? options.columns : Object.keys(row)
-  return rowToCase(row, resolvedFor(columns, map), options)
+  const resolved = resolvedFor(columns, map)
+  // A table's header is every row's: a mapped column it lacks is a mistake in the mapping, said once, not a fault of every row.
+  if (options.header && resolved.absent.length) {
+    const [field, path] = resolved.absent[0]!
+    throw new UsageError(`--map ${field}=${path}: the table has no column "${columnOf(path, columns)}" (its columns: ${columns.join(', ')})`)
+  }
+  return rowToCase(row, resolved, options)
 }
 
 /**

@@ -324,7 +324,8 @@ async function* readFile_(
         located.location.line = line
         delete located.location.column
       }
-      if (options.onError !== 'skip') throw located
+      // A mistake in the command (a --map column the table lacks) is no record's: it is never skipped.
+      if (options.onError !== 'skip' || located instanceof UsageError) throw located
       if (report) {
         report.records.skipped++
         report.errors.push({ message: located.message, location: located.location })

@@ -675,6 +675,16 @@ test('keys after the record list, and a key given twice, reach the first case: t
   assert.match(piped.stderr, /-: version: this key comes after the records, .*; convert the file rather than standard input to keep it/)
 })
 
+test('a --map column the table lacks is one usage error (exit 2), not an error per row, even with --on-error skip', async () => {
+  const input = file('map-typo.csv', 'question,answer\n' + Array.from({ length: 50 }, (_, i) => `q${i},a${i}`).join('\n') + '\n')
+  for (const args of [['convert', input, '--from', 'csv', '--map', 'input=qustion', '--to', 'evalcase', '-o', join(dir, 'map-typo.yaml'), '--on-error', 'skip'], ['validate', input, '--from', 'csv', '--map', 'input=qustion']]) {
+    const run = await runCli(args)
+    assert.equal(run.code, 2, run.stderr)
+    assert.equal(run.stderr.match(/--map input=qustion: the table has no column "qustion" \(its columns: question, answer\)/g)?.length, 1, run.stderr)
+  }
+  assert.equal(existsSync(join(dir, 'map-typo.yaml')), false)
+})
+
 test('-o naming standard output (/dev/fd/1) writes there, as -o - does', async () => {
   const input = file('to-fd.jsonl', '{"input": "q", "expected_output": "a"}\n')
   const run = await runCli(['convert', input, '--from', 'deepeval', '--to', 'evals', '--to-container', 'jsonl', '-o', '/dev/fd/1', '--quiet'])

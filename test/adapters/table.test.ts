@@ -148,11 +148,18 @@ test('a row with more cells than the header: file, line and field', async () => 
   })
 })
 
-test('a row missing the mapped input column: an error naming the field and line', async () => {
+test('a mapped column the header lacks: a usage error naming the mapping and the header; a JSON row without it: an error at its line', async () => {
   const path = join(FIXTURES, 'qa.csv')
   await assert.rejects(convert({ input: path, output: join(work, 'never.csv'), from: 'csv', to: 'csv', map: { input: 'x' } }), (e: EvalferryError) => {
+    assert.equal(e.code, 'E_USAGE')
+    assert.match(e.message, /^--map input=x: the table has no column "x" \(its columns: /)
+    return true
+  })
+  const rows = join(work, 'rows-without.jsonl')
+  writeFileSync(rows, '{"x": "q1"}\n{"y": "q2"}\n')
+  await assert.rejects(convert({ input: rows, output: join(work, 'never.jsonl'), from: 'hf', to: 'hf', map: { input: 'x' } }), (e: EvalferryError) => {
     assert.equal(e.code, 'E_FIELD')
-    assert.deepEqual(e.location, { file: path, line: 2, field: 'x' })
+    assert.deepEqual(e.location, { file: rows, line: 2, field: 'x' })
     return true
   })
 })
