@@ -564,6 +564,7 @@ export async function assertWritable(written: Written[], inputs: string[]): Prom
     const id = file.path === STDIO ? STDIO : await identity(file.path)
     const input = id === STDIO ? -1 : inputIds.indexOf(id)
     if (input !== -1) throw new UsageError(`${file.what} ${file.path} is the input ${inputs[input]}; evalferry never overwrites an input`)
+    if (id !== STDIO && (await isDirectory(file.path))) throw new UsageError(`${file.what} ${file.path} is a directory; name a file`)
     const other = seen.get(id)
     if (other) {
       const where = id === STDIO ? 'standard output' : file.path

@@ -440,11 +440,12 @@ test('an output that cannot be made is named, with exit 1 and no temporary left 
   const cases: [string[], string][] = [
     [['-o', join(blocker, 'out.yaml')], `cannot write ${join(blocker, 'out.yaml')}: a part of its path is a file, not a directory`],
     [['-o', join(dir, 'cannot-out.yaml'), '--on-error', 'skip', '--rejects', join(blocker, 'r.jsonl')], `cannot write ${join(blocker, 'r.jsonl')}: a part of its path is a file, not a directory`],
-    [['-o', join(dir, 'cannot-out.yaml'), '--report', reportDir], `cannot write ${reportDir}: it is a directory`],
+    [['-o', join(dir, 'cannot-out.yaml'), '--report', reportDir], `the report ${reportDir} is a directory; name a file`],
   ]
   for (const [args, message] of cases) {
     const result = await runCli(['convert', input, '--to', 'evalcase', '--quiet', ...args])
-    assert.equal(result.code, 1, result.stderr)
+    // A directory named where a file goes is a mistake in the command (2); a path that cannot hold a file is the filesystem's (1).
+    assert.equal(result.code, args.includes('--report') ? 2 : 1, result.stderr)
     assert.equal(result.stderr, `evalferry: ${message}\n`)
     // The rejects file and the report are begun before the output: neither failure leaves an output behind.
     assert.equal(existsSync(join(dir, 'cannot-out.yaml')), false, args.join(' '))

@@ -183,14 +183,14 @@ test('an empty --cache-dir is a usage error, not the default cache', async () =>
   assert.ok(!existsSync(join(fx.dir, 'xdg')))
 })
 
-test('filesystem failures name the path: a manifest on a directory or below a file, a cache that is a file', async () => {
+test('a manifest on a directory is a usage error; filesystem failures name the path: a manifest below a file, a cache that is a file', async () => {
   const work = dir('fs')
   const dataset = join(work, 'cases.yaml')
   writeEvalcaseDataset(dataset, [github])
   const cache = fx.newCache()
   const isDir = await runCli(['prefetch', dataset, '--cache-dir', cache, ...hostArgs, '--manifest', work])
-  assert.equal(isDir.code, 1, isDir.stderr)
-  assert.ok(isDir.stderr.includes(`cannot write ${work}: it is a directory`), isDir.stderr)
+  assert.equal(isDir.code, 2, isDir.stderr)
+  assert.ok(isDir.stderr.includes(`the manifest ${work} is a directory; name a file`), isDir.stderr)
   const afile = join(work, 'afile')
   writeFileSync(afile, 'x\n')
   const below = await runCli(['prefetch', dataset, '--cache-dir', cache, ...hostArgs, '--manifest', join(afile, 'm.json')])
