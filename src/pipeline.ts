@@ -388,6 +388,11 @@ function countIgnored(report: ConversionReport, ignored: readonly string[], row:
  */
 const readFrom = new WeakMap<EvalCase, Location>()
 
+/** Where read() read a case: its file and line (or record), as errors name it. */
+export function placeOf(c: EvalCase): Location | undefined {
+  return readFrom.get(c)
+}
+
 /** A part of a file read on its own (see parallel.ts): its text, and where it starts. */
 export interface FilePart {
   /** The part's text; absent: the whole file, or `range` of it. */

@@ -28,18 +28,18 @@ export {
   pruneCache,
 } from '../../cache/index.ts'
 
-/** Each case with its file (when read from one) and its position in that file. */
-async function* casesOf(source: string | string[] | CaseSource, from: string | undefined): AsyncGenerator<{ c: EvalCase; file?: string; record: number }> {
+/** Each case and where it is: its file and line where read from one (as read() names it), else its place among the cases. */
+async function* casesOf(source: string | string[] | CaseSource, from: string | undefined): AsyncGenerator<{ c: EvalCase; place: Location }> {
   if (typeof source === 'string' || (Array.isArray(source) && source.every((s) => typeof s === 'string'))) {
-    const { read } = await import('../pipeline.ts')
+    const { read, placeOf } = await import('../pipeline.ts')
     for (const file of typeof source === 'string' ? [source] : (source as string[])) {
       let record = 0
-      for await (const c of read(file, from ? { from } : {})) yield { c, file, record: record++ }
+      for await (const c of read(file, from ? { from } : {})) yield { c, place: placeOf(c) ?? { file, record: record++ } }
     }
     return
   }
   let record = 0
-  for await (const c of source as CaseSource) yield { c, record: record++ }
+  for await (const c of source as CaseSource) yield { c, place: { record: record++ } }
 }
 
 /** `['input', 0, 'content', 1, 'value']` as `input[0].content[1].value`. */
@@ -56,10 +56,10 @@ export async function prefetch(source: string | string[] | CaseSource, options: 
   const session = new Session(options)
   const urls: string[] = []
   const places = new Map<string, Location>()
-  for await (const { c, file, record } of casesOf(source, options.from)) {
+  for await (const { c, place } of casesOf(source, options.from)) {
     for (const ref of findReferences(c, session.hosts)) {
       urls.push(ref.url)
-      if (!places.has(ref.url)) places.set(ref.url, { ...(file !== undefined ? { file } : {}), record, field: fieldPath(ref.pointer) })
+      if (!places.has(ref.url)) places.set(ref.url, { ...place, field: fieldPath(ref.pointer) })
     }
   }
   return prefetchUrls(urls, options, session, places)

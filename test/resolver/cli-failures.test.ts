@@ -22,7 +22,7 @@ after(() => fx.cleanup())
 interface Failure {
   url: string
   message: string
-  location?: { file?: string; record?: number; field?: string }
+  location?: { file?: string; line?: number; record?: number; field?: string }
 }
 interface JsonOut {
   entries: { url: string; local_path: string }[]
@@ -90,12 +90,13 @@ test('prefetch names the dataset, the case and the field holding a failing refer
   writeEvalcaseDataset(single, [good, missing])
   const one = await runCli(['prefetch', single, '--cache-dir', cache, ...hostArgs])
   assert.equal(one.code, 3, one.stderr)
-  assert.ok(one.stderr.includes(`evalferry: ${single} record 1: input[0].content[2].value: ${missing}: `), one.stderr)
+  // Named by the line its case starts on, as read() names it.
+  assert.ok(one.stderr.includes(`evalferry: ${single}:2: input[0].content[2].value: ${missing}: `), one.stderr)
 
   const plain = await runCli(['prefetch', dataset, '--cache-dir', cache, ...hostArgs])
   assert.equal(plain.code, 3, plain.stderr)
-  assert.ok(plain.stderr.includes(`${dataset} record 1: input[0].content[2].value: ${missing}: `), plain.stderr)
-  assert.ok(plain.stderr.includes(`${dataset} record 2: input[0].content[2].value: ${noRef}: `), plain.stderr)
+  assert.ok(plain.stderr.includes(`${dataset}:2: input[0].content[2].value: ${missing}: `), plain.stderr)
+  assert.ok(plain.stderr.includes(`${dataset}:14: input[0].content[2].value: ${noRef}: `), plain.stderr)
 
   const json = await runCli(['prefetch', dataset, '--cache-dir', cache, ...hostArgs, '--json'])
   assert.equal(json.code, 3, json.stderr)
@@ -105,8 +106,8 @@ test('prefetch names the dataset, the case and the field holding a failing refer
   assert.deepEqual(
     out.errors?.map((e) => [e.url, e.location]),
     [
-      [missing, { file: dataset, record: 0, field: 'input[0].content[2].value' }],
-      [noRef, { file: dataset, record: 1, field: 'input[0].content[2].value' }],
+      [missing, { file: dataset, line: 2, field: 'input[0].content[2].value' }],
+      [noRef, { file: dataset, line: 14, field: 'input[0].content[2].value' }],
     ],
   )
 })
