@@ -204,6 +204,8 @@ export interface BatchOptions {
   onProgress?: (progress: BatchProgress) => void
   /** Hears each file's report as the file is written, so a failed batch still tells what it wrote. */
   onDone?: (index: number, report: ConversionReport) => void
+  /** Hears each file that failed (the first failure, and any that ran beside it). */
+  onFailed?: (index: number) => void
 }
 
 /**
@@ -247,6 +249,7 @@ export async function runBatch(jobs: BatchJob[], options: BatchOptions = {}): Pr
         options.onDone?.(i, reports[i]!)
       } catch (error) {
         failure ??= error
+        options.onFailed?.(i)
       }
       const done = running.get(i)!
       running.delete(i)

@@ -92,6 +92,24 @@ test('a failing file in a batch exits 1 naming that file, and writes no output f
   assert.ok(!readdirSafe(out).includes('bad.jsonl'))
 })
 
+test('a batch that stops says which files it wrote, which failed and which it did not convert, on stderr and in the report', async () => {
+  const inputs = join(dir, 'stops')
+  mkdirSync(inputs)
+  for (const name of ['f1', 'f2', 'f4', 'f5']) goldens(join(inputs, `${name}.jsonl`), 2, name)
+  writeFileSync(join(inputs, 'f3.jsonl'), '{"input": "ok"}\n{"input": 7}\n')
+  const out = join(dir, 'stops-out')
+  const report = join(dir, 'stops-report.json')
+  const result = await runCli(['convert', inputs, '--from', 'deepeval', '--to', 'deepeval', '-o', out, '--jobs', '1', '--report', report])
+  assert.equal(result.code, 1)
+  const [o, i] = [(name: string) => join(out, `${name}.jsonl`), (name: string) => join(inputs, `${name}.jsonl`)]
+  assert.equal(result.stderr.split('\n')[0], `evalferry: the batch stopped: 2 of 5 file(s) written (${o('f1')}, ${o('f2')}); 1 failed (${i('f3')}); 2 not converted (${i('f4')}, ${i('f5')})`)
+  assert.match(result.stderr.split('\n')[1]!, /f3\.jsonl:2: input: /)
+  const written = JSON.parse(readFileSync(report, 'utf8')) as { files: unknown; failed: { code: string }; records: { written: number } }
+  assert.deepEqual(written.files, { written: [o('f1'), o('f2')], failed: [i('f3')], not_converted: [i('f4'), i('f5')] })
+  assert.deepEqual([written.failed.code, written.records.written], ['E_FIELD', 4])
+  assert.deepEqual(readdirSafe(out).sort(), ['f1.jsonl', 'f2.jsonl'])
+})
+
 test('a batch converts on this thread and on workers; a worker\'s failure stops new files while the running one finishes', async () => {
   const inputs = join(dir, 'lanes')
   const out = join(dir, 'lanes-out')

@@ -187,8 +187,9 @@ const command: Command = {
     let failure: unknown
     // The reports of the files written, in input order: a failed batch's report still counts them.
     const reports: ConversionReport[] = []
+    const failed = new Set<number>()
     try {
-      await runBatch(planned, { ...(parallel ? { jobs: parallel } : {}), onProgress: (p) => (latest = p), onDone: (i, report) => (reports[i] = report) })
+      await runBatch(planned, { ...(parallel ? { jobs: parallel } : {}), onProgress: (p) => (latest = p), onDone: (i, report) => (reports[i] = report), onFailed: (i) => failed.add(i) })
       if (shares) await joinShares(rejects!, shares)
     } catch (error) {
       failure = error
@@ -203,7 +204,10 @@ const command: Command = {
     if (formats.length) total.from = [...new Set(formats)].join(', ')
     try {
       // A failed run's report says why it stopped.
-      const reportText = JSON.stringify({ ...total, ...(failure instanceof EvalferryError ? { failed: { message: failure.describe(), code: failure.code, location: failure.location } } : {}) }, null, 2) + '\n'
+      const files = batch && failure !== undefined ? batchFiles(planned, reports, failed) : undefined
+      if (files) stderr.write(`evalferry: the batch stopped: ${filesLine(files)}\n`)
+      const failedText = failure instanceof EvalferryError ? { failed: { message: failure.describe(), code: failure.code, location: failure.location } } : failure !== undefined ? { failed: { message: String((failure as Error)?.message ?? failure) } } : {}
+      const reportText = JSON.stringify({ ...total, ...failedText, ...(files ? { files } : {}) }, null, 2) + '\n'
       if (reportFile) {
         await reportFile.sink.write(reportText)
         await reportFile.commit()
@@ -225,6 +229,29 @@ const command: Command = {
     if (!values.json && !values.quiet) stderr.write(summarize(total) + '\n')
     return 0
   },
+}
+
+/** What a batch that stopped did with each file: outputs written, inputs that failed, inputs not converted. */
+interface BatchFiles {
+  written: string[]
+  failed: string[]
+  not_converted: string[]
+}
+
+function batchFiles(jobs: BatchJob[], reports: ConversionReport[], failed: Set<number>): BatchFiles {
+  const files: BatchFiles = { written: [], failed: [], not_converted: [] }
+  jobs.forEach((job, i) => {
+    if (reports[i]) files.written.push(job.output)
+    else if (failed.has(i)) files.failed.push(job.input)
+    else files.not_converted.push(job.input)
+  })
+  return files
+}
+
+function filesLine(files: BatchFiles): string {
+  const total = files.written.length + files.failed.length + files.not_converted.length
+  const list = (paths: string[]) => (paths.length ? ` (${paths.join(', ')})` : '')
+  return `${files.written.length} of ${total} file(s) written${list(files.written)}; ${files.failed.length} failed${list(files.failed)}; ${files.not_converted.length} not converted${list(files.not_converted)}`
 }
 
 /** The format a batch's failed input was read as: the one asked for, or the one detected (none when that failed). */
