@@ -789,6 +789,8 @@ function recordValues(c: EvalCase, w: Writer): Record<string, JsonValue | undefi
     values[name] = name === 'source_file' || value === undefined ? value : writeStructured(w, name, value)
   }
   if (w.kind === 'single') {
+    // A golden's input is required: a case without one (a scenario of its own, say) is written with an empty one.
+    if (c.input === undefined) w.ctx.warn('the case has no input, which a DeepEval golden requires: written as ""', 'input')
     values.input = writeMessage(w, 'input', c.input, 'user') ?? ''
     values.actual_output = c.actual_output ?? (x.actual_output === undefined ? undefined : writeStructured(w, 'actual_output', x.actual_output))
     values.expected_output = writeExpected(w, c.expected_output)

@@ -252,6 +252,7 @@ function encodeCase(c: EvalCase, ctx: EncodeContext): JsonObject {
   } else {
     // The schema requires an input; a multi-turn case without one offers its scenario.
     out.input = c.scenario ?? ''
+    if (c.scenario === undefined) ctx.warn('the case has no input, which the EvalCase schema requires: written as ""', 'input')
   }
   if (inputStructured !== undefined) out.input_structured = inputStructured
 

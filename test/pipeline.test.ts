@@ -237,3 +237,16 @@ test('an empty dataset is written as a table with a header, which reads back as 
     assert.deepEqual(await collect(output, to), [], `${to} ${extension}`)
   }
 })
+
+test('a case without an input written where one is required (a DeepEval golden, an EvalCase) is warned of, naming the case', async () => {
+  const cases: EvalCase[] = [{ expected_output: 'a' }, { input: [{ role: 'user', content: 'q' }] }]
+  for (const [to, extension, message] of [
+    ['deepeval', 'json', 'the case has no input, which a DeepEval golden requires: written as ""'],
+    ['deepeval', 'csv', 'the case has no input, which a DeepEval golden requires: written as ""'],
+    ['evals', 'jsonl', 'the case has no input, which the EvalCase schema requires: written as ""'],
+  ] as const) {
+    const output = join(dir, `no-input.${to}.${extension}`)
+    const report = await write(cases, output, { to })
+    assert.deepEqual(report.warnings, [{ message, location: { file: output, record: 0, field: 'input' } }], `${to} ${extension}`)
+  }
+})

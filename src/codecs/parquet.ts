@@ -465,7 +465,8 @@ function refuseInType(file: string, type: DataType, name: string): void {
 function parseError(file: string, error: unknown, record?: number): EvalferryError {
   if (error instanceof EvalferryError) return error
   const location = record === undefined ? { file } : { file, record }
-  if (error instanceof WasmTrap) return new DataError('E_PARSE', `corrupt Parquet data: the reader stopped on it (${error.message})`, location, { cause: error })
+  // A trap of the WebAssembly reader ("unreachable", "memory access out of bounds") says nothing to a user beyond that.
+  if (error instanceof WasmTrap) return new DataError('E_PARSE', 'corrupt Parquet data: the reader stopped on it', location, { cause: error })
   const why = (error instanceof Error ? error.message : String(error)).replace(/^(Error|Parquet error): /, '').split('\n')[0]
   return new DataError('E_PARSE', `not a Parquet file or cut short: ${why}`, location, { cause: error })
 }
