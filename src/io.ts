@@ -107,6 +107,9 @@ async function* decodeUtf8(
     if (from.byte + bytes === 0 && buffer.length >= 2 && ((buffer[0] === 0xff && buffer[1] === 0xfe) || (buffer[0] === 0xfe && buffer[1] === 0xff))) {
       throw new DataError('E_PARSE', 'the file is UTF-16 (it starts with a UTF-16 byte-order mark); save it as UTF-8', { file: path, line: 1 })
     }
+    if (from.byte + bytes === 0 && looksLikeUtf16(buffer)) {
+      throw new DataError('E_PARSE', 'the file looks like UTF-16 without a byte-order mark (every other byte of its start is zero); save it as UTF-8', { file: path, line: 1 })
+    }
     let text: string
     try {
       text = decoder.decode(buffer, { stream: true })
@@ -125,6 +128,19 @@ async function* decodeUtf8(
     throw new DataError('E_PARSE', 'invalid UTF-8: the file ends inside a multi-byte character', { file: path, line: lines })
   }
   if (rest) yield rest
+}
+
+/** Whether the first bytes are text in UTF-16: a zero byte in every other place, as ASCII text takes in UTF-16. */
+function looksLikeUtf16(buffer: Buffer): boolean {
+  const pairs = Math.min(buffer.length, 512) >> 1
+  if (pairs < 2) return false
+  let even = 0
+  let odd = 0
+  for (let i = 0; i < pairs; i++) {
+    if (buffer[2 * i] === 0) even++
+    if (buffer[2 * i + 1] === 0) odd++
+  }
+  return Math.max(even, odd) >= pairs * 0.4 && Math.min(even, odd) <= pairs * 0.05
 }
 
 const STRICT = new TextDecoder('utf-8', { fatal: true })
