@@ -402,8 +402,10 @@ const SYNC_BYTES = 8 << 20
  * Removes the temporaries that killed conversions left beside `name` (SIGKILL leaves no chance to
  * clean up): those whose process id names no running process.
  */
-function removeStaleTemps(dir: string, name: string, alsoOwn = false): Promise<void> {
-  return removeLeftovers(dir, `.${name}.`, '.', TEMP_SUFFIX, alsoOwn)
+async function removeStaleTemps(dir: string, name: string, alsoOwn = false): Promise<void> {
+  await removeLeftovers(dir, `.${name}.`, '.', TEMP_SUFFIX, alsoOwn)
+  // A temporary of a temporary (a batch's share of the rejects file, being written) begins with two dots.
+  await removeLeftovers(dir, `..${name}.`, '.', TEMP_SUFFIX, alsoOwn)
 }
 
 /**

@@ -5,9 +5,9 @@
  */
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
-import { execFileSync } from 'node:child_process'
+import { execFileSync, spawnSync } from 'node:child_process'
 import { createHash } from 'node:crypto'
-import { closeSync, existsSync, mkdirSync, mkdtempSync, openSync, readdirSync, readFileSync, rmSync, writeSync } from 'node:fs'
+import { closeSync, existsSync, mkdirSync, mkdtempSync, openSync, readdirSync, readFileSync, rmSync, writeFileSync, writeSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { type CliRun, kill, runCli, startCli } from './helpers/cli.ts'
@@ -119,6 +119,19 @@ async function interruptedIn(dir: string, args: string[], signal: NodeJS.Signals
   process.kill(run.pid, signal)
   return run.done
 }
+
+test('what a killed batch left of its rejects (a share, and a share being written) is cleared by the next run', async () => {
+  const dir = join(work, 'killed-shares')
+  mkdirSync(dir)
+  const dead = spawnSync(process.execPath, ['-e', 'process.pid']).pid!
+  const leftovers = [`.rej.jsonl.${dead}.share-0.evalferry-tmp`, `..rej.jsonl.${dead}.share-1.evalferry-tmp.${dead}.0a1b2c3d.evalferry-tmp`]
+  for (const name of leftovers) writeFileSync(join(dir, name), '{"error": "old"}\n')
+  const input = join(work, 'shares-input.jsonl')
+  writeGoldens(input, 10)
+  const run = await runCli(['convert', input, '--from', 'deepeval', '--to', 'deepeval', '-o', join(dir, 'out.jsonl'), '--on-error', 'skip', '--rejects', join(dir, 'rej.jsonl'), '--quiet'])
+  assert.equal(run.code, 0, run.stderr)
+  assert.deepEqual(readdirSync(dir).sort(), ['out.jsonl', 'rej.jsonl'])
+})
 
 test('a conversion interrupted by Ctrl-C or SIGTERM removes what it began, in worker threads too', async () => {
   const input = join(work, 'interrupted.jsonl')
