@@ -45,6 +45,13 @@ const PARSE_OPTIONS = { uniqueKeys: true, prettyErrors: false, strict: true } as
 /** A `<<: *defaults` key merges the anchored mapping in, as AgentV's loader reads it. */
 const MERGE_OPTIONS = { ...PARSE_OPTIONS, merge: true } as const
 
+/** The key a duplicate-key error is about (`: "input" is given twice`), read off the text at its position. */
+function duplicateKey(error: { code: string; pos: [number, number] }, text: string): string {
+  if (error.code !== 'DUPLICATE_KEY') return ''
+  const key = /^\s*("(?:[^"\\]|\\.)*"|'[^']*'|[^:\n]+?)\s*:/.exec(text.slice(error.pos[0]))?.[1]
+  return key === undefined ? '' : `: ${JSON.stringify(key.replace(/^["']|["']$/g, ''))} is given twice`
+}
+
 /** A small YAML document read whole (a sidecar of file keys); a fault is an error at its line in `file`. */
 export function parseYamlDocument(text: string, file: string): unknown {
   const lineCounter = new LineCounter()
@@ -52,7 +59,7 @@ export function parseYamlDocument(text: string, file: string): unknown {
   const error = doc.errors[0]
   if (error) {
     const { line, col } = lineCounter.linePos(error.pos[0])
-    throw new DataError('E_PARSE', `invalid YAML: ${error.message.split('\n')[0]}`, { file, line, column: col })
+    throw new DataError('E_PARSE', `invalid YAML: ${error.message.split('\n')[0]}${duplicateKey(error, text)}`, { file, line, column: col })
   }
   try {
     return doc.toJS({ maxAliasCount: MAX_ALIASES })
@@ -256,7 +263,7 @@ export async function* readYaml(source: ByteSource, options: ReadOptions): Async
     if (firstError && check) {
       // The parser's own words for this one speak to a programmer.
       const what = firstError.code === 'MULTIPLE_DOCS' ? 'the file holds several documents (--- between them); a dataset is one' : firstError.message.split('\n')[0]
-      throw new DataError('E_PARSE', `invalid YAML: ${what}`, where(firstError.pos[0]))
+      throw new DataError('E_PARSE', `invalid YAML: ${what}${duplicateKey(firstError, source)}`, where(firstError.pos[0]))
     }
     const binary = source.includes('!!binary')
     const toJs = (node: unknown, notes?: string[]): unknown => {
