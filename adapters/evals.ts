@@ -103,7 +103,7 @@ export function validate(value: unknown, schema: Schema = EVALS_SCHEMA, path = '
     out.push({ path, message: `expected a URI (scheme:...), got ${JSON.stringify(value)}` })
   }
   if (isJsonObject(value)) {
-    for (const key of schema.required ?? []) if (!Object.hasOwn(value, key)) out.push({ path: join(path, key), message: 'is required' })
+    for (const key of schema.required ?? []) if (!Object.hasOwn(value, key)) out.push({ path: join(path, key), message: 'is missing' })
     for (const [key, sub] of Object.entries(schema.properties ?? {})) {
       if (key in value) validate(value[key], sub, join(path, key), out)
     }
@@ -119,11 +119,12 @@ function describe(value: unknown): string {
   return `${type === 'integer' ? 'number' : type} ${JSON.stringify(value)}`
 }
 
-function assertValid(record: unknown, what: string): void {
+/** Refuses a record the schema does not take, naming the first fault's field and `so` what follows from it. */
+function assertValid(record: unknown, so: string): void {
   const [first, ...more] = validate(record)
   if (!first) return
   const also = more.length ? ` (and ${more.length} more: ${more.map((v) => v.path || 'record').join(', ')})` : ''
-  throw fieldError(first.path, `${what}: ${first.message}${also}`)
+  throw fieldError(first.path, `${first.message}, so ${so}${also}`)
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -175,7 +176,7 @@ function encodeToolCall(tc: ToolCall): JsonObject {
 const SCHEMA_KEYS = ['id', 'input', 'input_structured', 'expected', 'expected_structured', 'context', 'metadata', 'tags']
 
 function decodeRecord(record: unknown): EvalCase {
-  assertValid(record, 'not an EvalCase')
+  assertValid(record, 'the record is not an EvalCase')
   const r = record as JsonObject
   const c: EvalCase = { id: r.id as string }
   const extras: JsonObject = {}

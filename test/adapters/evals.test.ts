@@ -92,7 +92,7 @@ test('a record violating the schema is a data error naming the field path and li
 
 test('the validator names each violation by path', () => {
   assert.deepEqual(validate({ input: 3, context: ['a', 7], tags: 'x', metadata: { source: 'not a uri', difficulty: 'hard' } }), [
-    { path: 'id', message: 'is required' },
+    { path: 'id', message: 'is missing' },
     { path: 'input', message: 'expected string, got number 3' },
     { path: 'context[1]', message: 'expected string, got number 7' },
     { path: 'metadata.source', message: 'expected a URI (scheme:...), got "not a uri"' },
