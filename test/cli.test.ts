@@ -460,6 +460,8 @@ test('usage errors exit 2: unknown option, unknown format, missing --to, unknown
   const unknownOption = await runCli(['convert', 'x.json', '--to', 'evalcase', '--frobnicate'])
   assert.equal(unknownOption.code, 2)
   assert.match(unknownOption.stderr, /frobnicate/)
+  const emptyOutput = await runCli(['convert', join(ROOT, 'examples', 'goldens.json'), '--to', 'evalcase', '-o', ''])
+  assert.deepEqual([emptyOutput.code, emptyOutput.stderr], [2, 'evalferry: -o is empty; name a file, a directory for a batch, or - for standard output\n'])
   const unknownFormat = await runCli(['convert', 'x.json', '--to', 'promptfoo'])
   assert.equal(unknownFormat.code, 2)
   assert.match(unknownFormat.stderr, /unknown format "promptfoo"/)
@@ -685,6 +687,14 @@ test('a --map column the table lacks is one usage error (exit 2), not an error p
     assert.equal(run.stderr.match(/--map input=qustion: the table has no column "qustion" \(its columns: question, answer\)/g)?.length, 1, run.stderr)
   }
   assert.equal(existsSync(join(dir, 'map-typo.yaml')), false)
+})
+
+test('invalid JSON is named by line and column, without the parser\'s offset into the record', async () => {
+  const input = file('trailing-comma.jsonl', '{"input": "a"}\n{"input": "b",}\n')
+  const run = await runCli(['convert', input, '--from', 'deepeval', '--to', 'evalcase', '-o', join(dir, 'trailing-comma.yaml')])
+  assert.equal(run.code, 1)
+  assert.match(run.stderr, new RegExp(`^evalferry: ${input}:2:15: invalid JSON: [^\\n]*property name\\n$`))
+  assert.doesNotMatch(run.stderr, /position/)
 })
 
 test('-o naming standard output (/dev/fd/1) writes there, as -o - does', async () => {

@@ -90,6 +90,7 @@ const command: Command = {
     const inputs = await expandInputs(positionals)
     if (!inputs.length) throw new UsageError(`no dataset files in ${positionals.join(', ')}`)
     const output = stringOption(values, 'output') ?? STDIO
+    if (output === '') throw new UsageError('-o is empty; name a file, a directory for a batch, or - for standard output')
     const toContainer = containerOption(values, 'to-container')
     // A directory or a glob is a batch however many files it holds.
     const batch = inputs.length > 1 || (await namesBatch(positionals)) || (output !== STDIO && (await isDirectory(output)))

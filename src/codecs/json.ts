@@ -61,7 +61,7 @@ export async function* readJson(source: ByteSource, options: ReadOptions): Async
     } catch (error) {
       if (error instanceof DataError) throw error
       const where = positionIn(text, error)
-      throw new DataError('E_PARSE', `invalid JSON: ${(error as Error).message}`, {
+      throw new DataError('E_PARSE', `invalid JSON: ${parserWords(error)}`, {
         file,
         line: captureLine + where.line,
         ...(where.line === 0 ? {} : { column: where.column }),
@@ -690,6 +690,11 @@ function specialTokens(text: string): [number, number, boolean][] {
 
 function isDigit(c: number): boolean {
   return c >= 0x30 && c <= 0x39
+}
+
+/** JSON.parse's message without its offset into the text parsed, which the error's line and column say better. */
+export function parserWords(error: unknown): string {
+  return (error as Error).message.replace(/ in JSON at position \d+(?: \(line \d+ column \d+\))?$/, '')
 }
 
 /**

@@ -1,7 +1,7 @@
 /** JSON Lines: one record a line; blank lines are skipped; a byte-order mark is ignored. */
 import { DataError } from '../errors.ts'
 import type { JsonObject } from '../model.ts'
-import { checkDuplicateKeys, keptWarning, MAX_DEPTH, parseExact, positionIn, recordTextOptions, stringifyJson } from './json.ts'
+import { checkDuplicateKeys, keptWarning, MAX_DEPTH, parseExact, parserWords, positionIn, recordTextOptions, stringifyJson } from './json.ts'
 import { depthOver, MAX_RECORD_CHARS, PendingLine, tooLong, type ByteSource, type ReadOptions, type RecordWriter, type Sink, type SourceRecord } from './types.ts'
 
 export async function* readJsonl(source: ByteSource, options: ReadOptions): AsyncGenerator<SourceRecord> {
@@ -51,7 +51,7 @@ function parseLine(text: string, file: string, at: number): { value: unknown; ke
     parsed = parseExact(text)
   } catch (error) {
     const { column } = positionIn(text, error)
-    throw new DataError('E_PARSE', `invalid JSON: ${(error as Error).message}`, { file, line: at, column })
+    throw new DataError('E_PARSE', `invalid JSON: ${parserWords(error)}`, { file, line: at, column })
   }
   // Only a line of more than two characters a level can nest deeper than the limit.
   if (text.length > 2 * MAX_DEPTH && depthOver(parsed.value, MAX_DEPTH)) {
