@@ -71,6 +71,12 @@ export function summarize(report: ConversionReport): string {
       .join(', ')
   if (Object.keys(report.carried).length) lines.push(`carried under "evalferry": ${fields(report.carried)}`)
   if (Object.keys(report.dropped).length) lines.push(`dropped: ${fields(report.dropped)}`)
+  // Skipped records are named, the first few, as warnings are: which ones were left out is the first thing to know.
+  if (report.errors.length) {
+    lines.push(`${report.errors.length} skipped:`)
+    for (const e of report.errors.slice(0, 5)) lines.push(`  ${formatLocation(e.location)}${e.message}`)
+    if (report.errors.length > 5) lines.push(`  … ${report.errors.length - 5} more (see --rejects or --report)`)
+  }
   const warningCount = report.warnings.length + report.more_warnings
   if (warningCount) {
     lines.push(`${warningCount} warning${warningCount === 1 ? '' : 's'}:`)

@@ -489,6 +489,8 @@ test('convert: --on-error skip converts the good records and writes the bad ones
   const result = await runCli(['convert', input, '--from', 'deepeval', '--to', 'evalcase', '-o', out, '--on-error', 'skip', '--rejects', rejects])
   assert.equal(result.code, 0, result.stderr)
   assert.match(result.stderr, /2 read, 2 written, 1 skipped/)
+  // The summary names the skipped record, as it names warnings.
+  assert.ok(result.stderr.includes(`1 skipped:\n  ${input}:2: input: expected a string`), result.stderr)
   const doc = parseYaml(readFileSync(out, 'utf8')) as { evalcases: { input: string }[] }
   assert.deepEqual(doc.evalcases.map((c) => c.input), ['good one', 'good two'])
   const [reject] = readFileSync(rejects, 'utf8').trim().split('\n').map((l) => JSON.parse(l))
