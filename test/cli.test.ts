@@ -699,6 +699,25 @@ test('invalid JSON is named by line and column, without the parser\'s offset int
   assert.doesNotMatch(run.stderr, /position/)
 })
 
+test('an evalcase file as PyYAML writes one (items at column 0, long text folded over quoted lines) is read item by item, in a small heap', async () => {
+  // PyYAML's dump: a list at the key's own column, and double-quoted text broken with an escaped line end.
+  const words = 'refund policy caf\\xE9 context the customer Z\\xFCrich question model answer'
+  const text = Array.from({ length: 12 }, () => words).join(' ')
+  const folded = (prefix: string) => `${prefix}"${text.slice(0, 70)}\\\n    \\ ${text.slice(70, 150)}\\\n    \\ ${text.slice(150)}"`
+  const items: string[] = []
+  for (let i = 0; i < 40_000; i++) items.push(`- id: case-${i}\n${folded('  input: ')}\n${folded('  expected_output: ')}\n`)
+  const input = file('pyyaml-style.yaml', `evalcases:\n${items.join('')}`)
+  const output = join(dir, 'pyyaml-style-out.jsonl')
+  // The whole document parsed at once takes tens of times its size; item by item it fits.
+  const run = await runCli(['convert', input, '--from', 'evalcase', '--to', 'evalcase', '-o', output, '--quiet'], { NODE_OPTIONS: '--max-old-space-size=96' }, 120_000)
+  assert.equal(run.code, 0, run.stderr)
+  const lines = readFileSync(output, 'utf8').trimEnd().split('\n')
+  assert.equal(lines.length, 40_000)
+  const last = JSON.parse(lines.at(-1)!) as { id: string; input: string }
+  assert.equal(last.id, 'case-39999')
+  assert.ok(last.input.startsWith('refund policy café context the customer Zürich question'), last.input.slice(0, 80))
+})
+
 test('-o naming standard output (/dev/fd/1) writes there, as -o - does', async () => {
   const input = file('to-fd.jsonl', '{"input": "q", "expected_output": "a"}\n')
   const run = await runCli(['convert', input, '--from', 'deepeval', '--to', 'evals', '--to-container', 'jsonl', '-o', '/dev/fd/1', '--quiet'])

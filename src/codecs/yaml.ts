@@ -162,7 +162,9 @@ function scanLine(line: string, i: number): number {
       i++
       continue
     }
-    if (i < 0) return UNSURE
+    // A quoted scalar or flow collection that goes on past the line (PyYAML folds long text so)
+    // goes on in the lines indented past its key, as a block scalar does; the parser judges it.
+    if (i < 0) return node
     while (line[i] === ' ') i++
     if (i >= line.length || line[i] === '#') return DONE
     if (line[i] === ':' && (line[i + 1] === undefined || line[i + 1] === ' ')) {
@@ -275,10 +277,11 @@ export async function* readYaml(source: ByteSource, options: ReadOptions): Async
       }
       return long || binary ? plainValues(value, notes ?? []) : value
     }
+    const mayHoldProto = source.includes('__proto__')
     const record = (node: Node): SourceRecord => {
       const notes: string[] = []
       const value = toJs(node, notes)
-      if (source.includes('__proto__') && hasProtoKey(value)) throw new DataError('E_FIELD', protoRefused(), { ...where(node.range?.[0]), field: '__proto__' })
+      if (mayHoldProto && hasProtoKey(value)) throw new DataError('E_FIELD', protoRefused(), { ...where(node.range?.[0]), field: '__proto__' })
       const read: SourceRecord = { value, line: where(node.range?.[0]).line, index: index++ }
       read.fieldLine = fieldLines(node, source, prefix.length, prefixLines, line)
       if (notes.length) read.warnings = notes
