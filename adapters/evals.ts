@@ -84,32 +84,65 @@ function hasType(value: unknown, type: string): boolean {
   return actual === type || (type === 'number' && actual === 'integer')
 }
 
-function join(path: string, key: string): string {
-  return path === '' ? key : `${path}.${key}`
+/** A field's place in a record, as a chain back to the record: its text is made only for a fault. */
+interface Place {
+  parent: Place | undefined
+  key: string | number
 }
 
-export function validate(value: unknown, schema: Schema = EVALS_SCHEMA, path = '', out: SchemaViolation[] = []): SchemaViolation[] {
-  if (schema.type !== undefined) {
-    const types = Array.isArray(schema.type) ? schema.type : [schema.type]
-    if (!types.some((t) => hasType(value, t))) {
-      out.push({ path, message: `expected ${types.join(' or ')}, got ${describe(value)}` })
-      return out
+function pathOf(place: Place | undefined): string {
+  if (!place) return ''
+  const parent = pathOf(place.parent)
+  if (typeof place.key === 'number') return `${parent}[${place.key}]`
+  return parent === '' ? place.key : `${parent}.${place.key}`
+}
+
+/** What the validator reads of a schema, worked out once per schema object. */
+interface Compiled {
+  types: string[] | undefined
+  /** The enum's values as JSON text. */
+  enumTexts: Set<string> | undefined
+  properties: [string, Schema][]
+}
+
+const compiled = new WeakMap<Schema, Compiled>()
+
+function compile(schema: Schema): Compiled {
+  let c = compiled.get(schema)
+  if (!c) {
+    c = {
+      types: schema.type === undefined ? undefined : Array.isArray(schema.type) ? schema.type : [schema.type],
+      enumTexts: schema.enum && new Set(schema.enum.map((e) => JSON.stringify(e))),
+      properties: Object.entries(schema.properties ?? {}),
     }
+    compiled.set(schema, c)
   }
-  if (schema.enum !== undefined && !schema.enum.some((e) => JSON.stringify(e) === JSON.stringify(value))) {
-    out.push({ path, message: `expected one of ${schema.enum.map((e) => JSON.stringify(e)).join(', ')}, got ${describe(value)}` })
+  return c
+}
+
+/** The faults of `value` against `schema` (the EvalCase schema unless given), each with its field path. */
+export function validate(value: unknown, schema: Schema = EVALS_SCHEMA, path = '', out: SchemaViolation[] = []): SchemaViolation[] {
+  check(value, schema, path === '' ? undefined : { parent: undefined, key: path }, out)
+  return out
+}
+
+function check(value: unknown, schema: Schema, place: Place | undefined, out: SchemaViolation[]): void {
+  const { types, enumTexts, properties } = compile(schema)
+  if (types !== undefined && !types.some((t) => hasType(value, t))) {
+    out.push({ path: pathOf(place), message: `expected ${types.join(' or ')}, got ${describe(value)}` })
+    return
+  }
+  if (enumTexts !== undefined && !enumTexts.has(JSON.stringify(value))) {
+    out.push({ path: pathOf(place), message: `expected one of ${[...enumTexts].join(', ')}, got ${describe(value)}` })
   }
   if (schema.format === 'uri' && typeof value === 'string' && !URI.test(value)) {
-    out.push({ path, message: `expected a URI (scheme:...), got ${JSON.stringify(value)}` })
+    out.push({ path: pathOf(place), message: `expected a URI (scheme:...), got ${JSON.stringify(value)}` })
   }
   if (isJsonObject(value)) {
-    for (const key of schema.required ?? []) if (!Object.hasOwn(value, key)) out.push({ path: join(path, key), message: 'is missing' })
-    for (const [key, sub] of Object.entries(schema.properties ?? {})) {
-      if (key in value) validate(value[key], sub, join(path, key), out)
-    }
+    if (schema.required) for (const key of schema.required) if (!Object.hasOwn(value, key)) out.push({ path: pathOf({ parent: place, key }), message: 'is missing' })
+    for (const [key, sub] of properties) if (key in value) check(value[key], sub, { parent: place, key }, out)
   }
-  if (Array.isArray(value) && schema.items) value.forEach((item, i) => validate(item, schema.items!, `${path}[${i}]`, out))
-  return out
+  if (Array.isArray(value) && schema.items) for (let i = 0; i < value.length; i++) check(value[i], schema.items, { parent: place, key: i }, out)
 }
 
 function describe(value: unknown): string {

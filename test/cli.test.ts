@@ -718,6 +718,24 @@ test('an evalcase file as PyYAML writes one (items at column 0, long text folded
   assert.ok(last.input.startsWith('refund policy café context the customer Zürich question'), last.input.slice(0, 80))
 })
 
+test('an evalcase file of 400 000 ids that end in no number converts in a 32 MB heap, and an id given again is named with its first line', async () => {
+  // Ids like UUIDs: every one must be remembered, and a Map of them outgrew the heap and aborted the process.
+  let seed = 12345
+  const hex = () => ((seed = (Math.imul(seed, 1103515245) + 12345) >>> 0).toString(16).padStart(8, '0'))
+  const ids = Array.from({ length: 400_000 }, () => `${hex()}-${hex()}-${hex()}-x`)
+  const lines = ids.map((id, i) => `{"id":"${id}","input":"q${i}","expected_output":"a"}\n`)
+  lines.push(lines[199_999]!)
+  const input = file('many-ids.jsonl', lines.join(''))
+  const output = join(dir, 'many-ids-out.jsonl')
+  const run = await runCli(['convert', input, '--from', 'evalcase', '--to', 'evals', '--to-container', 'jsonl', '-o', output, '--on-error', 'skip'], { NODE_OPTIONS: '--max-old-space-size=32' }, 180_000)
+  assert.equal(run.code, 0, run.stderr)
+  assert.match(run.stderr, /400000 written, 1 skipped/)
+  assert.ok(run.stderr.includes(`many-ids.jsonl:400001: id: duplicate id "${ids[199_999]}" (first used at ${input}:200000)`), run.stderr)
+  const written = readFileSync(output, 'utf8').trimEnd().split('\n')
+  assert.equal(written.length, 400_000)
+  assert.equal((JSON.parse(written.at(-1)!) as { id: string }).id, ids.at(-1))
+})
+
 test('-o naming standard output (/dev/fd/1) writes there, as -o - does', async () => {
   const input = file('to-fd.jsonl', '{"input": "q", "expected_output": "a"}\n')
   const run = await runCli(['convert', input, '--from', 'deepeval', '--to', 'evals', '--to-container', 'jsonl', '-o', '/dev/fd/1', '--quiet'])

@@ -60,3 +60,49 @@ test('IdSet: ids that only happen to end in digits (hex, more prefixes than kept
     { seed: 11, numRuns: 5 },
   )
 })
+
+test('StringTable: numbers strings in the order they came and gives each back as it was, whatever its characters', async () => {
+  const { StringTable } = await import('../src/ids.ts')
+  const anyText = fc.oneof(fc.string({ unit: 'binary', maxLength: 40 }), fc.string({ unit: 'grapheme-ascii', maxLength: 40 }), fc.constantFrom('', 'café', '\ud800', 'a\udc00b', 'ÿ', 'Ā'))
+  fc.assert(
+    fc.property(fc.array(anyText, { maxLength: 3000 }), (texts) => {
+      const table = new StringTable()
+      const numbers = new Map<string, number>()
+      for (const text of texts) {
+        const known = numbers.get(text)
+        assert.equal(table.indexOf(text), known ?? -1)
+        const added = table.add(text)
+        if (known === undefined) {
+          assert.equal(added, numbers.size)
+          numbers.set(text, added)
+        } else {
+          assert.equal(added, -1 - known)
+        }
+      }
+      assert.equal(table.size, numbers.size)
+      assert.deepEqual([...table], [...numbers.keys()])
+    }),
+    { seed: 5, numRuns: 30 },
+  )
+})
+
+test('StringTable: strings longer than a chunk, and a million of them across many chunks and table growths', async () => {
+  const { StringTable } = await import('../src/ids.ts')
+  const table = new StringTable()
+  const long = 'x'.repeat(3 << 20)
+  const wide = 'Ω'.repeat(700_000)
+  assert.equal(table.add('first'), 0)
+  assert.equal(table.add(long), 1)
+  assert.equal(table.add(wide), 2)
+  for (let i = 0; i < 1_000_000; i++) table.add(`${i.toString(36)}-ü-${i}`)
+  assert.equal(table.size, 1_000_003)
+  assert.equal(table.get(1), long)
+  assert.equal(table.get(2), wide)
+  assert.equal(table.add(long + 'y'), 1_000_003)
+  assert.equal(table.add(long), -2)
+  for (const i of [0, 1, 777_777, 999_999]) {
+    assert.equal(table.indexOf(`${i.toString(36)}-ü-${i}`), i + 3)
+    assert.equal(table.get(i + 3), `${i.toString(36)}-ü-${i}`)
+  }
+  assert.equal(table.indexOf('1000000-ü-1000000'), -1)
+})
