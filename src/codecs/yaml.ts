@@ -5,7 +5,8 @@
  * Positions are kept, so an error names the file's line. Writing emits one list item per record.
  */
 import { StringDecoder } from 'node:string_decoder'
-import { isMap, isScalar, isSeq, LineCounter, parse, parseDocument, Scalar, stringify, type Document, type Node } from 'yaml'
+import { isMap, isScalar, isSeq, LineCounter, parse, parseDocument, type Document, type Node } from 'yaml'
+import { yamlItem, yamlMapping } from './yaml-emit.ts'
 import { DataError } from '../errors.ts'
 import { bigintToJson, keptWarning } from './json.ts'
 import type { JsonObject } from '../model.ts'
@@ -610,64 +611,7 @@ export async function* readYaml(source: ByteSource, options: ReadOptions): Async
   for (const node of items ?? []) yield record(node)
 }
 
-const STRINGIFY_OPTIONS = { lineWidth: 0, minContentWidth: 0, aliasDuplicateObjects: false } as const
-
-const FRAGILE_BLOCK = /^\n* +(\n|$)/
 const KEEP_CHOMPING = /[|>][1-9]?\+/
-
-/**
- * Plain text that YAML 1.1 readers (PyYAML, and so most Python tools) take for something else: the
- * booleans yes, no, on and off, numbers like 1_000, 0b101 or 12:30:00 (base 60), and dates. YAML
- * 1.2 reads them as text, so `yaml` writes them plain; they are quoted for both to read the same.
- */
-const YAML11_SUSPECT = /^(?:[-+.]?\d[\w.:+-]*|[yn]|yes|no|on|off)$/i
-
-function readsOtherwiseInYaml11(text: string): boolean {
-  if (!YAML11_SUSPECT.test(text)) return false
-  try {
-    return parse(text, { version: '1.1' }) !== text
-  } catch {
-    return false
-  }
-}
-
-/**
- * `value` with every multi-line string whose first non-empty line is only spaces double-quoted: as
- * a block scalar, `yaml` writes it without an indentation indicator and the spaces are lost. Text
- * that YAML 1.1 reads otherwise is double-quoted too, as a value or as a key.
- */
-function quoteFragile(value: unknown): unknown {
-  if (typeof value === 'string') {
-    if (!FRAGILE_BLOCK.test(value) && !readsOtherwiseInYaml11(value)) return value
-    return quoted(value)
-  }
-  if (value === null || typeof value !== 'object') return value
-  if (Array.isArray(value)) {
-    let copy: unknown[] | undefined
-    for (let i = 0; i < value.length; i++) {
-      const fixed = quoteFragile(value[i])
-      if (fixed !== value[i]) (copy ??= [...value])[i] = fixed
-    }
-    return copy ?? value
-  }
-  let copy: Record<string, unknown> | undefined
-  let keysQuoted = false
-  for (const key in value) {
-    const item = (value as Record<string, unknown>)[key]
-    const fixed = quoteFragile(item)
-    if (fixed !== item) (copy ??= { ...(value as Record<string, unknown>) })[key] = fixed
-    if (readsOtherwiseInYaml11(key)) keysQuoted = true
-  }
-  if (!keysQuoted) return copy ?? value
-  // A key YAML 1.1 reads otherwise (`on:`, `no:`) is quoted too: the mapping goes as a Map with that key a quoted scalar.
-  return new Map(Object.entries(copy ?? value).map(([key, item]) => [readsOtherwiseInYaml11(key) ? quoted(key) : key, item]))
-}
-
-function quoted(text: string): Scalar {
-  const scalar = new Scalar(text)
-  scalar.type = 'QUOTE_DOUBLE'
-  return scalar
-}
 
 /**
  * Records nested deeper are refused: the `yaml` parser reads some 800 levels before its stack runs
@@ -685,7 +629,7 @@ export function yamlWriter(sink: Sink, layout: { header?: JsonObject; listKey?: 
     let head = ''
     const header = { ...layout.header }
     delete header[LIST_KEY]
-    if (Object.keys(header).length) head += stringify(header, STRINGIFY_OPTIONS) + '\n'
+    if (Object.keys(header).length) head += yamlMapping(header) + '\n'
     if (layout.listKey) head += `${layout.listKey}:\n`
     if (head) await sink.write(head)
   }
@@ -696,9 +640,7 @@ export function yamlWriter(sink: Sink, layout: { header?: JsonObject; listKey?: 
       if (depthOver(record, MAX_WRITE_DEPTH)) {
         throw new DataError('E_FIELD', `nested deeper than ${MAX_WRITE_DEPTH} levels: too deep to write as YAML that reads back`)
       }
-      let item = stringify([quoteFragile(record)], STRINGIFY_OPTIONS)
-      // Split on \n only: a regex `^` with the m flag also matches after U+2028 and U+2029 inside strings.
-      if (indent) item = item.split('\n').map((line) => (line ? indent + line : line)).join('\n')
+      const item = yamlItem(record, indent)
       // A blank line between items reads well, but after a kept (`|+`) block scalar it would join its text.
       await sink.write((count++ && !lastKeepsTrailing ? '\n' : '') + item)
       lastKeepsTrailing = KEEP_CHOMPING.test(item)

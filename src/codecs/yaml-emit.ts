@@ -1,0 +1,206 @@
+/**
+ * YAML text of one record, as the `yaml` package writes it, made faster. `yaml` builds a document
+ * of nodes for every record, which costs some 70 µs for a small one. Here the mappings, lists and
+ * plain scalars of a record are written directly; any pair or list item holding a value whose
+ * form takes judgement (text over several lines, text that needs quotes, keys that are not plain
+ * words) is handed to `yaml` alone and its text indented into place. The result is byte for byte
+ * what `yaml` writes for the whole record (a property test holds the two together).
+ */
+import { parse, Scalar, stringify } from 'yaml'
+
+export const STRINGIFY_OPTIONS = { lineWidth: 0, minContentWidth: 0, aliasDuplicateObjects: false } as const
+
+const FRAGILE_BLOCK = /^\n* +(\n|$)/
+
+/**
+ * Plain text that YAML 1.1 readers (PyYAML, and so most Python tools) take for something else: the
+ * booleans yes, no, on and off, numbers like 1_000, 0b101 or 12:30:00 (base 60), and dates. YAML
+ * 1.2 reads them as text, so `yaml` writes them plain; they are quoted for both to read the same.
+ */
+const YAML11_SUSPECT = /^(?:[-+.]?\d[\w.:+-]*|[yn]|yes|no|on|off)$/i
+
+function readsOtherwiseInYaml11(text: string): boolean {
+  if (!YAML11_SUSPECT.test(text)) return false
+  try {
+    return parse(text, { version: '1.1' }) !== text
+  } catch {
+    return false
+  }
+}
+
+/**
+ * `value` with every multi-line string whose first non-empty line is only spaces double-quoted: as
+ * a block scalar, `yaml` writes it without an indentation indicator and the spaces are lost. Text
+ * that YAML 1.1 reads otherwise is double-quoted too, as a value or as a key.
+ */
+function quoteFragile(value: unknown): unknown {
+  if (typeof value === 'string') {
+    if (!FRAGILE_BLOCK.test(value) && !readsOtherwiseInYaml11(value)) return value
+    return quoted(value)
+  }
+  if (value === null || typeof value !== 'object') return value
+  if (Array.isArray(value)) {
+    let copy: unknown[] | undefined
+    for (let i = 0; i < value.length; i++) {
+      const fixed = quoteFragile(value[i])
+      if (fixed !== value[i]) (copy ??= [...value])[i] = fixed
+    }
+    return copy ?? value
+  }
+  let copy: Record<string, unknown> | undefined
+  let keysQuoted = false
+  for (const key in value) {
+    const item = (value as Record<string, unknown>)[key]
+    const fixed = quoteFragile(item)
+    if (fixed !== item) (copy ??= { ...(value as Record<string, unknown>) })[key] = fixed
+    if (readsOtherwiseInYaml11(key)) keysQuoted = true
+  }
+  if (!keysQuoted) return copy ?? value
+  // A key YAML 1.1 reads otherwise (`on:`, `no:`) is quoted too: the mapping goes as a Map with that key a quoted scalar.
+  return new Map(Object.entries(copy ?? value).map(([key, item]) => [readsOtherwiseInYaml11(key) ? quoted(key) : key, item]))
+}
+
+function quoted(text: string): Scalar {
+  const scalar = new Scalar(text)
+  scalar.type = 'QUOTE_DOUBLE'
+  return scalar
+}
+
+/** `value` as `yaml` writes it, with the YAML 1.1 guards. */
+export function yamlText(value: unknown): string {
+  return stringify(quoteFragile(value), STRINGIFY_OPTIONS)
+}
+
+/**
+ * Text `yaml` writes plain and as it is, on one line, in a mapping or list: it starts with a letter
+ * (or a digit, below) and holds no character that could mean something (`:`, `#`, controls, line
+ * or paragraph separators, surrogates, a byte-order mark), does not end in a space, and is read as
+ * text by YAML 1.2 and 1.1 alike (not `true`, `null`, `yes`, `off`).
+ */
+const PLAIN = /^[A-Za-z_\u00c0-\u024f\u0370-\u03ff\u0400-\u04ff\u3040-\u30ff\u4e00-\u9fff0-9][^\x00-\x1f\x7f-\x9f:#\u2028\u2029\ud800-\udfff\ufeff]*$/
+const READ_OTHERWISE = /^(?:true|false|null|yes|no|on|off|y|n)$/i
+/**
+ * Text that starts with a digit is a number, a date or a time in some schema unless it holds a
+ * letter none of those use (they use e for exponents, t and z in timestamps, x, b and o after a
+ * leading 0): `1ac80610-e9d6-…` (a UUID) is text everywhere, `1e5` and `2001-12-14t21:59:43z` are not.
+ */
+const NO_NUMBER = /^(?!0[xXbBoO])\d.*[A-DF-SU-Ya-df-su-y]/
+/** Longer keys are written by `yaml` as explicit (`? key`) past 1024 characters: left to it. */
+const MAX_PLAIN_KEY = 128
+
+function isPlain(text: string): boolean {
+  if (!PLAIN.test(text) || text.charCodeAt(text.length - 1) === 0x20) return false
+  const first = text.charCodeAt(0)
+  return first >= 0x30 && first <= 0x39 ? NO_NUMBER.test(text) : !READ_OTHERWISE.test(text)
+}
+
+/** A scalar written directly, or undefined when it is left to `yaml`. */
+function scalar(value: unknown): string | undefined {
+  if (typeof value === 'string') return isPlain(value) ? value : undefined
+  if (typeof value === 'number') return Number.isFinite(value) && !Object.is(value, -0) ? JSON.stringify(value) : undefined
+  if (typeof value === 'boolean') return value ? 'true' : 'false'
+  if (value === null) return 'null'
+  return undefined
+}
+
+function isCollection(value: unknown): value is object {
+  if (typeof value !== 'object' || value === null) return false
+  if (Array.isArray(value)) return true
+  const prototype = Object.getPrototypeOf(value)
+  return prototype === Object.prototype || prototype === null
+}
+
+function isEmpty(value: object): boolean {
+  if (Array.isArray(value)) return value.length === 0
+  for (const _ in value) return false
+  return true
+}
+
+/**
+ * `yaml`'s text of `value` (a pair as a mapping of one key, or a list item as a list of one), its
+ * first line without indentation, the others at `indent`. `yaml` writes some text by its place (a
+ * `---` that starts a key is quoted at one depth and not another), so `value` is written nested
+ * in mappings as deep as `indent`, and the lines of those mappings' keys dropped.
+ */
+function handedOver(value: unknown, indent: string): string {
+  const depth = indent.length / 2
+  let nested = value
+  for (let i = 0; i < depth; i++) nested = { _: nested }
+  let text = yamlText(nested)
+  let start = 0
+  for (let i = 0; i < depth; i++) start = text.indexOf('\n', start) + 1
+  text = text.slice(start + indent.length)
+  return text.endsWith('\n') ? text.slice(0, -1) : text
+}
+
+/**
+ * A block mapping; its first line goes where it is put, the others at `indent`. Pairs in a row
+ * that are handed to `yaml` go together, in one call.
+ */
+function mapping(value: Record<string, unknown>, indent: string): string {
+  let out = ''
+  let pending: Record<string, unknown> | undefined
+  const flush = () => {
+    if (out) out += `\n${indent}`
+    out += handedOver(pending, indent)
+    pending = undefined
+  }
+  for (const key in value) {
+    const item = value[key]
+    if (item === undefined) continue
+    const text = pair(key, item, indent)
+    if (text === undefined) {
+      // defined, not assigned: a `__proto__` key stays a key
+      Object.defineProperty((pending ??= {}), key, { value: item, enumerable: true, writable: true, configurable: true })
+      continue
+    }
+    if (pending) flush()
+    if (out) out += `\n${indent}`
+    out += text
+  }
+  if (pending) flush()
+  return out
+}
+
+/** A pair written directly, or undefined when it is left to `yaml`. */
+function pair(key: string, item: unknown, indent: string): string | undefined {
+  if (key.length > MAX_PLAIN_KEY || !isPlain(key)) return undefined
+  const text = scalar(item)
+  if (text !== undefined) return `${key}: ${text}`
+  if (!isCollection(item)) return undefined
+  if (isEmpty(item)) return `${key}: ${Array.isArray(item) ? '[]' : '{}'}`
+  const inner = `${indent}  `
+  return `${key}:\n${inner}${Array.isArray(item) ? sequence(item, inner) : mapping(item as Record<string, unknown>, inner)}`
+}
+
+/** A block list; its first line goes where it is put, the others at `indent`. */
+function sequence(value: unknown[], indent: string): string {
+  let out = ''
+  for (let i = 0; i < value.length; i++) {
+    if (i) out += `\n${indent}`
+    out += entry(value[i], indent)
+  }
+  return out
+}
+
+function entry(item: unknown, indent: string): string {
+  const text = scalar(item)
+  if (text !== undefined) return `- ${text}`
+  if (isCollection(item)) {
+    if (isEmpty(item)) return Array.isArray(item) ? '- []' : '- {}'
+    const inner = `${indent}  `
+    return `- ${Array.isArray(item) ? sequence(item, inner) : mapping(item as Record<string, unknown>, inner)}`
+  }
+  return handedOver([item], indent)
+}
+
+/** A record as a list item at `indent`, every line ended, as `yaml` writes `[record]` indented. */
+export function yamlItem(record: Record<string, unknown>, indent: string): string {
+  return `${indent}${entry(record, indent)}\n`
+}
+
+/** Keys of a document's top mapping, each line ended; '' for none. */
+export function yamlMapping(keys: Record<string, unknown>): string {
+  const text = mapping(keys, '')
+  return text ? `${text}\n` : ''
+}

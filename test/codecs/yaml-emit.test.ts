@@ -1,0 +1,53 @@
+import { test } from 'node:test'
+import assert from 'node:assert/strict'
+import fc from 'fast-check'
+import { parse } from 'yaml'
+import { yamlItem, yamlMapping, yamlText } from '../../src/codecs/yaml-emit.ts'
+
+/** Text of every kind the emitter must either write plain or hand to `yaml`. */
+const text = fc.oneof(
+  { arbitrary: fc.stringMatching(/^[A-Za-z][A-Za-z0-9 ,.'"()\/!?&*|>%@`[\]{}=+-]{0,30}$/), weight: 6 },
+  { arbitrary: fc.stringMatching(/^[0-9][0-9a-zA-Z .:_+-]{0,12}$/), weight: 3 },
+  { arbitrary: fc.string({ unit: 'binary', maxLength: 20 }), weight: 2 },
+  { arbitrary: fc.string({ unit: 'grapheme', maxLength: 20 }), weight: 2 },
+  {
+    arbitrary: fc.constantFrom(
+      '', ' ', 'a ', ' a', 'a: b', 'a:b', 'a #b', 'a#b', 'http://x.y/z', '- a', '-', '?', 'a\nb', 'a\n', '\n', 'a\n\n', '  a\nb', 'x\n  y\n',
+      'true', 'True', 'TRUE', 'false', 'null', 'Null', '~', 'yes', 'No', 'on', 'OFF', 'y', 'n', '1', '1.5', '0x1f', '1_000', '12:30', '2001-01-01',
+      '.inf', '.nan', '1ac80610-e9d6-40bf-aa38-a4c550a0ac81', '0xab', '0b1x', '0o17q', '1e5', '1e5a', '2001-12-14t21:59:43.10z', '2001-12-14 x', '12_000y', '3 apples', '1-2-3k', '0.5.6q', '9z', 'ab-12', '__proto__', 'constructor', 'e5', 'inf', 'nan', 'NaN', 'café', 'Zürich', 'Ωmega', 'こんにちは', '中文', 'a\u2028b', 'a\u0085b', 'a\ud800', '😀', 'a😀',
+      '---', '...', 'a\n---\nb', '%x', '@x', '`x', 'a\tb', "it's", 'say "hi"', 'x'.repeat(200), 'k'.repeat(1100),
+    ),
+    weight: 4,
+  },
+)
+
+const number = fc.oneof(fc.integer(), fc.double(), fc.constantFrom(0, -0, 1e21, 5e-324, 2 ** 53 + 2, 0.1, -1.5, 100))
+const scalar = fc.oneof(text, number, fc.boolean(), fc.constant(null))
+const { value } = fc.letrec((tie) => ({
+  value: fc.oneof({ depthSize: 'small' }, scalar, tie('list'), tie('object')),
+  list: fc.array(tie('value'), { maxLength: 4 }),
+  object: fc.dictionary(text, tie('value'), { maxKeys: 5, noNullPrototype: true }),
+}))
+const record = fc.dictionary(fc.oneof(text, fc.constantFrom('input', 'expected_output', 'metadata', 'id')), value, { maxKeys: 6, noNullPrototype: true })
+
+test('a record is written byte for byte as `yaml` writes it, at the top and indented under a key', () => {
+  fc.assert(
+    fc.property(record, (r) => {
+      const whole = yamlText([r])
+      assert.equal(yamlItem(r, ''), whole)
+      const indented = whole.split('\n').map((line) => (line ? `  ${line}` : line)).join('\n')
+      assert.equal(yamlItem(r, '  '), indented)
+      assert.deepEqual(parse(`evalcases:\n${indented}`, { uniqueKeys: false }), { evalcases: [r] })
+    }),
+    { seed: 3, numRuns: 3000 },
+  )
+})
+
+test('the keys of a document are written as `yaml` writes them', () => {
+  fc.assert(
+    fc.property(record, (r) => {
+      assert.equal(yamlMapping(r), Object.keys(r).length ? yamlText(r) : '')
+    }),
+    { seed: 4, numRuns: 1000 },
+  )
+})
