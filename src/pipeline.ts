@@ -127,7 +127,7 @@ function requireContainer(path: string, given: Container | undefined, role: 'inp
 /** The canonical cases of one dataset file (or `-`), in order. */
 export async function* read(input: string, options: ReadOptions = {}): AsyncGenerator<EvalCase> {
   requireText('read()', 'the input path', input)
-  requireChoice('read()', 'onError', options.onError, ON_ERROR)
+  requireChoice('read(): the option onError', options.onError, ON_ERROR)
   for await (const item of await openCases(input, options)) {
     if (item.from) readFrom.set(item.value, item.from)
     yield item.value
@@ -155,19 +155,22 @@ function requireText(fn: string, what: string, value: unknown): void {
   if (typeof value !== 'string' || value === '') throw new UsageError(`${fn} needs ${what}, a string; got ${value === '' ? 'an empty one' : typeof value}`)
 }
 
-/** An option that takes one of a few words, refused as the command line refuses its flag. */
-function requireChoice(fn: string, key: string, value: unknown, choices: readonly string[]): void {
-  if (value !== undefined && !choices.includes(value as string)) throw new UsageError(`${fn}: the option ${key} takes ${choices.join(' or ')}, not ${JSON.stringify(value)}`)
+/**
+ * Refuses a value outside `choices` as a usage error, naming it as `name`: the library's option
+ * (`convert(): the option onError`) or the command line's flag (`--on-error`).
+ */
+export function requireChoice<T extends string>(name: string, value: unknown, choices: readonly T[]): asserts value is T | undefined {
+  if (value !== undefined && !choices.includes(value as T)) throw new UsageError(`${name} takes ${choices.join(' or ')}, not ${JSON.stringify(value)}`)
 }
 
 /** A dialect is a way of writing evalcase: given with another target it would be ignored. */
 function requireDialectFor(fn: string, dialect: unknown, to: string): void {
-  requireChoice(fn, 'dialect', dialect, DIALECTS)
+  requireChoice(`${fn}: the option dialect`, dialect, DIALECTS)
   if (dialect !== undefined && to !== 'evalcase') throw new UsageError(`${fn}: the option dialect chooses how evalcase is written; the target here is ${to}`)
 }
 
-const DIALECTS = ['agentv', 'evalcase'] as const
-const ON_ERROR = ['fail', 'skip'] as const
+export const DIALECTS = ['agentv', 'evalcase'] as const
+export const ON_ERROR = ['fail', 'skip'] as const
 
 /** The cases of a file, once its format is known to read its container. */
 async function openCases(input: string, options: ReadOptions): Promise<AsyncGenerator<ReadCase>> {
@@ -1054,7 +1057,7 @@ export interface ConvertOptions extends Omit<ReadOptions, 'report' | 'onReject' 
 /** Converts one file to another format; returns the conversion report. */
 export async function convert(options: ConvertOptions): Promise<ConversionReport> {
   for (const key of ['input', 'output', 'to'] as const) requireText('convert()', `options.${key}`, options?.[key])
-  requireChoice('convert()', 'onError', options.onError, ON_ERROR)
+  requireChoice('convert(): the option onError', options.onError, ON_ERROR)
   requireDialectFor('convert()', options.dialect, (await getAdapter(options.to)).name)
   const inputContainer = requireContainer(options.input, options.inputContainer, 'input')
   await assertWritable(

@@ -1,8 +1,8 @@
 /** Option values shared by several commands, turned into library options. */
-import { UsageError } from '../errors.ts'
 import { parseContainer } from '../codecs/index.ts'
 import type { Container, FieldMapping } from '../../adapters/types.ts'
 import { listOption, stringOption, type OptionValues } from './command.ts'
+import { DIALECTS, ON_ERROR, requireChoice } from '../pipeline.ts'
 
 export function containerOption(values: OptionValues, name: string): Container | undefined {
   const v = stringOption(values, name)
@@ -20,12 +20,12 @@ export async function mapOption(values: OptionValues): Promise<FieldMapping | un
 /** `--dialect`: the evalcase dialect to write, `agentv` (`tests:` with `criteria`) or `evalcase` (`evalcases:`). */
 export function dialectOption(values: OptionValues): 'agentv' | 'evalcase' | undefined {
   const v = stringOption(values, 'dialect')
-  if (v !== undefined && v !== 'agentv' && v !== 'evalcase') throw new UsageError(`--dialect takes agentv or evalcase, not "${v}"`)
+  requireChoice('--dialect', v, DIALECTS)
   return v
 }
 
 export function onErrorOption(values: OptionValues): 'fail' | 'skip' {
   const v = stringOption(values, 'on-error') ?? 'fail'
-  if (v !== 'fail' && v !== 'skip') throw new UsageError(`--on-error takes fail or skip, not "${v}"`)
+  requireChoice('--on-error', v, ON_ERROR)
   return v
 }

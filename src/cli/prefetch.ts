@@ -6,7 +6,7 @@ import { containerOf } from '../codecs/index.ts'
 import { STDIO, assertWritable, isDirectory, isStopping, onInterrupt, removeOwnTemps } from '../io.ts'
 import { filesRead } from '../pipeline.ts'
 import { expandInputs, namesBatch } from './inputs.ts'
-import { MAX_TIMEOUT_SECONDS, PrefetchError, type PrefetchOptions, type PrefetchResult, prefetch, prefetchSummary, rewriteDataset, writeManifest } from '../resolver/index.ts'
+import { checkSetting, PrefetchError, type PrefetchOptions, type PrefetchResult, prefetch, prefetchSummary, rewriteDataset, writeManifest } from '../resolver/index.ts'
 import { type Command, type CommandContext, type OptionValues, listOption, stringOption } from './command.ts'
 
 /** Resolver options from the shared and the fetch options of a command line. */
@@ -19,16 +19,13 @@ export function resolverOptions(values: OptionValues, ctx: CommandContext): Pref
   if (options.offline && options.refresh) throw new UsageError('--refresh lists refs again, which --offline forbids: give one of them')
   const concurrency = stringOption(values, 'concurrency')
   if (concurrency !== undefined) {
-    const n = Number(concurrency)
-    if (!Number.isInteger(n) || n < 1) throw new UsageError(`--concurrency takes a whole number of at least 1, not "${concurrency}"`)
-    options.concurrency = n
+    options.concurrency = Number(concurrency)
+    checkSetting('concurrency', options.concurrency, '--concurrency', JSON.stringify(concurrency))
   }
   const timeout = stringOption(values, 'timeout')
   if (timeout !== undefined) {
-    const seconds = Number(timeout)
-    if (!Number.isFinite(seconds) || seconds <= 0) throw new UsageError(`--timeout takes a number of seconds above 0, not "${timeout}"`)
-    if (seconds > MAX_TIMEOUT_SECONDS) throw new UsageError(`--timeout takes at most ${MAX_TIMEOUT_SECONDS} seconds, not "${timeout}"`)
-    options.timeoutSeconds = seconds
+    options.timeoutSeconds = Number(timeout)
+    checkSetting('timeoutSeconds', options.timeoutSeconds, '--timeout', JSON.stringify(timeout))
   }
   const from = stringOption(values, 'from')
   if (from !== undefined) options.from = from

@@ -67,21 +67,30 @@ export function unknownHostHint(url: string, hosts: Map<string, HostConfig>): st
   return 'a self-hosted one needs --host <name>=<base-url>'
 }
 
-/** What each numeric setting takes: the command line checks its flags, and a library caller gets the same refusal. */
-const SETTING_RULES: Record<keyof typeof DEFAULTS, { whole: boolean; least: number; says: string }> = {
+/** What each numeric setting takes: the command line checks its flags with these, and a library caller gets the same refusal. */
+const SETTING_RULES: Record<keyof typeof DEFAULTS, { whole: boolean; least: number; most?: number; says: string }> = {
   concurrency: { whole: true, least: 1, says: 'a whole number of at least 1' },
   refTtlSeconds: { whole: false, least: 0, says: 'a number of seconds of at least 0' },
   maxFileBytes: { whole: true, least: 1, says: 'a whole number of bytes of at least 1' },
   rawFileLimit: { whole: true, least: 0, says: 'a whole number of at least 0' },
-  timeoutSeconds: { whole: false, least: Number.MIN_VALUE, says: 'a number of seconds above 0' },
+  timeoutSeconds: { whole: false, least: Number.MIN_VALUE, most: MAX_TIMEOUT_SECONDS, says: 'a number of seconds above 0' },
+}
+
+/**
+ * Refuses a value a resolver setting does not take, as a usage error naming it as `name` (the
+ * library option, or the command line's flag) and showing `shown` (by default the value).
+ */
+export function checkSetting(key: keyof typeof DEFAULTS, given: unknown, name = `the option ${key}`, shown?: string): void {
+  const rule = SETTING_RULES[key]
+  const value = shown ?? (typeof given === 'number' ? String(given) : JSON.stringify(given))
+  const fits = typeof given === 'number' && Number.isFinite(given) && given >= rule.least && (!rule.whole || Number.isInteger(given))
+  if (!fits) throw new UsageError(`${name} takes ${rule.says}, not ${value}`)
+  if (rule.most !== undefined && given > rule.most) throw new UsageError(`${name} takes at most ${rule.most} seconds, not ${value}`)
 }
 
 function checkSettings(options: ResolverOptions): void {
-  for (const [key, rule] of Object.entries(SETTING_RULES)) {
-    const given: unknown = options[key as keyof typeof DEFAULTS]
-    if (given === undefined) continue
-    const fits = typeof given === 'number' && Number.isFinite(given) && given >= rule.least && (!rule.whole || Number.isInteger(given))
-    if (!fits) throw new UsageError(`the option ${key} takes ${rule.says}, not ${typeof given === 'number' ? String(given) : JSON.stringify(given)}`)
+  for (const key of Object.keys(SETTING_RULES) as (keyof typeof DEFAULTS)[]) {
+    if (options[key] !== undefined) checkSetting(key, options[key])
   }
 }
 
