@@ -149,6 +149,10 @@ export class StringTable {
   private hashes = new Int32Array(1024)
   /** The table: 1 + the number of the string in each slot, 0 where the slot is empty. */
   private slots = new Int32Array(2048)
+  /** What `locate` read of a string's header: where its text starts, its characters, two bytes each or one. */
+  private textAt = 0
+  private textLength = 0
+  private textWide = false
   size = 0
 
   /** The number of `text`, or -1 when it is not in the table. */
@@ -187,8 +191,9 @@ export class StringTable {
 
   /** The string numbered `index`. */
   get(index: number): string {
-    const { bytes, at, length, wide } = this.locate(index)
-    return bytes.toString(wide ? 'utf16le' : 'latin1', at, at + (wide ? 2 * length : length))
+    const bytes = this.locate(index)
+    const at = this.textAt
+    return bytes.toString(this.textWide ? 'utf16le' : 'latin1', at, at + (this.textWide ? 2 * this.textLength : this.textLength))
   }
 
   /** The strings in the order they came. */
@@ -221,7 +226,8 @@ export class StringTable {
     return start
   }
 
-  private locate(index: number): { bytes: Buffer; at: number; length: number; wide: boolean } {
+  /** The chunk of the string numbered `index`; its header is read into `textAt`, `textLength` and `textWide`. */
+  private locate(index: number): Buffer {
     const start = this.starts[index]!
     const bytes = this.chunks[Math.floor(start / 2 ** 32)]!
     let at = start % 2 ** 32
@@ -233,13 +239,18 @@ export class StringTable {
       if (byte < 0x80) break
       scale *= 0x80
     }
-    return { bytes, at, length: Math.floor(header / 2), wide: header % 2 === 1 }
+    this.textAt = at
+    this.textLength = Math.floor(header / 2)
+    this.textWide = header % 2 === 1
+    return bytes
   }
 
   private equals(index: number, text: string): boolean {
-    const { bytes, at, length, wide } = this.locate(index)
+    const bytes = this.locate(index)
+    const at = this.textAt
+    const length = this.textLength
     if (length !== text.length) return false
-    if (wide) {
+    if (this.textWide) {
       for (let i = 0; i < length; i++) if (text.charCodeAt(i) !== (bytes[at + 2 * i]! | (bytes[at + 2 * i + 1]! << 8))) return false
     } else {
       for (let i = 0; i < length; i++) if (text.charCodeAt(i) !== bytes[at + i]) return false
@@ -270,7 +281,8 @@ function hashOf(text: string): number {
   return h ^ (h >>> 16)
 }
 
-function grown<T extends Float64Array | Int32Array>(array: T): T {
+/** A copy of `array` twice as long. */
+export function grown<T extends Float64Array | Int32Array>(array: T): T {
   const bigger = new (array.constructor as new (length: number) => T)(array.length * 2)
   bigger.set(array)
   return bigger

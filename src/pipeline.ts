@@ -16,7 +16,7 @@ import { containerOf, readRecords, recordWriter } from './codecs/index.ts'
 import { LIST_KEY, SINGLE_KEY, type ColumnType, type HeaderWarning, type Sink, type SourceRecord } from './codecs/types.ts'
 import { detect, type DetectOptions } from './detect.ts'
 import { DataError, EvalferryError, LayoutError, UsageError, type Location } from './errors.ts'
-import { IdSet, StringTable } from './ids.ts'
+import { grown, IdSet, StringTable } from './ids.ts'
 import { assertWritable, AtomicFile, BytesSink, exists, isFile, isPipe, STDIO, type Written } from './io.ts'
 import { parseYamlDocument } from './codecs/yaml.ts'
 import { checkCaseShape } from './mapping.ts'
@@ -455,11 +455,7 @@ class SeenIds {
     if (index < 0) {
       throw new DataError('E_DUPLICATE_ID', `duplicate id "${c.id}" (first used at ${this.describe(-1 - index)})`, { field: 'id' })
     }
-    if (index === this.places.length) {
-      const places = new Float64Array(index * 2)
-      places.set(this.places)
-      this.places = places
-    }
+    if (index === this.places.length) this.places = grown(this.places)
     const own = location.file === this.file
     if (!own) this.placesElsewhere.set(index, placeText(location))
     this.places[index] = own && location.line !== undefined ? location.line : -((location.record ?? 0) + 1)

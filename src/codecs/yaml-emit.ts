@@ -1,10 +1,10 @@
 /**
  * YAML text of one record, as the `yaml` package writes it, made faster. `yaml` builds a document
- * of nodes for every record, which costs some 70 µs for a small one. Here the mappings, lists and
- * plain scalars of a record are written directly; any pair or list item holding a value whose
- * form takes judgement (text over several lines, text that needs quotes, keys that are not plain
- * words) is handed to `yaml` alone and its text indented into place. The result is byte for byte
- * what `yaml` writes for the whole record (a property test holds the two together).
+ * of nodes for every record: most of the 70 µs a small record took to convert. Here the mappings,
+ * lists and plain scalars of a record are written directly; a pair or list item holding a value
+ * whose form takes judgement (text over several lines, text that needs quotes, a key that is not
+ * a plain word) is handed to `yaml` (see `handedOver`). The result is byte for byte what `yaml`
+ * writes for the whole record (a property test holds the two together).
  */
 import { parse, Scalar, stringify } from 'yaml'
 
@@ -78,7 +78,8 @@ export function yamlText(value: unknown): string {
  * text by YAML 1.2 and 1.1 alike (not `true`, `null`, `yes`, `off`).
  */
 const PLAIN = /^[A-Za-z_\u00c0-\u024f\u0370-\u03ff\u0400-\u04ff\u3040-\u30ff\u4e00-\u9fff0-9][^\x00-\x1f\x7f-\x9f:#\u2028\u2029\ud800-\udfff\ufeff]*$/
-const READ_OTHERWISE = /^(?:true|false|null|yes|no|on|off|y|n)$/i
+/** Words YAML 1.2 reads as other than text (`yaml` tests them case by case; all cases here). */
+const CORE_WORDS = /^(?:true|false|null)$/i
 /**
  * Text that starts with a digit is a number, a date or a time in some schema unless it holds a
  * letter none of those use (they use e for exponents, t and z in timestamps, x, b and o after a
@@ -91,7 +92,7 @@ const MAX_PLAIN_KEY = 128
 function isPlain(text: string): boolean {
   if (!PLAIN.test(text) || text.charCodeAt(text.length - 1) === 0x20) return false
   const first = text.charCodeAt(0)
-  return first >= 0x30 && first <= 0x39 ? NO_NUMBER.test(text) : !READ_OTHERWISE.test(text)
+  return first >= 0x30 && first <= 0x39 ? NO_NUMBER.test(text) : !CORE_WORDS.test(text) && !YAML11_SUSPECT.test(text)
 }
 
 /** A scalar written directly, or undefined when it is left to `yaml`. */

@@ -68,12 +68,12 @@ export function unknownHostHint(url: string, hosts: Map<string, HostConfig>): st
 }
 
 /** What each numeric setting takes: the command line checks its flags with these, and a library caller gets the same refusal. */
-const SETTING_RULES: Record<keyof typeof DEFAULTS, { whole: boolean; least: number; most?: number; says: string }> = {
+const SETTING_RULES: Record<keyof typeof DEFAULTS, { whole: boolean; least: number; says: string; most?: { value: number; says: string } }> = {
   concurrency: { whole: true, least: 1, says: 'a whole number of at least 1' },
   refTtlSeconds: { whole: false, least: 0, says: 'a number of seconds of at least 0' },
   maxFileBytes: { whole: true, least: 1, says: 'a whole number of bytes of at least 1' },
   rawFileLimit: { whole: true, least: 0, says: 'a whole number of at least 0' },
-  timeoutSeconds: { whole: false, least: Number.MIN_VALUE, most: MAX_TIMEOUT_SECONDS, says: 'a number of seconds above 0' },
+  timeoutSeconds: { whole: false, least: Number.MIN_VALUE, says: 'a number of seconds above 0', most: { value: MAX_TIMEOUT_SECONDS, says: `at most ${MAX_TIMEOUT_SECONDS} seconds` } },
 }
 
 /**
@@ -85,7 +85,7 @@ export function checkSetting(key: keyof typeof DEFAULTS, given: unknown, name = 
   const value = shown ?? (typeof given === 'number' ? String(given) : JSON.stringify(given))
   const fits = typeof given === 'number' && Number.isFinite(given) && given >= rule.least && (!rule.whole || Number.isInteger(given))
   if (!fits) throw new UsageError(`${name} takes ${rule.says}, not ${value}`)
-  if (rule.most !== undefined && given > rule.most) throw new UsageError(`${name} takes at most ${rule.most} seconds, not ${value}`)
+  if (rule.most && given > rule.most.value) throw new UsageError(`${name} takes ${rule.most.says}, not ${value}`)
 }
 
 function checkSettings(options: ResolverOptions): void {
@@ -109,10 +109,10 @@ export class Session {
     this.hosts = hostTable(options.hosts ?? [], this.env)
     this.offline = isOffline(options)
     checkSettings(options)
+    // The option was checked above; EVALFERRY_TIMEOUT is what is left to check.
     const timeout = this.setting('timeoutSeconds')
     if (timeout > MAX_TIMEOUT_SECONDS) {
-      const given = options.timeoutSeconds !== undefined ? `the timeout ${timeout}` : `EVALFERRY_TIMEOUT=${this.env.EVALFERRY_TIMEOUT}`
-      throw new UsageError(`${given} is too long: the largest timeout accepted is ${MAX_TIMEOUT_SECONDS} seconds`)
+      throw new UsageError(`EVALFERRY_TIMEOUT=${this.env.EVALFERRY_TIMEOUT} is too long: the largest timeout accepted is ${MAX_TIMEOUT_SECONDS} seconds`)
     }
   }
 
