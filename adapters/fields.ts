@@ -36,7 +36,8 @@ const PANDAS_NA = new Set(['#N/A', '#N/A N/A', '#NA', '-1.#IND', '-1.#QNAN', '-N
  * missing value (`N/A`, `None`, `null`…): the text is written as it is, and evalferry reads it back.
  */
 export function warnPandasMissing(row: JsonObject, ctx: EncodeContext, reader: string): void {
-  for (const [column, value] of Object.entries(row)) {
+  for (const column in row) {
+    const value = row[column]
     if (typeof value === 'string' && PANDAS_NA.has(value)) ctx.warn(`the cell "${value}" is read by pandas (${reader}) as a missing value, not as this text`, column)
   }
 }

@@ -105,8 +105,28 @@ const LAYOUT_SAMPLE_BYTES = 32 << 20
 function sampleFull(count: number, bytes: number): boolean {
   return count >= LAYOUT_SAMPLE || bytes >= LAYOUT_SAMPLE_BYTES
 }
-/** How many times `convert` writes a file again for a case its layout could not hold. */
+/**
+ * How many times `convert` writes a file again for cases its layout could not hold. Each pass
+ * gathers every such case it meets (up to `LATE_CASES`, or `LAYOUT_SAMPLE_BYTES` of them), so a
+ * file needs more than one more pass only where its cases keep needing columns none before did.
+ */
 const LAYOUT_RETRIES = 8
+const LATE_CASES = LAYOUT_SAMPLE
+
+/** The error of a file whose passes all met cases their layout could not hold. */
+function layoutGivenUp(error: LayoutError): LayoutError {
+  error.message += ` (the file was written ${LAYOUT_RETRIES + 1} times, each time with up to ${LATE_CASES} more such cases among those its layout is chosen from, and cases kept needing columns none before had)`
+  return error
+}
+
+/** What `write` and `convert` pass to `writeFile` beside the caller's options. */
+interface WriteFileOptions extends WriteOptions {
+  /**
+   * The file will be written again if its layout cannot hold a case: the pass goes on past such a
+   * case to gather the others like it, and the `LayoutError` it ends with holds them all.
+   */
+  gatherLate?: boolean
+}
 
 function requireContainer(path: string, given: Container | undefined, role: 'input' | 'output'): Container {
   const named = path === STDIO ? undefined : containerOf(path)
@@ -507,9 +527,10 @@ export async function write(cases: AsyncIterable<EvalCase> | Iterable<EvalCase>,
   let layoutCases = options.layoutCases
   for (let attempt = 0; ; attempt++) {
     try {
-      return await writeFile(placed(cases), output, layoutCases ? { ...options, layoutCases } : options)
+      return await writeFile(placed(cases), output, { ...options, ...(layoutCases ? { layoutCases } : {}), gatherLate: attempt < LAYOUT_RETRIES })
     } catch (error) {
-      if (!(error instanceof LayoutError && error.cases && attempt < LAYOUT_RETRIES)) throw error
+      if (!(error instanceof LayoutError && error.cases)) throw error
+      if (attempt === LAYOUT_RETRIES) throw layoutGivenUp(error)
       layoutCases = [...(layoutCases ?? []), ...error.cases]
       // The caller's report tells of the last attempt only.
       if (start) Object.assign(options.report!, structuredClone(start))
@@ -517,7 +538,7 @@ export async function write(cases: AsyncIterable<EvalCase> | Iterable<EvalCase>,
   }
 }
 
-async function writeFile(cases: AsyncIterable<ReadCase>, output: string, options: WriteOptions): Promise<ConversionReport> {
+async function writeFile(cases: AsyncIterable<ReadCase>, output: string, options: WriteFileOptions): Promise<ConversionReport> {
   const container = requireContainer(output, options.container, 'output')
   const adapter = await getAdapter(options.to)
   if (!adapter.writes.includes(container)) {
@@ -670,7 +691,7 @@ async function writeFrom(
   adapter: Adapter,
   container: Container,
   file: { sink: Sink; path: string },
-  options: WriteOptions,
+  options: WriteFileOptions,
   report: ConversionReport,
   hasSidecar: boolean,
   preset?: PartPreset,
@@ -723,13 +744,31 @@ async function writeFrom(
   let pending: EvalCase[] = []
   let pendingFrom: Location | undefined
   let pendingGroup: string | undefined
+  // The cases the layout could not hold, gathered for the next pass (`gatherLate`), and the first one's error.
+  const late: EvalCase[] = []
+  let lateBytes = 0
+  let lateError: LayoutError | undefined
+  /** The error to stop with, if any: a case the layout could not hold, gathered while there is room, is left out and the pass goes on. */
+  const stopWith = (error: unknown): unknown => {
+    if (!(error instanceof LayoutError)) return error
+    error.cases = pending
+    if (!options.gatherLate) return error
+    lateError ??= error
+    for (const c of pending) {
+      late.push(c)
+      lateBytes += roughSize(c)
+    }
+    lateError.cases = late
+    pending = []
+    index++
+    return late.length < LATE_CASES && lateBytes < LAYOUT_SAMPLE_BYTES ? undefined : lateError
+  }
   // Writing a record waits only where the writer must (its sink's buffer is full): the others
   // take no promise, so a record of a few fields costs its fields, not the awaits between them.
   const failed = (error: unknown): unknown => {
-    if (error instanceof LayoutError) error.cases = pending
     // A writer that holds records back (Parquet's row groups) names the one at fault by its place in the output.
     if (error instanceof DataError && !error.location.file) error.location = error.location.record === undefined ? { ...at, ...error.location } : { file: file.path, ...error.location }
-    return error
+    return stopWith(error)
   }
   const flushed = (): void => {
     report.records.written += pending.length
@@ -744,18 +783,22 @@ async function writeFrom(
     try {
       record = encoder.encode(pending, ectx, index === 0, pendingGroup !== undefined)
     } catch (error) {
-      if (error instanceof LayoutError) error.cases = pending
-      throw locate(error, at)
+      const stop = stopWith(locate(error, at))
+      if (stop) throw stop
+      return undefined
     }
     let waiting: Promise<void> | undefined
     try {
       waiting = writer.write(record)
     } catch (error) {
-      throw failed(error)
+      const stop = failed(error)
+      if (stop) throw stop
+      return undefined
     }
     if (waiting) {
       return waiting.then(flushed, (error: unknown) => {
-        throw failed(error)
+        const stop = failed(error)
+        if (stop) throw stop
       })
     }
     flushed()
@@ -779,16 +822,22 @@ async function writeFrom(
     }
     return add(c, group)
   }
-  for (const c of sample) await writeOne(c)
-  if (!exhausted) {
-    for (;;) {
-      const next = await iterator.next()
-      if (next.done) break
-      const waiting = writeOne(checked(next.value))
-      if (waiting) await waiting
+  try {
+    for (const c of sample) await writeOne(c)
+    if (!exhausted) {
+      for (;;) {
+        const next = await iterator.next()
+        if (next.done) break
+        const waiting = writeOne(checked(next.value))
+        if (waiting) await waiting
+      }
     }
+    await flush()
+  } catch (error) {
+    // After a case the layout could not hold, the next pass (its layout holding that case) tells whether this error is still one.
+    throw lateError ?? error
   }
-  await flush()
+  if (lateError) throw lateError
   await writer.end()
   return layout
 }
@@ -1074,17 +1123,20 @@ export async function convert(options: ConvertOptions): Promise<ConversionReport
     // Something only the whole file settles: convert it again in this thread.
     if (progress) Object.assign(options.progress!, progress)
   }
-  // A later case that needs a column the first ones did not: the file is written again, its layout chosen with that case.
+  // Later cases that need a column the first ones did not: the file is written again, its layout chosen with them too.
   const start = options.progress ? { ...options.progress } : undefined
   let layoutCases: EvalCase[] | undefined
   let fileKeys: JsonObject | undefined
   for (let attempt = 0; ; attempt++) {
     try {
-      return await convertOnce(options, inputContainer, from, to, await fresh(), layoutCases, fileKeys)
+      const gatherLate = options.input !== STDIO && attempt < LAYOUT_RETRIES
+      return await convertOnce(options, inputContainer, from, to, await fresh(), layoutCases, fileKeys, gatherLate)
     } catch (error) {
       if (error instanceof LateKeys && fileKeys === undefined) fileKeys = error.header
-      else if (error instanceof LayoutError && error.cases && options.input !== STDIO && attempt < LAYOUT_RETRIES) layoutCases = [...(layoutCases ?? []), ...error.cases]
-      else throw error
+      else if (error instanceof LayoutError && error.cases && options.input !== STDIO) {
+        if (attempt === LAYOUT_RETRIES) throw layoutGivenUp(error)
+        layoutCases = [...(layoutCases ?? []), ...error.cases]
+      } else throw error
       if (start) Object.assign(options.progress!, start)
     }
   }
@@ -1098,6 +1150,7 @@ async function convertOnce(
   report: ConversionReport,
   layoutCases: EvalCase[] | undefined,
   fileKeys: JsonObject | undefined,
+  gatherLate: boolean,
 ): Promise<ConversionReport> {
   let rejects: AtomicFile | undefined
   const pendingRejects: Promise<void>[] = []
@@ -1121,6 +1174,7 @@ async function convertOnce(
   try {
     await writeFile(cases, options.output, {
       to,
+      gatherLate,
       ...(options.outputContainer ? { container: options.outputContainer } : {}),
       ...(options.dialect ? { dialect: options.dialect } : {}),
       ...(options.extras === undefined ? {} : { extras: options.extras }),

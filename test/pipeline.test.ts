@@ -94,15 +94,52 @@ test('a named pipe reads as a file: chunks arrive in order, whatever size each r
   await assert.rejects(read(fifo).next(), /is a named pipe, which can be read only once/)
 })
 
+test('cases past the first hundred that each need a new column are gathered in one pass: the file is written once more, not once per case', async () => {
+  // Nineteen late metadata keys, each on one example, as a LangSmith export whose metadata grew over time has.
+  const examples = Array.from({ length: 2000 }, (_, i) => ({ inputs: { question: `q${i}` }, outputs: { answer: `a${i}` }, metadata: { n: i, ...(i % 100 === 99 && i > 99 ? { [`k${i}`]: i } : {}) } }))
+  const source = join(dir, 'late-keys.jsonl')
+  writeFileSync(source, examples.map((r) => JSON.stringify(r)).join('\n') + '\n')
+  const lateKeys = examples.flatMap((e) => Object.keys(e.metadata).filter((k) => k !== 'n'))
+  assert.equal(lateKeys.length, 19)
+  // Hugging Face Parquet has a column of each key.
+  const report = await convert({ input: source, output: join(dir, 'late-keys.parquet'), from: 'langsmith', to: 'hf' })
+  assert.deepEqual([report.records, report.carried], [{ read: 2000, written: 2000, skipped: 0 }, {}])
+  const back: EvalCase[] = []
+  for await (const c of read(join(dir, 'late-keys.parquet'), { from: 'hf' })) back.push(c)
+  assert.deepEqual(
+    back.map((c) => c.metadata),
+    examples.map((e) => e.metadata),
+  )
+  // The library's write of an array gathers them alike: text metadata, each key a column of the table.
+  const made = examples.map((e): EvalCase => ({ input: [{ role: 'user', content: e.inputs.question }], metadata: Object.fromEntries(Object.entries(e.metadata).map(([k, v]) => [k, String(v)])) }))
+  const written = await write(made, join(dir, 'late-made.csv'), { to: 'hf' })
+  assert.deepEqual([written.records.written, written.carried], [2000, {}])
+  assert.deepEqual(readFileSync(join(dir, 'late-made.csv'), 'utf8').split('\n')[0], ['input', 'n', ...lateKeys].join(','))
+
+  // A file whose every case needs a column none before had is given up after a bounded number of passes, saying so.
+  const growing = Array.from({ length: 1200 }, (_, i) => JSON.stringify({ question: `q${i}`, [`k${i}`]: 'x' }))
+  writeFileSync(join(dir, 'growing.jsonl'), growing.join('\n') + '\n')
+  await assert.rejects(convert({ input: join(dir, 'growing.jsonl'), output: join(dir, 'growing.csv'), from: 'hf', to: 'hf' }), (error: LayoutError) => {
+    assert.equal(error.code, 'E_LAYOUT')
+    // Nine passes: the first hundred cases chose the first layout, each of eight more took a hundred more cases.
+    assert.deepEqual(error.location, { file: join(dir, 'growing.jsonl'), line: 901, field: 'evalferry' })
+    assert.match(error.message, / \(the file was written 9 times, each time with up to 100 more such cases among those its layout is chosen from, and cases kept needing columns none before had\)$/)
+    return true
+  })
+  assert.deepEqual(readdirSync(dir).filter((name) => name.startsWith('growing.csv')), [])
+})
+
 test('a case past the first hundred that needs a column they did not is written: the file is written again with its layout chosen with that case', async () => {
   const rows = Array.from({ length: 300 }, (_, i) => ({ question: `q${i}`, answer: i === 250 ? null : 'a', ...(i === 270 ? { extra: 'x' } : {}) }))
   const source = join(dir, 'late-columns.jsonl')
   writeFileSync(source, rows.map((r) => JSON.stringify(r)).join('\n') + '\n')
   for (const output of ['late-columns.csv', 'late-columns.parquet']) {
     const report = await convert({ input: source, output: join(dir, output), from: 'hf', to: 'hf' })
-    assert.deepEqual([report.records, report.carried], [{ read: 300, written: 300, skipped: 0 }, { 'extras.hf.$raw': 1, metadata: 1 }], output)
+    assert.deepEqual([report.records, report.carried], [{ read: 300, written: 300, skipped: 0 }, { 'extras.hf.$raw': 1 }], output)
     await convert({ input: join(dir, output), output: join(dir, `${output}.jsonl`), from: 'hf', to: 'hf' })
-    assert.deepEqual(readFileSync(join(dir, `${output}.jsonl`), 'utf8').trim().split('\n').map((l) => JSON.parse(l) as unknown), rows, output)
+    // The table's columns, which JSON Lines rows without the late key do not show, ride on the first row.
+    const first = { ...rows[0], evalferry: { $file: { columns: ['question', 'answer', 'extra'] } } }
+    assert.deepEqual(readFileSync(join(dir, `${output}.jsonl`), 'utf8').trim().split('\n').map((l) => JSON.parse(l) as unknown), [first, ...rows.slice(1)], output)
   }
   // The first pass's reading (its format detected, here) is closed when the file is written again, not left to the collector.
   await convert({ input: source, output: join(dir, 'late-detected.csv'), to: 'hf' })
@@ -114,8 +151,8 @@ test('a case past the first hundred that needs a column they did not is written:
     }
   })
   assert.deepEqual(open.filter((path) => path === source), [])
-  // The null answer needed the carry column; once it is there, the later key rides in it.
-  assert.equal(readFileSync(join(dir, 'late-columns.csv'), 'utf8').split('\n')[0], 'question,answer,evalferry')
+  // The pass that met the null answer (which needs the carry column) went on, and met the later key too: both are in the header.
+  assert.equal(readFileSync(join(dir, 'late-columns.csv'), 'utf8').split('\n')[0], 'question,answer,extra,evalferry')
 
   // LangSmith's own CSV: a metadata key first met at example 151 gets its column.
   const examples = Array.from({ length: 200 }, (_, i) => ({ inputs: { question: `q${i}` }, outputs: { answer: 'a' }, ...(i === 150 ? { metadata: { source: 'web' } } : {}) }))

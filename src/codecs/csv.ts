@@ -340,6 +340,7 @@ export function csvWriter(sink: Sink, layout: { columns?: string[]; newline?: '\
   const newline = layout.newline ?? '\n'
   const delimiter = layout.delimiter ?? ','
   let columns: string[] | undefined
+  let known: Set<string> | undefined
   let buffer = ''
   let count = 0
 
@@ -356,10 +357,11 @@ export function csvWriter(sink: Sink, layout: { columns?: string[]; newline?: '\
       if (!columns) {
         columns = [...(layout.columns ?? [])]
         for (const key of Object.keys(record)) if (!columns.includes(key)) columns.push(key)
+        known = new Set(columns)
         buffer += head(columns)
       }
       for (const key in record) {
-        if (!columns.includes(key)) {
+        if (!known!.has(key)) {
           throw new LayoutError(`record ${count + 1} has a column "${key}" that the first records did not have`, { field: key })
         }
       }
