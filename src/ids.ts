@@ -22,10 +22,18 @@ interface Numbers {
 
 export class IdSet {
   private readonly numbered = new Map<string, Numbers>()
-  private readonly strings = new StringTable()
   private lastPrefix: string | undefined
   private lastNumbers: Numbers | undefined
   size = 0
+
+  /**
+   * `strings` may be shared with another set of the same ids (the ids a reader has seen, beside
+   * those a writer has written), so that each id's text is kept once; this set's are those with `mark`.
+   */
+  constructor(
+    private readonly strings = new StringTable(),
+    private readonly mark = 1,
+  ) {}
 
   has(id: string): boolean {
     return this.find(id, false)
@@ -52,7 +60,7 @@ export class IdSet {
     if (at >= 0 && at < numbers.bits.length * 8) {
       const mask = 1 << (at & 7)
       if ((numbers.bits[at >> 3]! & mask) !== 0) return true
-      if (numbers.spilled > 0 && this.strings.indexOf(id) >= 0) return true
+      if (numbers.spilled > 0 && this.strings.has(id, this.mark)) return true
       if (add) {
         numbers.bits[at >> 3]! |= mask
         numbers.count++
@@ -60,7 +68,7 @@ export class IdSet {
       }
       return false
     }
-    if (numbers.spilled > 0 && this.strings.indexOf(id) >= 0) return true
+    if (numbers.spilled > 0 && this.strings.has(id, this.mark)) return true
     if (!add) return false
     if (grow(numbers, n)) {
       const k = n - numbers.low
@@ -68,7 +76,7 @@ export class IdSet {
       numbers.count++
     } else {
       numbers.spilled++
-      this.strings.add(id)
+      this.strings.mark(id, this.mark)
     }
     this.size++
     return false
@@ -91,8 +99,8 @@ export class IdSet {
   }
 
   private findString(id: string, add: boolean): boolean {
-    if (!add) return this.strings.indexOf(id) >= 0
-    if (this.strings.add(id) < 0) return true
+    if (!add) return this.strings.has(id, this.mark)
+    if (this.strings.mark(id, this.mark) < 0) return true
     this.size++
     return false
   }
@@ -147,6 +155,8 @@ export class StringTable {
   /** Where each string starts: its chunk × 2^32 plus its offset there. */
   private starts = new Float64Array(1024)
   private hashes = new Int32Array(1024)
+  /** Each string's marks (see `mark`): bits its users set. */
+  private marks = new Uint8Array(1024)
   /** The table: 1 + the number of the string in each slot, 0 where the slot is empty. */
   private slots = new Int32Array(2048)
   /** What `locate` read of a string's header: where its text starts, its characters, two bytes each or one. */
@@ -180,6 +190,7 @@ export class StringTable {
     if (index === this.starts.length) {
       this.starts = grown(this.starts)
       this.hashes = grown(this.hashes)
+      this.marks = grown(this.marks)
     }
     this.starts[index] = this.store(text)
     this.hashes[index] = hash
@@ -187,6 +198,31 @@ export class StringTable {
     // At most half full, so that a probe stays short.
     if (this.size * 2 > this.slots.length) this.rehash()
     return index
+  }
+
+  /**
+   * Adds `text` if it is not in the table, and sets the bit `bit` (1, 2, 4…) of its marks: the
+   * number of `text` when the bit was not set, -1 - its number when it was. The users of one table
+   * keep their own sets of its strings this way, each string kept once.
+   */
+  mark(text: string, bit: number): number {
+    let index = this.add(text)
+    if (index < 0) index = -1 - index
+    const marks = this.marks[index]!
+    if ((marks & bit) !== 0) return -1 - index
+    this.marks[index] = marks | bit
+    return index
+  }
+
+  /** Whether `text` is in the table with the bit `bit` of its marks set. */
+  has(text: string, bit: number): boolean {
+    const index = this.indexOf(text)
+    return index >= 0 && (this.marks[index]! & bit) !== 0
+  }
+
+  /** The strings with the bit `bit` of their marks set, in the order they came into the table. */
+  *marked(bit: number): IterableIterator<string> {
+    for (let i = 0; i < this.size; i++) if ((this.marks[i]! & bit) !== 0) yield this.get(i)
   }
 
   /** The string numbered `index`. */
@@ -282,7 +318,7 @@ function hashOf(text: string): number {
 }
 
 /** A copy of `array` twice as long. */
-export function grown<T extends Float64Array | Int32Array>(array: T): T {
+export function grown<T extends Float64Array | Int32Array | Uint8Array>(array: T): T {
   const bigger = new (array.constructor as new (length: number) => T)(array.length * 2)
   bigger.set(array)
   return bigger

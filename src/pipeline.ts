@@ -126,6 +126,8 @@ interface WriteFileOptions extends WriteOptions {
    * case to gather the others like it, and the `LayoutError` it ends with holds them all.
    */
   gatherLate?: boolean
+  /** The reader's table of the ids it has seen, where both sides keep them: each id is kept once. */
+  idTable?: StringTable
 }
 
 function requireContainer(path: string, given: Container | undefined, role: 'input' | 'output'): Container {
@@ -193,7 +195,7 @@ export const DIALECTS = ['agentv', 'evalcase'] as const
 export const ON_ERROR = ['fail', 'skip'] as const
 
 /** The cases of a file, once its format is known to read its container. */
-async function openCases(input: string, options: ReadOptions): Promise<AsyncGenerator<ReadCase>> {
+async function openCases(input: string, options: ReadOptions, idTable?: StringTable): Promise<AsyncGenerator<ReadCase>> {
   const container = requireContainer(input, options.container, 'input')
   let from = options.from
   if (!from) {
@@ -207,7 +209,7 @@ async function openCases(input: string, options: ReadOptions): Promise<AsyncGene
   if (options.map && !adapter.mapsRows) {
     throw new UsageError(`--map maps the columns of a table (csv, hf, langsmith); ${input} is ${adapter.name}, whose fields are its own`)
   }
-  return readFile_(input, container, adapter, options, new SeenIds(input))
+  return readFile_(input, container, adapter, options, new SeenIds(input, idTable))
 }
 
 async function* readFile_(
@@ -461,28 +463,35 @@ function withoutRecordKeys(header: JsonObject, recordKeys: string[]): JsonObject
  * as text. The ids are kept outside the JavaScript heap (see `StringTable`), so that millions of
  * them do not outgrow a worker's capped heap: 4 million UUID ids converted in 374 MB.
  */
+/** The marks of an id in a table of ids a reader and a writer share: one the reader has seen, one the writer has written. */
+const SEEN = 1
+const WRITTEN = 2
+
 class SeenIds {
-  private readonly table = new StringTable()
   private places = new Float64Array(1024)
   /** Places in files this one includes, by the id's number. */
   private readonly placesElsewhere = new Map<number, string>()
-  constructor(private readonly file: string) {}
+  /** `table` may be the writer's too (see `IdSet`): the ids seen here are those it marks `SEEN`. */
+  constructor(
+    private readonly file: string,
+    private readonly table = new StringTable(),
+  ) {}
 
   /** Remembers the id of `c` at `location`; an id read before is an E_DUPLICATE_ID error. */
   add(c: EvalCase, location: Location): void {
     if (c.id === undefined) return
-    const index = this.table.add(c.id)
+    const index = this.table.mark(c.id, SEEN)
     if (index < 0) {
       throw new DataError('E_DUPLICATE_ID', `duplicate id "${c.id}" (first used at ${this.describe(-1 - index)})`, { field: 'id' })
     }
-    if (index === this.places.length) this.places = grown(this.places)
+    while (index >= this.places.length) this.places = grown(this.places)
     const own = location.file === this.file
     if (!own) this.placesElsewhere.set(index, placeText(location))
     this.places[index] = own && location.line !== undefined ? location.line : -((location.record ?? 0) + 1)
   }
 
   ids(): string[] {
-    return [...this.table]
+    return [...this.table.marked(SEEN)]
   }
 
   private describe(index: number): string {
@@ -902,7 +911,7 @@ class CaseEncoder {
    */
   private readonly takenIds = new Set<string>()
   /** The ids written so far, where the target's must be unique (a few bits each where they are numbered). */
-  private readonly usedIds = new IdSet()
+  private readonly usedIds: IdSet
   /** Records of the dataset before this file's first (see `WriteOptions.firstRecord`). */
   private readonly idBase: number
 
@@ -910,13 +919,14 @@ class CaseEncoder {
     private readonly adapter: Adapter,
     container: Container,
     layout: FileLayout,
-    private readonly options: WriteOptions,
+    private readonly options: WriteFileOptions,
     private readonly report: ConversionReport,
     file: string,
     hasSidecar: boolean,
     sample: EvalCase[],
     private readonly part?: PartPreset,
   ) {
+    this.usedIds = new IdSet(options.idTable, WRITTEN)
     this.idBase = options.firstRecord ?? 0
     // A sampled case may come after the first records that get an id: its id counts from the start.
     for (const c of sample) if (c.id !== undefined && !c.generated?.includes('id') && mayBeGeneratedLater(c.id, this.idBase - 1)) this.takenIds.add(c.id)
@@ -1154,27 +1164,34 @@ async function convertOnce(
 ): Promise<ConversionReport> {
   let rejects: AtomicFile | undefined
   const pendingRejects: Promise<void>[] = []
-  const cases = await openCases(options.input, {
-    from,
-    container: inputContainer,
-    // A file can be read again to give its first case the keys after its records; standard input cannot.
-    ...(fileKeys ? { fileKeys } : options.input !== STDIO ? { lateKeys: 'retry' as const } : {}),
-    ...(options.map ? { map: options.map } : {}),
-    onError: options.onError ?? 'fail',
-    report,
-    ...(options.recordRange ? { recordRange: options.recordRange } : {}),
-    ...(options.recordBytes ? { recordBytes: options.recordBytes } : {}),
-    ...(options.progress ? { progress: options.progress } : {}),
-    onReject: (r) => {
-      const written = rejects?.sink.write(JSON.stringify(r) + '\n')
-      if (written) pendingRejects.push(written)
+  // Where the source's ids and the target's must both be unique, both sides keep every id: in one table, each id once.
+  const idTable = new StringTable()
+  const cases = await openCases(
+    options.input,
+    {
+      from,
+      container: inputContainer,
+      // A file can be read again to give its first case the keys after its records; standard input cannot.
+      ...(fileKeys ? { fileKeys } : options.input !== STDIO ? { lateKeys: 'retry' as const } : {}),
+      ...(options.map ? { map: options.map } : {}),
+      onError: options.onError ?? 'fail',
+      report,
+      ...(options.recordRange ? { recordRange: options.recordRange } : {}),
+      ...(options.recordBytes ? { recordBytes: options.recordBytes } : {}),
+      ...(options.progress ? { progress: options.progress } : {}),
+      onReject: (r) => {
+        const written = rejects?.sink.write(JSON.stringify(r) + '\n')
+        if (written) pendingRejects.push(written)
+      },
     },
-  })
+    idTable,
+  )
   if (options.rejects) rejects = await AtomicFile.create(options.rejects)
   try {
     await writeFile(cases, options.output, {
       to,
       gatherLate,
+      idTable,
       ...(options.outputContainer ? { container: options.outputContainer } : {}),
       ...(options.dialect ? { dialect: options.dialect } : {}),
       ...(options.extras === undefined ? {} : { extras: options.extras }),

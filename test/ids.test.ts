@@ -106,3 +106,38 @@ test('StringTable: strings longer than a chunk, and a million of them across man
   }
   assert.equal(table.indexOf('1000000-ü-1000000'), -1)
 })
+
+test('StringTable marks: a reader and a writer sharing one table each keep their own set of its strings, each string kept once', async () => {
+  const { StringTable } = await import('../src/ids.ts')
+  // Ids as a reader sees them and a writer writes them: mostly the same, some only on one side, some repeated; some end in digits.
+  const id = fc.oneof(fc.uuid(), fc.constantFrom('a', 'b', 'a-2', 'case-3', 'Ω'), fc.string({ maxLength: 6 }))
+  fc.assert(
+    fc.property(fc.array(fc.tuple(fc.boolean(), id), { maxLength: 2000 }), (steps) => {
+      const table = new StringTable()
+      const written = new IdSet(table, 2)
+      const seen = new Set<string>()
+      const writtenReference = new Set<string>()
+      for (const [reads, text] of steps) {
+        if (reads) {
+          // The reader's mark is told apart from the writer's: an id only written is new to it.
+          const index = table.mark(text, 1)
+          assert.equal(index < 0, seen.has(text), `mark(${JSON.stringify(text)})`)
+          assert.equal(table.get(index < 0 ? -1 - index : index), text)
+          seen.add(text)
+        } else {
+          assert.equal(written.has(text), writtenReference.has(text))
+          assert.equal(written.add(text), !writtenReference.has(text), `add(${JSON.stringify(text)})`)
+          writtenReference.add(text)
+        }
+        assert.equal(table.has(text, 1), seen.has(text))
+      }
+      // In the order they came into the table, which the writer may have put them in first.
+      assert.deepEqual([...table.marked(1)].sort(), [...seen].sort())
+      assert.equal(written.size, writtenReference.size)
+      // Every string the two sides kept is in the table once (the writer keeps numbered ids in bitmaps, not here).
+      assert.ok(table.size <= new Set([...seen, ...writtenReference]).size)
+      for (const text of seen) assert.ok(table.indexOf(text) >= 0)
+    }),
+    { seed: 17, numRuns: 40 },
+  )
+})
