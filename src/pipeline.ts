@@ -457,16 +457,16 @@ function withoutRecordKeys(header: JsonObject, recordKeys: string[]): JsonObject
   return out
 }
 
+/** The marks of an id in a table of ids a reader and a writer share: one the reader has seen, one the writer has written. */
+const SEEN = 1
+const WRITTEN = 2
+
 /**
  * The ids read so far where the source needs them unique, each with where it was first used: in
  * the file being read as a number (its line, or minus its record number), in a file it includes
  * as text. The ids are kept outside the JavaScript heap (see `StringTable`), so that millions of
  * them do not outgrow a worker's capped heap: 4 million UUID ids converted in 374 MB.
  */
-/** The marks of an id in a table of ids a reader and a writer share: one the reader has seen, one the writer has written. */
-const SEEN = 1
-const WRITTEN = 2
-
 class SeenIds {
   private places = new Float64Array(1024)
   /** Places in files this one includes, by the id's number. */
