@@ -1,7 +1,7 @@
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
 import { spawn, spawnSync } from 'node:child_process'
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs'
+import { closeSync, existsSync, fstatSync, mkdirSync, mkdtempSync, openSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { tableFromIPC } from 'apache-arrow'
@@ -742,6 +742,29 @@ test('-o naming standard output (/dev/fd/1) writes there, as -o - does', async (
   assert.equal(run.code, 0, run.stderr)
   const written = JSON.parse(run.stdout) as { input: string; expected: string }
   assert.deepEqual([written.input, written.expected], ['q', 'a'])
+})
+
+test('-o /dev/stdout, /dev/fd/1 or /proc/self/fd/1 with standard output sent to a file writes into that file, not a new one put in its place', () => {
+  const input = file('to-stdout-file.jsonl', '{"input": "q", "expected_output": "a"}\n')
+  for (const name of ['/dev/stdout', '/dev/fd/1', '/proc/self/fd/1']) {
+    const target = join(dir, `stdout-${name.replaceAll('/', '_')}.jsonl`)
+    // The shell's `> target`: the process's standard output is that file, opened before it starts.
+    const fd = openSync(target, 'w')
+    try {
+      const run = spawnSync(process.execPath, ['--import', 'tsx', MAIN, 'convert', input, '--from', 'deepeval', '--to', 'evals', '--to-container', 'jsonl', '-o', name, '--quiet'], {
+        cwd: ROOT,
+        stdio: ['ignore', fd, 'pipe'],
+        timeout: 60_000,
+      })
+      assert.equal(run.status, 0, `${name}: ${String(run.stderr)}`)
+      // Still the file the shell opened: a file renamed over it would leave the shell's output elsewhere.
+      assert.equal(statSync(target).ino, fstatSync(fd).ino, name)
+    } finally {
+      closeSync(fd)
+    }
+    const written = JSON.parse(readFileSync(target, 'utf8')) as { input: string; expected: string }
+    assert.deepEqual([written.input, written.expected], ['q', 'a'], name)
+  }
 })
 
 test('a row mapper that throws an Error rejects its row; one that fails with a TypeError stops the run, skipped or not', async () => {
