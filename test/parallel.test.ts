@@ -187,6 +187,15 @@ test('a large JSON Lines file in parts: same bytes, same report, and an id used 
   assert.equal((skippedOne.parts as ConversionReport).errors[0]?.location.line, lines.length - 39)
   assert.deepEqual(skippedOne.parts, skippedOne.one)
 
+  // Ids that are not numbered, where the source's and the target's must both be unique: the two
+  // sets of ids the parts report share one table, and neither takes the other's for a repeat.
+  const named = lines.map((line) => line.replace(/"id":"c(\d+)"/, (_, n: string) => `"id":"case ${Number(n).toString(36)}."`))
+  writeFileSync(join(dir, 'named.jsonl'), named.join('\n') + '\n')
+  const unique = await both({ input: join(dir, 'named.jsonl'), output: '', from: 'evalcase', to: 'evalcase', onError: 'skip' })
+  assert.ok(unique.same)
+  assert.deepEqual(unique.parts, unique.one)
+  assert.deepEqual((unique.one as ConversionReport).records, { read: named.filter((l) => l.startsWith('{')).length, written: named.filter((l) => l.startsWith('{')).length, skipped: 1 })
+
   lines[lines.length - 5] = lines[7]!
   writeFileSync(input, lines.join('\n') + '\n')
   const dup = await both({ input, output: '', from: 'evalcase', to: 'deepeval' })
