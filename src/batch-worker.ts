@@ -7,6 +7,10 @@ const PROGRESS_EVERY_MS = 200
 const port = parentPort
 if (!port) throw new Error('batch-worker runs as a worker thread')
 
+// The thread's environment as a plain object, which it only reads: the `yaml` parser reads
+// process.env for each token, and a read of the real one is a call into the runtime (see bin/evalferry.js).
+process.env = { ...process.env }
+
 port.on('message', async (job: ConvertOptions) => {
   const progress = { records: 0, bytes: 0 }
   const timer = setInterval(() => port.postMessage({ type: 'progress', ...progress }), PROGRESS_EVERY_MS)

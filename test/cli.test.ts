@@ -767,6 +767,13 @@ test('-o /dev/stdout, /dev/fd/1 or /proc/self/fd/1 with standard output sent to 
   }
 })
 
+test('the installed command, which keeps a plain copy of its environment, still reads it: EVALFERRY_CACHE_DIR names the cache', () => {
+  const cache = join(dir, 'env-cache')
+  const run = spawnSync(process.execPath, [join(ROOT, 'bin', 'evalferry.js'), 'cache', 'dir'], { cwd: ROOT, env: { ...process.env, EVALFERRY_CACHE_DIR: cache }, encoding: 'utf8', timeout: 60_000 })
+  assert.equal(run.status, 0, run.stderr)
+  assert.equal(run.stdout.trim(), cache)
+})
+
 test('a row mapper that throws an Error rejects its row; one that fails with a TypeError stops the run, skipped or not', async () => {
   const input = file('mapper-throws.csv', 'question,answer\nq1,a1\n,a2\nq3,a3\n')
   const picky = (row: Record<string, unknown>): EvalCase => {
