@@ -20,6 +20,10 @@ interface Numbers {
   spilled: number
 }
 
+/** The marks of an id in a table a reader and a writer share (see `StringTable.mark`): read, and written. */
+export const SEEN = 1
+export const WRITTEN = 2
+
 export class IdSet {
   private readonly numbered = new Map<string, Numbers>()
   private lastPrefix: string | undefined
@@ -32,7 +36,7 @@ export class IdSet {
    */
   constructor(
     private readonly strings = new StringTable(),
-    private readonly mark = 1,
+    private readonly mark = SEEN,
   ) {}
 
   has(id: string): boolean {

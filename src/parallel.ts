@@ -16,7 +16,7 @@ import type { Container } from '../adapters/types.ts'
 import { containerOf } from './codecs/index.ts'
 import { namedDelimiter, sepDelimiter, sniffDelimiter } from './codecs/csv.ts'
 import type { ErrorCode, Location } from './errors.ts'
-import { IdSet, StringTable } from './ids.ts'
+import { IdSet, SEEN, StringTable, WRITTEN } from './ids.ts'
 import { AtomicFile, STDIO } from './io.ts'
 import { isRowMapper } from './mapping.ts'
 import type { JsonObject } from './model.ts'
@@ -501,9 +501,9 @@ export async function convertInParts(
   // Every id of a large file may be held here: numbered ones take a few bits each, the others once
   // in a table both sets share, where the source's ids and the target's must both be unique.
   const idTable = new StringTable()
-  const seenIds = new IdSet(idTable, 1)
+  const seenIds = new IdSet(idTable, SEEN)
   const writtenIds = new Set<string>()
-  const uniqueIds = new IdSet(idTable, 2)
+  const uniqueIds = new IdSet(idTable, WRITTEN)
   let written = 0
   let previousGroup: string | undefined
   let firstPending = true

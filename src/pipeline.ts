@@ -16,7 +16,7 @@ import { containerOf, readRecords, recordWriter } from './codecs/index.ts'
 import { LIST_KEY, SINGLE_KEY, type ColumnType, type HeaderWarning, type Sink, type SourceRecord } from './codecs/types.ts'
 import { detect, type DetectOptions } from './detect.ts'
 import { DataError, EvalferryError, LayoutError, UsageError, type Location } from './errors.ts'
-import { grown, IdSet, StringTable } from './ids.ts'
+import { grown, IdSet, SEEN, StringTable, WRITTEN } from './ids.ts'
 import { assertWritable, AtomicFile, BytesSink, exists, isFile, isPipe, STDIO, type Written } from './io.ts'
 import { parseYamlDocument } from './codecs/yaml.ts'
 import { checkCaseShape } from './mapping.ts'
@@ -456,10 +456,6 @@ function withoutRecordKeys(header: JsonObject, recordKeys: string[]): JsonObject
   for (const [k, v] of Object.entries(header)) if (!recordKeys.includes(k)) out[k] = v
   return out
 }
-
-/** The marks of an id in a table of ids a reader and a writer share: one the reader has seen, one the writer has written. */
-const SEEN = 1
-const WRITTEN = 2
 
 /**
  * The ids read so far where the source needs them unique, each with where it was first used: in
