@@ -115,7 +115,7 @@ const LATE_CASES = LAYOUT_SAMPLE
 
 /** The error of a file whose passes all met cases their layout could not hold. */
 function layoutGivenUp(error: LayoutError): LayoutError {
-  error.message += ` (the file was written ${LAYOUT_RETRIES + 1} times, each time with up to ${LATE_CASES} more such cases among those its layout is chosen from, and cases kept needing columns none before had)`
+  error.message += ` (the file was written ${LAYOUT_RETRIES + 1} times, each time with up to ${LATE_CASES} more such cases among those its layout is chosen from, and cases kept needing columns none before had); JSON Lines, whose records each have their own keys, holds such a dataset`
   return error
 }
 
