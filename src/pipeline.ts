@@ -1279,7 +1279,9 @@ export async function convertPart(
   const target = await getAdapter(options.to)
   const report = newReport(source.name, target.name, [options.input], options.output)
   const rejects: string[] = []
-  const seenIds = new SeenIds(options.input)
+  // As in a whole file, the ids read and the ids written share one table.
+  const idTable = new StringTable()
+  const seenIds = new SeenIds(options.input, idTable)
   // The part that starts the file reads it from the start, as the whole file would be.
   const reading: FilePart = part.continuation ? { ...part, state: head.state } : { ...part }
   const cases = readFile_(
@@ -1308,6 +1310,7 @@ export async function convertPart(
     { sink, path: options.output },
     {
       to: options.to,
+      idTable,
       ...(options.dialect ? { dialect: options.dialect } : {}),
       ...(options.extras === undefined ? {} : { extras: options.extras }),
       ...(options.strict ? { strict: true } : {}),
