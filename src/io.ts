@@ -321,8 +321,15 @@ export class AtomicFile {
     try {
       await mkdir(dir, { recursive: true })
       await removeStaleTemps(dir, basename(target))
+      // Interrupted while the directory was prepared: nothing is begun.
+      if (stopping) return untilExit
       stream = createWriteStream(temp, { flags: 'wx', highWaterMark: 1 << 20 })
-      await once(stream, 'open')
+      const opened = once(stream, 'open')
+      temporaries.set(temp, opened)
+      await opened.catch((error: unknown) => {
+        temporaries.delete(temp)
+        throw error
+      })
       // The file replaced keeps its permissions.
       if (existing) await chmod(temp, existing.mode & 0o7777)
     } catch (error) {
@@ -360,6 +367,7 @@ export class AtomicFile {
     } catch (error) {
       throw writeError(this.path, error)
     }
+    temporaries.delete(this.temp)
     this.done = true
   }
 
@@ -374,6 +382,7 @@ export class AtomicFile {
     await this.syncing
     stream.destroy()
     await rm(this.temp, { force: true })
+    temporaries.delete(this.temp)
   }
 }
 
@@ -488,6 +497,9 @@ export async function removeShares(shares: string[]): Promise<void> {
 const SIGNAL_EXITS: Partial<Record<NodeJS.Signals, number>> = { SIGINT: 130, SIGTERM: 143, SIGHUP: 129 }
 const cleanups = new Set<() => Promise<void>>()
 
+/** This thread's temporaries not yet put in place or removed, each with its opening. */
+const temporaries = new Map<string, Promise<unknown>>()
+
 /** Set when the process is interrupted: from then on no file is begun or put in place, and the process exits. */
 let stopping = false
 
@@ -508,6 +520,12 @@ async function interrupted(signal: NodeJS.Signals): Promise<void> {
   interruption.abort()
   // Twice: a temporary begun while the first pass ran is gone after the second.
   for (let pass = 0; pass < 2; pass++) for (const cleanup of cleanups) await cleanup().catch(() => {})
+  // This thread's own, wherever they are: one whose opening was under way appears only once it opens,
+  // maybe after the passes looked.
+  for (const [temp, opened] of temporaries) {
+    await opened.catch(() => {})
+    await rm(temp, { force: true }).catch(() => {})
+  }
   const stdout = writesStdout ? ', but what went to standard output stops where the conversion did' : ''
   process.stderr.write(`evalferry: interrupted (${signal}); no file left unfinished${stdout}\n`)
   process.exit(SIGNAL_EXITS[signal])
