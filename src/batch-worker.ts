@@ -1,15 +1,14 @@
 /** A worker thread of a batch: converts the files it is sent, one at a time, and reports back. */
 import { parentPort } from 'node:worker_threads'
 import { EvalferryError } from './errors.ts'
+import { plainEnvironment } from './io.ts'
 import { convert, type ConvertOptions } from './pipeline.ts'
 
 const PROGRESS_EVERY_MS = 200
 const port = parentPort
 if (!port) throw new Error('batch-worker runs as a worker thread')
 
-// The thread's environment as a plain object, which it only reads: the `yaml` parser reads
-// process.env for each token, and a read of the real one is a call into the runtime (see bin/evalferry.js).
-process.env = { ...process.env }
+plainEnvironment()
 
 port.on('message', async (job: ConvertOptions) => {
   const progress = { records: 0, bytes: 0 }

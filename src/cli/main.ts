@@ -5,7 +5,7 @@ import { existsSync, readFileSync } from 'node:fs'
 import { dirname, join } from 'node:path'
 import { fileURLToPath, pathToFileURL } from 'node:url'
 import { EvalferryError, UsageError } from '../errors.ts'
-import { isStopping } from '../io.ts'
+import { isStopping, plainEnvironment } from '../io.ts'
 import { SHARED_OPTIONS, type Command } from './command.ts'
 
 const COMMANDS: Record<string, () => Promise<{ default: Command }>> = {
@@ -117,13 +117,16 @@ export async function run(argv: string[], io: RunIO): Promise<number> {
   }
 }
 
-const invokedDirectly = process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.argv[1]).href
-if (invokedDirectly) {
-  const code = await run(process.argv.slice(2), {
+/** Runs the command line as this process: its arguments, standard streams and environment (kept as a plain copy, see `plainEnvironment`). */
+export async function main(): Promise<void> {
+  plainEnvironment()
+  process.exitCode = await run(process.argv.slice(2), {
     stdout: process.stdout,
     stderr: process.stderr,
     env: process.env,
     isTTY: Boolean(process.stderr.isTTY),
   })
-  process.exitCode = code
 }
+
+const invokedDirectly = process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.argv[1]).href
+if (invokedDirectly) await main()
