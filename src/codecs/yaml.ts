@@ -6,6 +6,7 @@
  */
 import { StringDecoder } from 'node:string_decoder'
 import { isMap, isScalar, isSeq, LineCounter, parse, parseDocument, type Document, type Node } from 'yaml'
+import { readBlockItem } from './yaml-block.ts'
 import { yamlItem, yamlMapping } from './yaml-emit.ts'
 import { DataError } from '../errors.ts'
 import { bigintToJson, keptWarning } from './json.ts'
@@ -237,6 +238,12 @@ function fieldLines(node: Node, source: string, prefixLength: number, prefixLine
   }
 }
 
+/** `SourceRecord.fieldLine` of a list item read without `yaml`, whose text (from file line `line`) `yaml` reads when asked. */
+function itemFieldLine(text: string, line: number, field: string): number | undefined {
+  const list = parseDocument(text, PARSE_OPTIONS).contents
+  return isSeq(list) ? fieldLines(list.items[0] as Node, text, 0, 0, line)(field) : undefined
+}
+
 export async function* readYaml(source: ByteSource, options: ReadOptions): AsyncGenerator<SourceRecord> {
   const { file, recordKeys, header } = options
   const decoder = new StringDecoder('utf8')
@@ -353,9 +360,19 @@ export async function* readYaml(source: ByteSource, options: ReadOptions): Async
    * does not read as one list item on, with its line, for the whole-document parser.
    */
   const flushBatch = (): { text: string; line: number } | undefined => {
-    const items = batch
+    let items = batch
     batch = []
     batchChars = 0
+    // Items in the YAML that datasets are written in are read without `yaml`; from the first that is not, the rest go to it.
+    let read = 0
+    for (const { text, line } of items) {
+      const item = readBlockItem(text)
+      if (!item) break
+      out.push({ value: item.value, line: line + item.line, index: index++, fieldLine: (field) => itemFieldLine(text, line, field) })
+      read++
+    }
+    if (read === items.length) return undefined
+    if (read) items = items.slice(read)
     if (items.length > 1) {
       const { doc, record } = parse('', items.map((i) => i.text).join(''), items[0]!.line, false, false)
       const list = doc.contents

@@ -1,0 +1,200 @@
+import { test } from 'node:test'
+import assert from 'node:assert/strict'
+import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import fc from 'fast-check'
+import * as jsyaml from 'js-yaml'
+import { isSeq, LineCounter, parseDocument, stringify } from 'yaml'
+import { readBlockItem } from '../../src/codecs/yaml-block.ts'
+import { yamlItem } from '../../src/codecs/yaml-emit.ts'
+import { read } from '../../src/index.ts'
+import { evalcaseCase, SampleGenerator } from '../../bench/data.ts'
+import { SHARED_FIXTURES } from '../helpers/cli.ts'
+
+/**
+ * `yaml` is the judge: an item the block reader reads must be one `yaml` reads without an error,
+ * as one list item, to the same value, starting on the same line. Returns whether it was read.
+ */
+function holdsToYaml(text: string): boolean {
+  const read = readBlockItem(text)
+  if (!read) return false
+  const lineCounter = new LineCounter()
+  const doc = parseDocument(text, { uniqueKeys: true, strict: true, prettyErrors: false, lineCounter })
+  assert.deepEqual(doc.errors.map((e) => e.message), [], `read what yaml refuses: ${JSON.stringify(text)}`)
+  const list = doc.contents
+  assert.ok(isSeq(list) && list.items.length === 1, `read what is not one list item: ${JSON.stringify(text)}`)
+  assert.deepStrictEqual(read.value, (doc.toJS() as unknown[])[0], JSON.stringify(text))
+  const node = list.items[0] as { range?: [number] } | null
+  if (node?.range) assert.equal(read.line, lineCounter.linePos(node.range[0]).line - 1, `line of ${JSON.stringify(text)}`)
+  return true
+}
+
+/** Pieces of lines, right and wrong, for items the reader must read as `yaml` does or leave to it. */
+const piece = fc.constantFrom(
+  '- ', '-', 'key: ', 'k2: ', '"k": ', "'k': ", 'k:', 'a b: ', 'word', 'two words', '1', '-0', '0x1F', '0o7', '1e3', '.inf', '~', 'null', 'true', 'False',
+  '"a\\"b\\n"', "'it''s'", '"abc', "'abc", 'abc"', '|', '|-', '|+', '>', '>-', '>+', '|2', '|1', '|2-', '>1+', '|-3', '[a, b]', '{a: 1}', '[', '{x: [1, "y"]}',
+  '[]', '{}', '# comment', ' # trailing', '&a', '*a', '!t', '? ', ': ', '\t', 'x: y: z', '', ' ', '"', "'", '"\\', '#', 'a#b', 'http://x', '- - a', '---',
+  '...', '@', '`', '%', ':x', '?x', ',', ']', '}', '"\\x41\\u00e9"', '"a\\ b"', '"\\q"', '<<', '<<: ', '1: ', 'true: ', '"1": ', 'é', '\u00a0', '12345678901234567',
+)
+const line = fc.tuple(fc.integer({ min: 0, max: 7 }), fc.array(piece, { minLength: 1, maxLength: 3 })).map(([indent, pieces]) => ' '.repeat(indent) + pieces.join(''))
+const item = fc
+  .tuple(fc.integer({ min: 0, max: 2 }), fc.array(piece, { maxLength: 3 }), fc.array(line, { maxLength: 7 }), fc.boolean())
+  .map(([indent, first, rest, end]) => [' '.repeat(indent) + '- ' + first.join(''), ...rest].join('\n') + (end ? '\n' : ''))
+
+test('an item made of pieces of YAML, right or wrong, is read as yaml reads it, or left to yaml', () => {
+  let read = 0
+  fc.assert(
+    fc.property(item, (text) => {
+      if (holdsToYaml(text)) read++
+    }),
+    { numRuns: 6000 },
+  )
+  // Most such items are wrong, or hold what is left to yaml; the rest are read here.
+  assert.ok(read > 200, `read ${read} of 6000`)
+})
+
+const text = fc.oneof(
+  { arbitrary: fc.stringMatching(/^[A-Za-z][A-Za-z0-9 ,.'"()/!?&*|>%@`#:[\]{}=+-]{0,60}$/), weight: 6 },
+  { arbitrary: fc.string({ unit: 'grapheme', maxLength: 30 }), weight: 2 },
+  { arbitrary: fc.string({ unit: fc.constantFrom('a', 'b', ' ', '\n', '#', ':', '-', '"', "'", '\\', 'é', '\t'), maxLength: 40 }), weight: 5 },
+  { arbitrary: fc.constantFrom('', ' ', 'a ', ' a', 'a: b', 'a #b', '- a', '-', 'a\nb', 'a\n', '\n', 'a\n\n', '  a\nb', 'x\n  y\n', 'true', 'null', '~', '1', '1.5', '0x1f', '.inf', '-0', 'x'.repeat(120), 'a b c d e f g h i j k l m '.repeat(8)), weight: 3 },
+)
+const scalar = fc.oneof(text, fc.integer(), fc.double(), fc.boolean(), fc.constant(null))
+const { value } = fc.letrec((tie) => ({
+  value: fc.oneof({ depthSize: 'small' }, scalar, tie('list'), tie('object')),
+  list: fc.array(tie('value'), { maxLength: 4 }),
+  object: fc.dictionary(fc.oneof(text, fc.constantFrom('input', 'id', 'metadata')), tie('value'), { maxKeys: 5, noNullPrototype: true }),
+}))
+
+/** How the tools write YAML: `yaml` (AgentV, evalferry) in its styles, js-yaml as PyYAML folds and quotes, and this project's writer. */
+const writer = fc.oneof(
+  fc
+    .record({
+      lineWidth: fc.constantFrom(0, 20, 40, 80),
+      indent: fc.constantFrom(2, 3, 4),
+      indentSeq: fc.boolean(),
+      defaultStringType: fc.constantFrom('PLAIN', 'QUOTE_DOUBLE', 'QUOTE_SINGLE', 'BLOCK_LITERAL', 'BLOCK_FOLDED'),
+      collectionStyle: fc.constantFrom('any', 'block', 'flow'),
+    })
+    .map((options) => (v: unknown) => stringify([v], options as never)),
+  fc
+    .record({ lineWidth: fc.constantFrom(-1, 20, 40, 80), indent: fc.constantFrom(2, 4), flowLevel: fc.constantFrom(-1, 2), quotingType: fc.constantFrom('"', "'"), forceQuotes: fc.boolean(), noArrayIndent: fc.boolean() })
+    .map((options) => (v: unknown) => jsyaml.dump([v], options as never)),
+  fc.constantFrom('  ', '').map((indent) => (v: unknown) => yamlItem(v as never, indent)),
+)
+
+/** What hands add to a file: lines of spaces, comments, spaces and comments after a line, Windows line breaks. */
+const edits = fc.array(fc.tuple(fc.nat(), fc.constantFrom('blank', 'comment', 'trail', 'crlf'), fc.integer({ min: 0, max: 8 })), { maxLength: 3 })
+
+function edit(text: string, changes: [number, string, number][]): string {
+  for (const [at, kind, n] of changes) {
+    const lines = text.split('\n')
+    const k = lines.length > 1 ? 1 + (at % (lines.length - 1)) : 0
+    if (kind === 'crlf') text = lines.join('\r\n')
+    else {
+      if (kind === 'blank') lines.splice(k, 0, ' '.repeat(n))
+      else if (kind === 'comment') lines.splice(k, 0, `${' '.repeat(n)}# note: x`)
+      else lines[k] = `${lines[k]}${' '.repeat((n % 3) + 1)}${n > 4 ? '# c' : ''}`
+      text = lines.join('\n')
+    }
+  }
+  return text
+}
+
+test('values written by yaml, js-yaml and evalferry, then edited by hand, are read as yaml reads them', () => {
+  let read = 0
+  let runs = 0
+  fc.assert(
+    fc.property(value, writer, edits, (v, write, changes) => {
+      runs++
+      if (holdsToYaml(edit(write(v), changes))) read++
+    }),
+    { numRuns: 3000 },
+  )
+  assert.ok(read > runs / 2, `read ${read} of ${runs}`)
+})
+
+test('eval cases as the tools write them are all read without yaml', () => {
+  const samples = new SampleGenerator(7)
+  const cases = Array.from({ length: 300 }, () => evalcaseCase(samples.next()))
+  const writers: [string, (v: unknown) => string][] = [
+    ['evalferry', (v) => yamlItem(v as never, '  ')],
+    ['yaml', (v) => stringify([v])],
+    ['js-yaml', (v) => jsyaml.dump([v])],
+  ]
+  for (const [name, write] of writers) {
+    for (const c of cases) assert.ok(holdsToYaml(write(c)), `${name} wrote what the reader leaves to yaml:\n${write(c)}`)
+  }
+})
+
+/** The list items of a real file's record list, cut at the indentation of its first `-`. */
+function listItems(text: string): string[] {
+  const lines = text.split(/(?<=\n)/)
+  const key = lines.findIndex((line) => /^(evalcases|tests|cases):\s*$/.test(line))
+  if (key < 0) return []
+  const dash = lines.slice(key + 1).find((line) => /^\s*- /.test(line))!
+  const prefix = dash.slice(0, dash.indexOf('-') + 2)
+  const items: string[] = []
+  for (const line of lines.slice(key + 1)) {
+    if (/^\S/.test(line)) break
+    if (line.startsWith(prefix)) items.push(line)
+    else if (items.length) items[items.length - 1] += line
+  }
+  return items
+}
+
+test('every item of the real AgentV YAML files is read without yaml', () => {
+  const dir = join(SHARED_FIXTURES, 'evalcase')
+  let count = 0
+  for (const name of readdirSync(dir, { recursive: true }) as string[]) {
+    if (!/\.ya?ml$/.test(name)) continue
+    for (const text of listItems(readFileSync(join(dir, name), 'utf8'))) {
+      assert.ok(holdsToYaml(text), `${name}:\n${text}`)
+      count++
+    }
+  }
+  assert.ok(count >= 15, `${count} items`)
+})
+
+test('what the reader reads, and what it leaves to yaml', () => {
+  const read: [string, unknown][] = [
+    ['- a: |+\n    kept\n\n  b: |-\n    stripped\n\n', { a: 'kept\n\n', b: 'stripped' }],
+    ['- >\n  folded\n  line\n\n    more\n  last\n', 'folded line\n\n  more\nlast\n'],
+    ['- |2\n    two spaces kept\n', '  two spaces kept\n'],
+    ['- - a\n  - b\n- c\n'.split('- c')[0]!, ['a', 'b']],
+    ['- key:\n  - x\n  - y\n  next: 1\n', { key: ['x', 'y'], next: 1 }],
+    ['- text: a plain line\n    folded on\n\n    and after a blank\n', { text: 'a plain line folded on\nand after a blank' }],
+    ['- "a \\\n    b\\tc \\u00e9\n\n    d"\n', 'a b\tc é\nd'],
+    ["- 'it''s\n   folded'\n", "it's folded"],
+    ['- {a: [1, "x"], b: ~, c: .5} # flow\n', { a: [1, 'x'], b: null, c: 0.5 }],
+    ['- id: 0x1F\n  n: 0o17\n  f: 1e3\n  t: TRUE\n  s: 1_000\n  inf: -.inf\n', { id: 31, n: 15, f: 1000, t: true, s: '1_000', inf: -Infinity }],
+    ['-   # comment\n  id: a\n', { id: 'a' }],
+    ['- id: a\r\n  input: b\r\n', { id: 'a', input: 'b' }],
+  ]
+  for (const [text, expected] of read) {
+    assert.deepStrictEqual(readBlockItem(text)?.value, expected, text)
+    assert.ok(holdsToYaml(text))
+  }
+  const left = [
+    '- &a x\n', '- *a\n', '- !!str 1\n', '- ? complex\n  : key\n', '- a: 1\n  a: 2\n', '- <<: {a: 1}\n', '- 1: one\n', '- true: yes\n',
+    '- a: 12345678901234567\n', '- -0\n', '- a:\tb\n', '- a: x: y\n', '- a: "never closed\n', '- __proto__: {admin: true}\n', '- "\\q"\n', '- [a,\n  b]\n',
+  ]
+  for (const text of left) assert.equal(readBlockItem(text), undefined, text)
+})
+
+test('an error in a field of an item read without yaml names the field\'s own line', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'evalferry-yaml-block-'))
+  const file = join(dir, 'cases.yaml')
+  writeFileSync(file, 'evalcases:\n  - id: a\n    input: hi\n  - id: b\n    input:\n      - role: user\n        content: hi\n      - content: x\n        role: 5\n')
+  assert.ok(readBlockItem('  - id: b\n    input:\n      - role: user\n        content: hi\n      - content: x\n        role: 5\n'))
+  await assert.rejects(
+    (async () => {
+      for await (const _ of read(file, { from: 'evalcase' }));
+    })(),
+    (error: Error & { location?: unknown }) => {
+      assert.deepEqual(error.location, { file, line: 9, field: 'input[1].role' })
+      return true
+    },
+  )
+})
