@@ -26,7 +26,7 @@ function holdsToYaml(text: string): boolean {
   assert.ok(isSeq(list) && list.items.length === 1, `read what is not one list item: ${JSON.stringify(text)}`)
   assert.deepStrictEqual(read.value, (doc.toJS() as unknown[])[0], JSON.stringify(text))
   const node = list.items[0] as { range?: number[] } | null
-  if (node?.range) assert.equal(read.line, lineCounter.linePos(node.range[0]).line - 1, `line of ${JSON.stringify(text)}`)
+  if (node?.range) assert.equal(read.line, lineCounter.linePos(node.range[0]!).line - 1, `line of ${JSON.stringify(text)}`)
   return true
 }
 
