@@ -104,6 +104,32 @@ function scalar(value: unknown): string | undefined {
   return undefined
 }
 
+/** Text `yaml` writes double-quoted whatever its form: controls, and halves of characters. */
+const FORCES_QUOTES = /[\x00-\x08\x0b-\x1f\x7f-\x9f\u{D800}-\u{DFFF}]/u
+/** The same, and halves of characters that are whole: tested first, as a pattern that reads code points is slower. */
+const MAY_FORCE_QUOTES = /[\x00-\x08\x0b-\x1f\x7f-\x9f\ud800-\udfff]/
+/** Runs of line breaks not at the end of text; `yaml` indents the line after each. */
+const BREAKS = /\n+/g
+
+/**
+ * Text of several lines as `yaml` writes it in a block, a literal block scalar (`|`, `|-`) whose
+ * lines stand at `indent`; undefined when `yaml` writes it otherwise or with more judgement: text
+ * that must be quoted, that starts with a space or a line break, that ends in spaces or tabs after
+ * its last break, or that keeps more than one final line break (`|+`).
+ */
+function literal(text: string, indent: string): string | undefined {
+  if (MAY_FORCE_QUOTES.test(text) && FORCES_QUOTES.test(text)) return undefined
+  const first = text.charCodeAt(0)
+  if (first === 0x20 || first === 0x0a) return undefined
+  let end = text.length
+  while (end > 0 && (text.charCodeAt(end - 1) === 0x0a || text.charCodeAt(end - 1) === 0x20 || text.charCodeAt(end - 1) === 0x09)) end--
+  const tail = text.slice(end)
+  // One final break (clip) or none after the last character that is not space (strip); anything else is yaml's.
+  if (tail !== '' && tail !== '\n') return undefined
+  const body = tail ? text.slice(0, -1) : text
+  return `|${tail ? '' : '-'}\n${indent}${body.replace(BREAKS, `$&${indent}`)}`
+}
+
 function isCollection(value: unknown): value is object {
   if (typeof value !== 'object' || value === null) return false
   if (Array.isArray(value)) return true
@@ -168,6 +194,10 @@ function pair(key: string, item: unknown, indent: string): string | undefined {
   if (key.length > MAX_PLAIN_KEY || !isPlain(key)) return undefined
   const text = scalar(item)
   if (text !== undefined) return `${key}: ${text}`
+  if (typeof item === 'string' && item.includes('\n')) {
+    const block = literal(item, `${indent}  `)
+    return block === undefined ? undefined : `${key}: ${block}`
+  }
   if (!isCollection(item)) return undefined
   if (isEmpty(item)) return `${key}: ${Array.isArray(item) ? '[]' : '{}'}`
   const inner = `${indent}  `
@@ -191,6 +221,10 @@ function entry(item: unknown, indent: string): string {
     if (isEmpty(item)) return Array.isArray(item) ? '- []' : '- {}'
     const inner = `${indent}  `
     return `- ${Array.isArray(item) ? sequence(item, inner) : mapping(item as Record<string, unknown>, inner)}`
+  }
+  if (typeof item === 'string' && item.includes('\n')) {
+    const block = literal(item, `${indent}  `)
+    if (block !== undefined) return `- ${block}`
   }
   return handedOver([item], indent)
 }
