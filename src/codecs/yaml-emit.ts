@@ -1,9 +1,10 @@
 /**
  * YAML text of one record, as the `yaml` package writes it, made faster. `yaml` builds a document
  * of nodes for every record: most of the 70 µs a small record took to convert. Here the mappings,
- * lists and plain scalars of a record are written directly; a pair or list item holding a value
- * whose form takes judgement (text over several lines, text that needs quotes, a key that is not
- * a plain word) is handed to `yaml` (see `handedOver`). The result is byte for byte what `yaml`
+ * lists, plain scalars and plain literal blocks of a record are written directly; a pair or list
+ * item holding a value whose form takes judgement (text that needs quotes, text of several lines
+ * that starts with a space or keeps several final breaks, a key that is not a plain word) is
+ * handed to `yaml` (see `handedOver`). The result is byte for byte what `yaml`
  * writes for the whole record (a property test holds the two together).
  */
 import { parse, Scalar, stringify } from 'yaml'
