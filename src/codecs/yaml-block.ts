@@ -43,11 +43,15 @@ const enum C {
   Quote = 34,
   Hash = 35,
   Apostrophe = 39,
+  Plus = 43,
   Comma = 44,
   Dash = 45,
   Colon = 58,
+  Greater = 62,
+  Question = 63,
   OpenBracket = 91,
   Backslash = 92,
+  Pipe = 124,
   CloseBracket = 93,
   OpenBrace = 123,
   CloseBrace = 125,
@@ -62,14 +66,14 @@ function isIndicator(code: number): boolean {
     case 42: // *
     case 44: // ,
     case 58: // :
-    case 62: // >
-    case 63: // ?
+    case C.Greater:
+    case C.Question:
     case 64: // @
     case 91: // [
     case 93: // ]
     case 96: // `
     case 123: // {
-    case 124: // |
+    case C.Pipe:
     case 125: // }
     case C.Hash:
     case C.Quote:
@@ -85,7 +89,7 @@ function plainValue(text: string): unknown {
   const first = text.charCodeAt(0)
   // Only text that starts with a digit, a sign, a dot, `~`, or the first letter of null, true or false can be other than text.
   const digit = first >= 48 && first <= 57
-  if (!(digit || first === 43 || first === C.Dash || first === 46 || first === 126 || first === 110 || first === 78 || first === 116 || first === 84 || first === 102 || first === 70)) return text
+  if (!(digit || first === C.Plus || first === C.Dash || first === 46 || first === 126 || first === 110 || first === 78 || first === 116 || first === 84 || first === 102 || first === 70)) return text
   if (NULL.test(text)) return null
   if (BOOL.test(text)) return first === 116 || first === 84
   if (INT_OCT.test(text)) return longInt(text, parseInt(text.slice(2), 8))
@@ -225,6 +229,8 @@ class Reader {
   /** The next line not read yet. */
   private at = 0
   private depth = 0
+  /** The line where the item's value starts, set by the first call to `after`. */
+  private valueLine = -1
   private readonly endsWithBreak: boolean
 
   constructor(text: string) {
@@ -250,9 +256,6 @@ class Reader {
     if (this.nextContent(this.at) < this.lines.length) throw DECLINED
     return { value, line: this.valueLine }
   }
-
-  /** The line where the item's value starts, set by the first call to `after`. */
-  private valueLine = -1
 
   /** Line `k`, refused when it holds a tab (outside block scalars, whose lines are read apart). */
   private line(k: number): string {
@@ -306,7 +309,7 @@ class Reader {
       this.endScalar(endLine + 1, parent)
       return value
     }
-    if (ch === 124 || ch === 62) return this.blockScalar(k, i, parent)
+    if (ch === C.Pipe || ch === C.Greater) return this.blockScalar(k, i, parent)
     if (ch === C.OpenBracket || ch === C.OpenBrace) {
       const flow = new Flow(line, i)
       const value = flow.value()
@@ -357,7 +360,7 @@ class Reader {
       // A line of a plain scalar may start with any character but those that would start a key, a list item or a comment.
       const first = next.charCodeAt(indent)
       const spaced = indent + 1 === next.length || next.charCodeAt(indent + 1) === C.Space
-      if (next.includes('\t') || first === C.Colon || ((first === C.Dash || first === 63) && spaced)) throw DECLINED
+      if (next.includes('\t') || first === C.Colon || ((first === C.Dash || first === C.Question) && spaced)) throw DECLINED
       const more = trimEnd(next.slice(indent))
       // A key, or a comment, inside a scalar of several lines is for `yaml` to judge.
       if (more.includes(': ') || more.endsWith(':') || more.includes(' #')) throw DECLINED
@@ -478,13 +481,13 @@ class Reader {
   /** A block scalar whose header (`|`, `>-`, `|2`…) stands at column `i` of line `k`, its lines indented past `parent`. */
   private blockScalar(k: number, i: number, parent: number): string {
     const header = this.lines[k]!
-    const folded = header.charCodeAt(i) === 62
+    const folded = header.charCodeAt(i) === C.Greater
     let chomp = ''
     let indicator = 0
     let j = i + 1
     for (; j < i + 3 && j < header.length; j++) {
       const c = header.charCodeAt(j)
-      if (!chomp && (c === C.Dash || c === 43)) chomp = header[j]!
+      if (!chomp && (c === C.Dash || c === C.Plus)) chomp = header[j]!
       else if (!indicator && c >= 49 && c <= 57) indicator = c - 48
       else break
     }
