@@ -4,8 +4,8 @@
  * lists, plain scalars and plain literal blocks of a record are written directly; a pair or list
  * item holding a value whose form takes judgement (text that needs quotes, text of several lines
  * that starts with a space or keeps several final breaks, a key that is not a plain word) is
- * handed to `yaml` (see `handedOver`). The result is byte for byte what `yaml`
- * writes for the whole record (a property test holds the two together).
+ * handed to `yaml` (see `handedOver`). The result is byte for byte what `yaml` writes for the
+ * whole record (a property test holds the two together).
  */
 import { parse, Scalar, stringify } from 'yaml'
 

@@ -1,8 +1,10 @@
 /**
- * YAML documents through the `yaml` package. Reading cuts a plain block list into its items and
- * parses each alone, so only the current record's text is held; whatever the cutter is not sure of
- * (anchors, tags, flow lists, several documents) is parsed whole from the item where it began.
- * Positions are kept, so an error names the file's line. Writing emits one list item per record.
+ * YAML documents. Reading cuts a plain block list into its items and reads each alone, so only the
+ * current record's text is held: with `readBlockItem` (yaml-block.ts) where the item is in the YAML
+ * datasets are written in, else with the `yaml` package. Whatever the cutter is not sure of
+ * (anchors, tags, flow lists, several documents) is parsed whole by `yaml`, from the item where it
+ * began. Positions are kept, so an error names the file's line. Writing emits one list item per
+ * record (yaml-emit.ts).
  */
 import { StringDecoder } from 'node:string_decoder'
 import { isMap, isScalar, isSeq, LineCounter, parse, parseDocument, type Document, type Node } from 'yaml'
