@@ -1,7 +1,7 @@
 /**
  * One item of a YAML record list, read as the `yaml` package reads it, made faster. `yaml` lexes,
- * parses and composes a document of nodes for every item, then turns it into values: some 0.4 µs
- * a byte. Datasets are written in a small part of YAML: mappings and lists by indentation, plain,
+ * parses and composes a document of nodes for every item, then turns it into values (2.3 s for a
+ * 10 MB file of eval cases; js-yaml reads it in 0.4 s). Datasets are written in a small part of YAML: mappings and lists by indentation, plain,
  * quoted and block scalars, one-line flow lists and mappings, comments. That part is read here,
  * straight into values. Whatever else an item holds (anchors, aliases, tags, `?` keys, keys that
  * are not text, a key given twice, tabs outside block scalars, anything `yaml` would refuse) makes
