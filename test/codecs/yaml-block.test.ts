@@ -137,8 +137,8 @@ function listItems(text: string): string[] {
   const prefix = dash.slice(0, dash.indexOf('-') + 2)
   const items: string[] = []
   for (const line of lines.slice(key + 1)) {
-    if (/^\S/.test(line)) break
     if (line.startsWith(prefix)) items.push(line)
+    else if (/^\S/.test(line)) break
     else if (items.length) items[items.length - 1] += line
   }
   return items
@@ -155,6 +155,20 @@ test('every item of the real AgentV YAML files is read without yaml', () => {
     }
   }
   assert.ok(count >= 15, `${count} items`)
+})
+
+test('files PyYAML wrote are read without yaml, but for an integer past what a number holds', () => {
+  // Written by PyYAML 6.0.3 from eleven cases: yaml.dump({'evalcases': cases}), and again with
+  // allow_unicode=True, sort_keys=False, width=60. Long text is folded over lines, plain and quoted.
+  for (const name of ['pyyaml-default.yaml', 'pyyaml-unicode.yaml']) {
+    const items = listItems(readFileSync(join(import.meta.dirname, '..', 'fixtures', 'yaml', name), 'utf8'))
+    assert.equal(items.length, 11)
+    for (const text of items.slice(0, 10)) assert.ok(holdsToYaml(text), `${name}:\n${text}`)
+    const odd = items[10]!
+    assert.match(odd, /big: 12345678901234567890/)
+    assert.equal(readBlockItem(odd), undefined)
+    assert.ok(holdsToYaml(odd.replace('big: 12345678901234567890', 'big: 1234567890')), odd)
+  }
 })
 
 test('what the reader reads, and what it leaves to yaml', () => {
