@@ -599,6 +599,16 @@ class Flow {
     while (this.line.charCodeAt(this.i) === C.Space) this.i++
   }
 
+  /** After an entry: true past a `,` that leads to another, false at the collection's `close`. */
+  private more(close: number): boolean {
+    this.space()
+    const next = this.line.charCodeAt(this.i)
+    if (next === close) return false
+    if (next !== C.Comma) throw DECLINED
+    this.i++
+    return true
+  }
+
   value(): unknown {
     if (++this.depth > MAX_DEPTH) throw DECLINED
     const value = this.node()
@@ -617,11 +627,7 @@ class Flow {
         this.space()
         if (line.charCodeAt(this.i) === C.CloseBracket) break
         items.push(this.value())
-        this.space()
-        const next = line.charCodeAt(this.i)
-        if (next === C.Comma) this.i++
-        else if (next === C.CloseBracket) break
-        else throw DECLINED
+        if (!this.more(C.CloseBracket)) break
       }
       this.i++
       return items
@@ -638,11 +644,7 @@ class Flow {
         if (line.charCodeAt(this.i) !== C.Colon || line.charCodeAt(this.i + 1) !== C.Space) throw DECLINED
         this.i++
         map[key] = this.value()
-        this.space()
-        const next = line.charCodeAt(this.i)
-        if (next === C.Comma) this.i++
-        else if (next === C.CloseBrace) break
-        else throw DECLINED
+        if (!this.more(C.CloseBrace)) break
       }
       this.i++
       return map
