@@ -51,9 +51,9 @@ const enum C {
   Question = 63,
   OpenBracket = 91,
   Backslash = 92,
-  Pipe = 124,
   CloseBracket = 93,
   OpenBrace = 123,
+  Pipe = 124,
   CloseBrace = 125,
 }
 
@@ -408,7 +408,8 @@ class Reader {
     for (;;) {
       const line = this.line(k)
       const [key, colon] = this.key(line, indent)
-      if (Object.hasOwn(map, key)) throw DECLINED
+      // `__proto__` (written with an escape, say) is refused by the caller, from the node `yaml` reads.
+      if (Object.hasOwn(map, key) || key === '__proto__') throw DECLINED
       map[key] = this.after(k, colon + 1, indent, false, true)
       k = this.at
       if (k >= this.lines.length) break
@@ -639,7 +640,7 @@ class Flow {
         this.space()
         if (line.charCodeAt(this.i) === C.CloseBrace) break
         const key = this.value()
-        if (typeof key !== 'string' || Object.hasOwn(map, key) || key === '<<') throw DECLINED
+        if (typeof key !== 'string' || Object.hasOwn(map, key) || key === '<<' || key === '__proto__') throw DECLINED
         this.space()
         if (line.charCodeAt(this.i) !== C.Colon || line.charCodeAt(this.i + 1) !== C.Space) throw DECLINED
         this.i++

@@ -287,7 +287,8 @@ export async function* readYaml(source: ByteSource, options: ReadOptions): Async
       }
       return long || binary ? plainValues(value, notes ?? []) : value
     }
-    const mayHoldProto = source.includes('__proto__')
+    // A double-quoted key may write it with escapes (`"\x5f_proto__"`).
+    const mayHoldProto = source.includes('__proto__') || source.includes('\\')
     const record = (node: Node): SourceRecord => {
       const notes: string[] = []
       const value = toJs(node, notes)
