@@ -355,10 +355,12 @@ export function checkDuplicateKeys(text: string, value: unknown, file: string, f
   })
 }
 
+/** `"__proto__"` with any of its characters written as a `\u` escape, as `JSON.parse` reads it alike. */
+const ESCAPED_PROTO = /"(?:_|\\u005[fF]){2}(?:p|\\u0070)(?:r|\\u0072)(?:o|\\u006[fF])(?:t|\\u0074)(?:o|\\u006[fF])(?:_|\\u005[fF]){2}"\s*:/
+
 /** A key `__proto__` is refused where it is read (see `protoRefused`), naming its line. */
 function refuseProtoKey(text: string, file: string, firstLine: number): void {
-  if (!text.includes('"__proto__"')) return
-  const match = /"__proto__"\s*:/.exec(text)
+  const match = (text.includes('"__proto__"') ? /"__proto__"\s*:/.exec(text) : null) ?? (text.includes('\\u') ? ESCAPED_PROTO.exec(text) : null)
   if (!match) return
   const where = positionIn(text, new Error(`position ${match.index}`))
   throw new DataError('E_FIELD', protoRefused(), {
