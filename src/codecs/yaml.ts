@@ -7,7 +7,7 @@
  * record (yaml-emit.ts).
  */
 import { StringDecoder } from 'node:string_decoder'
-import { isMap, isScalar, isSeq, LineCounter, parse, parseDocument, type Document, type Node } from 'yaml'
+import { isMap, isScalar, isSeq, LineCounter, parse, parseDocument, visit, type Document, type Node } from 'yaml'
 import { readBlockItem } from './yaml-block.ts'
 import { yamlItem, yamlMapping } from './yaml-emit.ts'
 import { DataError } from '../errors.ts'
@@ -56,7 +56,10 @@ function duplicateKey(error: { code: string; pos: [number, number] }, text: stri
   return key === undefined ? '' : `: ${JSON.stringify(key.replace(/^["']|["']$/g, ''))} is given twice`
 }
 
-/** A small YAML document read whole (a sidecar of file keys); a fault is an error at its line in `file`. */
+/**
+ * A small YAML document read whole (a sidecar of file keys); a fault, or a key `__proto__` (see
+ * `protoRefused`), is an error at its line in `file`.
+ */
 export function parseYamlDocument(text: string, file: string): unknown {
   const lineCounter = new LineCounter()
   const doc = parseDocument(text, { ...MERGE_OPTIONS, lineCounter })
@@ -65,11 +68,24 @@ export function parseYamlDocument(text: string, file: string): unknown {
     const { line, col } = lineCounter.linePos(error.pos[0])
     throw new DataError('E_PARSE', `invalid YAML: ${error.message.split('\n')[0]}${duplicateKey(error, text)}`, { file, line, column: col })
   }
+  let value: unknown
   try {
-    return doc.toJS({ maxAliasCount: MAX_ALIASES })
+    value = doc.toJS({ maxAliasCount: MAX_ALIASES })
   } catch (e) {
     throw new DataError('E_PARSE', `invalid YAML: ${(e as Error).message}`, { file })
   }
+  if (hasProtoKey(value)) {
+    let at = 0
+    visit(doc, {
+      Pair(_, pair) {
+        if (!isScalar(pair.key) || pair.key.value !== '__proto__') return undefined
+        at = pair.key.range?.[0] ?? 0
+        return visit.BREAK
+      },
+    })
+    throw new DataError('E_FIELD', protoRefused(), { file, line: lineCounter.linePos(at).line, field: '__proto__' })
+  }
+  return value
 }
 
 /** Cut list items are parsed this many, or this many characters, at a time. */

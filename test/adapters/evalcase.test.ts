@@ -427,6 +427,26 @@ test('YAML merge keys in the sidecar of a JSON Lines dataset merge into its head
   }
 })
 
+test('a key __proto__ in the sidecar of a JSON Lines dataset, plain or written with an escape, is refused at its line', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'evalferry-proto-sidecar-'))
+  try {
+    writeFileSync(join(dir, 'dataset.jsonl'), '{"id": "a", "input": "hello"}\n')
+    for (const [sidecar, line] of [
+      ['description: d\n__proto__:\n  admin: true\n', 2],
+      ['description: d\nexecution:\n  "\\x5f_proto__":\n    admin: true\n', 3],
+    ] as const) {
+      writeFileSync(join(dir, 'dataset.yaml'), sidecar)
+      await assert.rejects(readCases(join(dir, 'dataset.jsonl')), (error: DataError) => {
+        assert.equal(error.code, 'E_FIELD')
+        assert.deepEqual(error.location, { file: join(dir, 'dataset.yaml'), line, field: '__proto__' })
+        return true
+      })
+    }
+  } finally {
+    rmSync(dir, { recursive: true, force: true })
+  }
+})
+
 test('a key written empty (note:, metadata:, expected_output: null) is read, written back as it was, and carried elsewhere as the extra it is', async () => {
   const dir = mkdtempSync(join(tmpdir(), 'evalferry-evalcase-null-'))
   try {
