@@ -1,12 +1,12 @@
 /**
  * One item of a YAML record list, read as the `yaml` package reads it, made faster. `yaml` lexes,
  * parses and composes a document of nodes for every item, then turns it into values (2.3 s for a
- * 10 MB file of eval cases; js-yaml reads it in 0.4 s). Datasets are written in a small part of YAML: mappings and lists by indentation, plain,
- * quoted and block scalars, one-line flow lists and mappings, comments. That part is read here,
- * straight into values. Whatever else an item holds (anchors, aliases, tags, `?` keys, keys that
- * are not text, a key given twice, tabs outside block scalars, anything `yaml` would refuse) makes
- * `readBlockItem` decline, and the caller hands the item to `yaml`. A property test holds the
- * values read here to `yaml`'s own, item by item.
+ * 10 MB file of eval cases; js-yaml reads it in 0.4 s). Datasets are written in a small part of
+ * YAML: mappings and lists by indentation, plain, quoted and block scalars, one-line flow lists and
+ * mappings, comments. That part is read here, straight into values. Whatever else an item holds
+ * (anchors, aliases, tags, `?` keys, the merge key, a key given twice, tabs outside block scalars,
+ * anything `yaml` would refuse) makes `readBlockItem` decline, and the caller hands the item to
+ * `yaml`. A property test holds the values read here to `yaml`'s own, item by item.
  */
 
 /** Thrown (never seen outside) when the item holds what this reader leaves to `yaml`. */
@@ -441,8 +441,10 @@ class Reader {
         if (c === C.Hash && line.charCodeAt(j - 1) === C.Space) throw DECLINED
       }
       key = trimEnd(line.slice(i, j))
-      // A key read as a number, a boolean or null, and the merge key, are `yaml`'s to read.
-      if (key === '<<' || plainValue(key) !== key) throw DECLINED
+      // The merge key is `yaml`'s to read. A key read as null, a boolean or a number is named by its text in JavaScript, as `yaml` names it.
+      if (key === '<<') throw DECLINED
+      const value = plainValue(key)
+      if (value !== key) key = value === null ? '' : String(value)
     }
     if (j - i > MAX_KEY || (j + 1 < line.length && line.charCodeAt(j + 1) !== C.Space)) throw DECLINED
     return [key, j]

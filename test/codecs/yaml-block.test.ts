@@ -35,7 +35,7 @@ const piece = fc.constantFrom(
   '- ', '-', 'key: ', 'k2: ', '"k": ', "'k': ", 'k:', 'a b: ', 'word', 'two words', '1', '-0', '0x1F', '0o7', '1e3', '.inf', '~', 'null', 'true', 'False',
   '"a\\"b\\n"', "'it''s'", '"abc', "'abc", 'abc"', '|', '|-', '|+', '>', '>-', '>+', '|2', '|1', '|2-', '>1+', '|-3', '[a, b]', '{a: 1}', '[', '{x: [1, "y"]}',
   '[]', '{}', '# comment', ' # trailing', '&a', '*a', '!t', '? ', ': ', '\t', 'x: y: z', '', ' ', '"', "'", '"\\', '#', 'a#b', 'http://x', '- - a', '---',
-  '...', '@', '`', '%', ':x', '?x', ',', ']', '}', '"\\x41\\u00e9"', '"a\\ b"', '"\\q"', '<<', '<<: ', '1: ', 'true: ', '"1": ', 'é', '\u00a0', '12345678901234567',
+  '...', '@', '`', '%', ':x', '?x', ',', ']', '}', '"\\x41\\u00e9"', '"a\\ b"', '"\\q"', '<<', '<<: ', '1: ', 'true: ', '"1": ', '1.0: ', '0x10: ', '~: ', 'null: ', '.inf: ', '-0: ', 'é', '\u00a0', '12345678901234567',
 )
 const line = fc.tuple(fc.integer({ min: 0, max: 7 }), fc.array(piece, { minLength: 1, maxLength: 3 })).map(([indent, pieces]) => ' '.repeat(indent) + pieces.join(''))
 const item = fc
@@ -185,13 +185,14 @@ test('what the reader reads, and what it leaves to yaml', () => {
     ['- id: 0x1F\n  n: 0o17\n  f: 1e3\n  t: TRUE\n  s: 1_000\n  inf: -.inf\n', { id: 31, n: 15, f: 1000, t: true, s: '1_000', inf: -Infinity }],
     ['-   # comment\n  id: a\n', { id: 'a' }],
     ['- id: a\r\n  input: b\r\n', { id: 'a', input: 'b' }],
+    ['- 1.0: one\n  0x10: sixteen\n  ~: nothing\n  true: yes\n  .inf: far\n', { '1': 'one', '16': 'sixteen', '': 'nothing', true: 'yes', Infinity: 'far' }],
   ]
   for (const [text, expected] of read) {
     assert.deepStrictEqual(readBlockItem(text)?.value, expected, text)
     assert.ok(holdsToYaml(text))
   }
   const left = [
-    '- &a x\n', '- *a\n', '- !!str 1\n', '- ? complex\n  : key\n', '- a: 1\n  a: 2\n', '- <<: {a: 1}\n', '- 1: one\n', '- true: yes\n',
+    '- &a x\n', '- *a\n', '- !!str 1\n', '- ? complex\n  : key\n', '- a: 1\n  a: 2\n', '- 1: one\n  1.0: two\n', '- <<: {a: 1}\n',
     '- a: 12345678901234567\n', '- -0\n', '- a:\tb\n', '- a: x: y\n', '- a: "never closed\n', '- __proto__: {admin: true}\n', '- "\\q"\n', '- [a,\n  b]\n',
   ]
   for (const text of left) assert.equal(readBlockItem(text), undefined, text)
