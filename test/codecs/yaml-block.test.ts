@@ -17,16 +17,16 @@ import { SHARED_FIXTURES } from '../helpers/cli.ts'
  * as one list item, to the same value, starting on the same line. Returns whether it was read.
  */
 function holdsToYaml(text: string): boolean {
-  const read = readBlockItem(text)
-  if (!read) return false
+  const item = readBlockItem(text)
+  if (!item) return false
   const lineCounter = new LineCounter()
   const doc = parseDocument(text, { uniqueKeys: true, strict: true, prettyErrors: false, lineCounter })
   assert.deepEqual(doc.errors.map((e) => e.message), [], `read what yaml refuses: ${JSON.stringify(text)}`)
   const list = doc.contents
   assert.ok(isSeq(list) && list.items.length === 1, `read what is not one list item: ${JSON.stringify(text)}`)
-  assert.deepStrictEqual(read.value, (doc.toJS() as unknown[])[0], JSON.stringify(text))
+  assert.deepStrictEqual(item.value, (doc.toJS() as unknown[])[0], JSON.stringify(text))
   const node = list.items[0] as { range?: number[] } | null
-  if (node?.range) assert.equal(read.line, lineCounter.linePos(node.range[0]!).line - 1, `line of ${JSON.stringify(text)}`)
+  if (node?.range) assert.equal(item.line, lineCounter.linePos(node.range[0]!).line - 1, `line of ${JSON.stringify(text)}`)
   return true
 }
 
@@ -38,20 +38,20 @@ const piece = fc.constantFrom(
   '...', '@', '`', '%', ':x', '?x', ',', ']', '}', '"\\x41\\u00e9"', '"a\\ b"', '"\\q"', '<<', '<<: ', '1: ', 'true: ', '"1": ', '1.0: ', '0x10: ', '~: ', 'null: ', '.inf: ', '-0: ', 'é', '\u00a0', '12345678901234567',
 )
 const line = fc.tuple(fc.integer({ min: 0, max: 7 }), fc.array(piece, { minLength: 1, maxLength: 3 })).map(([indent, pieces]) => ' '.repeat(indent) + pieces.join(''))
-const item = fc
+const itemText = fc
   .tuple(fc.integer({ min: 0, max: 2 }), fc.array(piece, { maxLength: 3 }), fc.array(line, { maxLength: 7 }), fc.boolean())
   .map(([indent, first, rest, end]) => [' '.repeat(indent) + '- ' + first.join(''), ...rest].join('\n') + (end ? '\n' : ''))
 
 test('an item made of pieces of YAML, right or wrong, is read as yaml reads it, or left to yaml', () => {
-  let read = 0
+  let readHere = 0
   fc.assert(
-    fc.property(item, (text) => {
-      if (holdsToYaml(text)) read++
+    fc.property(itemText, (text) => {
+      if (holdsToYaml(text)) readHere++
     }),
     { numRuns: 6000 },
   )
   // Most such items are wrong, or hold what is left to yaml; the rest are read here.
-  assert.ok(read > 200, `read ${read} of 6000`)
+  assert.ok(readHere > 200, `read ${readHere} of 6000`)
 })
 
 const text = fc.oneof(
@@ -103,16 +103,16 @@ function edit(text: string, changes: [number, string, number][]): string {
 }
 
 test('values written by yaml, js-yaml and evalferry, then edited by hand, are read as yaml reads them', () => {
-  let read = 0
+  let readHere = 0
   let runs = 0
   fc.assert(
     fc.property(value, writer, edits, (v, write, changes) => {
       runs++
-      if (holdsToYaml(edit(write(v), changes))) read++
+      if (holdsToYaml(edit(write(v), changes))) readHere++
     }),
     { numRuns: 3000 },
   )
-  assert.ok(read > runs / 2, `read ${read} of ${runs}`)
+  assert.ok(readHere > runs / 2, `read ${readHere} of ${runs}`)
 })
 
 test('eval cases as the tools write them are all read without yaml', () => {
@@ -172,7 +172,7 @@ test('files PyYAML wrote are read without yaml, but for an integer past what a n
 })
 
 test('what the reader reads, and what it leaves to yaml', () => {
-  const read: [string, unknown][] = [
+  const readHere: [string, unknown][] = [
     ['- a: |+\n    kept\n\n  b: |-\n    stripped\n\n', { a: 'kept\n\n', b: 'stripped' }],
     ['- >\n  folded\n  line\n\n    more\n  last\n', 'folded line\n\n  more\nlast\n'],
     ['- |2\n    two spaces kept\n', '  two spaces kept\n'],
@@ -187,7 +187,7 @@ test('what the reader reads, and what it leaves to yaml', () => {
     ['- id: a\r\n  input: b\r\n', { id: 'a', input: 'b' }],
     ['- 1.0: one\n  0x10: sixteen\n  ~: nothing\n  true: yes\n  .inf: far\n', { '1': 'one', '16': 'sixteen', '': 'nothing', true: 'yes', Infinity: 'far' }],
   ]
-  for (const [text, expected] of read) {
+  for (const [text, expected] of readHere) {
     assert.deepStrictEqual(readBlockItem(text)?.value, expected, text)
     assert.ok(holdsToYaml(text))
   }
