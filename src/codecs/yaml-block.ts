@@ -3,14 +3,31 @@
  * parses and composes a document of nodes for every item, then turns it into values (2.3 s for a
  * 10 MB file of eval cases; js-yaml reads it in 0.4 s). Datasets are written in a small part of
  * YAML: mappings and lists by indentation, plain, quoted and block scalars, one-line flow lists and
- * mappings, comments. That part is read here, straight into values. Whatever else an item holds
- * (anchors, aliases, tags, `?` keys, the merge key, a key given twice, tabs outside block scalars,
- * anything `yaml` would refuse) makes `readBlockItem` decline, and the caller hands the item to
- * `yaml`. A property test holds the values read here to `yaml`'s own, item by item.
+ * mappings, comments, and the anchors and aliases PyYAML writes for a value used twice (`&id001`,
+ * `*id001`), across items too. That part is read here, straight into values. Whatever else an item
+ * holds (tags, `?` keys, the merge key, a key given twice, tabs outside block scalars, an alias in
+ * a flow collection, anything `yaml` would refuse) makes `readBlockItem` decline, and the caller
+ * hands the item to `yaml`. A property test holds the values read here to `yaml`'s own, item by item.
  */
 
 /** Thrown (never seen outside) when the item holds what this reader leaves to `yaml`. */
 const DECLINED: unknown = Object.freeze({ declined: true })
+
+/**
+ * An anchor whose value this reader leaves to `yaml`: one set on a node that holds an alias (the
+ * caller's table may say so of anchors `yaml` read). An alias to it makes the item declined.
+ */
+export const LEFT_TO_YAML: unknown = Object.freeze({ leftToYaml: true })
+/** An anchor whose node is being read: an alias to it inside that node is `yaml`'s to judge. */
+const OPEN: unknown = Object.freeze({ open: true })
+/**
+ * Uses of one anchor in one item. `yaml` refuses an item whose aliases to an anchor, counted with
+ * the anchor's own node and weighed by the aliases inside it, pass 1000 (an alias bomb); the anchors
+ * read here hold no alias, so past this many uses `yaml` judges.
+ */
+const MAX_ALIAS_USES = 999
+/** An anchor's name as read here: what PyYAML and people write (`id001`, `defaults`). */
+const ANCHOR_NAME = /[A-Za-z0-9_.-]+/y
 
 /** The values of plain scalars that are not text, in the YAML 1.2 core schema `yaml` reads with. */
 const NULL = /^(?:~|[Nn]ull|NULL)?$/
@@ -44,6 +61,8 @@ const enum C {
   Hash = 35,
   Apostrophe = 39,
   Plus = 43,
+  Ampersand = 38,
+  Star = 42,
   Comma = 44,
   Dash = 45,
   Colon = 58,
@@ -219,6 +238,24 @@ function isDash(line: string, at: number): boolean {
 }
 
 /** Whether text from `i` on is only spaces, or spaces and then a comment. */
+/** The name of the anchor or alias whose `&` or `*` is at column `i`, and the column after it. */
+function anchorName(line: string, i: number): [string, number] {
+  ANCHOR_NAME.lastIndex = i + 1
+  const match = ANCHOR_NAME.exec(line)
+  const end = i + 1 + (match?.[0].length ?? 0)
+  if (end === i + 1 || (end < line.length && line.charCodeAt(end) !== C.Space)) throw DECLINED
+  return [match![0], end]
+}
+
+/** A value read here, copied: an alias's value is its own, as each record `yaml` reads is. */
+function copyOf(value: unknown): unknown {
+  if (typeof value !== 'object' || value === null) return value
+  if (Array.isArray(value)) return value.map(copyOf)
+  const out: Record<string, unknown> = {}
+  for (const key in value) out[key] = copyOf((value as Record<string, unknown>)[key])
+  return out
+}
+
 function restIsEmpty(line: string, i: number): boolean {
   while (line.charCodeAt(i) === C.Space) i++
   return i === line.length || line.charCodeAt(i) === C.Hash
@@ -232,8 +269,19 @@ class Reader {
   /** The line where the item's value starts, set by the first call to `after`. */
   private valueLine = -1
   private readonly endsWithBreak: boolean
+  /** The anchors this item sets, by name: a copy of the node's value, or `LEFT_TO_YAML`. */
+  readonly anchors = new Map<string, unknown>()
+  /** Aliases read so far: an anchored node that reads one holds an alias. */
+  private aliases = 0
+  private uses: Map<string, number> | undefined
+  /** The names of the earlier items' anchors that this item's aliases use. */
+  readonly used = new Set<string>()
 
-  constructor(text: string) {
+  /** `earlier`: the anchors of the items before, as `anchors` gives them. */
+  constructor(
+    text: string,
+    private readonly earlier: ReadonlyMap<string, unknown> | undefined,
+  ) {
     const lines = text.split('\n')
     this.endsWithBreak = lines[lines.length - 1] === ''
     if (this.endsWithBreak) lines.pop()
@@ -282,6 +330,8 @@ class Reader {
   private after(k: number, i: number, parent: number, entry: boolean, sameIndentList: boolean): unknown {
     const line = this.lines[k]!
     while (line.charCodeAt(i) === C.Space) i++
+    if (line.charCodeAt(i) === C.Ampersand) return this.anchored(k, i, parent, entry, sameIndentList)
+    if (line.charCodeAt(i) === C.Star) return this.alias(k, i, parent)
     if (i === line.length || line.charCodeAt(i) === C.Hash) {
       const next = this.nextContent(k + 1)
       if (this.valueLine < 0) this.valueLine = next < this.lines.length ? next : k
@@ -370,6 +420,36 @@ class Reader {
     }
     this.endScalar(last + 1, parent)
     return last === k ? plainValue(text) : text
+  }
+
+  /** A node with an anchor at column `i` of line `k`: its value, which the anchor's name keeps. */
+  private anchored(k: number, i: number, parent: number, entry: boolean, sameIndentList: boolean): unknown {
+    const line = this.lines[k]!
+    const [name, end] = anchorName(line, i)
+    this.anchors.set(name, OPEN)
+    const aliases = this.aliases
+    // `- &a key: value` anchors the key, which is `yaml`'s to read: a node on the anchor's line is no mapping.
+    const value = this.after(k, end, parent, entry && restIsEmpty(line, end), sameIndentList)
+    this.anchors.set(name, this.aliases === aliases ? copyOf(value) : LEFT_TO_YAML)
+    return value
+  }
+
+  /** An alias at column `i` of line `k`: a copy of its anchor's value, set earlier in this item or before it. */
+  private alias(k: number, i: number, parent: number): unknown {
+    const line = this.lines[k]!
+    const [name, end] = anchorName(line, i)
+    if (!restIsEmpty(line, end)) throw DECLINED
+    const own = this.anchors.has(name)
+    const value = own ? this.anchors.get(name) : this.earlier?.has(name) ? this.earlier.get(name) : OPEN
+    if (value === OPEN || value === LEFT_TO_YAML) throw DECLINED
+    if (!own) this.used.add(name)
+    const uses = (this.uses ??= new Map()).get(name) ?? 0
+    if (uses === MAX_ALIAS_USES) throw DECLINED
+    this.uses.set(name, uses + 1)
+    this.aliases++
+    if (this.valueLine < 0) this.valueLine = k
+    this.endScalar(k + 1, parent)
+    return copyOf(value)
   }
 
   /** After a scalar ending before line `k`: what follows must not be indented past `parent`. */
@@ -678,11 +758,21 @@ class Flow {
 /**
  * The value of one list item (`- …` and the lines under it), as `yaml` reads that text, and the
  * line (from 0) where the value's node starts; undefined when the item holds what is left to `yaml`.
+ * `earlier`: the anchors set before the item, by name (see `Reader.anchors`), which its aliases
+ * may use. When the item sets anchors, `anchors` are its own, for the items after it; when it uses
+ * earlier ones, `used` names them.
  */
-export function readBlockItem(text: string): { value: unknown; line: number } | undefined {
+export function readBlockItem(
+  text: string,
+  earlier?: ReadonlyMap<string, unknown>,
+): { value: unknown; line: number; anchors?: Map<string, unknown>; used?: Set<string> } | undefined {
   if (UNUSUAL.test(text)) return undefined
   try {
-    return new Reader(text).item()
+    const reader = new Reader(text, earlier)
+    const item: { value: unknown; line: number; anchors?: Map<string, unknown>; used?: Set<string> } = reader.item()
+    if (reader.anchors.size) item.anchors = reader.anchors
+    if (reader.used.size) item.used = reader.used
+    return item
   } catch (error) {
     if (error === DECLINED) return undefined
     throw error

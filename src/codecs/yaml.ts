@@ -1,14 +1,14 @@
 /**
  * YAML documents. Reading cuts a plain block list into its items and reads each alone, so only the
  * current record's text is held: with `readBlockItem` (yaml-block.ts) where the item is in the YAML
- * datasets are written in, else with the `yaml` package. Whatever the cutter is not sure of
- * (anchors, tags, flow lists, several documents) is parsed whole by `yaml`, from the item where it
- * began. Positions are kept, so an error names the file's line. Writing emits one list item per
- * record (yaml-emit.ts).
+ * datasets are written in, else with the `yaml` package. Anchors set in one item and used in later
+ * ones are kept for them (`ItemAnchors`). Whatever the cutter is not sure of (tags, flow lists over
+ * lines, several documents) is parsed whole by `yaml`, from the item where it began. Positions are
+ * kept, so an error names the file's line. Writing emits one list item per record (yaml-emit.ts).
  */
 import { StringDecoder } from 'node:string_decoder'
 import { isMap, isScalar, isSeq, LineCounter, parse, parseDocument, visit, type Document, type Node } from 'yaml'
-import { readBlockItem } from './yaml-block.ts'
+import { LEFT_TO_YAML, readBlockItem } from './yaml-block.ts'
 import { yamlItem, yamlMapping } from './yaml-emit.ts'
 import { DataError } from '../errors.ts'
 import { bigintToJson, keptWarning } from './json.ts'
@@ -88,6 +88,108 @@ export function parseYamlDocument(text: string, file: string): unknown {
   return value
 }
 
+/** The names after `*` in a text: the aliases it may hold (or text that looks like them). */
+const ALIAS_NAMES = /\*([^\s,[\]{}]+)/g
+
+/** The texts of items that set anchors, kept for the items after them that `yaml` reads (see `ItemAnchors`). */
+const ANCHOR_TEXT_CHARS = 16 << 20
+
+/** An item that set anchors: its text, its first line, and the names it set. */
+interface AnchorSetter {
+  text: string
+  line: number
+  names: string[]
+}
+
+/**
+ * The anchors set in a file so far, for the items after them: PyYAML writes `&id001` on a value the
+ * first time it meets it and `*id001` each later time, in whichever record that is. The block
+ * reader takes each name's value from `values`. `yaml`, which reads an item whole, reads one that
+ * uses earlier anchors after the texts of the items that set them. Those texts are kept up to
+ * `ANCHOR_TEXT_CHARS`, the least recently used let go first; an alias to an anchor let go is an
+ * error that says so.
+ */
+class ItemAnchors {
+  /** Each name's value as the block reader read it, or `LEFT_TO_YAML`. */
+  readonly values = new Map<string, unknown>()
+  /** Where each name was set last: an item, or the header above the list, which `yaml` reads before every item anyway. */
+  private readonly setters = new Map<string, AnchorSetter | 'header'>()
+  /** Items whose texts are kept, least recently used first. */
+  private readonly kept = new Set<AnchorSetter>()
+  private readonly gone = new Set<string>()
+  private chars = 0
+
+  get size(): number {
+    return this.values.size
+  }
+
+  /** The anchors, with their values, that the item of `text` from `line` set, or the header (`line` 0). */
+  set(anchors: ReadonlyMap<string, unknown>, text: string, line: number): void {
+    if (!anchors.size) return
+    const setter: AnchorSetter | 'header' = line ? { text, line, names: [...anchors.keys()] } : 'header'
+    for (const [name, value] of anchors) {
+      this.setters.set(name, setter)
+      this.values.set(name, value)
+      this.gone.delete(name)
+    }
+    // An item whose anchors were all set again is kept still: the anchors of items after it may hold its aliases.
+    if (setter === 'header') return
+    this.kept.add(setter)
+    this.chars += setter.text.length
+    for (const oldest of this.kept) {
+      if (this.chars <= ANCHOR_TEXT_CHARS) break
+      this.kept.delete(oldest)
+      this.chars -= oldest.text.length
+      for (const name of oldest.names) {
+        if (this.setters.get(name) !== oldest) continue
+        this.setters.delete(name)
+        this.values.delete(name)
+        this.gone.add(name)
+      }
+    }
+  }
+
+  /** The items that set these names were used now: they are let go last. */
+  touch(names: Iterable<string>): void {
+    for (const name of names) {
+      const setter = this.setters.get(name)
+      if (setter && setter !== 'header' && this.kept.delete(setter)) this.kept.add(setter)
+    }
+  }
+
+  /**
+   * The texts, in file order, of the items that set the anchors `text` may use, and of those their
+   * own aliases use; with `all`, of every item kept (an anchor set again later hides the one an
+   * earlier item used). A name let go is returned as `gone`.
+   */
+  before(text: string, all: boolean): { text: string; items: number } | { gone: string } {
+    const wanted = new Set<AnchorSetter>(all ? this.kept : [])
+    const sources = [text]
+    while (!all && sources.length) {
+      for (const [, name] of sources.pop()!.matchAll(ALIAS_NAMES)) {
+        const setter = this.setters.get(name!)
+        if (setter === undefined && this.gone.has(name!)) return { gone: name! }
+        if (setter === undefined || setter === 'header' || wanted.has(setter)) continue
+        wanted.add(setter)
+        sources.push(setter.text)
+      }
+    }
+    const setters = [...wanted].sort((a, b) => a.line - b.line)
+    return { text: setters.map((s) => s.text).join(''), items: setters.length }
+  }
+}
+
+/** The anchors set on `node` and inside it, each left to `yaml`. */
+function anchorsIn(node: Node): Map<string, unknown> {
+  const anchors = new Map<string, unknown>()
+  visit(node, {
+    Node(_, inner) {
+      if (inner.anchor) anchors.set(inner.anchor, LEFT_TO_YAML)
+    },
+  })
+  return anchors
+}
+
 /** Cut list items are parsed this many, or this many characters, at a time. */
 const BATCH_ITEMS = 8
 const BATCH_CHARS = 16 << 10
@@ -162,7 +264,16 @@ function scanLine(line: string, i: number): number {
       continue
     }
     if ((c === '?' || c === ':') && spaced) return UNSURE
-    if ('&*!%@`\t'.includes(c)) return UNSURE
+    if (c === '&' || c === '*') {
+      // An anchor is a property of the node after it; an alias is a node of its own, and ends the line.
+      const end = line.slice(i).search(/[\s,[\]{}]|$/) + i
+      if (end === i + 1) return UNSURE
+      i = end
+      if (c === '&') continue
+      while (line[i] === ' ') i++
+      return i === line.length || line[i] === '#' ? DONE : UNSURE
+    }
+    if ('!%@`\t'.includes(c)) return UNSURE
     if (c === '|' || c === '>') return BLOCK_HEADER.test(line.slice(i)) ? node : UNSURE
     const start = i
     if (c === '"' || c === "'") i = skipQuoted(line, i)
@@ -349,6 +460,9 @@ export async function* readYaml(source: ByteSource, options: ReadOptions): Async
   let raw = ''
   let rawLine = 1
   let rawKind = 'whole' as 'whole' | 'tail' | 'after'
+  const anchors = new ItemAnchors()
+  /** Items of the whole-document parse's list put before the rest for their anchors, read already. */
+  let rawSetters = 0
 
   const documentTooLong = (line: number) =>
     new DataError('E_PARSE', `the YAML document is longer than ${MAX_RECORD_CHARS / (1024 * 1024)} MiB; YAML is read whole, so write datasets this large as JSON Lines`, { file, line })
@@ -368,6 +482,10 @@ export async function* readYaml(source: ByteSource, options: ReadOptions): Async
       raw = (rest?.text ?? '') + item + line
       rawKind = 'tail'
       rawLine = rest ? rest.line : item ? itemLine : lineNo
+      // After the items that set the anchors it may use.
+      const setters = anchors.before('', true) as { text: string; items: number }
+      prefix += setters.text
+      rawSetters = setters.items
     }
     head = held = item = ''
     mode = 'raw'
@@ -385,28 +503,64 @@ export async function* readYaml(source: ByteSource, options: ReadOptions): Async
     // Items in the YAML that datasets are written in are read without `yaml`; from the first that is not, the rest go to it.
     let read = 0
     for (const { text, line } of items) {
-      const item = readBlockItem(text)
+      const item = readBlockItem(text, anchors.size ? anchors.values : undefined)
       if (!item) break
+      if (item.used) anchors.touch(item.used)
+      if (item.anchors) anchors.set(item.anchors, text, line)
       out.push({ value: item.value, line: line + item.line, index: index++, fieldLine: (field) => itemFieldLine(text, line, field) })
       read++
     }
     if (read === items.length) return undefined
     if (read) items = items.slice(read)
-    if (items.length > 1) {
+    if (items.length > 1 && !anchors.size) {
       const { doc, record } = parse('', items.map((i) => i.text).join(''), items[0]!.line, false, false)
       const list = doc.contents
       if (!doc.errors.length && isSeq(list) && list.items.length === items.length) {
-        for (const node of list.items) out.push(record(node as Node))
+        for (const [k, node] of list.items.entries()) {
+          out.push(record(node as Node))
+          if (items[k]!.text.includes('&')) anchors.set(anchorsIn(node as Node), items[k]!.text, items[k]!.line)
+        }
         return undefined
       }
     }
     for (const [k, { text, line }] of items.entries()) {
-      const { doc, record } = parse('', text, line, false)
-      const list = doc.contents
-      if (!isSeq(list) || list.items.length !== 1) return { text: items.slice(k).map((i) => i.text).join(''), line }
-      out.push(record(list.items[0] as Node))
+      const node = anchors.size && text.includes('*') ? afterAnchors(text, line, false) : alone(text, line)
+      if (!node) return { text: items.slice(k).map((i) => i.text).join(''), line }
+      out.push(node.record)
+      if (text.includes('&')) anchors.set(anchorsIn(node.node), text, line)
     }
     return undefined
+  }
+
+  /** An item `yaml` reads alone; undefined when it does not read as one list item. */
+  const alone = (text: string, line: number): { node: Node; record: SourceRecord } | undefined => {
+    const { doc, record } = parse('', text, line, false)
+    const list = doc.contents
+    if (!isSeq(list) || list.items.length !== 1) return undefined
+    const node = list.items[0] as Node
+    return { node, record: record(node) }
+  }
+
+  /**
+   * An item `yaml` reads after the header and the items that set the anchors it uses (with `all`,
+   * every item kept: see `ItemAnchors.before`); undefined when it does not read as one list item.
+   */
+  const afterAnchors = (text: string, line: number, all: boolean): { node: Node; record: SourceRecord } | undefined => {
+    const setters = anchors.before(text, all)
+    if ('gone' in setters) {
+      throw new DataError('E_PARSE', `the alias *${setters.gone} names an anchor set more than ${ANCHOR_TEXT_CHARS >> 20} MiB of anchored items before; evalferry keeps no more of a file's anchors`, { file, line })
+    }
+    const { doc, record } = parse(prefix + setters.text, text, line, false)
+    const contents = doc.contents
+    const list = isMap(contents) ? contents.items.find((pair) => keyOf(pair.key) === listKey)?.value : contents
+    if (!isSeq(list) || list.items.length !== setters.items + 1) return undefined
+    const node = list.items[setters.items] as Node
+    try {
+      return { node, record: record(node) }
+    } catch (error) {
+      if (!all && error instanceof DataError && error.message.includes('Unresolved alias')) return afterAnchors(text, line, true)
+      throw error
+    }
   }
 
   /**
@@ -444,6 +598,19 @@ export async function* readYaml(source: ByteSource, options: ReadOptions): Async
     }
     for (const [key, value] of pairs) header[key] = value as JsonObject[string]
     header[LIST_KEY] = keyLine!.key
+    // Anchors above the list, for its items (`defaults: &defaults`, then `<<: *defaults` in each).
+    if (head.includes('&')) {
+      const set = new Map<string, unknown>()
+      visit(doc, {
+        Node(_, node) {
+          if (!node.anchor) return
+          let plain = true
+          visit(node, { Alias: () => void (plain = false) })
+          set.set(node.anchor, plain ? toJs(node) : LEFT_TO_YAML)
+        },
+      })
+      anchors.set(set, head, 0)
+    }
     return true
   }
 
@@ -644,7 +811,7 @@ export async function* readYaml(source: ByteSource, options: ReadOptions): Async
   } else {
     throw new DataError('E_PARSE', 'expected a YAML mapping or list at the top of the document', where(0))
   }
-  for (const node of items ?? []) yield record(node)
+  for (const node of (items ?? []).slice(rawSetters)) yield record(node)
 }
 
 const KEEP_CHOMPING = /[|>][1-9]?\+/

@@ -9,6 +9,7 @@ import type { ReadOptions, SourceRecord } from '../../src/codecs/types.ts'
 import type { DataError } from '../../src/errors.ts'
 import type { JsonObject } from '../../src/model.ts'
 import { LineCounter, parseDocument, type Node, type YAMLSeq } from 'yaml'
+import * as jsyaml from 'js-yaml'
 
 /** The text cut into pieces of `size` characters, as a stream delivers it. */
 async function* chunks(text: string, size: number): AsyncGenerator<string> {
@@ -406,7 +407,7 @@ test('YAML: a long list, parsed several items at a time, reads as the whole docu
     assert.deepEqual(opts.header, want.header)
   }
 
-  // An anchor in the 12th item: the 11 before are read, the rest from that item on, whole.
+  // An anchor in the 12th item, used in the 14th.
   const anchored = [...lines]
   anchored[2 + 11 * 6] = '  - id: &anchor c11'
   anchored[2 + 13 * 6] = '  - id: *anchor'
@@ -442,7 +443,7 @@ test('YAML: a long list, parsed several items at a time, reads as the whole docu
   assert.deepEqual(seen, want.records.slice(0, 19).map(([value]) => value))
 })
 
-test('YAML: anchors, aliases and tags fall back to reading the document whole', async () => {
+test('YAML: anchors above the list and in items, and tags, read as the whole document reads them', async () => {
   const text = [
     'defaults: &defaults {judge: strict}',
     'tests:',
@@ -464,7 +465,7 @@ test('YAML: anchors, aliases and tags fall back to reading the document whole', 
     ])
     assert.deepEqual(opts.header, { defaults: { judge: 'strict' }, $list: 'tests' })
   }
-  // An anchor met partway: the items before it are already out, the rest is read from its item on.
+  // An anchor met partway, and a key after the list.
   const late = 'tests:\n  - id: a\n  - id: b\n    m: &m {k: 1}\n  - id: c\n    m: *m\nz: 1\n'
   const opts = options(['tests'])
   const records = await collect(readYaml(chunks(late, 5), opts))
@@ -474,6 +475,126 @@ test('YAML: anchors, aliases and tags fall back to reading the document whole', 
     [{ id: 'c', m: { k: 1 } }, 5, 2],
   ])
   assert.deepEqual(opts.header, { $list: 'tests', z: 1 })
+})
+
+/** Records, lines and header keys of `text` read whole by `yaml`, aliases across items resolved. */
+function wholeWithAliases(text: string, listKey: string): { records: [unknown, number][]; header: Record<string, unknown> } {
+  const lineCounter = new LineCounter()
+  const doc = parseDocument(text, { lineCounter, uniqueKeys: true, strict: true, merge: true })
+  assert.deepEqual(doc.errors, [])
+  const js = doc.toJS({ maxAliasCount: -1 }) as Record<string, unknown> | unknown[]
+  const values = (listKey ? (js as Record<string, unknown>)[listKey] : js) as unknown[]
+  const list = (listKey ? doc.get(listKey) : doc.contents) as YAMLSeq<Node>
+  const records = list.items.map((node, i): [unknown, number] => [values[i], lineCounter.linePos(node.range![0]).line])
+  const header: Record<string, unknown> = listKey ? { ...(js as Record<string, unknown>), $list: listKey } : { $list: '' }
+  delete header[listKey]
+  return { records, header }
+}
+
+const shared = fc.oneof(
+  fc.dictionary(fc.constantFrom('source', 'tags', 'k'), fc.oneof(fc.string({ maxLength: 8 }), fc.array(fc.string({ maxLength: 5 }), { maxLength: 3 })), { minKeys: 1, maxKeys: 3, noNullPrototype: true }),
+  fc.array(fc.string({ maxLength: 12 }), { minLength: 1, maxLength: 3 }),
+)
+
+test('YAML: values a file shares between its records (anchors in one, aliases in later ones) read as the whole document', async () => {
+  // js-yaml writes a value met twice as PyYAML does: `&ref_0` where first met, `*ref_0` after, in whichever record.
+  const spec = fc.record({
+    pool: fc.array(shared, { minLength: 1, maxLength: 4 }),
+    records: fc.array(fc.tuple(fc.string({ maxLength: 20 }), fc.array(fc.nat(), { maxLength: 3 })), { minLength: 1, maxLength: 12 }),
+    keyed: fc.boolean(),
+    // An item with a tab is read by yaml, after the items that set the anchors it uses.
+    tabbed: fc.array(fc.nat(), { maxLength: 3 }),
+  })
+  await fc.assert(
+    fc.asyncProperty(spec, async ({ pool, records, keyed, tabbed }) => {
+      const cases = records.map(([input, picks], i) => {
+        const c: Record<string, unknown> = { id: `c${i}`, input }
+        for (const [k, p] of picks.entries()) c[`m${k}`] = pool[p % pool.length]
+        return c
+      })
+      let text = jsyaml.dump(keyed ? { description: 'd', tests: cases } : cases)
+      const lines = text.split('\n')
+      const ids = lines.flatMap((l, k) => (/^\s*- id: c\d+$/.test(l) ? [k] : []))
+      for (const t of new Set(tabbed.map((t) => ids[t % ids.length]!))) lines[t] += '\t# tab'
+      text = lines.join('\n')
+      const want = wholeWithAliases(text, keyed ? 'tests' : '')
+      for (const size of [7, 1 << 20]) {
+        const opts = options(['tests'])
+        const got = await collect(readYaml(chunks(text, size), opts))
+        assert.deepEqual(got.map((r) => [r.value, r.line]), want.records, text)
+        assert.deepEqual(opts.header, want.header)
+      }
+    }),
+    { numRuns: 300 },
+  )
+})
+
+test('YAML: anchors above the list, merged into its items (AgentV), and an anchor set again, read as the whole document', async () => {
+  const text = [
+    'defaults: &defaults',
+    '  judge: strict',
+    '  tags: [base]',
+    'tests:',
+    '  - id: a',
+    '    <<: *defaults',
+    '    input: x',
+    '  - id: b',
+    '    metadata: &x {v: 1}',
+    '  - id: c',
+    '    metadata: &y',
+    '      inner: *x',
+    '  - id: d',
+    '    metadata: &x {v: 2}',
+    '  - id: e\t# read by yaml',
+    '    first: *y',
+    '    second: *x',
+    '    third: *defaults',
+    '  - id: f',
+    '    again: *x',
+    '',
+  ].join('\n')
+  const want = wholeWithAliases(text, 'tests')
+  assert.deepEqual(want.records.map(([value]) => value), [
+    { id: 'a', judge: 'strict', tags: ['base'], input: 'x' },
+    { id: 'b', metadata: { v: 1 } },
+    { id: 'c', metadata: { inner: { v: 1 } } },
+    { id: 'd', metadata: { v: 2 } },
+    { id: 'e', first: { inner: { v: 1 } }, second: { v: 2 }, third: { judge: 'strict', tags: ['base'] } },
+    { id: 'f', again: { v: 2 } },
+  ])
+  for (const size of [1, 7, 4096]) {
+    const opts = options(['tests'])
+    const got = await collect(readYaml(chunks(text, size), opts))
+    assert.deepEqual(got.map((r) => [r.value, r.line]), want.records)
+    assert.deepEqual(opts.header, { ...want.header })
+  }
+})
+
+test('YAML: a file past 32 MiB whose records share a value streams; an alias to an anchor let go names it', async () => {
+  // PyYAML's yaml.dump of cases that hold one metadata dict: the anchor in the first, aliases in all.
+  const item = (i: number) => `- id: case-${i}\n  input: '${'lorem ipsum dolor '.repeat(40)}${i}'\n  metadata: ${i ? '*id001' : '&id001\n    source: synthetic\n    tags:\n    - a'}\n`
+  const count = 48_000
+  const text = Array.from({ length: count }, (_, i) => item(i)).join('')
+  assert.ok(text.length > 33 << 20)
+  let n = 0
+  for await (const r of readYaml(chunks(text, 1 << 16), options(['tests']))) {
+    const { id, metadata } = r.value as { id: string; metadata: unknown }
+    assert.equal(id, `case-${n}`)
+    assert.deepEqual(metadata, { source: 'synthetic', tags: ['a'] })
+    n++
+  }
+  assert.equal(n, count)
+
+  // Items that each set an anchor of their own, 17 MiB of them: the first ones' texts are let go.
+  const own = (i: number) => `- id: c${i}\n  context: &own${i}\n  - '${'x'.repeat(2000)}'\n  again: *own${i}\n`
+  const many = Array.from({ length: 9000 }, (_, i) => own(i)).join('')
+  const late = `- id: late\t# read by yaml\n  context: *own0\n`
+  await assert.rejects(collect(readYaml(chunks(many + late, 1 << 16), options(['tests']))), (e: DataError) => {
+    assert.equal(e.code, 'E_PARSE')
+    assert.equal(e.location.line, 9000 * 4 + 1)
+    assert.match(e.message, /alias \*own0 names an anchor set more than 16 MiB of anchored items before/)
+    return true
+  })
 })
 
 test('YAML writer: header, list key, block scalars, read back equal', async () => {

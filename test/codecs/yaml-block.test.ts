@@ -6,7 +6,7 @@ import { join } from 'node:path'
 import fc from 'fast-check'
 import * as jsyaml from 'js-yaml'
 import { isSeq, LineCounter, parseDocument, stringify } from 'yaml'
-import { readBlockItem } from '../../src/codecs/yaml-block.ts'
+import { LEFT_TO_YAML, readBlockItem } from '../../src/codecs/yaml-block.ts'
 import { yamlItem } from '../../src/codecs/yaml-emit.ts'
 import { read } from '../../src/index.ts'
 import { evalcaseCase, SampleGenerator } from '../../bench/data.ts'
@@ -24,7 +24,8 @@ function holdsToYaml(text: string): boolean {
   assert.deepEqual(doc.errors.map((e) => e.message), [], `read what yaml refuses: ${JSON.stringify(text)}`)
   const list = doc.contents
   assert.ok(isSeq(list) && list.items.length === 1, `read what is not one list item: ${JSON.stringify(text)}`)
-  assert.deepStrictEqual(item.value, (doc.toJS() as unknown[])[0], JSON.stringify(text))
+  // evalferry reads with yaml's alias limit at 1000 (its default is 100).
+  assert.deepStrictEqual(item.value, (doc.toJS({ maxAliasCount: 1000 }) as unknown[])[0], JSON.stringify(text))
   const node = list.items[0] as { range?: number[] } | null
   if (node?.range) assert.equal(item.line, lineCounter.linePos(node.range[0]!).line - 1, `line of ${JSON.stringify(text)}`)
   return true
@@ -186,16 +187,42 @@ test('what the reader reads, and what it leaves to yaml', () => {
     ['-   # comment\n  id: a\n', { id: 'a' }],
     ['- id: a\r\n  input: b\r\n', { id: 'a', input: 'b' }],
     ['- 1.0: one\n  0x10: sixteen\n  ~: nothing\n  true: yes\n  .inf: far\n', { '1': 'one', '16': 'sixteen', '': 'nothing', true: 'yes', Infinity: 'far' }],
+    ['- &a x\n', 'x'],
+    ['- &top\n  m: &m {k: [1]}\n  n: *m\n  t: &t |\n    text\n  u: *t # again\n', { m: { k: [1] }, n: { k: [1] }, t: 'text\n', u: 'text\n' }],
+    ['- l: &l\n  - a\n  again: *l\n', { l: ['a'], again: ['a'] }],
   ]
   for (const [text, expected] of readHere) {
     assert.deepStrictEqual(readBlockItem(text)?.value, expected, text)
     assert.ok(holdsToYaml(text))
   }
   const left = [
-    '- &a x\n', '- *a\n', '- !!str 1\n', '- ? complex\n  : key\n', '- a: 1\n  a: 2\n', '- 1: one\n  1.0: two\n', '- <<: {a: 1}\n',
+    '- *a\n', '- &a k: v\n', '- &a [*a]\n', '- &a\n  k: *a\n', '- &a x\n  b: [*a]\n', '- *a : v\n', '- &a,b x\n', '- !!str 1\n', '- ? complex\n  : key\n', '- a: 1\n  a: 2\n', '- 1: one\n  1.0: two\n', '- <<: {a: 1}\n',
     '- a: 12345678901234567\n', '- -0\n', '- a:\tb\n', '- a: x: y\n', '- a: "never closed\n', '- __proto__: {admin: true}\n', '- "\\q"\n', '- [a,\n  b]\n',
   ]
   for (const text of left) assert.equal(readBlockItem(text), undefined, text)
+})
+
+test('anchors of earlier items: their values used, copied; what is left to yaml declined', () => {
+  const first = readBlockItem('- m: &m {k: 1}\n  n: &n\n    x: *m\n')!
+  assert.deepEqual(first.value, { m: { k: 1 }, n: { x: { k: 1 } } })
+  // An anchor set on a node that holds an alias is left to yaml, which counts aliases inside aliases.
+  assert.deepEqual(first.anchors, new Map<string, unknown>([['m', { k: 1 }], ['n', LEFT_TO_YAML]]))
+  assert.equal(first.used, undefined)
+  const earlier = first.anchors!
+  const later = readBlockItem('- a: *m\n  b: *m\n', earlier)!
+  assert.deepEqual(later.value, { a: { k: 1 }, b: { k: 1 } })
+  assert.deepEqual(later.used, new Set(['m']))
+  const { a, b } = later.value as { a: object; b: object }
+  assert.ok(a !== b && a !== earlier.get('m'), 'each alias gives its own copy')
+  assert.equal(readBlockItem('- a: *n\n', earlier), undefined)
+  assert.equal(readBlockItem('- a: *unknown\n', earlier), undefined)
+  // An anchor set again in the item: its aliases after it use the item's own.
+  assert.deepEqual(readBlockItem('- a: &m 2\n  b: *m\n', earlier)?.value, { a: 2, b: 2 })
+  // yaml refuses an item past 1000 of an anchor's node and its aliases: from there, it judges.
+  const uses = (n: number) => `- m: &m x\n${Array.from({ length: n }, (_, i) => `  k${i}: *m\n`).join('')}`
+  assert.ok(holdsToYaml(uses(999)))
+  assert.equal(readBlockItem(uses(1000)), undefined)
+  assert.throws(() => parseDocument(uses(1000)).toJS({ maxAliasCount: 1000 }), /Excessive alias count/)
 })
 
 test('an error in a field of an item read without yaml names the field\'s own line', async () => {
