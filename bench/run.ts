@@ -13,14 +13,17 @@
  * - csv-evalcase      plain CSV table → evalcase JSON Lines (`from: 'csv'`), against papaparse's core
  *                     parser over the same file in the same 64 KiB chunks, rows left as cell arrays;
  *                     then against the least conversion: those rows as objects, `JSON.stringify`'d
- *                     and written as JSON Lines (`papaparse → JSONL`).
+ *                     and written as JSON Lines (`papaparse → JSONL`). The row ends with that least
+ *                     conversion's own ratio to parsing alone: the most any conversion writing JSON
+ *                     Lines can reach here, parts aside.
  * - csv-short         a table of many short rows (id, question, answer, label; about 80 bytes each) →
  *                     evalcase JSON Lines, against the same two: what a conversion costs per record.
  * - csv-deepeval      DeepEval `save_as` CSV → DeepEval JSON Lines, against papaparse likewise.
  * - parquet-hf        Hugging Face Parquet (S of text before compression) → hf JSON Lines, against
  *                     parquet-wasm decoding every row group alone, and parquet-wasm + Arrow JS tables,
  *                     and (third) evalferry's own reader turning the file into row objects only, and
- *                     (fourth) those rows `JSON.stringify`'d and written as JSON Lines.
+ *                     (fourth) those rows `JSON.stringify`'d and written as JSON Lines, whose own
+ *                     ratio to parquet-wasm ends the row, as for CSV.
  * - parquet-langsmith the same Parquet file → LangSmith JSON Lines, against the same baselines.
  * - jsonl-parquet     LangSmith JSON Lines → Hugging Face Parquet, against `JSON.parse` per line.
  * - long-record       LangSmith JSON Lines of three records, the middle one S long (at most 24 MB: one
@@ -221,6 +224,9 @@ async function conversionRow(
   const [ours, ...theirs] = timings as [Timing, ...Timing[]]
   const ratios = theirs.map((t, i) => `${fixed(t.seconds / ours.seconds)} × ${baselines[i]![0]}`)
   if (parts) ratios.push(`in parts on ${CORES} threads ${fixed(theirs[0]!.seconds / parts.seconds)} (${fixed(parts.seconds)} s)`)
+  // The least conversion over parse-only: how near to parsing alone any conversion writing JSON Lines can come here.
+  const least = baselines.findIndex(([name]) => name.endsWith('→ JSONL'))
+  if (least > 0) ratios.push(`${baselines[least]![0]} itself ${fixed(theirs[0]!.seconds / theirs[least]!.seconds)} × ${baselines[0]![0]}`)
   const counts = new Set([ours.records, ...theirs.map((t) => t.records)])
   return {
     id,
