@@ -3,11 +3,12 @@
  * parses and composes a document of nodes for every item, then turns it into values (2.3 s for a
  * 10 MB file of eval cases; js-yaml reads it in 0.4 s). Datasets are written in a small part of
  * YAML: mappings and lists by indentation, plain, quoted and block scalars, one-line flow lists and
- * mappings, comments, and the anchors and aliases PyYAML writes for a value used twice (`&id001`,
- * `*id001`), across items too. That part is read here, straight into values. Whatever else an item
- * holds (tags, `?` keys, the merge key, a key given twice, tabs outside block scalars, an alias in
- * a flow collection, anything `yaml` would refuse) makes `readBlockItem` decline, and the caller
- * hands the item to `yaml`. A property test holds the values read here to `yaml`'s own, item by item.
+ * mappings, comments, the anchors and aliases PyYAML writes for a value used twice (`&id001`,
+ * `*id001`), across items too, and the merge key (`<<: *defaults`). That part is read here,
+ * straight into values. Whatever else an item holds (tags, `?` keys, a key given twice, tabs
+ * outside block scalars, an alias in a flow collection, anything `yaml` would refuse) makes
+ * `readBlockItem` decline, and the caller hands the item to `yaml`. A property test holds the
+ * values read here to `yaml`'s own, item by item.
  */
 
 /** Thrown (never seen outside) when the item holds what this reader leaves to `yaml`. */
@@ -238,6 +239,24 @@ function isDash(line: string, at: number): boolean {
 }
 
 /** Whether text from `i` on is only spaces, or spaces and then a comment. */
+/** `Reader.key` of the merge key. */
+const MERGE = Symbol('<<')
+
+/**
+ * The mappings a merge key's value names (one, or a list of them) put into `map`, the first one's
+ * keys before the next's, each key that `map` does not hold yet, as `yaml` merges them.
+ */
+function mergeInto(map: Record<string, unknown>, value: unknown): void {
+  for (const source of Array.isArray(value) ? value : [value]) {
+    if (typeof source !== 'object' || source === null || Array.isArray(source)) throw DECLINED
+    for (const key in source) {
+      // A null key merged is named "null" by `yaml`, not "" as elsewhere: the key '' may have been either.
+      if (key === '') throw DECLINED
+      if (!Object.hasOwn(map, key)) map[key] = (source as Record<string, unknown>)[key]
+    }
+  }
+}
+
 /** The name of the anchor or alias whose `&` or `*` is at column `i`, and the column after it. */
 function anchorName(line: string, i: number): [string, number] {
   ANCHOR_NAME.lastIndex = i + 1
@@ -426,6 +445,10 @@ class Reader {
   private anchored(k: number, i: number, parent: number, entry: boolean, sameIndentList: boolean): unknown {
     const line = this.lines[k]!
     const [name, end] = anchorName(line, i)
+    let next = end
+    while (line.charCodeAt(next) === C.Space) next++
+    // A second anchor, or an alias, cannot take this one.
+    if (line.charCodeAt(next) === C.Ampersand || line.charCodeAt(next) === C.Star) throw DECLINED
     this.anchors.set(name, OPEN)
     const aliases = this.aliases
     // `- &a key: value` anchors the key, which is `yaml`'s to read: a node on the anchor's line is no mapping.
@@ -485,12 +508,23 @@ class Reader {
   private mapping(k: number, indent: number): Record<string, unknown> {
     if (++this.depth > MAX_DEPTH) throw DECLINED
     const map: Record<string, unknown> = {}
+    /** The keys written in the mapping, once a merge key has put others in. */
+    let written: Set<string> | undefined
     for (;;) {
       const line = this.line(k)
       const [key, colon] = this.key(line, indent)
-      // A key `__proto__`, however it is written, is refused by the caller, from the node `yaml` reads.
-      if (Object.hasOwn(map, key) || key === '__proto__') throw DECLINED
-      map[key] = this.after(k, colon + 1, indent, false, true)
+      if (key === MERGE) {
+        // A second merge key is `yaml`'s to judge.
+        if (written) throw DECLINED
+        written = new Set(Object.keys(map))
+        mergeInto(map, this.after(k, colon + 1, indent, false, true))
+      } else {
+        // A key `__proto__`, however it is written, is refused by the caller, from the node `yaml` reads.
+        if ((written ? written.has(key) : Object.hasOwn(map, key)) || key === '__proto__') throw DECLINED
+        written?.add(key)
+        // A key a merge put in keeps its place, and takes the value written here.
+        map[key] = this.after(k, colon + 1, indent, false, true)
+      }
       k = this.at
       if (k >= this.lines.length) break
       const next = indentOf(this.lines[k]!)
@@ -501,8 +535,8 @@ class Reader {
     return map
   }
 
-  /** The key at column `i` of `line`, and the column of its `:`. */
-  private key(line: string, i: number): [string, number] {
+  /** The key at column `i` of `line` (`MERGE` for the merge key), and the column of its `:`. */
+  private key(line: string, i: number): [string | typeof MERGE, number] {
     const ch = line.charCodeAt(i)
     let key: string
     let j: number
@@ -521,8 +555,8 @@ class Reader {
         if (c === C.Hash && line.charCodeAt(j - 1) === C.Space) throw DECLINED
       }
       key = trimEnd(line.slice(i, j))
-      // The merge key is `yaml`'s to read. A key read as null, a boolean or a number is named by its text in JavaScript, as `yaml` names it.
-      if (key === '<<') throw DECLINED
+      // The merge key is `<<` unquoted. A key read as null, a boolean or a number is named by its text in JavaScript, as `yaml` names it.
+      if (key === '<<') return [MERGE, j]
       const value = plainValue(key)
       if (value !== key) key = value === null ? '' : String(value)
     }

@@ -20,7 +20,8 @@ function holdsToYaml(text: string): boolean {
   const item = readBlockItem(text)
   if (!item) return false
   const lineCounter = new LineCounter()
-  const doc = parseDocument(text, { uniqueKeys: true, strict: true, prettyErrors: false, lineCounter })
+  // Merge keys as evalferry reads them, where the text holds `<<`.
+  const doc = parseDocument(text, { uniqueKeys: true, strict: true, prettyErrors: false, lineCounter, merge: true })
   assert.deepEqual(doc.errors.map((e) => e.message), [], `read what yaml refuses: ${JSON.stringify(text)}`)
   const list = doc.contents
   assert.ok(isSeq(list) && list.items.length === 1, `read what is not one list item: ${JSON.stringify(text)}`)
@@ -190,13 +191,15 @@ test('what the reader reads, and what it leaves to yaml', () => {
     ['- &a x\n', 'x'],
     ['- &top\n  m: &m {k: [1]}\n  n: *m\n  t: &t |\n    text\n  u: *t # again\n', { m: { k: [1] }, n: { k: [1] }, t: 'text\n', u: 'text\n' }],
     ['- l: &l\n  - a\n  again: *l\n', { l: ['a'], again: ['a'] }],
+    ['- d: &d {a: 1, b: 2}\n  e: &e {c: 3, a: 4}\n  m:\n    b: kept\n    <<:\n    - *e\n    - *d\n    c: written\n', { d: { a: 1, b: 2 }, e: { c: 3, a: 4 }, m: { b: 'kept', c: 'written', a: 4 } }],
+    ["- d: &d {a: 1}\n  m:\n    '<<': *d\n", { d: { a: 1 }, m: { '<<': { a: 1 } } }],
   ]
   for (const [text, expected] of readHere) {
     assert.deepStrictEqual(readBlockItem(text)?.value, expected, text)
     assert.ok(holdsToYaml(text))
   }
   const left = [
-    '- *a\n', '- &a k: v\n', '- &a [*a]\n', '- &a\n  k: *a\n', '- &a x\n  b: [*a]\n', '- *a : v\n', '- &a,b x\n', '- !!str 1\n', '- ? complex\n  : key\n', '- a: 1\n  a: 2\n', '- 1: one\n  1.0: two\n', '- <<: {a: 1}\n',
+    '- *a\n', '- &a k: v\n', '- &a [*a]\n', '- &a\n  k: *a\n', '- &a x\n  b: [*a]\n', '- *a : v\n', '- &a,b x\n', '- !!str 1\n', '- ? complex\n  : key\n', '- a: 1\n  a: 2\n', '- 1: one\n  1.0: two\n', '- <<: x\n', '- m:\n    <<:\n      ~: 1\n', '- &a &b x\n', '- <<: {a: 1}\n  <<: {b: 1}\n', '- <<: {a: 1}\n  b: 1\n  b: 2\n',
     '- a: 12345678901234567\n', '- -0\n', '- a:\tb\n', '- a: x: y\n', '- a: "never closed\n', '- __proto__: {admin: true}\n', '- "\\q"\n', '- [a,\n  b]\n',
   ]
   for (const text of left) assert.equal(readBlockItem(text), undefined, text)
