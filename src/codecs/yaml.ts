@@ -2,9 +2,10 @@
  * YAML documents. Reading cuts a plain block list into its items and reads each alone, so only the
  * current record's text is held: with `readBlockItem` (yaml-block.ts) where the item is in the YAML
  * datasets are written in, else with the `yaml` package. Anchors set in one item and used in later
- * ones are kept for them (`ItemAnchors`). Whatever the cutter is not sure of (tags, flow lists over
- * lines, several documents) is parsed whole by `yaml`, from the item where it began. Positions are
- * kept, so an error names the file's line. Writing emits one list item per record (yaml-emit.ts).
+ * ones are kept for them (`ItemAnchors`). Whatever the cutter is not sure of (a `?` key, a line
+ * that starts with a tab, several documents) is parsed whole by `yaml`, from the item where it
+ * began. Positions are kept, so an error names the file's line. Writing emits one list item per
+ * record (yaml-emit.ts).
  */
 import { StringDecoder } from 'node:string_decoder'
 import { isMap, isScalar, isSeq, LineCounter, parse, parseDocument, visit, type Document, type Node } from 'yaml'
@@ -264,16 +265,16 @@ function scanLine(line: string, i: number): number {
       continue
     }
     if ((c === '?' || c === ':') && spaced) return UNSURE
-    if (c === '&' || c === '*') {
-      // An anchor is a property of the node after it; an alias is a node of its own, and ends the line.
+    if (c === '&' || c === '*' || c === '!') {
+      // An anchor or a tag is a property of the node after it; an alias is a node of its own, and ends the line.
       const end = line.slice(i).search(/[\s,[\]{}]|$/) + i
       if (end === i + 1) return UNSURE
       i = end
-      if (c === '&') continue
+      if (c !== '*') continue
       while (line[i] === ' ') i++
       return i === line.length || line[i] === '#' ? DONE : UNSURE
     }
-    if ('!%@`\t'.includes(c)) return UNSURE
+    if ('%@`\t'.includes(c)) return UNSURE
     if (c === '|' || c === '>') return BLOCK_HEADER.test(line.slice(i)) ? node : UNSURE
     const start = i
     if (c === '"' || c === "'") i = skipQuoted(line, i)

@@ -570,9 +570,9 @@ test('YAML: anchors above the list, merged into its items (AgentV), and an ancho
   }
 })
 
-test('YAML: a file past 32 MiB whose records share a value streams; an alias to an anchor let go names it', async () => {
+test('YAML: a file past 32 MiB whose records share a value, one with a tag, streams; an alias to an anchor let go names it', async () => {
   // PyYAML's yaml.dump of cases that hold one metadata dict: the anchor in the first, aliases in all.
-  const item = (i: number) => `- id: case-${i}\n  input: '${'lorem ipsum dolor '.repeat(40)}${i}'\n  metadata: ${i ? '*id001' : '&id001\n    source: synthetic\n    tags:\n    - a'}\n`
+  const item = (i: number) => `- id: ${i === 1 ? '!!str ' : ''}case-${i}\n  input: '${'lorem ipsum dolor '.repeat(40)}${i}'\n  metadata: ${i ? '*id001' : '&id001\n    source: synthetic\n    tags:\n    - a'}\n`
   const count = 48_000
   const text = Array.from({ length: count }, (_, i) => item(i)).join('')
   assert.ok(text.length > 33 << 20)
