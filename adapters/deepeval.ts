@@ -162,15 +162,19 @@ function shapeOf(kind: Kind, container: Container): Shape {
   return container === 'csv' ? MULTI_CSV : MULTI
 }
 
-function known(shape: Shape, name: string): boolean {
-  return shape.always.includes(name) || shape.optional.includes(name) || (shape.hidden?.includes(name) ?? false)
-}
+/** Each shape's keys and their other spellings, to the written names: looked up for every key of every record. */
+const writtenNames = new WeakMap<Shape, Map<string, string>>()
 
 /** The written name of a source key, or undefined for a key this shape does not know. */
 function resolveKey(shape: Shape, key: string): string | undefined {
-  if (known(shape, key)) return key
-  const alias = shape.aliases[key]
-  return alias !== undefined && known(shape, alias) ? alias : undefined
+  let names = writtenNames.get(shape)
+  if (!names) {
+    names = new Map()
+    for (const name of [...shape.always, ...shape.optional, ...(shape.hidden ?? [])]) names.set(name, name)
+    for (const [alias, name] of Object.entries(shape.aliases)) if (!names.has(alias) && names.get(name) === name) names.set(alias, name)
+    writtenNames.set(shape, names)
+  }
+  return names.get(key)
 }
 
 function objectOf(value: JsonValue | undefined): JsonObject {
@@ -228,6 +232,15 @@ function keepUnknown(split: Split, extras: JsonObject): void {
   for (const [key, value] of split.unknown) if (value !== null) extras[toExtraKey(key)] = value
 }
 
+/** The camelCase spellings of a shape's names, looked up for every key of every record. */
+const camelSpellings = new WeakMap<Readonly<Record<string, string>>, Set<string>>()
+
+function camelNames(camel: Readonly<Record<string, string>>): Set<string> {
+  let names = camelSpellings.get(camel)
+  if (!names) camelSpellings.set(camel, (names = new Set(Object.values(camel))))
+  return names
+}
+
 /**
  * The object to write: the remembered keys in their order (null where the value is unset), else
  * the shape's keys; then set fields the source did not have, then unknown keys from extras.
@@ -237,7 +250,7 @@ function assemble(shape: Shape, values: Record<string, JsonValue | undefined>, e
   const used = new Set<string>()
   const keys = stringsOf(extras[KEYS])
   const camel = shape.camel
-  const camelCase = keys !== undefined && camel !== undefined && keys.some((k) => Object.values(camel).includes(k))
+  const camelCase = keys !== undefined && camel !== undefined && keys.some((k) => camelNames(camel).has(k))
   if (keys) {
     for (const key of keys) {
       const name = resolveKey(shape, key)
