@@ -98,6 +98,9 @@ export async function* readJson(source: ByteSource, options: ReadOptions): Async
     let i = 0
     let captureStart = capturing ? 0 : -1
     const n = text.length
+    // The chunk's next backslash at or after the last search (n: none): searched again only once passed,
+    // so text without escapes is not searched to the chunk's end at every string.
+    let backslash = -1
     while (i < n) {
       const c = text.charCodeAt(i)
       if (capturing) {
@@ -123,9 +126,11 @@ export async function* readJson(source: ByteSource, options: ReadOptions): Async
           } else {
             if (c === 0x0a) line++
             const q = text.indexOf('"', i)
-            const b = text.indexOf('\\', i)
-            let next = q === -1 ? n : q
-            if (b !== -1 && b < next) next = b
+            if (backslash < i) {
+              backslash = text.indexOf('\\', i)
+              if (backslash === -1) backslash = n
+            }
+            const next = q === -1 || backslash < q ? backslash : q
             line += countNewlines(text, i + 1, next)
             i = next
             continue

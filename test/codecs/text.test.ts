@@ -51,6 +51,19 @@ test('JSON: records under a record key, header keys before and after, at every c
   }
 })
 
+test('JSON: records of text with and without escapes, cut at any chunk size, read as JSON.parse reads the file', async () => {
+  const text = fc.string({ unit: fc.constantFrom('a', ' ', '"', '\\', '\n', 'é', '{', ']', ',', ':', '\u2028'), maxLength: 30 })
+  const record = fc.dictionary(fc.constantFrom('input', 'expected_output', 'a"b', 'c\\d'), fc.oneof(text, fc.array(text, { maxLength: 3 })), { noNullPrototype: true })
+  await fc.assert(
+    fc.asyncProperty(fc.array(record, { maxLength: 6 }), fc.constantFrom(undefined, 2, 4), fc.integer({ min: 1, max: 40 }), async (records, indent, size) => {
+      const file = JSON.stringify(records, null, indent)
+      const got = await collect(readJson(chunks(file, size), options()))
+      assert.deepEqual(got.map((r) => r.value), JSON.parse(file))
+    }),
+    { numRuns: 500 },
+  )
+})
+
 test('JSON: a top-level array of scalars and objects; a lone object is one record', async () => {
   const records = await collect(readJson(chunks('[ "file://a.yaml" , 3, true,{"a":1} ]', 2), options()))
   assert.deepEqual(records.map((r) => r.value), ['file://a.yaml', 3, true, { a: 1 }])
