@@ -1,10 +1,11 @@
 /**
  * YAML text of one record, as the `yaml` package writes it, made faster. `yaml` builds a document
  * of nodes for every record: most of the 70 µs a small record took to convert. Here the mappings,
- * lists, plain scalars and plain literal blocks of a record are written directly; a pair or list
- * item holding a value whose form takes judgement (text that needs quotes, text of several lines
- * that starts with a space or keeps several final breaks, a key that is not a plain word) is
- * handed to `yaml` (see `handedOver`). The result is byte for byte what `yaml` writes for the
+ * lists, plain scalars and plain literal blocks of a record are written directly, and plain words
+ * quoted only for their final spaces or for YAML 1.1 (`"answer "`, `"yes"`, a key `"n"`); a pair
+ * or list item holding a value whose form takes judgement (other text that needs quotes, text of
+ * several lines that starts with a space or keeps several final breaks, a key that is not a plain
+ * word) is handed to `yaml` (see `handedOver`). The result is byte for byte what `yaml` writes for the
  * whole record (a property test holds the two together).
  */
 import { parse, Scalar, stringify } from 'yaml'
@@ -73,12 +74,12 @@ export function yamlText(value: unknown): string {
 }
 
 /**
- * Text `yaml` writes plain and as it is, on one line, in a mapping or list: it starts with a letter
- * (or a digit, below) and holds no character that could mean something (`:`, `#`, controls, line
- * or paragraph separators, surrogates, a byte-order mark), does not end in a space, and is read as
- * text by YAML 1.2 and 1.1 alike (not `true`, `null`, `yes`, `off`).
+ * Text `yaml` writes plain and as it is, on one line, in a mapping or list: it starts with a letter,
+ * `_` or `$` (evalferry's own keys, `$keys`), or a digit (below), and holds no character that could
+ * mean something (`:`, `#`, controls, line or paragraph separators, surrogates, a byte-order mark),
+ * does not end in a space, and is read as text by YAML 1.2 and 1.1 alike (not `true`, `null`, `yes`, `off`).
  */
-const PLAIN = /^[A-Za-z_\u00c0-\u024f\u0370-\u03ff\u0400-\u04ff\u3040-\u30ff\u4e00-\u9fff0-9][^\x00-\x1f\x7f-\x9f:#\u2028\u2029\ud800-\udfff\ufeff]*$/
+const PLAIN = /^[A-Za-z_$\u00c0-\u024f\u0370-\u03ff\u0400-\u04ff\u3040-\u30ff\u4e00-\u9fff0-9][^\x00-\x1f\x7f-\x9f:#\u2028\u2029\ud800-\udfff\ufeff]*$/
 /** Words YAML 1.2 reads as other than text (`yaml` tests them case by case; all cases here). */
 const CORE_WORDS = /^(?:true|false|null)$/i
 /**
@@ -96,9 +97,24 @@ function isPlain(text: string): boolean {
   return first >= 0x30 && first <= 0x39 ? NO_NUMBER.test(text) : !CORE_WORDS.test(text) && !YAML11_SUSPECT.test(text)
 }
 
+/**
+ * Text that would be plain but for the spaces it ends in, quoted as `yaml` quotes it: in single
+ * quotes when it holds a double quote and no single one, else in double quotes, escaped as JSON
+ * escapes it (plain text holds no character JSON writes otherwise but `"` and `\`).
+ */
+function quotedLine(text: string): string | undefined {
+  if (text.charCodeAt(text.length - 1) !== 0x20 || !PLAIN.test(text)) return undefined
+  return text.includes('"') && !text.includes("'") ? `'${text}'` : JSON.stringify(text)
+}
+
+/** Text that YAML 1.1 reads otherwise (`yes`, `n`, `1_000`), double-quoted as `quoteFragile` has `yaml` write it. */
+function quotedFor11(text: string): string | undefined {
+  return PLAIN.test(text) && readsOtherwiseInYaml11(text) ? JSON.stringify(text) : undefined
+}
+
 /** A scalar written directly, or undefined when it is left to `yaml`. */
 function scalar(value: unknown): string | undefined {
-  if (typeof value === 'string') return isPlain(value) ? value : undefined
+  if (typeof value === 'string') return isPlain(value) ? value : (quotedLine(value) ?? quotedFor11(value))
   if (typeof value === 'number') return Number.isFinite(value) && !Object.is(value, -0) ? JSON.stringify(value) : undefined
   if (typeof value === 'boolean') return value ? 'true' : 'false'
   if (value === null) return 'null'
@@ -191,8 +207,10 @@ function mapping(value: Record<string, unknown>, indent: string): string {
 }
 
 /** A pair written directly, or undefined when it is left to `yaml`. */
-function pair(key: string, item: unknown, indent: string): string | undefined {
-  if (key.length > MAX_PLAIN_KEY || !isPlain(key)) return undefined
+function pair(name: string, item: unknown, indent: string): string | undefined {
+  if (name.length > MAX_PLAIN_KEY) return undefined
+  const key = isPlain(name) ? name : quotedFor11(name)
+  if (key === undefined) return undefined
   const text = scalar(item)
   if (text !== undefined) return `${key}: ${text}`
   if (typeof item === 'string' && item.includes('\n')) {
