@@ -75,11 +75,17 @@ export function yamlText(value: unknown): string {
 
 /**
  * Text `yaml` writes plain and as it is, on one line, in a mapping or list: it starts with a letter,
- * `_` or `$` (evalferry's own keys, `$keys`), or a digit (below), and holds no character that could
- * mean something (`:`, `#`, controls, line or paragraph separators, surrogates, a byte-order mark),
- * does not end in a space, and is read as text by YAML 1.2 and 1.1 alike (not `true`, `null`, `yes`, `off`).
+ * `_` or `$` (evalferry's own keys, `$keys`), a character past the Basic Multilingual Plane (an
+ * emoji), or a digit (below), and holds no character that could mean something (`:`, `#`, controls,
+ * line or paragraph separators, a byte-order mark, half a character: see `plainChars`), does not
+ * end in a space, and is read as text by YAML 1.2 and 1.1 alike (not `true`, `null`, `yes`, `off`).
  */
-const PLAIN = /^[A-Za-z_$\u00c0-\u024f\u0370-\u03ff\u0400-\u04ff\u3040-\u30ff\u4e00-\u9fff0-9][^\x00-\x1f\x7f-\x9f:#\u2028\u2029\ud800-\udfff\ufeff]*$/
+const PLAIN = /^[A-Za-z_$\u00c0-\u024f\u0370-\u03ff\u0400-\u04ff\u3040-\u30ff\u4e00-\u9fff\ud800-\udbff0-9][^\x00-\x1f\x7f-\x9f:#\u2028\u2029\ufeff]*$/
+
+/** `PLAIN`'s characters, and no half of a character (which `yaml` writes quoted). */
+function plainChars(text: string): boolean {
+  return PLAIN.test(text) && !(MAY_FORCE_QUOTES.test(text) && FORCES_QUOTES.test(text))
+}
 /** Words YAML 1.2 reads as other than text (`yaml` tests them case by case; all cases here). */
 const CORE_WORDS = /^(?:true|false|null)$/i
 /**
@@ -92,7 +98,7 @@ const NO_NUMBER = /^(?!0[xXbBoO])\d.*[A-DF-SU-Ya-df-su-y]/
 const MAX_PLAIN_KEY = 128
 
 function isPlain(text: string): boolean {
-  if (!PLAIN.test(text) || text.charCodeAt(text.length - 1) === 0x20) return false
+  if (!plainChars(text) || text.charCodeAt(text.length - 1) === 0x20) return false
   const first = text.charCodeAt(0)
   return first >= 0x30 && first <= 0x39 ? NO_NUMBER.test(text) : !CORE_WORDS.test(text) && !YAML11_SUSPECT.test(text)
 }
@@ -103,13 +109,16 @@ function isPlain(text: string): boolean {
  * escapes it (plain text holds no character JSON writes otherwise but `"` and `\`).
  */
 function quotedLine(text: string): string | undefined {
-  if (text.charCodeAt(text.length - 1) !== 0x20 || !PLAIN.test(text)) return undefined
+  if (text.charCodeAt(text.length - 1) !== 0x20 || !plainChars(text)) return undefined
   return text.includes('"') && !text.includes("'") ? `'${text}'` : JSON.stringify(text)
 }
 
-/** Text that YAML 1.1 reads otherwise (`yes`, `n`, `1_000`), double-quoted as `quoteFragile` has `yaml` write it. */
+/**
+ * Text that YAML 1.1 reads otherwise (`yes`, `n`, `1_000`, `2024-12-12T15:15:50Z`), double-quoted
+ * as `quoteFragile` has `yaml` write it: such text holds only characters JSON writes as they are.
+ */
 function quotedFor11(text: string): string | undefined {
-  return PLAIN.test(text) && readsOtherwiseInYaml11(text) ? JSON.stringify(text) : undefined
+  return readsOtherwiseInYaml11(text) ? `"${text}"` : undefined
 }
 
 /** A scalar written directly, or undefined when it is left to `yaml`. */
