@@ -107,8 +107,8 @@ interface AnchorSetter {
  * first time it meets it and `*id001` each later time, in whichever record that is. The block
  * reader takes each name's value from `values`. `yaml`, which reads an item whole, reads one that
  * uses earlier anchors after the texts of the items that set them. Those texts are kept up to
- * `ANCHOR_TEXT_CHARS`, the least recently used let go first; an alias to an anchor let go is an
- * error that says so.
+ * `ANCHOR_TEXT_CHARS`, the least recently used let go first; an alias `yaml` cannot resolve once
+ * some were let go is an error that says so.
  */
 class ItemAnchors {
   /** Each name's value as the block reader read it, or `LEFT_TO_YAML`. */
@@ -117,8 +117,9 @@ class ItemAnchors {
   private readonly setters = new Map<string, AnchorSetter | 'header'>()
   /** Items whose texts are kept, least recently used first. */
   private readonly kept = new Set<AnchorSetter>()
-  private readonly gone = new Set<string>()
   private chars = 0
+  /** Whether the texts of some items were let go. */
+  letGo = false
 
   get size(): number {
     return this.values.size
@@ -131,7 +132,6 @@ class ItemAnchors {
     for (const [name, value] of anchors) {
       this.setters.set(name, setter)
       this.values.set(name, value)
-      this.gone.delete(name)
     }
     // An item whose anchors were all set again is kept still: the anchors of items after it may hold its aliases.
     if (setter === 'header') return
@@ -141,11 +141,11 @@ class ItemAnchors {
       if (this.chars <= ANCHOR_TEXT_CHARS) break
       this.kept.delete(oldest)
       this.chars -= oldest.text.length
+      this.letGo = true
       for (const name of oldest.names) {
         if (this.setters.get(name) !== oldest) continue
         this.setters.delete(name)
         this.values.delete(name)
-        this.gone.add(name)
       }
     }
   }
@@ -161,15 +161,14 @@ class ItemAnchors {
   /**
    * The texts, in file order, of the items that set the anchors `text` may use, and of those their
    * own aliases use; with `all`, of every item kept (an anchor set again later hides the one an
-   * earlier item used). A name let go is returned as `gone`.
+   * earlier item used).
    */
-  before(text: string, all: boolean): { text: string; items: number } | { gone: string } {
+  before(text: string, all: boolean): { text: string; items: number } {
     const wanted = new Set<AnchorSetter>(all ? this.kept : [])
     const sources = [text]
     while (!all && sources.length) {
       for (const [, name] of sources.pop()!.matchAll(ALIAS_NAMES)) {
         const setter = this.setters.get(name!)
-        if (setter === undefined && this.gone.has(name!)) return { gone: name! }
         if (setter === undefined || setter === 'header' || wanted.has(setter)) continue
         wanted.add(setter)
         sources.push(setter.text)
@@ -179,6 +178,9 @@ class ItemAnchors {
     return { text: setters.map((s) => s.text).join(''), items: setters.length }
   }
 }
+
+/** `yaml`'s words for an alias it finds no anchor for, and the alias's name. */
+const UNRESOLVED = /Unresolved alias [^:]*: (.*)$/
 
 /** The anchors set on `node` and inside it, each left to `yaml`. */
 function anchorsIn(node: Node): Map<string, unknown> {
@@ -484,7 +486,7 @@ export async function* readYaml(source: ByteSource, options: ReadOptions): Async
       rawKind = 'tail'
       rawLine = rest ? rest.line : item ? itemLine : lineNo
       // After the items that set the anchors it may use.
-      const setters = anchors.before('', true) as { text: string; items: number }
+      const setters = anchors.before('', true)
       prefix += setters.text
       rawSetters = setters.items
     }
@@ -548,9 +550,6 @@ export async function* readYaml(source: ByteSource, options: ReadOptions): Async
    */
   const afterAnchors = (text: string, line: number, all: boolean): { node: Node; record: SourceRecord } | undefined => {
     const setters = anchors.before(text, all)
-    if ('gone' in setters) {
-      throw new DataError('E_PARSE', `the alias *${setters.gone} names an anchor set more than ${ANCHOR_TEXT_CHARS >> 20} MiB of anchored items before; evalferry keeps no more of a file's anchors`, { file, line })
-    }
     const { doc, record } = parse(prefix + setters.text, text, line, false)
     const contents = doc.contents
     const list = isMap(contents) ? contents.items.find((pair) => keyOf(pair.key) === listKey)?.value : contents
@@ -559,7 +558,12 @@ export async function* readYaml(source: ByteSource, options: ReadOptions): Async
     try {
       return { node, record: record(node) }
     } catch (error) {
-      if (!all && error instanceof DataError && error.message.includes('Unresolved alias')) return afterAnchors(text, line, true)
+      const unresolved = error instanceof DataError ? UNRESOLVED.exec(error.message) : null
+      if (unresolved && !all) return afterAnchors(text, line, true)
+      if (unresolved && anchors.letGo) {
+        const message = `the alias *${unresolved[1]} names no anchor set in the last ${ANCHOR_TEXT_CHARS >> 20} MiB of items that set anchors; evalferry keeps no more of a file's anchors`
+        throw new DataError('E_PARSE', message, (error as DataError).location)
+      }
       throw error
     }
   }
