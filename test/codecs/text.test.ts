@@ -598,14 +598,18 @@ test('YAML: a file past 32 MiB whose records share a value, one with a tag, stre
   }
   assert.equal(n, count)
 
-  // Items that each set an anchor of their own, 17 MiB of them: the first ones' texts are let go.
-  const own = (i: number) => `- id: c${i}\n  context: &own${i}\n  - '${'x'.repeat(2000)}'\n  again: *own${i}\n`
+  // Items that each set an anchor of their own, 17 MiB of them, and use the first item's: the texts
+  // of the first ones are let go, but for the first item's, used by each.
+  const own = (i: number) => `- id: c${i}\n  context: &own${i}\n  - '${'x'.repeat(2000)}'\n  again: *own${i}\n  shared: ${i ? '*shared' : '&shared {k: 1}'}\n`
   const many = Array.from({ length: 9000 }, (_, i) => own(i)).join('')
-  const late = `- id: late\t# read by yaml\n  context: *own0\n`
+  const sharedLate = await collect(readYaml(chunks(`${many}- id: late\t# read by yaml\n  shared: *shared\n`, 1 << 16), options(['tests'])))
+  assert.equal(sharedLate.length, 9001)
+  assert.deepEqual(sharedLate[9000]!.value, { id: 'late', shared: { k: 1 } })
+  const late = `- id: late\t# read by yaml\n  context: *own1\n`
   await assert.rejects(collect(readYaml(chunks(many + late, 1 << 16), options(['tests']))), (e: DataError) => {
     assert.equal(e.code, 'E_PARSE')
-    assert.equal(e.location.line, 9000 * 4 + 1)
-    assert.match(e.message, /alias \*own0 names no anchor set in the last 16 MiB of items that set anchors/)
+    assert.equal(e.location.line, 9000 * 5 + 1)
+    assert.match(e.message, /alias \*own1 names no anchor set in the last 16 MiB of items that set anchors/)
     return true
   })
 })
