@@ -1,11 +1,11 @@
 /**
  * YAML text of one record, as the `yaml` package writes it, made faster. `yaml` builds a document
  * of nodes for every record: most of the 70 µs a small record took to convert. Here the mappings,
- * lists, plain scalars and plain literal blocks of a record are written directly, and plain words
- * quoted only for their final spaces or for YAML 1.1 (`"answer "`, `"yes"`, a key `"n"`); a pair
- * or list item holding a value whose form takes judgement (other text that needs quotes, text of
- * several lines that starts with a space or keeps several final breaks, a key that is not a plain
- * word) is handed to `yaml` (see `handedOver`). The result is byte for byte what `yaml` writes for the
+ * lists, plain scalars and plain literal blocks of a record are written directly, and text of one
+ * line that cannot be plain or that YAML 1.1 reads otherwise, quoted (`"Answer: 42"`, `"yes"`, a
+ * key `"n"`); a pair or list item holding a value whose form takes judgement (other text that needs
+ * quotes, text of several lines that starts with a space or keeps several final breaks, a key that
+ * is not a plain word) is handed to `yaml` (see `handedOver`). The result is byte for byte what `yaml` writes for the
  * whole record (a property test holds the two together).
  */
 import { parse, Scalar, stringify } from 'yaml'
@@ -104,12 +104,20 @@ function isPlain(text: string): boolean {
 }
 
 /**
- * Text that would be plain but for the spaces it ends in, quoted as `yaml` quotes it: in single
- * quotes when it holds a double quote and no single one, else in double quotes, escaped as JSON
- * escapes it (plain text holds no character JSON writes otherwise but `"` and `\`).
+ * Text of one line that no plain scalar can be (it starts with an indicator, holds `: ` or ` #`, ends
+ * in a space or `:`), which `yaml` writes quoted whatever schema it is read in.
+ */
+const NOT_PLAIN = /^[ ,[\]{}#&*!|>'"%@`]|^[?-]$|^[?-] |: | #|[ :]$/
+/** Characters JSON and `yaml` escape otherwise, or that take `yaml`'s judgement: left to it. */
+const OWN_ESCAPES = /[\n\t\u2028\u2029\ufeff]/
+
+/**
+ * Text of one line that cannot be plain, quoted as `yaml` quotes it: in single quotes when it holds
+ * a double quote and no single one, else in double quotes, escaped as JSON escapes it (it holds no
+ * character JSON writes otherwise but `"` and `\`).
  */
 function quotedLine(text: string): string | undefined {
-  if (text.charCodeAt(text.length - 1) !== 0x20 || !plainChars(text)) return undefined
+  if (!NOT_PLAIN.test(text) || OWN_ESCAPES.test(text) || (MAY_FORCE_QUOTES.test(text) && FORCES_QUOTES.test(text))) return undefined
   return text.includes('"') && !text.includes("'") ? `'${text}'` : JSON.stringify(text)
 }
 

@@ -8,6 +8,8 @@ import { yamlItem, yamlMapping, yamlText } from '../../src/codecs/yaml-emit.ts'
 const text = fc.oneof(
   { arbitrary: fc.stringMatching(/^[A-Za-z][A-Za-z0-9 ,.'"()\/!?&*|>%@`[\]{}=+-]{0,30}$/), weight: 6 },
   { arbitrary: fc.stringMatching(/^[0-9][0-9a-zA-Z .:_+-]{0,12}$/), weight: 3 },
+  // One line that may not be plain: an indicator first, `: ` or ` #` inside, a space or `:` last, quotes of both kinds.
+  { arbitrary: fc.stringMatching(/^[-?:,[\]{}#&*!|>'"%@` A-Za-z]{1,2}[A-Za-z ,.'"\\:#-]{0,20}$/), weight: 4 },
   { arbitrary: fc.string({ unit: 'binary', maxLength: 20 }), weight: 2 },
   { arbitrary: fc.string({ unit: 'grapheme', maxLength: 20 }), weight: 2 },
   {
