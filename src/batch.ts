@@ -135,7 +135,7 @@ async function splittable(job: BatchJob, threads: number, minBytes: number): Pro
 
 async function boundedHeapFits(job: BatchJob, fromBytes: number): Promise<boolean> {
   if (job.input === STDIO || job.output === STDIO || typeof job.map === 'function') return false
-  // A YAML file may still be parsed whole from an item the reader cannot read alone (a tag, say), up
+  // A YAML file may still be parsed whole from an item the reader cannot cut alone (a `?` key, say), up
   // to 32 MiB, which takes more than the cap: YAML keeps the default heap.
   if ((job.inputContainer ?? containerOf(job.input)) === 'yaml') return false
   return (await bytesToRead(job)) >= fromBytes

@@ -60,10 +60,10 @@ const enum C {
   Space = 32,
   Quote = 34,
   Hash = 35,
-  Apostrophe = 39,
-  Plus = 43,
   Ampersand = 38,
+  Apostrophe = 39,
   Star = 42,
+  Plus = 43,
   Comma = 44,
   Dash = 45,
   Colon = 58,
@@ -238,7 +238,6 @@ function isDash(line: string, at: number): boolean {
   return line.charCodeAt(at) === C.Dash && (at + 1 === line.length || line.charCodeAt(at + 1) === C.Space)
 }
 
-/** Whether text from `i` on is only spaces, or spaces and then a comment. */
 /** `Reader.key` of the merge key. */
 const MERGE = Symbol('<<')
 
@@ -275,6 +274,7 @@ function copyOf(value: unknown): unknown {
   return out
 }
 
+/** Whether text from `i` on is only spaces, or spaces and then a comment. */
 function restIsEmpty(line: string, i: number): boolean {
   while (line.charCodeAt(i) === C.Space) i++
   return i === line.length || line.charCodeAt(i) === C.Hash
@@ -789,6 +789,14 @@ class Flow {
   }
 }
 
+/** What `readBlockItem` reads of an item. */
+export interface BlockItem {
+  value: unknown
+  line: number
+  anchors?: Map<string, unknown>
+  used?: Set<string>
+}
+
 /**
  * The value of one list item (`- …` and the lines under it), as `yaml` reads that text, and the
  * line (from 0) where the value's node starts; undefined when the item holds what is left to `yaml`.
@@ -796,14 +804,11 @@ class Flow {
  * may use. When the item sets anchors, `anchors` are its own, for the items after it; when it uses
  * earlier ones, `used` names them.
  */
-export function readBlockItem(
-  text: string,
-  earlier?: ReadonlyMap<string, unknown>,
-): { value: unknown; line: number; anchors?: Map<string, unknown>; used?: Set<string> } | undefined {
+export function readBlockItem(text: string, earlier?: ReadonlyMap<string, unknown>): BlockItem | undefined {
   if (UNUSUAL.test(text)) return undefined
   try {
     const reader = new Reader(text, earlier)
-    const item: { value: unknown; line: number; anchors?: Map<string, unknown>; used?: Set<string> } = reader.item()
+    const item: BlockItem = reader.item()
     if (reader.anchors.size) item.anchors = reader.anchors
     if (reader.used.size) item.used = reader.used
     return item

@@ -125,16 +125,23 @@ class ItemAnchors {
     return this.values.size
   }
 
-  /** The anchors, with their values, that the item of `text` from `line` set, or the header (`line` 0). */
+  /** The anchors, with their values, that the file's keys above the list set. */
+  setAbove(anchors: ReadonlyMap<string, unknown>): void {
+    for (const [name, value] of anchors) {
+      this.setters.set(name, 'header')
+      this.values.set(name, value)
+    }
+  }
+
+  /** The anchors, with their values, that the item of `text` from `line` set. */
   set(anchors: ReadonlyMap<string, unknown>, text: string, line: number): void {
     if (!anchors.size) return
-    const setter: AnchorSetter | 'header' = line ? { text, line, names: [...anchors.keys()] } : 'header'
+    const setter: AnchorSetter = { text, line, names: [...anchors.keys()] }
     for (const [name, value] of anchors) {
       this.setters.set(name, setter)
       this.values.set(name, value)
     }
     // An item whose anchors were all set again is kept still: the anchors of items after it may hold its aliases.
-    if (setter === 'header') return
     this.kept.add(setter)
     this.chars += setter.text.length
     for (const oldest of this.kept) {
@@ -521,7 +528,7 @@ export async function* readYaml(source: ByteSource, options: ReadOptions): Async
       if (!doc.errors.length && isSeq(list) && list.items.length === items.length) {
         for (const [k, node] of list.items.entries()) {
           out.push(record(node as Node))
-          if (items[k]!.text.includes('&')) anchors.set(anchorsIn(node as Node), items[k]!.text, items[k]!.line)
+          keepAnchors(node as Node, items[k]!)
         }
         return undefined
       }
@@ -530,9 +537,14 @@ export async function* readYaml(source: ByteSource, options: ReadOptions): Async
       const node = anchors.size && text.includes('*') ? afterAnchors(text, line, false) : alone(text, line)
       if (!node) return { text: items.slice(k).map((i) => i.text).join(''), line }
       out.push(node.record)
-      if (text.includes('&')) anchors.set(anchorsIn(node.node), text, line)
+      keepAnchors(node.node, { text, line })
     }
     return undefined
+  }
+
+  /** The anchors an item `yaml` read sets, for the items after it. */
+  const keepAnchors = (node: Node, item: { text: string; line: number }): void => {
+    if (item.text.includes('&')) anchors.set(anchorsIn(node), item.text, item.line)
   }
 
   /** An item `yaml` reads alone; undefined when it does not read as one list item. */
@@ -614,7 +626,7 @@ export async function* readYaml(source: ByteSource, options: ReadOptions): Async
           set.set(node.anchor, plain ? toJs(node) : LEFT_TO_YAML)
         },
       })
-      anchors.set(set, head, 0)
+      anchors.setAbove(set)
     }
     return true
   }
