@@ -2,9 +2,9 @@
  * YAML documents. Reading cuts a plain block list into its items and reads each alone, so only the
  * current record's text is held: with `readBlockItem` (yaml-block.ts) where the item is in the YAML
  * datasets are written in, else with the `yaml` package. Anchors set in one item and used in later
- * ones are kept for them (`ItemAnchors`). Whatever the cutter is not sure of (a `?` key, a line
- * that starts with a tab, several documents) is parsed whole by `yaml`, from the item where it
- * began. Positions are kept, so an error names the file's line. Writing emits one list item per
+ * ones are kept for them (`ItemAnchors`). Whatever the cutter is not sure of (a line that starts
+ * with a tab, several documents, a `?` key above the list) is parsed whole by `yaml`, from the item
+ * where it began. Positions are kept, so an error names the file's line. Writing emits one list item per
  * record (yaml-emit.ts).
  */
 import { StringDecoder } from 'node:string_decoder'
@@ -258,9 +258,11 @@ function skipFlow(line: string, i: number): number {
 
 /**
  * What one line outside block scalars holds, from its indentation `i` on: `UNSURE`, `DONE`, or
- * the indentation a block scalar it opens must exceed (the column of its key or `-`).
+ * the indentation a block scalar it opens must exceed (the column of its key, `-`, `?` or `:`).
+ * `explicitKeys`: a `? ` or `: ` indicator (PyYAML writes a key of 128 characters or more as
+ * `? key`, its value on the next line as `: value`) opens a node as `- ` does; else it is unsure.
  */
-function scanLine(line: string, i: number): number {
+function scanLine(line: string, i: number, explicitKeys = false): number {
   let node = i
   for (;;) {
     while (line[i] === ' ') i++
@@ -269,7 +271,7 @@ function scanLine(line: string, i: number): number {
     const next = line[i + 1]
     const spaced = next === undefined || next === ' '
     if ((c === '-' || c === '?' || c === ':') && next === '\t') return UNSURE
-    if (c === '-' && spaced) {
+    if ((c === '-' || (explicitKeys && (c === '?' || c === ':'))) && spaced) {
       node = i++
       continue
     }
@@ -719,7 +721,8 @@ export async function* readYaml(source: ByteSource, options: ReadOptions): Async
       mode = 'raw'
       return
     } else if (indent <= itemIndent) return unsure(line)
-    const scan = scanLine(text, indent)
+    // The item holding an explicit key is read by `yaml`, alone.
+    const scan = scanLine(text, indent, true)
     if (scan === UNSURE) return unsure(line)
     block = scan
     item += line

@@ -8,7 +8,7 @@ import { readYaml, yamlWriter } from '../../src/codecs/yaml.ts'
 import type { ReadOptions, SourceRecord } from '../../src/codecs/types.ts'
 import type { DataError } from '../../src/errors.ts'
 import type { JsonObject } from '../../src/model.ts'
-import { LineCounter, parseDocument, type Node, type YAMLSeq } from 'yaml'
+import { LineCounter, parseDocument, stringify as stringifyYaml, type Node, type YAMLSeq } from 'yaml'
 import * as jsyaml from 'js-yaml'
 
 /** The text cut into pieces of `size` characters, as a stream delivers it. */
@@ -394,6 +394,86 @@ test('YAML: cut into items at any chunk size, the list reads as the whole docume
     assert.equal(e.location.line, 4)
     return true
   })
+})
+
+test('YAML: explicit keys (PyYAML writes `? key` and `: value` for a key of 128 characters or more) read item by item, and the items after them stream', async () => {
+  const long = 'q'.repeat(130)
+  const text = [
+    'tests:',
+    '- id: a',
+    '  metadata:',
+    `    ? ${long}`,
+    '    : 1',
+    '    ? |',
+    '      a key of',
+    '      - two lines',
+    '    : a: 1',
+    '      b: |',
+    '        - not an item',
+    '    short: x',
+    '- ? plain key',
+    '  : - one',
+    '    - two',
+    '  id: b',
+    `- id: c`,
+    `  input: "${'w '.repeat(50)}`,
+    '    folded"',
+    '  ? "a quoted key',
+    '    over two lines"',
+    '  :',
+    '    nested: true',
+    '- id: d',
+    '',
+  ].join('\n')
+  const want = wholeDocument(text, 'tests')
+  assert.deepEqual(want.records.map(([value]) => (value as { id: string }).id), ['a', 'b', 'c', 'd'])
+  assert.deepEqual((want.records[0]![0] as { metadata: unknown }).metadata, { [long]: 1, 'a key of\n- two lines\n': { a: 1, b: '- not an item\n' }, short: 'x' })
+  for (const size of [1, 7, 64, 4096]) {
+    const opts = options(['tests'])
+    const records = await collect(readYaml(chunks(text, size), opts))
+    assert.deepEqual(records.map((r) => [r.value, r.line]), want.records, `chunks of ${size}`)
+    assert.deepEqual(opts.header, want.header)
+  }
+
+  // The items after one with an explicit key come before the file has been read to its end.
+  const items = Array.from({ length: 400 }, (_, i) => `- id: c${i}\n  metadata:\n    ${i === 1 ? `? ${long}\n    : v` : 'k: v'}\n`).join('')
+  let pulled = 0
+  async function* counted(): AsyncGenerator<string> {
+    for await (const chunk of chunks(items, 256)) {
+      pulled++
+      yield chunk
+    }
+  }
+  const total = Math.ceil(items.length / 256)
+  const pulledAt: number[] = []
+  for await (const r of readYaml(counted(), options(['tests']))) pulledAt.push(pulled)
+  assert.equal(pulledAt.length, 400)
+  assert.ok(pulledAt[200]! < total / 2 + 2, `the 201st record came after ${pulledAt[200]} of ${total} chunks`)
+})
+
+test('YAML: records whose keys js-yaml and yaml write explicit (long, over several lines, like indicators) read at any chunk size as the whole document', async () => {
+  const key = fc.oneof(
+    fc.stringMatching(/^[a-z]{1,8}$/),
+    fc.string({ unit: fc.constantFrom('a', ' ', '\n', ':', '-', '#', '"', "'", '?', 'é'), minLength: 1, maxLength: 12 }),
+    fc.integer({ min: 128, max: 1100 }).map((n) => 'k'.repeat(n)),
+    fc.constantFrom('- x', '? y', ': z', 'a\n- b', ' lead', 'x\n\n', '|'),
+  )
+  const text = fc.string({ unit: fc.constantFrom('a', ' ', '\n', ':', '-', '#', '"', "'", '?', '|', 'é'), maxLength: 20 })
+  const { value } = fc.letrec((tie) => ({
+    value: fc.oneof({ depthSize: 'small' }, text, fc.integer(), fc.constant(null), fc.array(tie('value'), { maxLength: 3 }), fc.dictionary(key, tie('value'), { maxKeys: 3 })),
+  }))
+  let explicit = 0
+  await fc.assert(
+    fc.asyncProperty(fc.array(fc.dictionary(key, value, { minKeys: 1, maxKeys: 4 }), { minLength: 1, maxLength: 5 }), fc.boolean(), fc.integer({ min: 1, max: 40 }), async (records, byJsYaml, size) => {
+      const text = byJsYaml ? jsyaml.dump({ tests: records }, { lineWidth: -1 }) : stringifyYaml({ tests: records })
+      if (/^ *(- )?\? /m.test(text)) explicit++
+      const want = wholeDocument(text, 'tests')
+      const got = await collect(readYaml(chunks(text, size), options(['tests'])))
+      assert.deepEqual(got.map((r) => [r.value, r.line]), want.records)
+    }),
+    { numRuns: 300 },
+  )
+  assert.ok(explicit > 30, `${explicit} files of 300 had an explicit key`)
 })
 
 test('JSON Lines and YAML: a record longer than thousands of chunks reads whole', async () => {
