@@ -2,10 +2,10 @@
  * YAML documents. Reading cuts a plain block list into its items and reads each alone, so only the
  * current record's text is held: with `readBlockItem` (yaml-block.ts) where the item is in the YAML
  * datasets are written in, else with the `yaml` package. Anchors set in one item and used in later
- * ones are kept for them (`ItemAnchors`). Whatever the cutter is not sure of (a line that starts
- * with a tab, several documents, a `?` key above the list) is parsed whole by `yaml`, from the item
- * where it began. Positions are kept, so an error names the file's line. Writing emits one list item per
- * record (yaml-emit.ts).
+ * ones are kept for them (`ItemAnchors`). Whatever the cutter is not sure of (several documents,
+ * a `?` key or a line that starts with a tab above the list or at the list's own indentation) is
+ * parsed whole by `yaml`, from the item where it began. Positions are kept, so an error names the
+ * file's line. Writing emits one list item per record (yaml-emit.ts).
  */
 import { StringDecoder } from 'node:string_decoder'
 import { isMap, isScalar, isSeq, LineCounter, parse, parseDocument, visit, type Document, type Node } from 'yaml'
@@ -212,6 +212,8 @@ const DONE = -1
 const BLOCK_HEADER = /^[|>](?:[1-9][+-]?|[+-][1-9]?)?(?:[ \t]+#.*)?[ \t]*$/
 const DOCUMENT_MARKER = /^(?:---|\.\.\.)(?:[ \t]|$)/
 const LEADING_MARKER = /^---[ \t]*(?:#.*)?$/
+/** The spaces and tabs a line starts with. */
+const TABS = /^[ \t]*/
 const KEY_LINE = /^("[^"\\]*"|'(?:[^']|'')*'|[^\s'"#][^#]*?)[ \t]*:(?:[ \t]+#.*)?[ \t]*$/
 
 /** The index after the quoted scalar that opens at `i`, or -1 when it goes on past the line. */
@@ -705,7 +707,14 @@ export async function* readYaml(source: ByteSource, options: ReadOptions): Async
       item += line
       return
     }
-    if (text[indent] === '\t' || (indent === 0 && (DOCUMENT_MARKER.test(text) || text[0] === '%'))) return unsure(line)
+    if (indent === 0 && (DOCUMENT_MARKER.test(text) || text[0] === '%')) return unsure(line)
+    if (text[indent] === '\t') {
+      // Tabs after the item's indentation (a plain text's next line, or what `yaml` refuses): the
+      // line is the item's, which `yaml` reads alone, unless it opens what goes on past it.
+      if (indent <= itemIndent || scanLine(text, TABS.exec(text)![0].length, true) !== DONE) return unsure(line)
+      item += line
+      return
+    }
     const dash = text[indent] === '-' && (text.length === indent + 1 || text[indent + 1] === ' ')
     if (indent === itemIndent && dash) {
       if (!finishItem()) return unsure(line)

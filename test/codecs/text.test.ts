@@ -451,6 +451,49 @@ test('YAML: explicit keys (PyYAML writes `? key` and `: value` for a key of 128 
   assert.ok(pulledAt[200]! < total / 2 + 2, `the 201st record came after ${pulledAt[200]} of ${total} chunks`)
 })
 
+test('YAML: a line of an item that starts with a tab is read in that item alone, and the items after it stream', async () => {
+  const text = [
+    'tests:',
+    '- id: a',
+    '  input: a plain text',
+    '    \tgoes on after a tab',
+    '  metadata: {k: 1}',
+    '- id: b',
+    '  notes: |',
+    '    \ttab in a block',
+    '- id: c',
+    '',
+  ].join('\n')
+  const want = wholeDocument(text, 'tests')
+  assert.deepEqual(want.records[0]![0], { id: 'a', input: 'a plain text goes on after a tab', metadata: { k: 1 } })
+  for (const size of [1, 7, 64]) {
+    const records = await collect(readYaml(chunks(text, size), options(['tests'])))
+    assert.deepEqual(records.map((r) => [r.value, r.line]), want.records, `chunks of ${size}`)
+  }
+  // `yaml` refuses a tab as indentation: the error is at its line, the items before it read.
+  const read: unknown[] = []
+  await assert.rejects(
+    (async () => {
+      for await (const r of readYaml(chunks('- id: a\n- id: b\n\tx: 1\n- id: c\n', 5), options(['tests']))) read.push(r.value)
+    })(),
+    (e: DataError) => e.code === 'E_PARSE' && e.location.line === 3,
+  )
+  assert.deepEqual(read, [{ id: 'a' }])
+
+  const items = Array.from({ length: 400 }, (_, i) => `- id: c${i}\n  input: text${i === 1 ? '\n    \tafter a tab' : ''}\n`).join('')
+  let pulled = 0
+  async function* counted(): AsyncGenerator<string> {
+    for await (const chunk of chunks(items, 256)) {
+      pulled++
+      yield chunk
+    }
+  }
+  const pulledAt: number[] = []
+  for await (const r of readYaml(counted(), options(['tests']))) pulledAt.push(pulled)
+  assert.equal(pulledAt.length, 400)
+  assert.ok(pulledAt[200]! < pulled / 2 + 2, `the 201st record came after ${pulledAt[200]} of ${pulled} chunks`)
+})
+
 test('YAML: records whose keys js-yaml and yaml write explicit (long, over several lines, like indicators) read at any chunk size as the whole document', async () => {
   const key = fc.oneof(
     fc.stringMatching(/^[a-z]{1,8}$/),
