@@ -75,12 +75,13 @@ export function yamlText(value: unknown): string {
 
 /**
  * Text `yaml` writes plain and as it is, on one line, in a mapping or list: it starts with a letter,
- * `_` or `$` (evalferry's own keys, `$keys`), a character past the Basic Multilingual Plane (an
- * emoji), or a digit (below), and holds no character that could mean something (`:`, `#`, controls,
- * line or paragraph separators, a byte-order mark, half a character: see `plainChars`), does not
- * end in a space, and is read as text by YAML 1.2 and 1.1 alike (not `true`, `null`, `yes`, `off`).
+ * `_` or `$` (evalferry's own keys, `$keys`), a character past ASCII (`✓`, `é`, an emoji), or a
+ * digit (below), holds no line break, control but a tab, line or paragraph separator,
+ * byte-order mark or half a character (see `plainChars`), nothing that makes it not plain
+ * (`NOT_PLAIN`: `: `, ` #`, a space or `:` last, as in `http://x.y/z#a` they do not), and is read
+ * as text by YAML 1.2 and 1.1 alike (not `true`, `null`, `yes`, `off`).
  */
-const PLAIN = /^[A-Za-z_$\u00c0-\u024f\u0370-\u03ff\u0400-\u04ff\u3040-\u30ff\u4e00-\u9fff\ud800-\udbff0-9][^\x00-\x1f\x7f-\x9f:#\u2028\u2029\ufeff]*$/
+const PLAIN = /^[A-Za-z_$0-9\u00a0-\u2027\u202a-\udbff\ue000-\ufefe\uff00-\ufffd][^\x00-\x08\x0a-\x1f\x7f-\x9f\u2028\u2029\ufeff]*$/
 
 /** `PLAIN`'s characters, and no half of a character (which `yaml` writes quoted). */
 function plainChars(text: string): boolean {
@@ -90,26 +91,27 @@ function plainChars(text: string): boolean {
 const CORE_WORDS = /^(?:true|false|null)$/i
 /**
  * Text that starts with a digit is a number, a date or a time in some schema unless it holds a
- * letter none of those use (they use e for exponents, t and z in timestamps, x, b and o after a
- * leading 0): `1ac80610-e9d6-…` (a UUID) is text everywhere, `1e5` and `2001-12-14t21:59:43z` are not.
+ * letter none of those use (they use e for exponents, t and z in timestamps; after a leading 0, x
+ * and the hexadecimal digits, b and o and no letter after them): `1ac80610-e9d6-…` and
+ * `0b1e5a7c-3f2d-…` (UUIDs) are text everywhere, `1e5`, `0x1f` and `2001-12-14t21:59:43z` are not.
  */
-const NO_NUMBER = /^(?!0[xXbBoO])\d.*[A-DF-SU-Ya-df-su-y]/
+const NO_NUMBER = /^(?:0[xX].*[G-Zg-z]|0[bBoO].*[A-Za-z]|(?!0[xXbBoO])\d.*[A-DF-SU-Ya-df-su-y])/
 /** Longer keys are written by `yaml` as explicit (`? key`) past 1024 characters: left to it. */
 const MAX_PLAIN_KEY = 128
 
 function isPlain(text: string): boolean {
-  if (!plainChars(text) || text.charCodeAt(text.length - 1) === 0x20) return false
+  if (!plainChars(text) || NOT_PLAIN.test(text)) return false
   const first = text.charCodeAt(0)
   return first >= 0x30 && first <= 0x39 ? NO_NUMBER.test(text) : !CORE_WORDS.test(text) && !YAML11_SUSPECT.test(text)
 }
 
 /**
  * Text of one line that no plain scalar can be (it starts with an indicator, holds `: ` or ` #`, ends
- * in a space or `:`), which `yaml` writes quoted whatever schema it is read in.
+ * in a space or `:`; a tab counts as a space), which `yaml` writes quoted whatever schema it is read in.
  */
-const NOT_PLAIN = /^[ ,[\]{}#&*!|>'"%@`]|^[?-]$|^[?-] |: | #|[ :]$/
+const NOT_PLAIN = /^[\t ,[\]{}#&*!|>'"%@`]|^[?-]$|^[?-][\t ]|:[\t ]|[\t ]#|[\t :]$/
 /** Characters JSON and `yaml` escape otherwise, or that take `yaml`'s judgement: left to it. */
-const OWN_ESCAPES = /[\n\t\u2028\u2029\ufeff]/
+const OWN_ESCAPES = /[\n\u2028\u2029\ufeff]/
 
 /**
  * Text of one line that cannot be plain, quoted as `yaml` quotes it: in single quotes when it holds
@@ -129,9 +131,15 @@ function quotedFor11(text: string): string | undefined {
   return readsOtherwiseInYaml11(text) ? `"${text}"` : undefined
 }
 
+/** Text of one line written as `yaml` writes it, as a value or a key: plain, quoted, or undefined (left to `yaml`). */
+function oneLine(text: string): string | undefined {
+  if (isPlain(text)) return text
+  return text === '' ? '""' : (quotedLine(text) ?? quotedFor11(text))
+}
+
 /** A scalar written directly, or undefined when it is left to `yaml`. */
 function scalar(value: unknown): string | undefined {
-  if (typeof value === 'string') return isPlain(value) ? value : (quotedLine(value) ?? quotedFor11(value))
+  if (typeof value === 'string') return oneLine(value)
   if (typeof value === 'number') return Number.isFinite(value) && !Object.is(value, -0) ? JSON.stringify(value) : undefined
   if (typeof value === 'boolean') return value ? 'true' : 'false'
   if (value === null) return 'null'
@@ -142,26 +150,34 @@ function scalar(value: unknown): string | undefined {
 const FORCES_QUOTES = /[\x00-\x08\x0b-\x1f\x7f-\x9f\u{D800}-\u{DFFF}]/u
 /** The same, and halves of characters that are whole: tested first, as a pattern that reads code points is slower. */
 const MAY_FORCE_QUOTES = /[\x00-\x08\x0b-\x1f\x7f-\x9f\ud800-\udfff]/
-/** Runs of line breaks not at the end of text; `yaml` indents the line after each. */
+/** Runs of line breaks; `yaml` indents the line after each. */
 const BREAKS = /\n+/g
+/** In the breaks and spaces that end a block, runs of breaks but the last: `yaml` indents the line after each. */
+const END_BREAKS = /(^|(?<!\n))\n+(?!\n|$)/g
+/** Text whose last line holds only spaces or tabs: `yaml` quotes it. */
+const SPACES_LAST = /\n[\t ]+$/
 
 /**
- * Text of several lines as `yaml` writes it in a block, a literal block scalar (`|`, `|-`) whose
- * lines stand at `indent`; undefined when `yaml` writes it otherwise or with more judgement: text
- * that must be quoted, that starts with a space or a line break, that ends in spaces or tabs after
- * its last break, or that keeps more than one final line break (`|+`).
+ * Text of several lines as `yaml` writes it in a block: a literal block scalar whose lines stand at
+ * `indent` (never ''), its chomping from the breaks and spaces that end it (`|-` none, `|` one,
+ * `|+` more, or text of only those), an indentation indicator where it starts with a space (`|2-`).
+ * Undefined where `yaml` writes it otherwise: text that must be quoted, whose last line is only
+ * spaces, or whose first line that is not empty is (`quoteFragile`).
  */
 function literal(text: string, indent: string): string | undefined {
-  if (MAY_FORCE_QUOTES.test(text) && FORCES_QUOTES.test(text)) return undefined
-  const first = text.charCodeAt(0)
-  if (first === 0x20 || first === 0x0a) return undefined
-  let end = text.length
-  while (end > 0 && (text.charCodeAt(end - 1) === 0x0a || text.charCodeAt(end - 1) === 0x20 || text.charCodeAt(end - 1) === 0x09)) end--
-  const tail = text.slice(end)
-  // One final break (clip) or none after the last character that is not space (strip); anything else is yaml's.
-  if (tail !== '' && tail !== '\n') return undefined
-  const body = tail ? text.slice(0, -1) : text
-  return `|${tail ? '' : '-'}\n${indent}${body.replace(BREAKS, `$&${indent}`)}`
+  if ((MAY_FORCE_QUOTES.test(text) && FORCES_QUOTES.test(text)) || SPACES_LAST.test(text) || FRAGILE_BLOCK.test(text)) return undefined
+  let endStart = text.length
+  for (let c = text.charCodeAt(endStart - 1); endStart > 0 && (c === 0x0a || c === 0x20 || c === 0x09); c = text.charCodeAt(--endStart - 1));
+  let end = text.slice(endStart)
+  const endBreak = end.indexOf('\n')
+  const chomp = endBreak === -1 ? '-' : endStart === 0 || endBreak !== end.length - 1 ? '+' : ''
+  const value = text.slice(0, endStart)
+  if (end.endsWith('\n')) end = end.slice(0, -1)
+  if (end) end = end.replace(END_BREAKS, `$&${indent}`)
+  // A space among the breaks and spaces it starts with asks for the indicator.
+  let space = false
+  for (let i = 0, c = value.charCodeAt(0); c === 0x20 || c === 0x0a; c = value.charCodeAt(++i)) if (c === 0x20) space = true
+  return `|${space ? '2' : ''}${chomp}\n${indent}${value.replace(BREAKS, `$&${indent}`)}${end}`
 }
 
 function isCollection(value: unknown): value is object {
@@ -226,7 +242,7 @@ function mapping(value: Record<string, unknown>, indent: string): string {
 /** A pair written directly, or undefined when it is left to `yaml`. */
 function pair(name: string, item: unknown, indent: string): string | undefined {
   if (name.length > MAX_PLAIN_KEY) return undefined
-  const key = isPlain(name) ? name : quotedFor11(name)
+  const key = oneLine(name)
   if (key === undefined) return undefined
   const text = scalar(item)
   if (text !== undefined) return `${key}: ${text}`

@@ -6,10 +6,19 @@ import { yamlItem, yamlMapping, yamlText } from '../../src/codecs/yaml-emit.ts'
 
 /** Text of every kind the emitter must either write plain or hand to `yaml`. */
 const text = fc.oneof(
-  { arbitrary: fc.stringMatching(/^[A-Za-z][A-Za-z0-9 ,.'"()\/!?&*|>%@`[\]{}=+-]{0,30}$/), weight: 6 },
+  { arbitrary: fc.stringMatching(/^[A-Za-z][A-Za-z0-9 ,.'"()\/!?&*|>%@`[\]{}=+:#\t-]{0,30}$/), weight: 6 },
   { arbitrary: fc.stringMatching(/^[0-9][0-9a-zA-Z .:_+-]{0,12}$/), weight: 3 },
+  // A leading 0 and a radix letter (UUIDs start so too), or a first character past ASCII.
+  { arbitrary: fc.stringMatching(/^(?:0[xXbBoO][0-9a-zA-Z_.:+-]{0,8}|[\u0080-\u00ff\u2000-\u2030\u0600\u2713\u3000\ufeff-\uffff][a-z :#]{0,4})$/), weight: 3 },
   // One line that may not be plain: an indicator first, `: ` or ` #` inside, a space or `:` last, quotes of both kinds.
-  { arbitrary: fc.stringMatching(/^[-?:,[\]{}#&*!|>'"%@` A-Za-z]{1,2}[A-Za-z ,.'"\\:#-]{0,20}$/), weight: 4 },
+  { arbitrary: fc.stringMatching(/^[-?:,[\]{}#&*!|>'"%@` \tA-Za-z]{1,2}[A-Za-z ,.'"\\:#\t-]{0,20}$/), weight: 4 },
+  // Several lines: leading spaces or breaks, lines of spaces or tabs, breaks and spaces at the end.
+  {
+    arbitrary: fc
+      .array(fc.constantFrom('', ' ', '  ', '\t', 'a', ' a', '  a', 'a ', 'a\tb', '\tb', '# c', '- x', '---', 'k: v'), { minLength: 2, maxLength: 5 })
+      .map((lines) => lines.join('\n')),
+    weight: 4,
+  },
   { arbitrary: fc.string({ unit: 'binary', maxLength: 20 }), weight: 2 },
   { arbitrary: fc.string({ unit: 'grapheme', maxLength: 20 }), weight: 2 },
   {
