@@ -1,12 +1,13 @@
 /**
  * YAML text of one record, as the `yaml` package writes it, made faster. `yaml` builds a document
  * of nodes for every record: most of the 70 µs a small record took to convert. Here the mappings,
- * lists, plain scalars and plain literal blocks of a record are written directly, and text of one
- * line that cannot be plain or that YAML 1.1 reads otherwise, quoted (`"Answer: 42"`, `"yes"`, a
- * key `"n"`); a pair or list item holding a value whose form takes judgement (other text that needs
- * quotes, text of several lines that starts with a space or keeps several final breaks, a key that
- * is not a plain word) is handed to `yaml` (see `handedOver`). The result is byte for byte what `yaml` writes for the
- * whole record (a property test holds the two together).
+ * lists, plain scalars and literal blocks of a record are written directly, and text of one line
+ * that cannot be plain or that YAML 1.1 reads otherwise, quoted (`"Answer: 42"`, `"yes"`, a key
+ * `"n"`); a pair or list item holding a value whose form takes judgement (text with a control
+ * character, a line or paragraph separator or a byte-order mark, text of several lines whose last
+ * line or first line that is not empty holds only spaces, a key of several lines or past 128
+ * characters) is handed to `yaml` (see `handedOver`). The result is byte for byte what `yaml`
+ * writes for the whole record (a property test holds the two together).
  */
 import { parse, Scalar, stringify } from 'yaml'
 
