@@ -147,6 +147,21 @@ test('a CSV whose rows end in CRLF or a lone LF, in any mix, splits at row ends 
   assert.ok(text(6, 300).includes('\r\n'))
 })
 
+test('a CSV whose quoted cells have text after their closing quote splits at row ends only and reads each cell as Python does, in parts as in one thread', async () => {
+  const input = join(dir, 'tails.csv')
+  // Python's csv reads the second cell as `a "b"` + newline + `c<i>d "e"`: quotes after the closing one are the cell's.
+  const lines = linesPastSplit((i) => `q${i},"a ""b""\nc"${i}d "e",plain ${'x'.repeat(i % 50)}\n`)
+  writeFileSync(input, 'id,question,note\n' + lines.join(''))
+  const { one, parts, same } = await both({ input, output: '', from: 'csv', to: 'evalcase' })
+  assert.ok(same)
+  assert.deepEqual(parts, one)
+  const output = join(dir, 'tails.jsonl')
+  await convert({ input, output, from: 'csv', to: 'evalcase' })
+  const cases = readFileSync(output, 'utf8').trim().split('\n').map((l) => JSON.parse(l) as { id: string; input: string })
+  assert.equal(cases.length, lines.length)
+  assert.deepEqual(cases[7], { ...cases[7], id: 'q7', input: 'a "b"\nc7d "e"' })
+})
+
 test('a CSV with rows that end in a lone CR converts in one thread, every row whole', async () => {
   // Only the reader can tell where a lone CR ends a row, so the byte scan leaves such files whole.
   const input = join(dir, 'lone-cr.csv')

@@ -192,10 +192,15 @@ function lineEnd(text: string): number {
  * Makes each CRLF or lone CR outside quoted cells an LF, chunk by chunk, so that papaparse (one
  * newline per file) ends rows where pandas and Python's csv module do: at a CRLF, an LF or a CR, in
  * any mix. Quoted cells keep every character. A quote opens a quoted cell only at the start of a
- * cell, as papaparse reads it.
+ * cell, as papaparse reads it. A quoted cell with text after its closing quote (`"x"y`, `"a" ,`),
+ * which papaparse refuses, is read as Python's csv and pandas read it: the text after the quote,
+ * its quotes as they are, joins the cell (`xy`, `a `); it is rewritten as the quoted cell of that
+ * text (`"xy"`, its quotes doubled).
  */
 class RowEnds {
   private inQuotes = false
+  /** After a quoted cell's closing quote, before the delimiter or row end that ends the cell: its text goes on. */
+  private inTail = false
   private previous = LF
   /** The end of the last chunk that the next character decides: a CR outside quotes, a quote inside. */
   private held = ''
@@ -222,6 +227,20 @@ class RowEnds {
     let k = 0
     let cr = text.indexOf('\r')
     while (k < n) {
+      if (this.inTail) {
+        let j = k
+        for (let c = text.charCodeAt(j); j < n && c !== QUOTE && c !== this.delimiter && c !== LF && c !== CR; c = text.charCodeAt(++j));
+        if (j === n) break
+        if (text.charCodeAt(j) === QUOTE) {
+          out += text.slice(copied, j + 1) + '"'
+          copied = k = j + 1
+          continue
+        }
+        out += text.slice(copied, j) + '"'
+        copied = k = j
+        this.inTail = false
+        continue
+      }
       if (this.inQuotes) {
         const close = text.indexOf('"', k)
         if (close === -1) break
@@ -229,10 +248,17 @@ class RowEnds {
           n = close
           break
         }
-        if (text.charCodeAt(close + 1) === QUOTE) k = close + 2
+        const next = text.charCodeAt(close + 1)
+        if (next === QUOTE) k = close + 2
         else {
           this.inQuotes = false
           k = close + 1
+          if (k < n && next !== this.delimiter && next !== LF && next !== CR) {
+            // Text after the closing quote: the quote goes to the end of the cell.
+            out += text.slice(copied, close)
+            copied = k
+            this.inTail = true
+          }
         }
         continue
       }
@@ -256,7 +282,8 @@ class RowEnds {
     }
     if (n < text.length) this.held = text.slice(n)
     if (n) this.previous = text.charCodeAt(n - 1)
-    return copied === 0 ? (n === text.length ? text : text.slice(0, n)) : out + text.slice(copied, n)
+    const close = final && this.inTail ? '"' : ''
+    return out === '' && copied === 0 && !close ? (n === text.length ? text : text.slice(0, n)) : out + text.slice(copied, n) + close
   }
 }
 

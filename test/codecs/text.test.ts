@@ -248,6 +248,36 @@ test('CSV: any cells, written as Python quotes them with any mix of row ends, re
   )
 })
 
+test('CSV: text after a quoted cell\'s closing quote joins the cell, as Python\'s csv and pandas read it, in any chunks', async () => {
+  // Each table, and the rows Python 3's csv.reader gives for it.
+  const tables: [string, string[][]][] = [
+    ['a,b\n"x"y,z\n', [['xy', 'z']]],
+    ['a,b\n"x"y"z",w\n', [['xy"z"', 'w']]],
+    ['a,b\n"a" ,b\n', [['a ', 'b']]],
+    ['a,b\n"x"y\r\n"p"q,r', [['xy', ''], ['pq', 'r']]],
+    ['a,b\n"x""y"z,w\n', [['x"yz', 'w']]],
+    ['a,b\n"x" "y",w\n', [['x "y"', 'w']]],
+    ['a,b\n"x"y\n"q",r\n', [['xy', ''], ['q', 'r']]],
+    ['a;b\n"x"y,z;w\n', [['xy,z', 'w']]],
+    ['a,b\n"multi\nline"tail,"ok"\n"last"x', [['multi\nlinetail', 'ok'], ['lastx', '']]],
+    ['\ufeffa,b\r\nq1,a1\r\n"q2" oops,a2\r\n', [['q1', 'a1'], ['q2 oops', 'a2']]],
+  ]
+  for (const [table, rows] of tables) {
+    for (const size of [1, 2, 3, 5, 4096]) {
+      const records = await collect(readCsv(chunks(table, size), options()))
+      assert.deepEqual(
+        records.map((r) => [(r.value as Record<string, string>).a, (r.value as Record<string, string>).b]),
+        rows,
+        `${JSON.stringify(table)} in chunks of ${size}`,
+      )
+    }
+  }
+  // Lines stay the file's: the row after a cell of two lines with text after its quote is on line 4.
+  const records = await collect(readCsv(chunks('a,b\n"x\ny"z,1\n,bad,cells\n', 3), options()))
+  assert.equal(records[1]!.line, 4)
+  assert.ok(records[1]!.error)
+})
+
 test('CSV: an open quote and a row longer than the header are errors with the line', async () => {
   await assert.rejects(collect(readCsv(chunks('a,b\n1,2\n3,"open\n', 4), options())), (e: DataError) => {
     assert.equal(e.code, 'E_PARSE')
