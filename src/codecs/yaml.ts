@@ -2,10 +2,11 @@
  * YAML documents. Reading cuts a plain block list into its items and reads each alone, so only the
  * current record's text is held: with `readBlockItem` (yaml-block.ts) where the item is in the YAML
  * datasets are written in, else with the `yaml` package. Anchors set in one item and used in later
- * ones are kept for them (`ItemAnchors`). Whatever the cutter is not sure of (several documents,
- * a `?` key or a line that starts with a tab above the list or at the list's own indentation) is
- * parsed whole by `yaml`, from the item where it began. Positions are kept, so an error names the
- * file's line. Writing emits one list item per record (yaml-emit.ts).
+ * ones are kept for them (`ItemAnchors`). Lines end at an LF, a CRLF or a lone CR. Whatever the
+ * cutter is not sure of (several documents, a `?` key or a line that starts with a tab above the
+ * list or at the list's own indentation) is parsed whole by `yaml`, from the item where it began.
+ * Positions are kept, so an error names the file's line. Writing emits one list item per record
+ * (yaml-emit.ts).
  */
 import { StringDecoder } from 'node:string_decoder'
 import { isMap, isScalar, isSeq, LineCounter, parse, parseDocument, visit, type Document, type Node } from 'yaml'
@@ -212,6 +213,8 @@ const DONE = -1
 const BLOCK_HEADER = /^[|>](?:[1-9][+-]?|[+-][1-9]?)?(?:[ \t]+#.*)?[ \t]*$/
 const DOCUMENT_MARKER = /^(?:---|\.\.\.)(?:[ \t]|$)/
 const LEADING_MARKER = /^---[ \t]*(?:#.*)?$/
+/** A CR that is not half of a CRLF. */
+const LONE_CR = /\r(?!\n)/g
 /** The spaces and tabs a line starts with. */
 const TABS = /^[ \t]*/
 const KEY_LINE = /^("[^"\\]*"|'(?:[^']|'')*'|[^\s'"#][^#]*?)[ \t]*:(?:[ \t]+#.*)?[ \t]*$/
@@ -639,8 +642,6 @@ export async function* readYaml(source: ByteSource, options: ReadOptions): Async
     lineNo++
     let text = line.endsWith('\n') ? line.slice(0, -1) : line
     if (text.endsWith('\r')) text = text.slice(0, -1)
-    // A lone CR also breaks lines in YAML.
-    if (text.includes('\r')) return unsure(line)
     let indent = 0
     while (text[indent] === ' ') indent++
     const blank = /^[ \t]*$/.test(text)
@@ -765,9 +766,25 @@ export async function* readYaml(source: ByteSource, options: ReadOptions): Async
     } else if ((carry.startsWith(itemPrefix) ? 0 : item.length) + carry.length > MAX_RECORD_CHARS) throw itemTooLong(lineNo + 1)
   }
 
+  // A lone CR breaks a line in YAML (PyYAML reads it so; `yaml` does not), and every break in a
+  // value reads as LF: each becomes an LF. A CR that ends a chunk waits for the next character.
+  let heldCr = false
+  const lineBreaks = (text: string): string => {
+    if (heldCr) {
+      heldCr = false
+      text = '\r' + text
+    }
+    if (!text.includes('\r')) return text
+    if (text.endsWith('\r')) {
+      heldCr = true
+      text = text.slice(0, -1)
+    }
+    return text.replace(LONE_CR, '\n')
+  }
+
   let started = false
   for await (const chunk of source) {
-    let text = typeof chunk === 'string' ? chunk : decoder.write(chunk)
+    let text = lineBreaks(typeof chunk === 'string' ? chunk : decoder.write(chunk))
     if (!started && text) {
       started = true
       // `yaml` counts a byte-order mark as a column and refuses one before a bare list's `-`.
@@ -783,7 +800,7 @@ export async function* readYaml(source: ByteSource, options: ReadOptions): Async
     yield* out
     out.length = 0
   }
-  const tail = decoder.end()
+  const tail = lineBreaks(decoder.end()) + (heldCr ? '\n' : '')
   if (tail) feed(tail)
   if (mode !== 'raw' && carry.length) {
     onLine(carry.take())

@@ -426,6 +426,36 @@ test('YAML: cut into items at any chunk size, the list reads as the whole docume
   })
 })
 
+test('YAML: lines that end in a lone CR (as PyYAML reads them; `yaml` refuses them), or in any mix, read as the same file with LF', async () => {
+  const lf = [
+    'description: old Mac line ends',
+    'tests:',
+    '- id: a',
+    '  input: |',
+    '    first',
+    '',
+    '    third',
+    '  expected_output: "quoted',
+    '    folded"',
+    '- id: b',
+    '  metadata: {k: 1}',
+    'after: x',
+    '',
+  ]
+  const want = wholeDocument(lf.join('\n'), 'tests')
+  assert.deepEqual(want.records.map(([value]) => value), [{ id: 'a', input: 'first\n\nthird\n', expected_output: 'quoted folded' }, { id: 'b', metadata: { k: 1 } }])
+  const cr = lf.join('\r')
+  const mixed = lf.map((line, i) => line + ['\r', '\n', '\r\n'][i % 3]).join('')
+  for (const text of [cr, mixed, cr.slice(0, -1)]) {
+    for (const size of [1, 2, 7, 4096]) {
+      const opts = options(['tests'])
+      const records = await collect(readYaml(chunks(text, size), opts))
+      assert.deepEqual(records.map((r) => [r.value, r.line]), want.records, `${JSON.stringify(text.slice(0, 40))} in chunks of ${size}`)
+      assert.deepEqual(opts.header, want.header)
+    }
+  }
+})
+
 test('YAML: explicit keys (PyYAML writes `? key` and `: value` for a key of 128 characters or more) read item by item, and the items after them stream', async () => {
   const long = 'q'.repeat(130)
   const text = [
