@@ -77,10 +77,10 @@ export function yamlText(value: unknown): string {
 /**
  * Text `yaml` writes plain and as it is, on one line, in a mapping or list: it starts with a letter,
  * `_` or `$` (evalferry's own keys, `$keys`), a character past ASCII (`✓`, `é`, an emoji), or a
- * digit (below), holds no line break, control but a tab, line or paragraph separator,
- * byte-order mark or half a character (see `plainChars`), nothing that makes it not plain
- * (`NOT_PLAIN`: `: `, ` #`, a space or `:` last, as in `http://x.y/z#a` they do not), and is read
- * as text by YAML 1.2 and 1.1 alike (not `true`, `null`, `yes`, `off`).
+ * digit (below); holds no line break, no control but a tab, no line or paragraph separator,
+ * byte-order mark or half a character (see `plainChars`), and nothing `NOT_PLAIN` finds (`: `,
+ * ` #`, a space or `:` last; `http://x.y/z#a` holds none of those); and is read as text by YAML
+ * 1.2 and 1.1 alike (not `true`, `null`, `yes`, `off`).
  */
 const PLAIN = /^[A-Za-z_$0-9\u00a0-\u2027\u202a-\udbff\ue000-\ufefe\uff00-\ufffd][^\x00-\x08\x0a-\x1f\x7f-\x9f\u2028\u2029\ufeff]*$/
 
@@ -162,8 +162,8 @@ const SPACES_LAST = /\n[\t ]+$/
  * Text of several lines as `yaml` writes it in a block: a literal block scalar whose lines stand at
  * `indent` (never ''), its chomping from the breaks and spaces that end it (`|-` none, `|` one,
  * `|+` more, or text of only those), an indentation indicator where it starts with a space (`|2-`).
- * Undefined where `yaml` writes it otherwise: text that must be quoted, whose last line is only
- * spaces, or whose first line that is not empty is (`quoteFragile`).
+ * Undefined where `yaml` writes it otherwise: text that must be quoted, or whose last line, or
+ * first line that is not empty (`quoteFragile`), holds only spaces.
  */
 function literal(text: string, indent: string): string | undefined {
   if ((MAY_FORCE_QUOTES.test(text) && FORCES_QUOTES.test(text)) || SPACES_LAST.test(text) || FRAGILE_BLOCK.test(text)) return undefined
