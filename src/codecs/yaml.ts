@@ -645,6 +645,8 @@ export async function* readYaml(source: ByteSource, options: ReadOptions): Async
     let indent = 0
     while (text[indent] === ' ') indent++
     const blank = /^[ \t]*$/.test(text)
+    // The line ends a block scalar, or a quoted text or flow collection over several lines.
+    const ending = block >= 0
     if (block >= 0) {
       if (blank || indent > block) {
         if (mode === 'pre') head += line
@@ -711,8 +713,9 @@ export async function* readYaml(source: ByteSource, options: ReadOptions): Async
     if (indent === 0 && (DOCUMENT_MARKER.test(text) || text[0] === '%')) return unsure(line)
     if (text[indent] === '\t') {
       // Tabs after the item's indentation (a plain text's next line, or what `yaml` refuses): the
-      // line is the item's, which `yaml` reads alone, unless it opens what goes on past it.
-      if (indent <= itemIndent || scanLine(text, TABS.exec(text)![0].length, true) !== DONE) return unsure(line)
+      // line is the item's, which `yaml` reads alone, unless it opens what goes on past it, or ends
+      // what did (where `yaml` may read the tab as indentation, whole, though it refuses that alone).
+      if (ending || indent <= itemIndent || scanLine(text, TABS.exec(text)![0].length, true) !== DONE) return unsure(line)
       item += line
       return
     }

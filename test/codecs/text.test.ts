@@ -8,7 +8,7 @@ import { readYaml, yamlWriter } from '../../src/codecs/yaml.ts'
 import type { ReadOptions, SourceRecord } from '../../src/codecs/types.ts'
 import type { DataError } from '../../src/errors.ts'
 import type { JsonObject } from '../../src/model.ts'
-import { LineCounter, parseDocument, stringify as stringifyYaml, type Node, type YAMLSeq } from 'yaml'
+import { isSeq, LineCounter, parseDocument, stringify as stringifyYaml, type Node, type YAMLSeq } from 'yaml'
 import * as jsyaml from 'js-yaml'
 
 /** The text cut into pieces of `size` characters, as a stream delivers it. */
@@ -456,6 +456,31 @@ test('YAML: lines that end in a lone CR (as PyYAML reads them; `yaml` refuses th
   }
 })
 
+test('YAML: lists of lines of every kind the cutter judges (explicit keys, tabs, blocks, quotes over lines), with any line ends, read as the whole document', async () => {
+  const piece = fc.constantFrom(
+    '- id: a', '- ? k', '  : v', '  ? long', '  : - x', '    - y', '  k: plain', '    \tcont', '  \tk: v', '\tx', '  t: |', '    \tblock', '    - in block',
+    '  q: "open', '    \tclose"', '  m:', '    ? |', '      key', '    : val', '-', '  n: 1', '# c', '', '  f: [a, b]', '- - z', '  :',
+  )
+  let compared = 0
+  await fc.assert(
+    fc.asyncProperty(fc.array(piece, { minLength: 1, maxLength: 12 }), fc.constantFrom('\n', '\r', '\r\n'), fc.integer({ min: 1, max: 30 }), async (lines, eol, size) => {
+      const lf = `tests:\n${lines.join('\n')}\n`
+      // Only what `yaml` reads whole as a list, without an error, is compared.
+      const lineCounter = new LineCounter()
+      const doc = parseDocument(lf, { uniqueKeys: true, lineCounter })
+      const list = doc.get('tests')
+      if (doc.errors.length || !isSeq<Node>(list)) return
+      const values = (doc.toJS() as { tests: unknown[] }).tests
+      const want = list.items.map((node, i) => [values[i], lineCounter.linePos(node.range![0]).line])
+      const records = await collect(readYaml(chunks(lf.replaceAll('\n', eol), size), options(['tests'])))
+      assert.deepEqual(records.map((r) => [r.value, r.line]), want)
+      compared++
+    }),
+    { numRuns: 4000, seed: 11 },
+  )
+  assert.ok(compared > 150, `${compared} files compared`)
+})
+
 test('YAML: explicit keys (PyYAML writes `? key` and `: value` for a key of 128 characters or more) read item by item, and the items after them stream', async () => {
   const long = 'q'.repeat(130)
   const text = [
@@ -529,6 +554,16 @@ test('YAML: a line of an item that starts with a tab is read in that item alone,
   for (const size of [1, 7, 64]) {
     const records = await collect(readYaml(chunks(text, size), options(['tests'])))
     assert.deepEqual(records.map((r) => [r.value, r.line]), want.records, `chunks of ${size}`)
+  }
+  // A tab-led line that ends a block scalar, which `yaml` reads whole as a key of the file though it refuses it alone, is read whole.
+  const ending = 'tests:\n- id: a\n  t: |\n  \tk: v\n  :\n- id: b\n'
+  const whole = wholeDocument(ending, 'tests')
+  assert.deepEqual(whole.records, [[{ id: 'a', t: '\t\n' }, 2]])
+  assert.equal(whole.header.k, 'v')
+  for (const size of [1, 4096]) {
+    const opts = options(['tests'])
+    assert.deepEqual((await collect(readYaml(chunks(ending, size), opts))).map((r) => [r.value, r.line]), whole.records)
+    assert.equal(opts.header.k, 'v')
   }
   // `yaml` refuses a tab as indentation: the error is at its line, the items before it read.
   const read: unknown[] = []
