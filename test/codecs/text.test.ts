@@ -469,7 +469,11 @@ test('YAML: lists of lines of every kind the cutter judges (explicit keys, tabs,
       const lineCounter = new LineCounter()
       const doc = parseDocument(lf, { uniqueKeys: true, lineCounter })
       const list = doc.get('tests')
-      if (doc.errors.length || !isSeq<Node>(list)) return
+      // `yaml` reading some files whole that break YAML's rules drops what follows `- ? k`, a comment
+      // and a line indented more (an item, an unclosed quote it refuses with CRLF line ends):
+      // evalferry, reading items alone, keeps the item. Those are not compared.
+      const dashes = lines.filter((line) => /^-( |$)/.test(line)).length
+      if (doc.errors.length || !isSeq<Node>(list) || list.items.length !== dashes || (eol === '\r\n' && parseDocument(lf.replaceAll('\n', eol)).errors.length)) return
       const values = (doc.toJS() as { tests: unknown[] }).tests
       const want = list.items.map((node, i) => [values[i], lineCounter.linePos(node.range![0]).line])
       const records = await collect(readYaml(chunks(lf.replaceAll('\n', eol), size), options(['tests'])))
