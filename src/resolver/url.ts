@@ -11,7 +11,10 @@ export interface BlobUrl {
   url: string
   /** The host's configuration (its `name` is the host as written in URLs). */
   host: HostConfig
-  /** `owner/repo`, or `group/subgroup…/project` on GitLab. */
+  /**
+   * `owner/repo`, or `group/subgroup…/project` on GitLab; lower-cased on github.com and
+   * bitbucket.org (see `CASELESS_HOSTS`).
+   */
   repository: string
   /**
    * Decoded segments of `<ref>/<path>`: where the ref ends is only known from the remote's refs.
@@ -23,6 +26,14 @@ export interface BlobUrl {
   /** Lines from a `#L10-L20` style anchor. */
   lines?: { start: number; end: number }
 }
+
+/**
+ * Hosts that name a repository without regard to case (GitHub's owners and repositories,
+ * Bitbucket's workspaces and slugs, which it keeps lower-case): there, `Acme/Widgets` and
+ * `acme/widgets` are one repository, fetched and cached once, under its lower-case name. Other
+ * hosts, GitLab's and those configured, keep the name as written.
+ */
+const CASELESS_HOSTS = new Set(['github.com', 'bitbucket.org'])
 
 const URL_SHAPE = /^(https?):\/\/([^/?#\s]+)(\/[^?#\s]*)?(\?[^#\s]*)?(#\S*)?$/i
 
@@ -170,7 +181,8 @@ export function parseBlobUrl(url: string, hostList: Map<string, HostConfig> | st
     if (ownerParts.length < 2 || rest.length < (ref === undefined ? 2 : 1)) return undefined
     const owner = decodeSegments(url, ownerParts)
     checkRepository(url, owner)
-    const repository = owner.join('/')
+    const written = owner.join('/')
+    const repository = CASELESS_HOSTS.has(host.name) ? written.toLowerCase() : written
     const slashed = ref === undefined ? encodedRef(url, rest[0]!) : undefined
     if (slashed !== undefined) return { url, host, repository, segments: decodeSegments(url, rest.slice(1)), ref: slashed, ...(lines ? { lines } : {}) }
     return { url, host, repository, segments: decodeSegments(url, rest), ...(ref !== undefined ? { ref } : {}), ...(lines ? { lines } : {}) }

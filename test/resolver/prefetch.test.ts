@@ -200,6 +200,31 @@ test('URLs naming one file (line anchors, blob and raw forms, a branch and its c
   assert.equal(prefetchSummary(second), '3 file(s) from 1 repository: 1 fetched, 2 already cached (named by 7 URLs)')
 })
 
+test('one GitHub repository written in two cases is listed, fetched and cached once', async () => {
+  const github = fx.repos[0]!
+  const kinds = ['info-refs', 'ls-refs', 'fetch', 'raw'] as const
+  const requests = async (urls: string[]) => {
+    const before = kinds.map((kind) => fx.server.count(github.repository, kind))
+    const cacheDir = fx.newCache()
+    const result = await prefetchUrls(urls, { ...options(), cacheDir })
+    return { result, cacheDir, made: kinds.map((kind, i) => fx.server.count(github.repository, kind) - before[i]!) }
+  }
+  const shouting = { ...github, path: github.path.toUpperCase() }
+  const urls = [blobUrl(shouting, 'main', 'data/file-1.txt'), blobUrl(github, 'main', 'data/file-1.txt'), blobUrl(shouting, 'main', 'data/file-2.txt')]
+  assert.notEqual(urls[0], urls[1])
+  const { result, cacheDir, made } = await requests(urls)
+  assert.deepEqual(result.entries.map((e) => e.url), urls)
+  assert.deepEqual(result.entries.map((e) => e.repository), [github.path, github.path, github.path])
+  assert.equal(result.entries[0]!.local_path, result.entries[1]!.local_path)
+  assert.deepEqual(readFileSync(result.entries[0]!.local_path), github.files.get('data/file-1.txt'))
+  assert.equal(prefetchSummary(result), '2 file(s) from 1 repository: 2 fetched, 0 already cached (named by 3 URLs)')
+  assert.deepEqual(readdirSync(join(cacheDir, 'github.com')), [github.path.split('/')[0]])
+  // The requests of the same files named in one spelling: one listing of refs, one fetch.
+  const once = await requests([blobUrl(github, 'main', 'data/file-1.txt'), blobUrl(github, 'main', 'data/file-2.txt')])
+  assert.deepEqual(made, once.made)
+  assert.equal(made[1], 1)
+})
+
 test('a full SHA naming a tree, a blob or an annotated tag is E_REF for each URL written with it, saying it is not a commit; the commit beside it resolves', async () => {
   const gitlab = fx.repos[1]!
   const revParse = (what: string): string => execFileSync('git', ['--git-dir', join(fx.server.root, `${gitlab.repository}.git`), 'rev-parse', what], { encoding: 'utf8' }).trim()

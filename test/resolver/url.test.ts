@@ -46,6 +46,17 @@ test('parses blob URLs of every host form', () => {
   }
 })
 
+test('github.com and bitbucket.org name a repository without regard to case; GitLab and configured hosts keep it as written', () => {
+  const repositoryOf = (url: string) => parseBlobUrl(url, hosts)?.repository
+  assert.equal(repositoryOf('https://github.com/Acme/Widgets/blob/Main/Data/File.txt'), 'acme/widgets')
+  assert.deepEqual(parseBlobUrl('https://github.com/Acme/Widgets/blob/Main/Data/File.txt', hosts)?.segments, ['Main', 'Data', 'File.txt'])
+  assert.equal(repositoryOf('https://raw.githubusercontent.com/Acme/Widgets/main/f.txt'), 'acme/widgets')
+  assert.equal(repositoryOf('https://bitbucket.org/Team/Repo/src/main/f.txt'), 'team/repo')
+  assert.equal(repositoryOf('https://gitlab.com/Group/Sub/Project/-/blob/main/f.txt'), 'Group/Sub/Project')
+  const configured = hostTable(['git.corp.io=https://git.corp.io,type=github'])
+  assert.equal(parseBlobUrl('https://git.corp.io/Team/Tool/blob/main/f.txt', configured)?.repository, 'Team/Tool')
+})
+
 test('an unknown host with /-/blob/ is GitLab at that origin', () => {
   const parsed = parseBlobUrl('https://code.example.net/a/b/-/blob/main/f.txt', hosts)
   assert.equal(parsed?.host.type, 'gitlab')
