@@ -83,6 +83,135 @@ export async function papaparseToJsonl(path: string, output: string): Promise<nu
   return rows
 }
 
+/**
+ * A conversion that never makes the rows objects, nor its cells strings: CSV bytes to JSON Lines
+ * bytes, each row an object of the header's columns, each cell copied with JSON's escapes (a quote
+ * and a backslash escaped, controls as `\u00XX`, `""` in a quoted cell one quote; rows end at an LF
+ * or a CRLF). Not a converter (nothing mapped, checked or carried, no other row end): how fast
+ * writing JSON Lines from a CSV file can be when the rows stay bytes.
+ */
+export async function csvBytesToJsonl(path: string, output: string): Promise<number> {
+  const stream = createWriteStream(output)
+  // Written in pieces of up to 4 MiB; a piece handed to the stream is its own, and a new one begun.
+  const PIECE = 4 << 20
+  let out = Buffer.allocUnsafe(PIECE)
+  let o = 0
+  const flush = (): void => {
+    stream.write(out.subarray(0, o))
+    out = Buffer.allocUnsafe(PIECE)
+    o = 0
+  }
+  const room = (bytes: number): void => {
+    if (o + bytes > out.length) flush()
+  }
+  const HEX = Buffer.from('0123456789abcdef')
+  // Where the row is: 0 a cell's start, 1 an unquoted cell, 2 a quoted cell, 3 a quote in a quoted cell.
+  let state = 0
+  let header: Buffer[] | undefined
+  let name: number[] = []
+  const names: string[] = []
+  let column = 0
+  let rows = 0
+  const endCell = (): void => {
+    if (!header) {
+      names.push(Buffer.from(name).toString('utf8'))
+      name = []
+    } else out[o++] = 0x22
+    column++
+  }
+  const startCell = (): void => {
+    if (!header) return
+    room(header[column]?.length ?? 0)
+    const key = header[column]
+    if (key) {
+      key.copy(out, o)
+      o += key.length
+    }
+  }
+  const endRow = (): void => {
+    if (!header) {
+      header = names.map((n, i) => Buffer.from(`${i ? ',' : '{'}${JSON.stringify(n)}:"`))
+    } else {
+      out[o++] = 0x7d
+      out[o++] = 0x0a
+      rows++
+    }
+    column = 0
+  }
+  const put = (c: number): void => {
+    if (!header) {
+      name.push(c)
+      return
+    }
+    if (c === 0x22 || c === 0x5c) {
+      out[o++] = 0x5c
+      out[o++] = c
+    } else if (c < 0x20) {
+      out[o++] = 0x5c
+      if (c === 0x0a) out[o++] = 0x6e
+      else if (c === 0x0d) out[o++] = 0x72
+      else if (c === 0x09) out[o++] = 0x74
+      else {
+        out[o++] = 0x75
+        out[o++] = 0x30
+        out[o++] = 0x30
+        out[o++] = HEX[c >> 4]!
+        out[o++] = HEX[c & 15]!
+      }
+    } else out[o++] = c
+  }
+  for await (const chunk of createReadStream(path, { highWaterMark: CHUNK_BYTES }) as AsyncIterable<Buffer>) {
+    room(chunk.length * 6 + 64)
+    const n = chunk.length
+    for (let i = 0; i < n; i++) {
+      let c = chunk[i]!
+      if (state === 2) {
+        // The run of a quoted cell's bytes that JSON writes as they are, copied in one loop.
+        if (header) for (; c !== 0x22 && c >= 0x20 && c !== 0x5c && i < n; c = chunk[++i]!) out[o++] = c
+        if (i === n) break
+        if (c === 0x22) state = 3
+        else put(c)
+        continue
+      }
+      if (state === 3) {
+        if (c === 0x22) {
+          put(c)
+          state = 2
+          continue
+        }
+        state = 1
+      }
+      if (c === 0x0d) continue
+      if (state === 0) {
+        if (c === 0x0a && column === 0) continue
+        startCell()
+        state = 1
+        if (c === 0x22) {
+          state = 2
+          continue
+        }
+      }
+      if (c === 0x2c) {
+        endCell()
+        state = 0
+      } else if (c === 0x0a) {
+        endCell()
+        endRow()
+        state = 0
+      } else if (header && c >= 0x20 && c !== 0x22 && c !== 0x5c) out[o++] = c
+      else put(c)
+    }
+  }
+  if (state !== 0) {
+    endCell()
+    endRow()
+  }
+  flush()
+  stream.end()
+  await finished(stream)
+  return rows
+}
+
 /** Lines joined into 64 KiB pieces, written through one file stream without waiting on each. */
 function lineWriter(path: string): { line(text: string): void; end(): Promise<void> } {
   const stream = createWriteStream(path)
