@@ -336,6 +336,27 @@ test('YAML: records under a record key keep their lines; errors name line and co
   await assert.rejects(collect(readYaml(chunks(bomb, 100), options(['tests']))), (e: DataError) => e.code === 'E_PARSE')
 })
 
+/** For each record the YAML reader gives, how many chunks of 256 characters of `text` it had taken by then; and how many there are. */
+async function chunksReadBefore(text: string): Promise<{ taken: number[]; total: number }> {
+  let pulled = 0
+  async function* counted(): AsyncGenerator<string> {
+    for await (const chunk of chunks(text, 256)) {
+      pulled++
+      yield chunk
+    }
+  }
+  const taken: number[] = []
+  for await (const _ of readYaml(counted(), options(['tests']))) taken.push(pulled)
+  return { taken, total: pulled }
+}
+
+/** The records all came, and the one in the middle came before the reader had taken half the file (and so did not read the rest whole). */
+function assertStreams({ taken, total }: { taken: number[]; total: number }, records: number): void {
+  assert.equal(taken.length, records)
+  const middle = records / 2
+  assert.ok(taken[middle]! < total / 2 + 2, `record ${middle + 1} came after ${taken[middle]} of ${total} chunks`)
+}
+
 /** Records, lines and header keys as the `yaml` package reads `text` whole. */
 function wholeDocument(text: string, listKey: string): { records: [unknown, number][]; header: Record<string, unknown> } {
   const lineCounter = new LineCounter()
@@ -526,18 +547,7 @@ test('YAML: explicit keys (PyYAML writes `? key` and `: value` for a key of 128 
 
   // The items after one with an explicit key come before the file has been read to its end.
   const items = Array.from({ length: 400 }, (_, i) => `- id: c${i}\n  metadata:\n    ${i === 1 ? `? ${long}\n    : v` : 'k: v'}\n`).join('')
-  let pulled = 0
-  async function* counted(): AsyncGenerator<string> {
-    for await (const chunk of chunks(items, 256)) {
-      pulled++
-      yield chunk
-    }
-  }
-  const total = Math.ceil(items.length / 256)
-  const pulledAt: number[] = []
-  for await (const r of readYaml(counted(), options(['tests']))) pulledAt.push(pulled)
-  assert.equal(pulledAt.length, 400)
-  assert.ok(pulledAt[200]! < total / 2 + 2, `the 201st record came after ${pulledAt[200]} of ${total} chunks`)
+  assertStreams(await chunksReadBefore(items), 400)
 })
 
 test('YAML: a line of an item that starts with a tab is read in that item alone, and the items after it stream', async () => {
@@ -580,17 +590,7 @@ test('YAML: a line of an item that starts with a tab is read in that item alone,
   assert.deepEqual(read, [{ id: 'a' }])
 
   const items = Array.from({ length: 400 }, (_, i) => `- id: c${i}\n  input: text${i === 1 ? '\n    \tafter a tab' : ''}\n`).join('')
-  let pulled = 0
-  async function* counted(): AsyncGenerator<string> {
-    for await (const chunk of chunks(items, 256)) {
-      pulled++
-      yield chunk
-    }
-  }
-  const pulledAt: number[] = []
-  for await (const r of readYaml(counted(), options(['tests']))) pulledAt.push(pulled)
-  assert.equal(pulledAt.length, 400)
-  assert.ok(pulledAt[200]! < pulled / 2 + 2, `the 201st record came after ${pulledAt[200]} of ${pulled} chunks`)
+  assertStreams(await chunksReadBefore(items), 400)
 })
 
 test('YAML: records whose keys js-yaml and yaml write explicit (long, over several lines, like indicators) read at any chunk size as the whole document', async () => {
