@@ -87,8 +87,8 @@ export async function papaparseToJsonl(path: string, output: string): Promise<nu
  * A conversion that never makes the rows objects, nor its cells strings: CSV bytes to JSON Lines
  * bytes, each row an object of the header's columns, each cell copied with JSON's escapes (a quote
  * and a backslash escaped, controls as `\u00XX`, `""` in a quoted cell one quote; rows end at an LF
- * or a CRLF). Not a converter (nothing mapped, checked or carried, no other row end): how fast
- * writing JSON Lines from a CSV file can be when the rows stay bytes.
+ * or a CRLF; a row no wider than the header). Not a converter (nothing mapped, checked or carried,
+ * no other row end): how fast writing JSON Lines from a CSV file can be when the rows stay bytes.
  */
 export async function csvBytesToJsonl(path: string, output: string): Promise<number> {
   const stream = createWriteStream(output)
@@ -120,13 +120,11 @@ export async function csvBytesToJsonl(path: string, output: string): Promise<num
     column++
   }
   const startCell = (): void => {
-    if (!header) return
-    room(header[column]?.length ?? 0)
-    const key = header[column]
-    if (key) {
-      key.copy(out, o)
-      o += key.length
-    }
+    const key = header?.[column]
+    if (!key) return
+    room(key.length)
+    key.copy(out, o)
+    o += key.length
   }
   const endRow = (): void => {
     if (!header) {
