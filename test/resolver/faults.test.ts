@@ -12,6 +12,8 @@
  *   brings the file.
  * - the cache: a cached file changed on disk no longer matches the sha256 recorded when it was
  *   written; it is fetched again, or refused offline.
+ * - an interruption while git waits on a silent server: the run exits as the signal asks, and the
+ *   next run takes over the locks the stopped one held.
  */
 
 import assert from 'node:assert/strict'
@@ -20,7 +22,7 @@ import { join } from 'node:path'
 import { after, before, test } from 'node:test'
 import { FetchError } from '../../src/errors.ts'
 import { prefetchUrls } from '../../src/resolver/index.ts'
-import { runCli, writeEvalcaseDataset } from '../helpers/cli.ts'
+import { runCli, startCli, writeEvalcaseDataset } from '../helpers/cli.ts'
 import { type Fixture, sha256, startFixture } from '../helpers/fixture.ts'
 import type { GitFault, LoggedRequest, RawFault } from '../helpers/git-server.ts'
 import { type FixtureRepo, blobUrl } from '../helpers/repos.ts'
@@ -173,6 +175,44 @@ test('at the command line a silent server fails the run with exit 3 within the t
   } finally {
     delete fx.server.options.gitFault
   }
+})
+
+test('a prefetch interrupted while git waits on a silent server exits as the signal asks, without reporting the references it stopped as failed', { timeout: 60_000 }, async () => {
+  const dataset = join(fx.dir, 'interrupted.yaml')
+  const urls = [blobUrl(github, 'main', 'data/file-3.txt'), blobUrl(gitlab, 'main', 'data/file-4.txt')]
+  writeEvalcaseDataset(dataset, urls)
+  const cache = fx.newCache()
+  const since = fx.server.requests.length
+  fx.server.options.gitFault = (r) => (r.command === 'ls-refs' ? { delayMs: 20_000 } : undefined)
+  try {
+    const run = startCli(['prefetch', dataset, '--cache-dir', cache, ...fx.server.hostSpecs().flatMap((h) => ['--host', h])], { EVALFERRY_TIMEOUT: '30' }, 30_000)
+    // Both repositories are listing their refs when the interruption comes.
+    for (let waited = 0; fx.server.requests.slice(since).filter((r) => r.command === 'ls-refs').length < 2; waited += 20) {
+      if (waited > 20_000) throw new Error(`the ref listings never began: ${run.stderr()}`)
+      await new Promise((r) => setTimeout(r, 20))
+    }
+    process.kill(run.pid, 'SIGINT')
+    const result = await run.done
+    assert.equal(result.signal, null, 'no hang')
+    assert.equal(result.code, 130, result.stderr)
+    // git, stopped with the run, failed both references: that is the interruption, not a failure to tell.
+    assert.deepEqual(
+      result.stderr.split('\n').filter((line) => line.startsWith('evalferry:')),
+      ['evalferry: interrupted (SIGINT); no file left unfinished'],
+      result.stderr,
+    )
+    assert.match(result.stderr, /^listing refs of /)
+  } finally {
+    delete fx.server.options.gitFault
+  }
+  // The locks the stopped run held are its dead process's: the next run takes them over at once and fetches both files.
+  const next = await runCli(['prefetch', dataset, '--cache-dir', cache, '--json', ...fx.server.hostSpecs().flatMap((h) => ['--host', h])], {}, 30_000)
+  assert.equal(next.code, 0, next.stderr)
+  const entries = (JSON.parse(next.stdout) as { entries: { url: string; local_path: string }[] }).entries
+  assert.deepEqual(entries.map((e) => e.url).sort(), [...urls].sort())
+  assert.deepEqual(readFileSync(entries.find((e) => e.url === urls[0])!.local_path), github.files.get('data/file-3.txt'))
+  assert.equal(assertCleanCache(cache, github), 1)
+  assert.equal(assertCleanCache(cache, gitlab), 1)
 })
 
 interface RawCase {
