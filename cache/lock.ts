@@ -31,6 +31,22 @@ export interface LockHolder {
 
 const STEAL_MUTEX_STALE_MS = 10_000
 
+/** The locks this process holds, each with its token. */
+const held = new Map<string, string>()
+
+/**
+ * Removes the locks this process holds, for a command line about to exit on an interruption: a
+ * waiter on another machine, which cannot tell that this process is gone, need not wait out `staleMs`.
+ */
+export async function releaseHeldLocks(): Promise<void> {
+  await Promise.all([...held].map(([path, token]) => releaseIfOwn(path, token)))
+}
+
+async function releaseIfOwn(path: string, token: string): Promise<void> {
+  const seen = await readHolder(path)
+  if (seen?.holder?.token === token) await unlink(path).catch(() => undefined)
+}
+
 async function readHolder(path: string): Promise<{ holder: LockHolder | undefined; mtimeMs: number } | undefined> {
   try {
     const [text, info] = await Promise.all([readFile(path, 'utf8'), stat(path)])
@@ -118,6 +134,7 @@ export async function withLock<T>(path: string, fn: () => Promise<T>, options: L
       await sleep(Math.min(250, 20 + attempt * 10) * (0.5 + Math.random()))
     }
   }
+  held.set(path, holder.token)
   const beat = setInterval(() => {
     const now = new Date()
     utimes(path, now, now).catch(() => undefined)
@@ -127,7 +144,7 @@ export async function withLock<T>(path: string, fn: () => Promise<T>, options: L
     return await fn()
   } finally {
     clearInterval(beat)
-    const seen = await readHolder(path)
-    if (seen?.holder?.token === holder.token) await unlink(path).catch(() => undefined)
+    held.delete(path)
+    await releaseIfOwn(path, holder.token)
   }
 }

@@ -6,7 +6,7 @@ import { containerOf } from '../codecs/index.ts'
 import { STDIO, assertWritable, isDirectory, isStopping, onInterrupt, removeOwnTemps } from '../io.ts'
 import { filesRead } from '../pipeline.ts'
 import { expandInputs, namesBatch } from './inputs.ts'
-import { checkSetting, PrefetchError, type PrefetchOptions, type PrefetchResult, prefetch, prefetchSummary, rewriteDataset, writeManifest } from '../resolver/index.ts'
+import { checkSetting, PrefetchError, type PrefetchOptions, type PrefetchResult, prefetch, prefetchSummary, releaseHeldLocks, rewriteDataset, writeManifest } from '../resolver/index.ts'
 import { type Command, type CommandContext, type OptionValues, listOption, stringOption } from './command.ts'
 
 /** Resolver options from the shared and the fetch options of a command line. */
@@ -119,10 +119,10 @@ fetches the files into the repository cache: one ref listing and one fetch per r
       const [from, to] = [containerOf(dataset), output === STDIO ? undefined : containerOf(output)]
       if (from && to && from !== to) throw new UsageError(`--rewrite writes the dataset as it is, a ${from} file: ${output} is named as a ${to} one`)
     }
-    // Interrupted, the git running stops with the process, and the files begun are removed (the
-    // cache's own temporaries are swept by its next run).
+    // Interrupted, the git running stops with the process, the files begun are removed and the
+    // cache's locks released (its own temporaries are swept by its next run).
     const release = onInterrupt(async () => {
-      await Promise.all([...(manifest !== undefined ? [manifest] : []), ...rewrites.map((r) => r.output)].map(removeOwnTemps))
+      await Promise.all([...[...(manifest !== undefined ? [manifest] : []), ...rewrites.map((r) => r.output)].map(removeOwnTemps), releaseHeldLocks()])
     })
     try {
       let result: PrefetchResult

@@ -2,7 +2,7 @@
 
 import { UsageError } from '../errors.ts'
 import { onInterrupt } from '../io.ts'
-import { type PrefetchResult, hostTable, parseBlobUrl, prefetchUrls } from '../resolver/index.ts'
+import { type PrefetchResult, hostTable, parseBlobUrl, prefetchUrls, releaseHeldLocks } from '../resolver/index.ts'
 import { unknownHostHint } from '../resolver/prefetch.ts'
 import { redactUrl } from '../resolver/url.ts'
 import type { Command } from './command.ts'
@@ -41,8 +41,8 @@ plus errors: [{ url, message }] when some fail. A URL that fails is left out and
       ctx.stdout.write(paths.map((path) => `${path}\n`).join(''))
     }
     let result: PrefetchResult
-    // Interrupted, the git running stops with the process.
-    const release = onInterrupt(async () => {})
+    // Interrupted, the git running stops with the process, and the cache's locks are released.
+    const release = onInterrupt(releaseHeldLocks)
     try {
       result = await prefetchUrls(ctx.positionals, options)
     } catch (error) {

@@ -26,6 +26,7 @@ export {
   listCache,
   parseDuration,
   pruneCache,
+  releaseHeldLocks,
 } from '../../cache/index.ts'
 
 /** Each case and where it is: its file and line where read from one (as read() names it), else its place among the cases. */

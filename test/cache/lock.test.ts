@@ -5,7 +5,7 @@ import { hostname, tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { after, test } from 'node:test'
 import { setTimeout as sleep } from 'node:timers/promises'
-import { breakIfStale, withLock } from '../../cache/lock.ts'
+import { breakIfStale, releaseHeldLocks, withLock } from '../../cache/lock.ts'
 import { FetchError } from '../../src/errors.ts'
 
 const dir = mkdtempSync(join(tmpdir(), 'evalferry-lock-'))
@@ -82,4 +82,27 @@ test('a stale lock whose directory a cache clear or prune removed meanwhile is l
   assert.ok(!existsSync(join(dir, 'removed-repository')))
   // The caller's next attempt makes the directory and takes the lock.
   assert.equal(await withLock(gone, async () => 'taken'), 'taken')
+})
+
+test('releaseHeldLocks removes the locks this process holds, not one another holds', async () => {
+  const mine = join(dir, 'mine', 'lock')
+  const theirs = join(dir, 'theirs')
+  writeFileSync(theirs, JSON.stringify({ pid: process.pid, hostname: hostname(), acquired_at: '', token: 'someone-else' }))
+  let release!: () => void
+  let held = false
+  const holding = withLock(mine, async () => {
+    held = true
+    await new Promise<void>((r) => (release = r))
+  })
+  while (!held) await sleep(5)
+  assert.ok(existsSync(mine))
+  await releaseHeldLocks()
+  assert.ok(!existsSync(mine))
+  assert.ok(existsSync(theirs))
+  // The holder's own release, after, finds nothing to remove.
+  release()
+  await holding
+  assert.ok(!existsSync(mine))
+  await releaseHeldLocks()
+  assert.ok(existsSync(theirs))
 })
