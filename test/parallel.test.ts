@@ -242,22 +242,22 @@ test('a batch of one large file converts it in parts, and in one thread below th
   const output = join(dir, 'default.jsonl')
   const job = { input, output, from: 'csv', to: 'evalcase' }
   const before = { ...partStats }
-  // The threshold for splitting unasked is the bounded-heap one: lowered here to the file's size.
-  const [split] = await runBatch([job], { boundedHeap: { fromBytes: SPLIT_MIN_BYTES, mb: 256 } })
+  // The threshold for splitting, lowered here to the file's size.
+  const [split] = await runBatch([job], { splitFromBytes: SPLIT_MIN_BYTES })
   assert.equal(partStats.inParts, before.inParts + 1)
   const inParts = readFileSync(output)
   rmSync(output)
-  const [whole] = await runBatch([job], { boundedHeap: { fromBytes: SPLIT_MIN_BYTES * 100, mb: 256 } })
+  const [whole] = await runBatch([job], { splitFromBytes: SPLIT_MIN_BYTES * 100 })
   assert.equal(partStats.inParts, before.inParts + 1)
   assert.ok(inParts.equals(readFileSync(output)))
   assert.deepEqual(split, whole)
   assert.ok(whole!.records.written > 10000)
   // Asking for threads does not lower the threshold: below it, parts would cost more than they give.
   rmSync(output)
-  const [asked] = await runBatch([job], { jobs: 2, boundedHeap: { fromBytes: SPLIT_MIN_BYTES * 100, mb: 256 } })
+  const [asked] = await runBatch([job], { jobs: 2, splitFromBytes: SPLIT_MIN_BYTES * 100 })
   assert.equal(partStats.inParts, before.inParts + 1)
   assert.deepEqual(asked, whole)
-  await runBatch([job], { jobs: 2, boundedHeap: { fromBytes: SPLIT_MIN_BYTES, mb: 256 } })
+  await runBatch([job], { jobs: 2, splitFromBytes: SPLIT_MIN_BYTES })
   assert.equal(partStats.inParts, before.inParts + 2)
   assert.ok(inParts.equals(readFileSync(output)))
 })
