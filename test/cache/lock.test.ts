@@ -106,3 +106,16 @@ test('releaseHeldLocks removes the locks this process holds, not one another hol
   await releaseHeldLocks()
   assert.ok(existsSync(theirs))
 })
+
+test('releaseHeldLocks leaves a lock another process took over meanwhile (its token is not ours)', async () => {
+  const lock = join(dir, 'taken-over')
+  const other = JSON.stringify({ pid: process.pid, hostname: 'elsewhere', acquired_at: '', token: 'successor' })
+  await withLock(lock, async () => {
+    // Our lock was judged stale and broken, and another holder's written in its place.
+    writeFileSync(lock, other)
+    await releaseHeldLocks()
+    assert.equal(readFileSync(lock, 'utf8'), other)
+  })
+  // Nor does the holder's own release take it.
+  assert.equal(readFileSync(lock, 'utf8'), other)
+})
