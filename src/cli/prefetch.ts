@@ -121,8 +121,9 @@ fetches the files into the repository cache: one ref listing and one fetch per r
     }
     // Interrupted, the git running stops with the process, the files begun are removed and the
     // cache's locks released (its own temporaries are swept by its next run).
+    const outputs = [...(manifest !== undefined ? [manifest] : []), ...rewrites.map((r) => r.output)]
     const release = onInterrupt(async () => {
-      await Promise.all([...[...(manifest !== undefined ? [manifest] : []), ...rewrites.map((r) => r.output)].map(removeOwnTemps), releaseHeldLocks()])
+      await Promise.all([...outputs.map(removeOwnTemps), releaseHeldLocks()])
     })
     try {
       let result: PrefetchResult
