@@ -15,11 +15,18 @@ export function startWorker(name: string, resourceLimits?: ResourceLimits): Work
     worker = new Worker(`import('tsx/esm/api').then((tsx) => { tsx.register(); return import(${JSON.stringify(url)}) })`, { eval: true, ...limits })
   }
   running.add(worker)
+  started++
   worker.once('exit', () => running.delete(worker))
   return worker
 }
 
 const running = new Set<Worker>()
+let started = 0
+
+/** How many workers this thread has started, for tests that a conversion stayed on this thread. */
+export function workersStarted(): number {
+  return started
+}
 
 /** Ends every worker this thread started: an interrupted run stops them before removing what they began. */
 export async function stopWorkers(): Promise<void> {

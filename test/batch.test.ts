@@ -6,6 +6,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { MAIN, runCli } from './helpers/cli.ts'
 import { defaultLanes, parseShard, runBatch, type BatchProgress } from '../src/batch.ts'
+import { workersStarted } from '../src/workers.ts'
 import type { EvalferryError } from '../src/errors.ts'
 
 const dir = mkdtempSync(join(tmpdir(), 'evalferry-batch-'))
@@ -91,6 +92,20 @@ test('unasked, a batch takes one lane per 64 MiB of input, at most one per core 
   assert.equal(defaultLanes(1e9, 8, 16), 8)
   assert.equal(defaultLanes(1e9, 3, 8), 3)
   assert.equal(defaultLanes(0, 5, 4), 1)
+})
+
+test('a small batch, unasked, converts on this thread alone; asked for two jobs, beside a worker', async () => {
+  const inputs = join(dir, 'small-batch')
+  mkdirSync(inputs)
+  for (const name of ['a', 'b', 'c']) goldens(join(inputs, `${name}.jsonl`), 5, name)
+  const job = (name: string, out: string) => ({ input: join(inputs, `${name}.jsonl`), output: join(dir, out, `${name}.jsonl`), from: 'deepeval', to: 'deepeval' })
+  const before = workersStarted()
+  const unasked = await runBatch(['a', 'b', 'c'].map((n) => job(n, 'small-unasked')))
+  assert.equal(workersStarted(), before)
+  const asked = await runBatch(['a', 'b', 'c'].map((n) => job(n, 'small-asked')), { jobs: 2 })
+  assert.equal(workersStarted(), before + 1)
+  assert.deepEqual(asked.map((r) => r.records.written), [5, 5, 5])
+  assert.deepEqual(unasked.map((r) => r.records.written), [5, 5, 5])
 })
 
 test('a failing file in a batch exits 1 naming that file, and writes no output for it', async () => {
