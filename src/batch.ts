@@ -1,8 +1,9 @@
 /**
  * Batches: several files converted in parallel, by this thread and worker threads (by default one
  * lane per 64 MiB of input, at most one per core), and shards: the i-th of n deterministic parts
- * of the input, so one dataset runs as n tasks of an existing batch engine. Shards take whole files when there are at least n
- * of them, else a contiguous record range of every file, so that the parts, in order, are the whole.
+ * of the input, so one dataset runs as n tasks of an existing batch engine. Shards take whole
+ * files when there are at least n of them, else a contiguous record range of every file, so that
+ * the parts, in order, are the whole.
  */
 import { availableParallelism } from 'node:os'
 import { stat } from 'node:fs/promises'
