@@ -100,9 +100,14 @@ export async function withLock<T>(path: string, fn: () => Promise<T>, options: L
   for (let attempt = 0; ; attempt++) {
     try {
       const handle = await open(path, 'wx')
+      // Held from here: an interruption while the holder is written or the file closed still releases it.
+      held.set(path, holder.token)
       try {
         holder.acquired_at = new Date().toISOString()
         await handle.writeFile(JSON.stringify(holder))
+      } catch (error) {
+        held.delete(path)
+        throw error
       } finally {
         await handle.close()
       }
@@ -134,7 +139,6 @@ export async function withLock<T>(path: string, fn: () => Promise<T>, options: L
       await sleep(Math.min(250, 20 + attempt * 10) * (0.5 + Math.random()))
     }
   }
-  held.set(path, holder.token)
   const beat = setInterval(() => {
     const now = new Date()
     utimes(path, now, now).catch(() => undefined)
