@@ -1,11 +1,11 @@
 /** `cache list`, `cache prune` and `cache clear`: what the cache holds, and removing it safely. */
 
-import { readdir, readFile, rm, rmdir, stat } from 'node:fs/promises'
+import { mkdir, readdir, readFile, rename, rm, rmdir, stat } from 'node:fs/promises'
 import { dirname, join, sep } from 'node:path'
 import { FetchError, UsageError } from '../src/errors.ts'
 import { CACHEDIR_TAG, type RepoLayout, repoLayout } from './layout.ts'
 import { withLock } from './lock.ts'
-import { cacheError } from './fs.ts'
+import { cacheError, tempPath } from './fs.ts'
 import { TAG_TEMP, checkCacheRoot, readRefListing } from './store.ts'
 
 export interface CachedCommit {
@@ -121,12 +121,12 @@ export async function pruneCache(root: string, olderThanMs: number): Promise<Pru
       if (old.length === 0) continue
       await withLock(layout.lock, async () => {
         for (const c of old) {
-          await rm(join(layout.commits, c.commit), { recursive: true, force: true })
+          await discard(layout, join(layout.commits, c.commit))
           await rm(join(layout.sums, `${c.commit}.json`), { force: true })
           result.removed.push({ host: repo.host, repository: repo.repository, commit: c.commit, bytes: c.bytes })
           result.bytes += c.bytes
         }
-        await rm(layout.git, { recursive: true, force: true })
+        await discard(layout, layout.git)
         if (old.length === repo.commits.length) await emptyRepository(layout)
       })
       // As in clear: the directory stays when another process took its lock meanwhile.
@@ -187,11 +187,31 @@ export async function clearCache(root: string, options: { onWait?: (repository: 
 /**
  * Remove everything in a repository's directory but its lock, which the caller holds: the
  * directory itself goes after the lock is released, and only if no one took the lock meanwhile.
+ * `repo.json` goes last, so that a removal cut short leaves a repository that list, prune and clear
+ * still find.
  */
 async function emptyRepository(layout: RepoLayout): Promise<void> {
-  for (const entry of await readdir(layout.dir).catch(() => [] as string[])) {
-    if (entry !== 'lock') await rm(join(layout.dir, entry), { recursive: true, force: true, maxRetries: 3, retryDelay: 50 })
+  const entries = (await readdir(layout.dir).catch(() => [] as string[])).filter((e) => e !== 'lock' && e !== 'repo.json' && e !== 'tmp')
+  for (const entry of entries) await discard(layout, join(layout.dir, entry))
+  await rm(layout.tmp, { recursive: true, force: true, maxRetries: 3, retryDelay: 50 })
+  await rm(layout.info, { force: true })
+}
+
+/**
+ * Remove a file or directory of a repository in one step: it is renamed into tmp/ first, so that
+ * a removal cut short (Ctrl-C) leaves it whole or gone, never a commit with some of its files. What
+ * is left in tmp/ the next lock holder sweeps.
+ */
+async function discard(layout: RepoLayout, path: string): Promise<void> {
+  await mkdir(layout.tmp, { recursive: true })
+  const temp = tempPath(layout.tmp)
+  try {
+    await rename(path, temp)
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return
+    throw error
   }
+  await rm(temp, { recursive: true, force: true, maxRetries: 3, retryDelay: 50 })
 }
 
 /** Remove `dir` and its parents below `root` while they are empty. */

@@ -1,7 +1,8 @@
 /** `evalferry cache dir|list|prune|clear`: show or clean the repository cache. */
 
 import { UsageError } from '../errors.ts'
-import { cacheRoot, clearCache, listCache, parseDuration, pruneCache } from '../resolver/index.ts'
+import { onInterrupt } from '../io.ts'
+import { cacheRoot, clearCache, listCache, parseDuration, pruneCache, releaseHeldLocks } from '../resolver/index.ts'
 import { type Command, stringOption } from './command.ts'
 
 function human(bytes: number): string {
@@ -13,6 +14,16 @@ function human(bytes: number): string {
     u++
   }
   return `${u === 0 ? n : n.toFixed(1)} ${units[u]}`
+}
+
+/** Runs `work`; interrupted, the repository lock it holds is released (what it removes goes whole, see `cache/manage.ts`). */
+async function releasingLocks<T>(work: () => Promise<T>): Promise<T> {
+  const release = onInterrupt(releaseHeldLocks)
+  try {
+    return await work()
+  } finally {
+    release()
+  }
 }
 
 const command: Command = {
@@ -54,13 +65,13 @@ const command: Command = {
         return 0
       }
       case 'prune': {
-        const result = await pruneCache(root, parseDuration(olderThan ?? '30d'))
+        const result = await releasingLocks(() => pruneCache(root, parseDuration(olderThan ?? '30d')))
         if (json) ctx.stdout.write(`${JSON.stringify(result, null, 2)}\n`)
         else if (!ctx.values.quiet) ctx.stderr.write(`removed ${result.removed.length} commit(s), ${human(result.bytes)}\n`)
         return 0
       }
       case 'clear':
-        await clearCache(root, ctx.values.quiet || json ? {} : { onWait: (name) => ctx.stderr.write(`waiting for another process working on ${name}\n`) })
+        await releasingLocks(() => clearCache(root, ctx.values.quiet || json ? {} : { onWait: (name) => ctx.stderr.write(`waiting for another process working on ${name}\n`) }))
         if (json) ctx.stdout.write(`${JSON.stringify({ cleared: root })}\n`)
         else if (!ctx.values.quiet) ctx.stderr.write(`cleared ${root}\n`)
         return 0

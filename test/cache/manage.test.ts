@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict'
+import { execFileSync } from 'node:child_process'
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, utimesSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -8,6 +9,7 @@ import { cacheRoot, commitFile, repoLayout } from '../../cache/layout.ts'
 import { clearCache, listCache, parseDuration, pruneCache } from '../../cache/manage.ts'
 import { initRepoDir, openCacheRoot } from '../../cache/store.ts'
 import { FetchError, UsageError } from '../../src/errors.ts'
+import { runCli, startCli } from '../helpers/cli.ts'
 
 const dir = mkdtempSync(join(tmpdir(), 'evalferry-manage-'))
 after(() => rmSync(dir, { recursive: true, force: true }))
@@ -135,4 +137,66 @@ test('a cache path that is a regular file is E_CACHE for list, prune, clear and 
   await assert.rejects(openCacheRoot(file), isCacheError(/a-file is not a directory/))
   await assert.rejects(openCacheRoot(join(file, 'cache')), isCacheError(/a part of its path is a file/))
   assert.equal(readFileSync(file, 'utf8'), 'not a directory\n')
+})
+
+test('cache clear and prune stopped while removing leave each commit whole or gone; interrupted, they exit 130 and leave no lock; the next run finishes', { timeout: 180_000 }, async () => {
+  // Enough files that removing the old commit takes a while, made once and copied.
+  const FILES = 10_000
+  const template = join(dir, 'old-commit')
+  mkdirSync(template)
+  for (let i = 0; i < FILES; i++) writeFileSync(join(template, `f${i}.txt`), `${i}\n`)
+  for (const action of [['clear'], ['prune', '--older-than', '1d']]) {
+    // SIGINT runs the interrupt's cleanup; SIGKILL, a crash, runs nothing.
+    for (const signal of ['SIGINT', 'SIGKILL'] as const) {
+      const what = `cache ${action[0]}, ${signal}`
+      const root = join(dir, `stopped-${action[0]}-${signal}`)
+      const layout = repoLayout(root, 'github.com', 'acme/big')
+      await initRepoDir(layout)
+      mkdirSync(layout.commits, { recursive: true })
+      execFileSync('cp', ['-R', template, join(layout.commits, A)])
+      await writeAtomic(commitFile(layout, B, 'b.txt'), 'recent', layout.tmp)
+      const old = new Date(Date.now() - 3 * 86400e3)
+      utimesSync(join(layout.commits, A), old, old)
+
+      const run = startCli(['cache', ...action, '--cache-dir', root])
+      // The signal comes once the run holds the repository's lock and has begun to remove the old commit.
+      const holder = (): number | undefined => {
+        try {
+          return (JSON.parse(readFileSync(layout.lock, 'utf8')) as { pid: number }).pid
+        } catch {
+          return undefined
+        }
+      }
+      const removing = (): boolean => {
+        try {
+          return readdirSync(join(layout.commits, A)).length < FILES
+        } catch {
+          return true // gone, or moved away
+        }
+      }
+      for (const started = Date.now(); holder() !== run.pid || !removing(); ) {
+        if (Date.now() - started > 60_000) throw new Error(`${what}: never began removing under the lock: ${run.stderr()}`)
+        await new Promise((r) => setTimeout(r, 1))
+      }
+      process.kill(run.pid, signal)
+      const result = await run.done
+      if (signal === 'SIGINT') {
+        assert.equal(result.code, 130, `${what}: ${result.stderr}`)
+        assert.match(result.stderr, /evalferry: interrupted \(SIGINT\)/)
+        assert.ok(!existsSync(layout.lock), `${what}: the lock is released`)
+      } else assert.equal(result.signal, 'SIGKILL')
+      // The old commit is all there or not there at all, the recent one kept by prune (clear takes the commits together), and the repository is still found.
+      const a = existsSync(join(layout.commits, A)) ? readdirSync(join(layout.commits, A)).length : 0
+      assert.ok(a === 0 || a === FILES, `${what}: ${a} of the old commit's ${FILES} files left`)
+      const b = existsSync(commitFile(layout, B, 'b.txt')) ? readFileSync(commitFile(layout, B, 'b.txt'), 'utf8') : undefined
+      assert.equal(b, action[0] === 'prune' || a === FILES ? 'recent' : undefined, what)
+      assert.deepEqual((await listCache(root)).map((r) => r.repository), ['acme/big'], what)
+
+      // The next run breaks a dead holder's lock at once, and finishes.
+      const next = await runCli(['cache', ...action, '--cache-dir', root])
+      assert.equal(next.code, 0, `${what}: ${next.stderr}`)
+      if (action[0] === 'clear') assert.deepEqual(readdirSync(root), ['CACHEDIR.TAG'], what)
+      else assert.deepEqual((await listCache(root))[0]!.commits.map((c) => [c.commit, c.files]), [[B, 1]], what)
+    }
+  }
 })
