@@ -5,7 +5,7 @@ import { dirname, join, sep } from 'node:path'
 import { FetchError, UsageError } from '../src/errors.ts'
 import { CACHEDIR_TAG, type RepoLayout, repoLayout } from './layout.ts'
 import { withLock } from './lock.ts'
-import { cacheError, tempPath } from './fs.ts'
+import { cacheError, sweepTemp, tempPath } from './fs.ts'
 import { TAG_TEMP, checkCacheRoot, readRefListing } from './store.ts'
 
 export interface CachedCommit {
@@ -105,7 +105,7 @@ export interface PruneResult {
 /**
  * Remove commits not used for `olderThanMs`. A repository that loses a commit also loses its mirror
  * (rebuilt on demand), and one left with no commit is removed whole, as is one that never had a
- * commit (see `pruneEmpty`).
+ * commit (see `pruneEmpty`). What dead processes left in a repository's tmp/ is removed too.
  */
 export async function pruneCache(root: string, olderThanMs: number): Promise<PruneResult> {
   const result: PruneResult = { removed: [], bytes: 0 }
@@ -118,8 +118,14 @@ export async function pruneCache(root: string, olderThanMs: number): Promise<Pru
         continue
       }
       const old = repo.commits.filter((c) => Date.parse(c.last_used) < cutoff)
-      if (old.length === 0) continue
+      // What a process that died left in tmp/ (a commit a prune had begun to remove, say) goes too.
+      const leftovers = (await readdir(layout.tmp).catch(() => [] as string[])).length > 0
+      if (old.length === 0) {
+        if (leftovers) await withLock(layout.lock, () => sweepTemp(layout.tmp))
+        continue
+      }
       await withLock(layout.lock, async () => {
+        await sweepTemp(layout.tmp)
         for (const c of old) {
           await discard(layout, join(layout.commits, c.commit))
           await rm(join(layout.sums, `${c.commit}.json`), { force: true })
@@ -200,7 +206,7 @@ async function emptyRepository(layout: RepoLayout): Promise<void> {
 /**
  * Remove a file or directory of a repository in one step: it is renamed into tmp/ first, so that
  * a removal cut short (Ctrl-C) leaves it whole or gone, never a commit with some of its files. What
- * is left in tmp/ the next lock holder sweeps.
+ * is left in tmp/ the next prefetch or prune of the repository sweeps.
  */
 async function discard(layout: RepoLayout, path: string): Promise<void> {
   await mkdir(layout.tmp, { recursive: true })

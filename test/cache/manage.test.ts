@@ -139,7 +139,7 @@ test('a cache path that is a regular file is E_CACHE for list, prune, clear and 
   assert.equal(readFileSync(file, 'utf8'), 'not a directory\n')
 })
 
-test('cache clear and prune stopped while removing leave each commit whole or gone; interrupted, they exit 130 and leave no lock; the next run finishes', { timeout: 180_000 }, async () => {
+test('cache clear and prune stopped while removing leave each commit whole or gone; interrupted, they exit 130 and leave no lock; the next run finishes, leaving nothing behind', { timeout: 180_000 }, async () => {
   // Enough files that removing the old commit takes a while, made once and copied.
   const FILES = 10_000
   const template = join(dir, 'old-commit')
@@ -196,7 +196,11 @@ test('cache clear and prune stopped while removing leave each commit whole or go
       const next = await runCli(['cache', ...action, '--cache-dir', root])
       assert.equal(next.code, 0, `${what}: ${next.stderr}`)
       if (action[0] === 'clear') assert.deepEqual(readdirSync(root), ['CACHEDIR.TAG'], what)
-      else assert.deepEqual((await listCache(root))[0]!.commits.map((c) => [c.commit, c.files]), [[B, 1]], what)
+      else {
+        assert.deepEqual((await listCache(root))[0]!.commits.map((c) => [c.commit, c.files]), [[B, 1]], what)
+        // What the stopped run left in tmp/ (the old commit, moved there to be deleted) is gone with the next.
+        assert.deepEqual(readdirSync(layout.tmp), [], what)
+      }
     }
   }
 })
