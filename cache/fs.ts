@@ -35,20 +35,18 @@ export function processAlive(pid: number): boolean {
   }
 }
 
-/** Remove what dead processes left in a tmp/ directory (entries are named `<pid>-<random>`). */
+/** What dead processes left in a tmp/ directory (entries are named `<pid>-<random>`). */
+export async function leftBehind(tmpDir: string): Promise<string[]> {
+  const entries = await readdir(tmpDir).catch(() => [] as string[])
+  return entries.filter((name) => {
+    const pid = Number.parseInt(name.split('-')[0] ?? '', 10)
+    return pid !== process.pid && !processAlive(pid)
+  })
+}
+
+/** Remove what dead processes left in a tmp/ directory. */
 export async function sweepTemp(tmpDir: string): Promise<void> {
-  let entries: string[]
-  try {
-    entries = await readdir(tmpDir)
-  } catch {
-    return
-  }
-  await Promise.all(
-    entries.map(async (name) => {
-      const pid = Number.parseInt(name.split('-')[0] ?? '', 10)
-      if (pid !== process.pid && !processAlive(pid)) await rm(join(tmpDir, name), { recursive: true, force: true })
-    }),
-  )
+  await Promise.all((await leftBehind(tmpDir)).map((name) => rm(join(tmpDir, name), { recursive: true, force: true })))
 }
 
 const ERRNO_TEXT: Record<string, string> = {

@@ -5,7 +5,7 @@ import { dirname, join, sep } from 'node:path'
 import { FetchError, UsageError } from '../src/errors.ts'
 import { CACHEDIR_TAG, type RepoLayout, repoLayout } from './layout.ts'
 import { withLock } from './lock.ts'
-import { cacheError, sweepTemp, tempPath } from './fs.ts'
+import { cacheError, leftBehind, sweepTemp, tempPath } from './fs.ts'
 import { TAG_TEMP, checkCacheRoot, readRefListing } from './store.ts'
 
 export interface CachedCommit {
@@ -118,10 +118,10 @@ export async function pruneCache(root: string, olderThanMs: number): Promise<Pru
         continue
       }
       const old = repo.commits.filter((c) => Date.parse(c.last_used) < cutoff)
-      // What a process that died left in tmp/ (a commit a prune had begun to remove, say) goes too.
-      const leftovers = (await readdir(layout.tmp).catch(() => [] as string[])).length > 0
+      // What a process that died left in tmp/ (a commit a prune had begun to remove, say) goes too;
+      // the writes of a live process there are in flight, and wait for no prune.
       if (old.length === 0) {
-        if (leftovers) await withLock(layout.lock, () => sweepTemp(layout.tmp))
+        if ((await leftBehind(layout.tmp)).length) await withLock(layout.lock, () => sweepTemp(layout.tmp))
         continue
       }
       await withLock(layout.lock, async () => {

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict'
 import { execFileSync } from 'node:child_process'
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, utimesSync, writeFileSync } from 'node:fs'
-import { tmpdir } from 'node:os'
+import { hostname, tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { after, test } from 'node:test'
 import { sweepTemp, writeAtomic } from '../../cache/fs.ts'
@@ -137,6 +137,25 @@ test('a cache path that is a regular file is E_CACHE for list, prune, clear and 
   await assert.rejects(openCacheRoot(file), isCacheError(/a-file is not a directory/))
   await assert.rejects(openCacheRoot(join(file, 'cache')), isCacheError(/a part of its path is a file/))
   assert.equal(readFileSync(file, 'utf8'), 'not a directory\n')
+})
+
+test('prune sweeps what dead processes left in tmp/, and does not wait for a repository whose tmp/ holds only live writes', { timeout: 20_000 }, async () => {
+  const root = join(dir, 'leftovers')
+  const layout = repoLayout(root, 'github.com', 'acme/busy')
+  await initRepoDir(layout)
+  await writeAtomic(commitFile(layout, B, 'b.txt'), 'recent', layout.tmp)
+  // A live process (this one) is writing under the repository's lock: a prune has nothing to do there.
+  mkdirSync(join(layout.tmp, `${process.pid}-in-flight`))
+  writeFileSync(layout.lock, JSON.stringify({ pid: process.pid, hostname: hostname(), acquired_at: new Date().toISOString(), token: 'another' }))
+  assert.deepEqual(await pruneCache(root, parseDuration('30d')), { removed: [], bytes: 0 })
+  rmSync(layout.lock)
+  // No process has this pid (past Linux's pid_max): what it left goes, under the lock.
+  mkdirSync(join(layout.tmp, '999999999-left'))
+  writeFileSync(join(layout.tmp, '999999999-left', 'a.txt'), 'half')
+  await pruneCache(root, parseDuration('30d'))
+  assert.deepEqual(readdirSync(layout.tmp), [`${process.pid}-in-flight`])
+  assert.ok(!existsSync(layout.lock))
+  assert.deepEqual((await listCache(root))[0]!.commits.map((c) => c.commit), [B])
 })
 
 test('cache clear and prune stopped while removing leave each commit whole or gone; interrupted, they exit 130 and leave no lock; the next run finishes, leaving nothing behind', { timeout: 180_000 }, async () => {
