@@ -33,7 +33,8 @@ const command: Command = {
 
   dir                        print the cache directory
   list                       repositories, their commits, files and sizes
-  prune --older-than <dur>   remove commits not used for that long (default 30d; e.g. 12h, 2w)
+  prune --older-than <dur>   remove commits not used for that long (default 30d; e.g. 12h, 2w),
+                             and what runs that were killed left behind
   clear                      remove every cached repository (files the cache did not make stay)`,
   options: { 'older-than': { type: 'string' } },
   async run(ctx) {
