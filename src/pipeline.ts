@@ -60,7 +60,11 @@ export interface ReadOptions {
    */
   fileKeys?: JsonObject
   lateKeys?: 'retry'
+  /** A YAML file's comments, which no format carries, are warned of at the first (as a conversion reads). */
+  comments?: 'warn'
 }
+
+const COMMENTS_NOT_CARRIED = "comments are not carried (YAML comments are not data); this is the file's first"
 
 /** Keys a file holds after its first case had taken the file's keys: the file is read again with them (see `ReadOptions.fileKeys`). */
 class LateKeys extends Error {
@@ -230,6 +234,7 @@ async function* readFile_(
   }
   const columns: string[] = []
   const headerWarnings: HeaderWarning[] = []
+  const comments: { line?: number } = {}
   const schemaMetadata: Record<string, string> = {}
   const columnTypes: Record<string, ColumnType> = {}
   const range = options.recordRange
@@ -244,6 +249,7 @@ async function* readFile_(
       recordKeys: adapter.recordKeys,
       header,
       headerWarnings,
+      ...(options.comments === 'warn' ? { comments } : {}),
       columns,
       schemaMetadata,
       columnTypes,
@@ -369,6 +375,7 @@ async function* readFile_(
     }
   }
   headerWarned()
+  if (comments.line !== undefined && report) addWarning(report, COMMENTS_NOT_CARRIED, { file, line: comments.line })
   // Keys read after the first case took the file's (a JSON key after the record list, a key given twice).
   const late = takenKeys && Object.keys(withoutRecordKeys(header, adapter.recordKeys)).filter((k) => !Object.hasOwn(takenKeys!, k) || !deepEqual(takenKeys![k], header[k]))
   if (late?.length && !options.recordRange) {
@@ -1169,6 +1176,7 @@ async function convertOnce(
       container: inputContainer,
       // A file can be read again to give its first case the keys after its records; standard input cannot.
       ...(fileKeys ? { fileKeys } : options.input !== STDIO ? { lateKeys: 'retry' as const } : {}),
+      comments: 'warn',
       ...(options.map ? { map: options.map } : {}),
       onError: options.onError ?? 'fail',
       report,

@@ -299,6 +299,21 @@ test('convert: an integer past 2^53 keeps every digit, as text, and the report w
   assert.match(result.stderr, new RegExp(`1 warning:\n  ${input}:1: the integer 12345678901234567890 is past what a number holds exactly: kept as text, every digit\n`))
 })
 
+test('convert: a YAML file\'s comments are warned of as not carried, at the first; validate and a file without one say nothing of them', async () => {
+  const commented = file('commented.yaml', 'description: refunds\ntests:\n  - id: a\n    input: "hi # not a comment"\n    criteria: |\n      # a heading, not a comment\n      says hello\n  - id: b # the second\n    input: bye\n    criteria: waves\n')
+  const converted = await runCli(['convert', commented, '--to', 'evalcase', '-o', join(dir, 'commented-out.yaml'), '--json'])
+  assert.equal(converted.code, 0, converted.stderr)
+  const report = JSON.parse(converted.stdout) as ConversionReport
+  assert.deepEqual(report.warnings, [{ message: "comments are not carried (YAML comments are not data); this is the file's first", location: { file: commented, line: 8 } }])
+  const validated = await runCli(['validate', commented])
+  assert.equal(validated.code, 0, validated.stderr)
+  assert.doesNotMatch(validated.stderr, /comment/)
+  const plain = file('uncommented.yaml', 'tests:\n  - id: a\n    input: "hi # not a comment"\n    criteria: |\n      # a heading\n')
+  const quiet = await runCli(['convert', plain, '--to', 'deepeval', '-o', '-'])
+  assert.equal(quiet.code, 0, quiet.stderr)
+  assert.doesNotMatch(quiet.stderr, /warning/)
+})
+
 test('a quoted glob is expanded to the dataset files it matches, in name order, for convert, validate and detect', async () => {
   const folder = join(dir, 'globbed')
   mkdirSync(folder)

@@ -109,6 +109,8 @@ export interface ReadOptions {
   header: JsonObject
   /** Filled with what reading those keys changed (an integer past 2^53 kept as text), each at its line. */
   headerWarnings?: HeaderWarning[]
+  /** YAML: filled with the line of the file's first comment, which no format carries. */
+  comments?: { line?: number }
   /** Filled with the table's columns (CSV, Parquet) once known. */
   columns?: string[]
   /** CSV delimiter; sniffed from the header line when absent. */

@@ -9,7 +9,7 @@
  * (yaml-emit.ts).
  */
 import { StringDecoder } from 'node:string_decoder'
-import { isMap, isScalar, isSeq, LineCounter, parse, parseDocument, visit, type Document, type Node } from 'yaml'
+import { CST, isMap, isScalar, isSeq, Lexer, LineCounter, parse, parseDocument, visit, type Document, type Node } from 'yaml'
 import { LEFT_TO_YAML, readBlockItem } from './yaml-block.ts'
 import { yamlItem, yamlMapping } from './yaml-emit.ts'
 import { DataError } from '../errors.ts'
@@ -262,17 +262,27 @@ function skipFlow(line: string, i: number): number {
 }
 
 /**
+ * What `scanLine` saw besides its answer: a comment, or a quoted text or flow collection that goes
+ * on past the line (whose next lines it does not scan).
+ */
+const scanned = { comment: false, continues: false }
+
+/**
  * What one line outside block scalars holds, from its indentation `i` on: `UNSURE`, `DONE`, or
  * the indentation a block scalar it opens must exceed (the column of its key, `-`, `?` or `:`).
  * `explicitKeys`: a `? ` or `: ` indicator (PyYAML writes a key of 128 characters or more as
  * `? key`, its value on the next line as `: value`) opens a node as `- ` does; else it is unsure.
  */
 function scanLine(line: string, i: number, explicitKeys = false): number {
+  scanned.comment = scanned.continues = false
   let node = i
   for (;;) {
     while (line[i] === ' ') i++
     const c = line[i]
-    if (c === undefined || c === '#') return DONE
+    if (c === undefined || c === '#') {
+      scanned.comment = c === '#'
+      return DONE
+    }
     const next = line[i + 1]
     const spaced = next === undefined || next === ' '
     if ((c === '-' || c === '?' || c === ':') && next === '\t') return UNSURE
@@ -288,10 +298,15 @@ function scanLine(line: string, i: number, explicitKeys = false): number {
       i = end
       if (c !== '*') continue
       while (line[i] === ' ') i++
+      if (line[i] === '#') scanned.comment = true
       return i === line.length || line[i] === '#' ? DONE : UNSURE
     }
     if ('%@`\t'.includes(c)) return UNSURE
-    if (c === '|' || c === '>') return BLOCK_HEADER.test(line.slice(i)) ? node : UNSURE
+    if (c === '|' || c === '>') {
+      if (!BLOCK_HEADER.test(line.slice(i))) return UNSURE
+      scanned.comment = line.includes('#', i)
+      return node
+    }
     const start = i
     if (c === '"' || c === "'") i = skipQuoted(line, i)
     else if (c === '[' || c === '{') i = skipFlow(line, i)
@@ -304,7 +319,10 @@ function scanLine(line: string, i: number, explicitKeys = false): number {
           const after = line[i + 1]
           if (after === undefined || after === ' ') break
           if (after === '\t') return UNSURE
-        } else if ((d === ' ' || d === '\t') && line[i + 1] === '#') return DONE
+        } else if ((d === ' ' || d === '\t') && line[i + 1] === '#') {
+          scanned.comment = true
+          return DONE
+        }
       }
       node = start
       i++
@@ -312,9 +330,15 @@ function scanLine(line: string, i: number, explicitKeys = false): number {
     }
     // A quoted scalar or flow collection that goes on past the line (PyYAML folds long text so)
     // goes on in the lines indented past its key, as a block scalar does; the parser judges it.
-    if (i < 0) return node
+    if (i < 0) {
+      scanned.continues = true
+      return node
+    }
     while (line[i] === ' ') i++
-    if (i >= line.length || line[i] === '#') return DONE
+    if (i >= line.length || line[i] === '#') {
+      scanned.comment = line[i] === '#'
+      return DONE
+    }
     if (line[i] === ':' && (line[i + 1] === undefined || line[i + 1] === ' ')) {
       node = start
       i++
@@ -480,6 +504,35 @@ export async function* readYaml(source: ByteSource, options: ReadOptions): Async
   const anchors = new ItemAnchors()
   /** Items of the whole-document parse's list put before the rest for their anchors, read already. */
   let rawSetters = 0
+  // The first comment's line (see `ReadOptions.comments`): most are told by the lines the cutter
+  // scans; a `#` in the lines of a quoted text or flow collection that goes on past its first line,
+  // which it does not scan, is left to `yaml`'s lexer once the head or item holding it is cut.
+  const comments = options.comments
+  const commentAt = (line: number): void => {
+    if (comments && comments.line === undefined) comments.line = line
+  }
+  let continues = false
+  let unscannedHash = false
+  /** The first comment of `text`, which starts on `line`, unless one was told before it (a line of it the cutter scanned may have been). */
+  const lexComment = (text: string, line: number): void => {
+    unscannedHash = false
+    if (!comments || (comments.line !== undefined && comments.line < line) || !text.includes('#')) return
+    let previous = ''
+    for (const token of new Lexer().lex(text)) {
+      if (token[0] === '#' && previous !== CST.SCALAR) {
+        comments.line = Math.min(line, comments.line ?? line)
+        return
+      }
+      line += countNewlines(token)
+      previous = token
+    }
+  }
+  /** What a scanned line told of comments and of lines it does not scan. */
+  const afterScan = (text: string): void => {
+    if (scanned.comment) commentAt(lineNo)
+    continues = scanned.continues
+    if (continues && comments && text.includes('#')) unscannedHash = true
+  }
 
   const documentTooLong = (line: number) =>
     new DataError('E_PARSE', `the YAML document is longer than ${MAX_RECORD_CHARS / (1024 * 1024)} MiB; YAML is read whole, so write datasets this large as JSON Lines`, { file, line })
@@ -593,6 +646,7 @@ export async function* readYaml(source: ByteSource, options: ReadOptions): Async
    */
   const finishItem = (last = false): boolean => {
     if (item) {
+      if (unscannedHash) lexComment(item, itemLine)
       batch.push({ text: item, line: itemLine })
       batchChars += item.length
       item = ''
@@ -607,6 +661,7 @@ export async function* readYaml(source: ByteSource, options: ReadOptions): Async
 
   /** Parses the header keys before the list; false when the whole document must be parsed instead. */
   const startList = (): boolean => {
+    if (unscannedHash) lexComment(head, 1)
     const { doc, toJs, where } = parse('', head, 1)
     const contents = doc.contents
     const pairs: [string, unknown][] = []
@@ -649,6 +704,7 @@ export async function* readYaml(source: ByteSource, options: ReadOptions): Async
     const ending = block >= 0
     if (block >= 0) {
       if (blank || indent > block) {
+        if (continues && comments && text.includes('#')) unscannedHash = true
         if (mode === 'pre') head += line
         else item += line
         return
@@ -657,6 +713,7 @@ export async function* readYaml(source: ByteSource, options: ReadOptions): Async
     }
     if (mode === 'pre') {
       if (blank || text[indent] === '#') {
+        if (!blank) commentAt(lineNo)
         if (keyLine) held += line
         else head += line
         return
@@ -664,6 +721,7 @@ export async function* readYaml(source: ByteSource, options: ReadOptions): Async
       if (text[indent] === '\t') return unsure(line)
       if (indent === 0 && (DOCUMENT_MARKER.test(text) || text[0] === '%')) {
         if (sawContent || !LEADING_MARKER.test(text)) return unsure(line)
+        if (text.includes('#')) commentAt(lineNo)
         head += line
         return
       }
@@ -695,11 +753,13 @@ export async function* readYaml(source: ByteSource, options: ReadOptions): Async
         const key = indent === 0 ? KEY_LINE.exec(text)?.[1] : undefined
         const name = key?.startsWith('"') ? key.slice(1, -1) : key?.startsWith("'") ? key.slice(1, -1).replaceAll("''", "'") : key
         if (name !== undefined && recordKeys.includes(name)) {
+          if (text.includes('#', key!.length)) commentAt(lineNo)
           keyLine = { text: line, key: name }
           return
         }
         const scan = scanLine(text, indent)
         if (scan === UNSURE) return unsure(line)
+        afterScan(text)
         head += line
         block = scan
         return
@@ -707,6 +767,7 @@ export async function* readYaml(source: ByteSource, options: ReadOptions): Async
     }
     // Inside the list.
     if (blank || text[indent] === '#') {
+      if (!blank) commentAt(lineNo)
       item += line
       return
     }
@@ -716,6 +777,7 @@ export async function* readYaml(source: ByteSource, options: ReadOptions): Async
       // line is the item's, which `yaml` reads alone, unless it opens what goes on past it, or ends
       // what did (where `yaml` may read the tab as indentation, whole, though it refuses that alone).
       if (ending || indent <= itemIndent || scanLine(text, TABS.exec(text)![0].length, true) !== DONE) return unsure(line)
+      afterScan(text)
       item += line
       return
     }
@@ -737,6 +799,7 @@ export async function* readYaml(source: ByteSource, options: ReadOptions): Async
     // The item holding an explicit key is read by `yaml`, alone.
     const scan = scanLine(text, indent, true)
     if (scan === UNSURE) return unsure(line)
+    afterScan(text)
     block = scan
     item += line
     if (item.length > MAX_RECORD_CHARS) throw itemTooLong(lineNo)
@@ -817,6 +880,7 @@ export async function* readYaml(source: ByteSource, options: ReadOptions): Async
   out.length = 0
   if (mode !== 'raw') return
 
+  lexComment(raw, rawLine)
   const { doc, where, toJs, record } = parse(prefix, raw, rawLine)
   raw = ''
   const contents = doc.contents

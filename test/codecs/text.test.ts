@@ -8,7 +8,7 @@ import { readYaml, yamlWriter } from '../../src/codecs/yaml.ts'
 import type { ReadOptions, SourceRecord } from '../../src/codecs/types.ts'
 import type { DataError } from '../../src/errors.ts'
 import type { JsonObject } from '../../src/model.ts'
-import { isSeq, LineCounter, parseDocument, stringify as stringifyYaml, type Node, type YAMLSeq } from 'yaml'
+import { CST, isSeq, Lexer, LineCounter, parseDocument, stringify as stringifyYaml, type Node, type YAMLSeq } from 'yaml'
 import * as jsyaml from 'js-yaml'
 
 /** The text cut into pieces of `size` characters, as a stream delivers it. */
@@ -613,6 +613,87 @@ test('YAML: records whose keys js-yaml and yaml write explicit (long, over sever
     { numRuns: 300 },
   )
   assert.ok(explicit > 30, `${explicit} files of 300 had an explicit key`)
+})
+
+/** The line of the first comment in a YAML text, as `yaml`'s lexer tells comments from text holding `#`. */
+function firstCommentLine(text: string): number | undefined {
+  let line = 1
+  let previous = ''
+  for (const token of new Lexer().lex(text)) {
+    if (token[0] === '#' && previous !== CST.SCALAR) return line
+    line += token.split('\n').length - 1
+    previous = token
+  }
+  return undefined
+}
+
+async function commentLine(text: string, size: number, recordKeys = ['tests']): Promise<number | undefined> {
+  const opts = { ...options(recordKeys), comments: {} as { line?: number } }
+  await collect(readYaml(chunks(text, size), opts))
+  return opts.comments.line
+}
+
+test('YAML: the line of the first comment is told, and no `#` inside text is taken for one', async () => {
+  const cases: [string, string[], number | undefined][] = [
+    ['no comment; # in plain, quoted and block text', ['tests:', '- id: a#b', '  input: "x # not"', "  q: 'it''s # not'", '  t: |', '    # a heading', '    text', '  f: [a, "b # not"]', ''], undefined],
+    ['# in a quoted text over several lines', ['tests:', '- id: a', '  input: "long', '    # still the text"', '  k: v', ''], undefined],
+    ['at the top', ['# suite', 'tests:', '- id: a', ''], 1],
+    ['after the list key', ['description: d', 'tests: # the cases', '- id: a', ''], 2],
+    ['between the list key and the list', ['tests:', '  # first', '  - id: a', ''], 2],
+    ['after a value', ['tests:', '- id: a', '  input: hi # greeting', ''], 3],
+    ['after a quoted value', ['tests:', '- id: a', '  input: "hi" # greeting', ''], 3],
+    ['after a flow list', ['tests:', '- id: a', '  tags: [x, y] # two', ''], 3],
+    ['on a block scalar header', ['tests:', '- id: a', '  t: | # note', '    text', ''], 3],
+    ['after a block scalar, less indented', ['tests:', '- id: a', '  t: |', '    text', '  # after', '  k: v', ''], 5],
+    ['after the closing quote of a text over several lines', ['tests:', '- id: a', '  input: "long', '    text" # c', ''], 4],
+    ['inside a flow list over several lines', ['tests:', '- id: a', '  tags: [x,', '    # c', '    y]', ''], 4],
+    ['between items', ['tests:', '- id: a', '# next', '- id: b', ''], 3],
+    ['in the keys after the list', ['tests:', '- id: a', 'after: 1 # c', ''], 3],
+    ['after an alias', ['tests:', '- id: &x a', '  k: *x # c', ''], 3],
+    ['in a file parsed whole (a directive)', ['%YAML 1.2', '---', 'tests:', '- id: a # c', ''], 4],
+    ['in a bare list', ['- id: a', '  # c', ''], 2],
+  ]
+  for (const [what, lines, want] of cases) {
+    const text = lines.join('\n')
+    assert.equal(firstCommentLine(text), want, `${what}: the lexer`)
+    for (const size of [1, 7, 4096]) assert.equal(await commentLine(text, size, what === 'in a bare list' ? [] : ['tests']), want, `${what}, chunks of ${size}`)
+  }
+})
+
+test('YAML: the first comment in items of fields of every kind, `#` in their text or not, is the line `yaml`\'s lexer finds', async () => {
+  // The fields of an item, `K` standing for a key of its own.
+  const plain = fc.constantFrom(
+    ['  K: v'], ['  K: a#b'], ['  K: "x # not"'], ["  K: 'a # b'"], [''], ['  K: |', '    # in block', '    text'], ['  K: >-', '    # folded'],
+    ['  K: "open', '    # in quote', '    close"'], ["  K: 'open", "    # in quote'"], ['  K: [a, "#",', '    b]'], ['  K:', '    - "#"'],
+  )
+  const withComment = fc.constantFrom(
+    ['  K: v # c'], ['  K: "x # not" # c'], ['# c'], ['  # c'], ['  K: | # c', '    text'], ['  K: >-', '    # folded', '  # after'],
+    ['  K: "open', '    close" # c'], ['  K: [a, b] # c'], ['  K: [a,', '    # c', '    b]'], ['  K: &x v', '  K: *x # c'], ['  K:', '    - a # c'],
+  )
+  const field = fc.oneof({ arbitrary: plain, weight: 12 }, { arbitrary: withComment, weight: 1 })
+  const rarely = fc.integer({ min: 0, max: 9 }).map((n) => n === 0)
+  let compared = 0
+  let commented = 0
+  await fc.assert(
+    fc.asyncProperty(
+      fc.array(fc.tuple(rarely, fc.array(field, { maxLength: 4 })), { minLength: 1, maxLength: 4 }),
+      rarely,
+      fc.integer({ min: 1, max: 30 }),
+      async (items, headed, size) => {
+        let key = 0
+        const lines = items.flatMap(([marked, fields]) => [marked ? '- id: a # c' : '- id: a', ...fields.flat().map((line) => line.replace('K', () => `k${key++}`))])
+        const text = `${headed ? 'description: d # c\n' : ''}tests:\n${lines.join('\n')}\n`
+        const doc = parseDocument(text, { uniqueKeys: true, strict: true })
+        assert.deepEqual(doc.errors, [], text)
+        const want = firstCommentLine(text)
+        if (want !== undefined) commented++
+        compared++
+        assert.equal(await commentLine(text, size), want, text)
+      },
+    ),
+    { numRuns: 1000, seed: 7 },
+  )
+  assert.ok(commented > 300 && compared - commented > 100, `${commented} of ${compared} files with a comment`)
 })
 
 test('JSON Lines and YAML: a record longer than thousands of chunks reads whole', async () => {
