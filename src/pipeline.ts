@@ -154,6 +154,7 @@ function requireContainer(path: string, given: Container | undefined, role: 'inp
 export async function* read(input: string, options: ReadOptions = {}): AsyncGenerator<EvalCase> {
   requireText('read()', 'the input path', input)
   requireChoice('read(): the option onError', options.onError, ON_ERROR)
+  requireChoice('read(): the option comments', options.comments, ['warn'])
   for await (const item of await openCases(input, options)) {
     if (item.from) readFrom.set(item.value, item.from)
     yield item.value

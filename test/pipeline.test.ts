@@ -7,7 +7,7 @@ import { join } from 'node:path'
 import { convert, read, write } from '../src/pipeline.ts'
 import { partStats } from '../src/parallel.ts'
 import type { EvalCase } from '../src/model.ts'
-import { LayoutError } from '../src/index.ts'
+import { LayoutError, newReport } from '../src/index.ts'
 
 const dir = mkdtempSync(join(tmpdir(), 'evalferry-pipeline-'))
 process.on('exit', () => rmSync(dir, { recursive: true, force: true }))
@@ -256,10 +256,27 @@ test('a library option the command line would refuse is refused too, before anyt
   await assert.rejects(convert({ input, output, to: 'evalcase', onError: 'explode' } as unknown as Options), usage('convert(): the option onError takes fail or skip, not "explode"'))
   await assert.rejects(write([], output, { to: 'agentv', dialect: 'tests' } as unknown as Parameters<typeof write>[2]), usage('write(): the option dialect takes agentv or evalcase, not "tests"'))
   await assert.rejects(read(input, { onError: 'ignore' } as unknown as Parameters<typeof read>[1]).next(), usage('read(): the option onError takes fail or skip, not "ignore"'))
+  await assert.rejects(read(input, { comments: true } as unknown as Parameters<typeof read>[1]).next(), usage('read(): the option comments takes warn, not true'))
   assert.deepEqual(readdirSync(dir).filter((f) => f.startsWith('choices-out')), [])
   // The alias agentv is evalcase: its dialect is taken.
   await write([{ input: [{ role: 'user', content: 'q' }] }], output, { to: 'agentv', dialect: 'agentv' })
   assert.match(readFileSync(output, 'utf8'), /^tests:/m)
+})
+
+test('read() warns of a YAML file\'s comments in its report when asked, as convert does, and says nothing of them otherwise', async () => {
+  const input = join(dir, 'commented.yaml')
+  writeFileSync(input, 'tests:\n  - id: a\n    input: q # asked\n    criteria: c\n')
+  const ids = async (report: ReturnType<typeof newReport>, comments?: 'warn') => {
+    const read_: string[] = []
+    for await (const c of read(input, { report, ...(comments ? { comments } : {}) })) read_.push(c.id!)
+    return read_
+  }
+  const asked = newReport()
+  assert.deepEqual(await ids(asked, 'warn'), ['a'])
+  assert.deepEqual(asked.warnings, [{ message: "comments are not carried (YAML comments are not data); this is the file's first", location: { file: input, line: 3 } }])
+  const quiet = newReport()
+  assert.deepEqual(await ids(quiet), ['a'])
+  assert.deepEqual(quiet.warnings, [])
 })
 
 test('an empty dataset is written as a table with a header, which reads back as empty', async () => {
