@@ -3,6 +3,7 @@ import { createReadStream, createWriteStream, fdatasync, type Stats, type WriteS
 import { chmod, lstat, mkdir, mkdtemp, open, readdir, readlink, realpath, rename, rm, stat, type FileHandle } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { pipeline } from 'node:stream/promises'
+import type { Writable } from 'node:stream'
 import { basename, dirname, join, resolve } from 'node:path'
 import { randomBytes } from 'node:crypto'
 import { once } from 'node:events'
@@ -240,6 +241,9 @@ export class StreamSink implements Sink {
 
   private async push(chunk: string | Uint8Array): Promise<void> {
     try {
+      // A write the stream took earlier may have failed since (a full disk): nothing more is written.
+      const failed = (this.stream as Partial<Writable>).errored
+      if (failed) throw failed
       this.onPush?.(typeof chunk === 'string' ? Buffer.byteLength(chunk) : chunk.length)
       if (!this.stream.write(chunk)) await once(this.stream, 'drain')
     } catch (error) {
@@ -344,17 +348,20 @@ export class AtomicFile {
     await this.sink.flush()
     if (!this.temp) {
       // A device or pipe is closed; standard output stays open.
-      if (this.stream !== process.stdout) await new Promise<void>((res) => (this.stream as WriteStream).end(() => res()))
+      if (this.stream !== process.stdout) {
+        try {
+          await ended(this.stream as WriteStream)
+        } catch (error) {
+          throw writeError(this.path, error)
+        }
+      }
       return
     }
     const stream = this.stream as WriteStream
     try {
       // The stream closes its file when it ends; a background flush must not outlive it.
       await this.syncing
-      await new Promise<void>((res, rej) => {
-        stream.once('error', rej)
-        stream.end(() => res())
-      })
+      await ended(stream)
       // Make the bytes durable before the rename makes them visible.
       const handle = await open(this.temp, 'r+')
       try {
@@ -384,6 +391,15 @@ export class AtomicFile {
     await rm(this.temp, { force: true })
     temporaries.delete(this.temp)
   }
+}
+
+/**
+ * Ends `stream` once all it took is written; rejects with the first write that failed, which may
+ * have failed after the write call returned (a full disk), and so not reached the writer.
+ */
+function ended(stream: WriteStream): Promise<void> {
+  if (stream.errored) return Promise.reject(stream.errored)
+  return new Promise<void>((res, rej) => stream.end((error?: Error | null) => (error ? rej(stream.errored ?? error) : res())))
 }
 
 const TEMP_SUFFIX = '.evalferry-tmp'
@@ -574,7 +590,7 @@ function writeError(path: string, error: unknown, creating = false): unknown {
   if (error instanceof EvalferryError) return error
   const code = (error as NodeJS.ErrnoException)?.code
   const why =
-    code === 'ENOSPC' ? 'no space left on device' : code === 'EDQUOT' ? 'disk quota exceeded' : code === 'EACCES' || code === 'EPERM' ? 'permission denied' : code === 'EROFS' ? 'read-only file system' : code === 'EIO' ? 'input/output error' : undefined
+    code === 'ENOSPC' ? 'no space left on device' : code === 'EDQUOT' ? 'disk quota exceeded' : code === 'EFBIG' ? 'file too large' : code === 'EACCES' || code === 'EPERM' ? 'permission denied' : code === 'EROFS' ? 'read-only file system' : code === 'EIO' ? 'input/output error' : undefined
   if (why) return new EvalferryError('E_IO', `${why} writing ${path}`, {}, { cause: error })
   if (!creating || typeof code !== 'string') return error
   // Making its directory or its temporary copy failed: a file where a directory must be, or a place that takes no files.

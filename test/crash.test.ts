@@ -10,7 +10,7 @@ import { createHash } from 'node:crypto'
 import { closeSync, existsSync, mkdirSync, mkdtempSync, openSync, readdirSync, readFileSync, rmSync, writeFileSync, writeSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { type CliRun, kill, runCli, startCli } from './helpers/cli.ts'
+import { type CliRun, kill, MAIN, ROOT, runCli, startCli } from './helpers/cli.ts'
 
 const work = mkdtempSync(join(tmpdir(), 'evalferry-crash-'))
 process.on('exit', () => rmSync(work, { recursive: true, force: true }))
@@ -192,4 +192,40 @@ test('writing into a full disk fails with a clear error and leaves nothing behin
   } finally {
     execFileSync('umount', [mount])
   }
+})
+
+test('a write the file system refuses after taking it fails the conversion, however small the output', () => {
+  // A file size limit (ulimit -f, in KiB) makes the write past it fail with EFBIG after the stream took it, as a full disk does.
+  const dir = join(work, 'size-limit')
+  mkdirSync(dir)
+  const input = join(dir, 'goldens.jsonl')
+  writeGoldens(input, 60)
+  const inputHash = sha256(input)
+  const output = join(dir, 'cases.jsonl')
+  writeFileSync(output, '{"keep":"me"}\n')
+  const report = join(dir, 'report.json')
+  const limited = (args: string[]) =>
+    spawnSync('bash', ['-c', 'ulimit -f 8; exec "$@"', 'bash', process.execPath, '--import', 'tsx', MAIN, ...args], { cwd: ROOT, encoding: 'utf8', timeout: 60_000 })
+  const run = limited(['convert', input, '--from', 'deepeval', '--to', 'evals', '-o', output, '--report', report])
+  assert.equal(run.status, 1, run.stderr)
+  assert.equal(run.stderr, `evalferry: file too large writing ${output}\n`)
+  assert.equal(readFileSync(output, 'utf8'), '{"keep":"me"}\n', 'the file it would have replaced is untouched')
+  assert.deepEqual(readdirSync(dir).sort(), ['cases.jsonl', 'goldens.jsonl', 'report.json'], 'no temporary left')
+  assert.deepEqual(JSON.parse(readFileSync(report, 'utf8')).failed, { message: `file too large writing ${output}`, code: 'E_IO', location: {} })
+  assert.equal(sha256(input), inputHash)
+  // Under the limit, the same run writes its output and report.
+  const small = join(dir, 'small.jsonl')
+  writeGoldens(small, 3)
+  const fits = limited(['convert', small, '--from', 'deepeval', '--to', 'evals', '-o', output, '--report', report])
+  assert.equal(fits.status, 0, fits.stderr)
+  assert.equal(readFileSync(output, 'utf8').split('\n').length, 4)
+  assert.equal(JSON.parse(readFileSync(report, 'utf8')).records.written, 3)
+})
+
+test('a device that refuses the last write fails the conversion', async () => {
+  const input = join(work, 'three.jsonl')
+  writeGoldens(input, 3)
+  const result = await runCli(['convert', input, '--from', 'deepeval', '--to', 'evals', '--to-container', 'jsonl', '-o', '/dev/full'])
+  assert.equal(result.code, 1, result.stderr)
+  assert.equal(result.stderr, 'evalferry: no space left on device writing /dev/full\n')
 })
