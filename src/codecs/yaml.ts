@@ -900,7 +900,15 @@ export async function* readYaml(source: ByteSource, options: ReadOptions): Async
       if (((pair.key as Node | null)?.range?.[0] ?? 0) < prefix.length) {
         // Read already, before the list; only the list's own items, from the pending one on, are new.
         if (rawKind === 'tail' && key === listKey && isSeq(pair.value)) items = pair.value.items as Node[]
-      } else if (whole && items === undefined && recordKeys.includes(key) && isSeq(pair.value)) {
+      } else if (recordKeys.includes(key) && isSeq(pair.value)) {
+        const first = whole ? (header[LIST_KEY] as string | undefined) : listKey
+        if (first !== undefined) {
+          // AgentV runs the cases of one list; which one the file means, only its author knows.
+          throw new DataError('E_PARSE', `a second list of cases, after "${first}": a file holds one; move these cases into "${first}" or into a file of their own`, {
+            ...where((pair.key as Node | null)?.range?.[0]),
+            field: key,
+          })
+        }
         items = pair.value.items as Node[]
         header[LIST_KEY] = key
       } else {

@@ -447,6 +447,38 @@ test('YAML: cut into items at any chunk size, the list reads as the whole docume
   })
 })
 
+test('YAML: a second list of cases in one file is an error at its key, however the file is read', async () => {
+  const keys = ['evalcases', 'eval_cases', 'cases', 'tests']
+  for (const [why, text, line, field, first] of [
+    ['after the list, streamed', 'evalcases:\n  - id: a\n    input: hi\ntests:\n  - id: b\n', 4, 'tests', 'evalcases'],
+    ['after a header key after the list', 'tests:\n  - id: a\ndescription: d\ncases:\n  - id: b\n', 4, 'cases', 'tests'],
+    ['after an item read by `yaml` (a tag)', 'tests:\n  - id: a\n    input: !t x\neval_cases:\n  - id: b\n', 4, 'eval_cases', 'tests'],
+    ['in a file parsed whole (a directive)', '%YAML 1.2\n---\ntests:\n  - id: a\nevalcases:\n  - id: b\n', 5, 'evalcases', 'tests'],
+    ['a header key between the two', 'description: d\nevalcases:\n  - id: a\nexecution: {}\ntests: []\n', 5, 'tests', 'evalcases'],
+  ] as const) {
+    for (const size of [1, 7, 4096]) {
+      const read: unknown[] = []
+      await assert.rejects(
+        (async () => {
+          for await (const r of readYaml(chunks(text, size), options(keys))) read.push(r.value)
+        })(),
+        (e: DataError) => {
+          assert.equal(e.code, 'E_PARSE', why)
+          assert.deepEqual([e.location.line, e.location.field], [line, field], `${why}, chunks of ${size}`)
+          assert.match(e.message, new RegExp(`^a second list of cases, after "${first}"`), why)
+          return true
+        },
+      )
+      assert.ok(read.length <= 1, why)
+    }
+  }
+  // A record key that holds no list after the list is a header key, as before.
+  const opts = options(keys)
+  const records = await collect(readYaml(chunks('evalcases:\n  - id: a\ntests: see the docs\n', 3), opts))
+  assert.deepEqual(records.map((r) => r.value), [{ id: 'a' }])
+  assert.equal(opts.header.tests, 'see the docs')
+})
+
 test('YAML: lines that end in a lone CR (as PyYAML reads them; `yaml` refuses them), or in any mix, read as the same file with LF', async () => {
   const lf = [
     'description: old Mac line ends',
