@@ -850,6 +850,31 @@ test('--on-error skip skips a bad JSON Lines line when the format is detected to
     [allBad, undefined, 'E_PARSE', { file: allBad, line: 1, column: 2 }],
     [input, 'deepeval', undefined, undefined],
   ])
+  // A name that tells no container is that file's error too, and the others are still told; its exit is a usage error's.
+  const unnamed = file('goldens.dat', readFileSync(input, 'utf8'))
+  const mixed = await runCli(['detect', unnamed, input, '--json'])
+  assert.equal(mixed.code, 2, mixed.stderr)
+  assert.equal(mixed.stderr, `evalferry: cannot tell the container of ${unnamed} from its extension\n`)
+  assert.deepEqual(
+    (JSON.parse(mixed.stdout) as { file: string; format?: string; error?: { code: string } }[]).map((e) => [e.file, e.format, e.error?.code]),
+    [
+      [unnamed, undefined, 'E_USAGE'],
+      [input, 'deepeval', undefined],
+    ],
+  )
+})
+
+test('validate, detect, convert and prefetch of a directory that holds no dataset file are refused, as a glob that matches none is', async () => {
+  const empty = join(dir, 'no-datasets')
+  mkdirSync(empty)
+  writeFileSync(join(empty, 'notes.txt'), 'not a dataset\n')
+  for (const args of [['validate', empty], ['detect', empty], ['detect', empty, '--json'], ['convert', empty, '--to', 'evals', '-o', join(dir, 'no-datasets-out')], ['prefetch', empty]]) {
+    const run = await runCli(args)
+    assert.equal(run.code, 2, args.join(' '))
+    assert.equal(run.stderr, `evalferry: no dataset files in ${empty}\n`, args.join(' '))
+    assert.equal(run.stdout, '', args.join(' '))
+  }
+  assert.equal(existsSync(join(dir, 'no-datasets-out')), false)
 })
 
 test('ids used twice in the source get fresh ones in evalcase, which needs them unique, and come back from the carry', async () => {

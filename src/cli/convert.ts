@@ -89,7 +89,6 @@ const command: Command = {
     if (!positionals.length) throw new UsageError(`name at least one input file\n\n${usage}`)
     const target = await getAdapter(to)
     const inputs = await expandInputs(positionals)
-    if (!inputs.length) throw new UsageError(`no dataset files in ${positionals.join(', ')}`)
     const output = stringOption(values, 'output') ?? STDIO
     if (output === '') throw new UsageError('-o is empty; name a file, a directory for a batch, or - for standard output')
     const toContainer = containerOption(values, 'to-container')

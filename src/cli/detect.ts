@@ -20,20 +20,22 @@ const command: Command = {
     // Each file in order, told or not: a file that cannot be told has its error in its place.
     const entries: (Detection | { file: string; error: object })[] = []
     const failures: string[] = []
+    let exitCode = 0
     for (const file of await expandInputs(positionals)) {
       try {
         entries.push(await detect(file, { count: true, ...(container ? { container } : {}) }))
       } catch (error) {
-        // One file that cannot be told does not hide what the others are.
-        if (!(error instanceof EvalferryError) || error.exitCode === 2) throw error
+        // One file that cannot be told (its data, or a name that tells no container) does not hide what the others are.
+        if (!(error instanceof EvalferryError)) throw error
         failures.push(error.describe())
+        exitCode = Math.max(exitCode, error.exitCode)
         entries.push({ file, error: { message: error.message, code: error.code, location: error.location } })
       }
     }
     for (const failure of failures) stderr.write(`evalferry: ${failure}\n`)
     if (values.json) {
       stdout.write(JSON.stringify(entries, null, 2) + '\n')
-      return failures.length ? 1 : 0
+      return exitCode
     }
     for (const d of entries) {
       if ('error' in d) continue
@@ -47,7 +49,7 @@ const command: Command = {
           `  fields: ${d.fields.join(', ') || '(none)'}\n`,
       )
     }
-    return failures.length ? 1 : 0
+    return exitCode
   },
 }
 

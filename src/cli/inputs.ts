@@ -4,7 +4,7 @@ import { isAbsolute, join } from 'node:path'
 import { glob, isDynamicPattern } from 'tinyglobby'
 import { allAdapters } from '../../adapters/index.ts'
 import { containerOf } from '../codecs/index.ts'
-import { EvalferryError } from '../errors.ts'
+import { EvalferryError, UsageError } from '../errors.ts'
 import { exists, isDirectory, isFile, STDIO } from '../io.ts'
 import { holdsCases } from '../pipeline.ts'
 
@@ -22,8 +22,9 @@ export async function namesBatch(inputs: string[]): Promise<boolean> {
 /**
  * Each input as files: a directory as the dataset files in it (a link to a file among them), a glob
  * (quoted, so the shell left it) as the dataset files it matches, both in name order; anything else
- * as it is. A glob that matches no dataset file is an error naming it. The sidecar of a JSON Lines
- * dataset in the list (AgentV's `x.yaml` beside `x.jsonl`) is read with it, not as a dataset.
+ * as it is. A glob that matches no dataset file is an error naming it, and so are inputs that come
+ * to no file at all (empty directories). The sidecar of a JSON Lines dataset in the list (AgentV's
+ * `x.yaml` beside `x.jsonl`) is read with it, not as a dataset.
  */
 export async function expandInputs(inputs: string[]): Promise<string[]> {
   const files: string[] = []
@@ -41,6 +42,7 @@ export async function expandInputs(inputs: string[]): Promise<string[]> {
       files.push(...named.sort())
     } else files.push(input)
   }
+  if (!files.length) throw new UsageError(`no dataset files in ${inputs.join(', ')}`)
   return withoutSidecars(files)
 }
 

@@ -100,7 +100,6 @@ fetches the files into the repository cache: one ref listing and one fetch per r
     if (ctx.positionals.includes(STDIO)) throw new UsageError('prefetch reads dataset files, each maybe twice (to find its references, and to rewrite it): save standard input to a file first')
     // A directory or a glob as convert takes them: its dataset files, a JSON Lines dataset's sidecar read with it.
     const datasets = await expandInputs(ctx.positionals)
-    if (datasets.length === 0) throw new UsageError(`no dataset files in ${ctx.positionals.join(', ')}`)
     const rewrite = stringOption(ctx.values, 'rewrite')
     if (ctx.values.embed && rewrite === undefined) throw new UsageError('--embed goes with --rewrite <out>')
     const options = resolverOptions(ctx.values, ctx)
