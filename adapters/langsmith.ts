@@ -31,7 +31,7 @@
 import { A_CASE, extrasOf, fieldChecks, under } from './fields.ts'
 import { applyCarry, deepEqual, lostFields, withCarry } from '../src/carry.ts'
 import { parseExact, stringifyJson } from '../src/codecs/json.ts'
-import { fieldError } from '../src/errors.ts'
+import { fieldError, UsageError } from '../src/errors.ts'
 import { WELL_KNOWN_NAMES } from '../src/mapping.ts'
 import {
   isJsonObject,
@@ -715,8 +715,10 @@ function fromPlainRow(row: JsonObject, map: DecodeContext['map']): { record: Jso
   const ignore = columnList(m.ignore)
   const idColumn = columnList(m.id)[0] ?? columns.find((k) => ID_KEYS.includes(k))
   const splitColumn = columnList(m.split)[0]
-  for (const k of [...inputKeys, ...outputKeys, ...columnList(m.metadata)]) {
-    if (!columns.includes(k)) throw fieldError(k, `the map names a column "${k}" that the table does not have (it has ${columns.join(', ')})`)
+  // A CSV header is every row's: a mapped column it lacks is a mistake in the mapping, said once, as for other tables.
+  for (const key of ['inputs', 'input', 'context', 'outputs', 'expected_output', 'metadata'] as const) {
+    const absent = columnList(m[key]).find((k) => !columns.includes(k))
+    if (absent !== undefined) throw new UsageError(`--map ${key}=${columnList(m[key]).join(',')}: the table has no column "${absent}" (its columns: ${columns.join(', ')})`)
   }
 
   const record: JsonObject = {}

@@ -659,6 +659,17 @@ export async function isPipe(path: string): Promise<boolean> {
   return (await statOf(path))?.isFIFO() === true
 }
 
+/** Whether `path` is a device or a named pipe (`/dev/null`, a FIFO): written into, not replaced. */
+export async function isSpecialFile(path: string): Promise<boolean> {
+  const stats = await statOf(path)
+  return stats !== undefined && !stats.isFile() && !stats.isDirectory()
+}
+
+/** `-` for the names of standard output (`/dev/stdout`), which are written as `-` is; any other path as it is. */
+export function stdoutAsDash(path: string): string {
+  return STDOUT_NAMES.has(path) ? STDIO : path
+}
+
 export async function isDirectory(path: string): Promise<boolean> {
   return (await statOf(path))?.isDirectory() === true
 }

@@ -118,6 +118,11 @@ export function parseMapArgs(args: readonly string[]): FieldMapping {
     if (mapping[key] !== undefined) throw new UsageError(`--map ${key} is given twice`)
     mapping[key] = value
   }
+  // A column ignored and used: which was meant cannot be told (and the report would call it dropped).
+  for (const column of mapping.ignore ?? []) {
+    const user = Object.entries(mapping).find(([key, value]) => key !== 'ignore' && (Array.isArray(value) ? value.includes(column) : value === column || firstPart(value!) === column))
+    if (user) throw new UsageError(`--map names the column "${column}" in ignore= and in ${user[0]}=; give it one place`)
+  }
   return mapping
 }
 

@@ -148,6 +148,9 @@ test('convert: a rejects file, report or shard output that is an input, or two f
     [[input, '-o', out, '--report', out], `the output and the report would both be written to ${out}; name another file for one of them`],
     [[input, '-o', '-', '--report', '-'], 'the output and the report would both be written to standard output; name another file for one of them'],
     [[input, '-o', '-', '--json'], 'the output and the report (--json) would both be written to standard output; name another file for one of them'],
+    // /dev/stdout is standard output, by any of its names.
+    [[input, '-o', '/dev/stdout', '--json'], 'the output and the report (--json) would both be written to standard output; name another file for one of them'],
+    [[input, '-o', '-', '--report', '/dev/fd/1'], 'the output and the report would both be written to standard output; name another file for one of them'],
     [[input, '-o', out, '--rejects', join(dir, 'guarded-rejects.jsonl')], '--rejects names where skipped records go: add --on-error skip'],
   ]
   for (const [args, message] of cases) {
@@ -159,6 +162,35 @@ test('convert: a rejects file, report or shard output that is an input, or two f
   assert.equal(readFileSync(input, 'utf8'), '{"input": "a"}\n{"input": 5}\n')
   assert.equal(readFileSync(part, 'utf8'), '{"input": "b"}\n{"input": "c"}\n')
   assert.deepEqual(outputsOf('guarded').sort(), ['guarded.jsonl', 'guarded.part-1-of-2.jsonl'])
+})
+
+test('convert: standard output by its names, a device, a named pipe and a path ending in / are written without an extension to name a container', async () => {
+  const input = file('unnamed-out.jsonl', '{"input": "a", "expected_output": "b"}\n')
+  // The target's own container, as for -o -.
+  const stdout = await runCli(['convert', input, '--from', 'deepeval', '--to', 'evals', '-o', '/dev/stdout'])
+  assert.equal(stdout.code, 0, stdout.stderr)
+  assert.deepEqual((JSON.parse(stdout.stdout) as { input: string; expected: string }[]).map((c) => [c.input, c.expected]), [['a', 'b']])
+  const dashed = await runCli(['convert', input, '--from', 'deepeval', '--to', 'evals', '-o', '-'])
+  assert.equal(stdout.stdout, dashed.stdout)
+  const devNull = await runCli(['convert', input, '--from', 'deepeval', '--to', 'evalcase', '-o', '/dev/null'])
+  assert.equal(devNull.code, 0, devNull.stderr)
+  assert.match(devNull.stderr, /deepeval → evalcase: 1 read, 1 written/)
+  const fifo = join(dir, 'unnamed-out-pipe')
+  spawnSync('mkfifo', [fifo])
+  const reader = spawn('cat', [fifo])
+  let piped = ''
+  reader.stdout.on('data', (c: Buffer) => (piped += c.toString()))
+  const closed = new Promise((done) => reader.on('close', done))
+  const toPipe = await runCli(['convert', input, '--from', 'deepeval', '--to', 'evalcase', '--to-container', 'jsonl', '-o', fifo])
+  await closed
+  assert.equal(toPipe.code, 0, toPipe.stderr)
+  assert.deepEqual((({ id, input, expected_output }) => [id, input, expected_output])(JSON.parse(piped) as Record<string, string>), ['case-1', 'a', 'b'])
+  // A path ending in / is a directory, made if need be, that the input is written into under its stem, in its container as in a batch.
+  const into = join(dir, 'unnamed-out-dir')
+  const slashed = await runCli(['convert', input, '--from', 'deepeval', '--to', 'evals', '-o', `${into}/`])
+  assert.equal(slashed.code, 0, slashed.stderr)
+  assert.deepEqual(readdirSync(into), ['unnamed-out.jsonl'])
+  assert.deepEqual(JSON.parse(readFileSync(join(into, 'unnamed-out.jsonl'), 'utf8')), (JSON.parse(stdout.stdout) as unknown[])[0])
 })
 
 test('convert: a batch writes the rejects of all its files to the one file named, in input order', async () => {
@@ -495,6 +527,22 @@ test('usage errors exit 2: unknown option, unknown format, missing --to, unknown
   assert.equal(mapped.code, 2)
   assert.equal(mapped.stderr, `evalferry: --map maps the columns of a table (csv, hf, langsmith); ${goldens} is deepeval, whose fields are its own\n`)
   assert.equal(existsSync(join(dir, 'mapped.yaml')), false)
+  // An option of one value given twice with two: neither is taken. The same value twice, or a list option repeated, is fine.
+  for (const [args, said] of [
+    [['--to', 'evals', '--to', 'deepeval'], '--to is given twice, as "evals" and "deepeval"'],
+    [['--to', 'evals', '-o', join(dir, 'o1.json'), '-o', join(dir, 'o2.json')], `-o is given twice, as "${join(dir, 'o1.json')}" and "${join(dir, 'o2.json')}"`],
+    [['--to', 'evals', '--jobs', '1', '-j', '2'], '-j is given twice, as "1" and "2"'],
+  ] as const) {
+    const run = await runCli(['convert', goldens, ...args, ...((args as readonly string[]).includes('-o') ? [] : ['-o', join(dir, 'o1.json')])])
+    assert.deepEqual([run.code, run.stderr], [2, `evalferry: ${said}; give it once\n`])
+  }
+  assert.equal(existsSync(join(dir, 'o1.json')) || existsSync(join(dir, 'o2.json')), false)
+  const same = await runCli(['convert', goldens, '--to', 'evals', '--to', 'evals', '-o', join(dir, 'o1.json'), '--quiet'])
+  assert.equal(same.code, 0, same.stderr)
+  const table = file('ignored-and-used.csv', 'question,answer\nq,a\n')
+  const both = await runCli(['convert', table, '--from', 'csv', '--map', 'input=question', '--map', 'ignore=question', '--to', 'evals', '-o', join(dir, 'o2.json')])
+  assert.deepEqual([both.code, both.stderr], [2, 'evalferry: --map names the column "question" in ignore= and in input=; give it one place\n'])
+  assert.equal(existsSync(join(dir, 'o2.json')), false)
 })
 
 test('convert: --on-error skip converts the good records and writes the bad ones to --rejects', async () => {
@@ -698,11 +746,15 @@ test('keys after the record list, and a key given twice, reach the first case: t
 
 test('a --map column the table lacks is one usage error (exit 2), not an error per row, even with --on-error skip', async () => {
   const input = file('map-typo.csv', 'question,answer\n' + Array.from({ length: 50 }, (_, i) => `q${i},a${i}`).join('\n') + '\n')
-  for (const args of [['convert', input, '--from', 'csv', '--map', 'input=qustion', '--to', 'evalcase', '-o', join(dir, 'map-typo.yaml'), '--on-error', 'skip'], ['validate', input, '--from', 'csv', '--map', 'input=qustion']]) {
-    const run = await runCli(args)
-    assert.equal(run.code, 2, run.stderr)
-    assert.equal(run.stderr.match(/--map input=qustion: the table has no column "qustion" \(its columns: question, answer\)/g)?.length, 1, run.stderr)
+  for (const from of ['csv', 'hf', 'langsmith']) {
+    for (const args of [['convert', input, '--from', from, '--map', 'input=qustion', '--to', 'evalcase', '-o', join(dir, 'map-typo.yaml'), '--on-error', 'skip'], ['validate', input, '--from', from, '--map', 'input=qustion']]) {
+      const run = await runCli(args)
+      assert.equal(run.code, 2, `${args.join(' ')}: ${run.stderr}`)
+      assert.equal(run.stderr.match(/--map input=qustion: the table has no column "qustion" \(its columns: question, answer\)/g)?.length, 1, run.stderr)
+    }
   }
+  const outputs = await runCli(['convert', input, '--from', 'langsmith', '--map', 'inputs=question', '--map', 'outputs=answer,anwser', '--to', 'evalcase', '-o', join(dir, 'map-typo.yaml')])
+  assert.deepEqual([outputs.code, outputs.stderr], [2, `evalferry: ${input}:2: --map outputs=answer,anwser: the table has no column "anwser" (its columns: question, answer)\n`])
   assert.equal(existsSync(join(dir, 'map-typo.yaml')), false)
 })
 

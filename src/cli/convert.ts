@@ -3,7 +3,7 @@ import { getAdapter } from '../../adapters/index.ts'
 import type { Container, FormatName } from '../../adapters/types.ts'
 import { containerOf } from '../codecs/index.ts'
 import { EvalferryError, UsageError } from '../errors.ts'
-import { AtomicFile, assertWritable, exists, isDirectory, joinShares, onInterrupt, removeOwnTemps, removeShares, shareOf, STDIO } from '../io.ts'
+import { AtomicFile, assertWritable, exists, isDirectory, isSpecialFile, joinShares, onInterrupt, removeOwnTemps, removeShares, shareOf, STDIO, stdoutAsDash } from '../io.ts'
 import { stopWorkers } from '../workers.ts'
 import { parseShard, partName, runBatch, shardJobs, totalBytes, type BatchJob, type BatchProgress } from '../batch.ts'
 import { ProgressBar } from '../progress.ts'
@@ -89,11 +89,11 @@ const command: Command = {
     if (!positionals.length) throw new UsageError(`name at least one input file\n\n${usage}`)
     const target = await getAdapter(to)
     const inputs = await expandInputs(positionals)
-    const output = stringOption(values, 'output') ?? STDIO
+    const output = stdoutAsDash(stringOption(values, 'output') ?? STDIO)
     if (output === '') throw new UsageError('-o is empty; name a file, a directory for a batch, or - for standard output')
     const toContainer = containerOption(values, 'to-container')
-    // A directory or a glob is a batch however many files it holds.
-    const batch = inputs.length > 1 || (await namesBatch(positionals)) || (output !== STDIO && (await isDirectory(output)))
+    // A directory or a glob is a batch however many files it holds; so is any input written into a directory (`-o out/`, as cp takes it).
+    const batch = inputs.length > 1 || (await namesBatch(positionals)) || (output !== STDIO && (output.endsWith('/') || (await isDirectory(output))))
     if (batch && output === STDIO) throw new UsageError('a batch of inputs needs -o <directory>')
     if (batch && (await exists(output)) && !(await isDirectory(output))) throw new UsageError(`a batch of inputs needs -o <directory>; ${output} is a file`)
     if (batch && inputs.includes(STDIO)) throw new UsageError('standard input cannot be one of a batch, which names each output after its input: convert it on its own')
@@ -135,13 +135,19 @@ const command: Command = {
     const shard = shardText === undefined ? undefined : parseShard(shardText)
     // n shards may run side by side in one directory: each writes its own rejects and report.
     const perShard = (path: string | undefined) => (path === undefined || !shard ? path : partName(path, shard))
-    const rejects = perShard(stringOption(values, 'rejects'))
-    const reportPath = perShard(stringOption(values, 'report'))
+    const pathOption = (name: string) => {
+      const path = stringOption(values, name)
+      return path === undefined ? undefined : stdoutAsDash(path)
+    }
+    const rejects = perShard(pathOption('rejects'))
+    const reportPath = perShard(pathOption('report'))
     if (rejects !== undefined && onError !== 'skip') throw new UsageError('--rejects names where skipped records go: add --on-error skip')
     // A batch's files write their rejects apart, joined in input order into the one file named.
     const shares = rejects !== undefined && jobs.length > 1 ? jobs.map((_, i) => shareOf(rejects, i)) : undefined
+    // Standard output, a device or a pipe (`/dev/null`, a FIFO) has no extension to tell its container: the target's own is written.
+    const unnamed = !batch && (output === STDIO || (containerOf(output) === undefined && (await isSpecialFile(output))))
     let planned: BatchJob[] = jobs.map((job, i) => {
-      const outputContainer = job.output === STDIO ? (toContainer ?? DEFAULT_CONTAINER[target.name]) : (toContainer ?? containerOf(job.output))
+      const outputContainer = unnamed ? (toContainer ?? DEFAULT_CONTAINER[target.name]) : (toContainer ?? containerOf(job.output))
       return {
         ...common,
         input: job.input,

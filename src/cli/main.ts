@@ -26,6 +26,22 @@ const SUMMARIES: Record<string, string> = {
   cache: 'show or clean the repository cache: dir | list | prune | clear',
 }
 
+/**
+ * An option that takes one value, given twice with two values (`--to evals --to deepeval`): which
+ * one was meant cannot be told, so neither is taken.
+ */
+function refuseRepeated(tokens: ReturnType<typeof parseArgs>['tokens'], options: Command['options']): void {
+  const seen = new Map<string, string>()
+  for (const token of tokens ?? []) {
+    if (token.kind !== 'option' || token.value === undefined || options[token.name]?.multiple) continue
+    const earlier = seen.get(token.name)
+    if (earlier !== undefined && earlier !== token.value) {
+      throw new UsageError(`${token.rawName} is given twice, as ${JSON.stringify(earlier)} and ${JSON.stringify(token.value)}; give it once`)
+    }
+    seen.set(token.name, token.value)
+  }
+}
+
 export function version(): string {
   let dir = dirname(fileURLToPath(import.meta.url))
   for (let i = 0; i < 5; i++) {
@@ -80,10 +96,11 @@ export async function run(argv: string[], io: RunIO): Promise<number> {
     const command = (await load()).default
     let parsed
     try {
-      parsed = parseArgs({ args: rest, options: { ...SHARED_OPTIONS, ...command.options }, allowPositionals: true, strict: true })
+      parsed = parseArgs({ args: rest, options: { ...SHARED_OPTIONS, ...command.options }, allowPositionals: true, strict: true, tokens: true })
     } catch (error) {
       throw new UsageError(`${(error as Error).message.replace(/\. To specify a positional.*$/s, '')}\n\n${command.usage}`)
     }
+    refuseRepeated(parsed.tokens, { ...SHARED_OPTIONS, ...command.options })
     const values = parsed.values as Record<string, string | boolean | string[] | undefined>
     if (values.help) {
       io.stdout.write(command.usage + '\n')
