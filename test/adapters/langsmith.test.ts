@@ -4,7 +4,7 @@ import { readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import langsmith from '../../adapters/langsmith.ts'
 import type { DecodeContext, EncodeContext } from '../../adapters/types.ts'
-import { DataError } from '../../src/errors.ts'
+import { DataError, EvalferryError } from '../../src/errors.ts'
 import { parseMapArgs } from '../../src/mapping.ts'
 import { convert, write } from '../../src/pipeline.ts'
 import type { EvalCase, JsonObject } from '../../src/model.ts'
@@ -187,13 +187,14 @@ test('the --map lines of plain.csv.map parse to upload_csv key lists', async () 
   assert.deepEqual(plain(await readAll(join(DIR, 'plain.csv'), { from: 'langsmith', map })), expected)
 })
 
-test('a map naming a column the table lacks is a field error naming it', async () => {
+test('a map naming a column the table lacks is a usage error naming the mapping and the columns, at the first row', async () => {
   const dir = tempDir()
   const file = join(dir, 't.csv')
   writeFileSync(file, 'q,a\nhello,world\n')
   await assert.rejects(readAll(file, { from: 'langsmith', map: { inputs: 'question' } }), (e: unknown) => {
-    assert.ok(e instanceof DataError)
-    assert.deepEqual(e.location, { file, line: 2, field: 'question' })
+    assert.ok(e instanceof EvalferryError)
+    assert.deepEqual([e.code, e.exitCode, e.message], ['E_USAGE', 2, '--map inputs=question: the table has no column "question" (its columns: q, a)'])
+    assert.deepEqual(e.location, { file, line: 2 })
     return true
   })
 })
