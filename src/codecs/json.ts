@@ -83,6 +83,10 @@ export async function* readJson(source: ByteSource, options: ReadOptions): Async
       lastWasSeparator = false
     } else {
       const { value, kept } = finishValue(text)
+      // As in a record: JSON.parse would keep the last of the two values, and lose the first.
+      if (Object.hasOwn(header, currentKey)) {
+        throw new DataError('E_PARSE', `duplicate key "${currentKey}": JSON keeps only the last, so a value would be lost`, { file, line: captureLine, field: currentKey })
+      }
       header[currentKey] = value
       for (const digits of kept ?? []) options.headerWarnings?.push({ message: keptWarning(digits), line: captureLine, field: currentKey })
       mode = Mode.AfterTopObjectValue

@@ -87,6 +87,20 @@ test('JSON: errors name the line of the broken record, truncation and depth', as
   await assert.rejects(collect(readJson(chunks('[{"a": 1} {"b": 2}]', 3), options())), /expected ',' between records/)
   await assert.rejects(collect(readJson(chunks('[' + '['.repeat(5000), 1000), options())), /nested deeper than 2000/)
   await assert.rejects(collect(readJson(chunks('', 10), options())), /empty/)
+  // A key of the file given twice, before or after the list, or in a lone object, as a key given twice in a record.
+  for (const [text, line, field] of [
+    ['{"version": 1,\n "goldens": [{"input": "a"}],\n "version": 2}', 3, 'version'],
+    ['{"v": 1, "v": 1, "goldens": []}', 1, 'v'],
+    ['{"input": "a",\n\n "input": "b"}', 3, 'input'],
+  ] as const) {
+    for (const size of [1, 5, 4096]) {
+      await assert.rejects(collect(readJson(chunks(text, size), options(['goldens']))), (e: DataError) => {
+        assert.equal(e.message, `duplicate key "${field}": JSON keeps only the last, so a value would be lost`)
+        assert.deepEqual(e.location, { file: 'in.x', line, field })
+        return true
+      })
+    }
+  }
 })
 
 test('JSON writer: DeepEval layout (indent 4, no trailing newline) and a nested list', async () => {
