@@ -22,6 +22,12 @@ const FRAGILE_BLOCK = /^\n* +(\n|$)/
  */
 const YAML11_SUSPECT = /^(?:[-+.]?\d[\w.:+-]*|[yn]|yes|no|on|off)$/i
 
+const MERGE_KEY = '<<'
+
+function mustQuoteKey(key: string): boolean {
+  return key === MERGE_KEY || readsOtherwiseInYaml11(key)
+}
+
 function readsOtherwiseInYaml11(text: string): boolean {
   if (!YAML11_SUSPECT.test(text)) return false
   try {
@@ -56,11 +62,11 @@ function quoteFragile(value: unknown): unknown {
     const item = (value as Record<string, unknown>)[key]
     const fixed = quoteFragile(item)
     if (fixed !== item) (copy ??= { ...(value as Record<string, unknown>) })[key] = fixed
-    if (readsOtherwiseInYaml11(key)) keysQuoted = true
+    if (mustQuoteKey(key)) keysQuoted = true
   }
   if (!keysQuoted) return copy ?? value
-  // A key YAML 1.1 reads otherwise (`on:`, `no:`) is quoted too: the mapping goes as a Map with that key a quoted scalar.
-  return new Map(Object.entries(copy ?? value).map(([key, item]) => [readsOtherwiseInYaml11(key) ? quoted(key) : key, item]))
+  // A key YAML 1.1 reads otherwise (`on:`, `no:`), or the merge key's text, is quoted too: the mapping goes as a Map with that key a quoted scalar.
+  return new Map(Object.entries(copy ?? value).map(([key, item]) => [mustQuoteKey(key) ? quoted(key) : key, item]))
 }
 
 function quoted(text: string): Scalar {
@@ -243,7 +249,8 @@ function mapping(value: Record<string, unknown>, indent: string): string {
 /** A pair written directly, or undefined when it is left to `yaml`. */
 function pair(name: string, item: unknown, indent: string): string | undefined {
   if (name.length > MAX_PLAIN_KEY) return undefined
-  const key = oneLine(name)
+  // Plain, `<<` is a merge key: its value's keys would be read into this mapping, and the key lost.
+  const key = name === MERGE_KEY ? '"<<"' : oneLine(name)
   if (key === undefined) return undefined
   const text = scalar(item)
   if (text !== undefined) return `${key}: ${text}`

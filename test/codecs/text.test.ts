@@ -976,6 +976,22 @@ test('YAML writer: header, list key, block scalars, read back equal', async () =
   assert.deepEqual(opts.header, { description: 'd', $list: 'evalcases' })
 })
 
+test('YAML writer: a key named << is written quoted, so that it reads back as a key, not a merge', async () => {
+  const cases: JsonObject[] = [
+    { id: 'a', input: 'q', metadata: { '<<': { a: 1 }, b: 2 } },
+    { id: 'b', input: 'q', metadata: { '<<': 'text', deep: [{ '<<': [1, 2] }] } },
+    // Values left to `yaml` (a text of several lines whose first line is only spaces) beside the key.
+    { id: 'c', input: '  \nindented', '<<': { on: true } },
+  ]
+  const sink = new MemorySink()
+  const w = yamlWriter(sink, { listKey: 'evalcases' })
+  for (const c of cases) await w.write(c)
+  await w.end()
+  assert.doesNotMatch(sink.text, /(^|\s)<<:/)
+  assert.deepEqual((await collect(readYaml(chunks(sink.text, 6), options(['evalcases'])))).map((r) => r.value), cases)
+  assert.deepEqual(parseDocument(sink.text, { merge: true }).toJS(), { evalcases: cases })
+})
+
 test('JSON and JSON Lines refuse a key given twice in one object, naming its path and line', async () => {
   const tricky = '{"a": {"b": "\\"b\\": 1", "c": {"d": 1, "d": 2}}, "e\\\\": ["x\\\\"]}'
   const [, twice] = await collect(readJsonl(chunks(`{"ok": 1}\n${tricky}\n`, 7), options()))
