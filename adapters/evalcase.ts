@@ -19,6 +19,7 @@
 import { extrasOf, fieldChecks, under } from './fields.ts'
 import { fieldError } from '../src/errors.ts'
 import {
+  CARRY_KEY,
   isJsonObject,
   isMessageList,
   ROLES,
@@ -485,6 +486,8 @@ function sniff(sample: SniffSample): number {
     if (CASE_MARKERS.some((k) => k in raw)) return 0.95
     const input = raw.input
     if (typeof input === 'string' || isMessageList(input)) score = Math.max(score, 0.7)
+    // A case evalferry wrote with no input (a classification row: its columns in the metadata), by its own keys alone.
+    else if (isJsonObject(raw.metadata) && isJsonObject(raw.metadata[CARRY_KEY]) && Object.keys(raw).every((k) => HANDLED_KEYS.has(k))) score = Math.max(score, 0.7)
   }
   if (score > 0 && 'execution' in sample.header) score = 0.9
   return score
