@@ -62,9 +62,12 @@ export interface ReadOptions {
   lateKeys?: 'retry'
   /** A YAML file's comments, which no format carries, are warned of at the first (as a conversion reads). */
   comments?: 'warn'
+  /** An evalcase file's includes (`- file://cases.yaml`), whose cases are read in their place, are warned of as not kept (as a conversion reads). */
+  includes?: 'warn'
 }
 
 const COMMENTS_NOT_CARRIED = "comments are not carried (YAML comments are not data); this is the file's first"
+const INCLUDE_NOT_KEPT = "the include is not kept: its file's cases are written in its place"
 
 /** Keys a file holds after its first case had taken the file's keys: the file is read again with them (see `ReadOptions.fileKeys`). */
 class LateKeys extends Error {
@@ -155,6 +158,7 @@ export async function* read(input: string, options: ReadOptions = {}): AsyncGene
   requireText('read()', 'the input path', input)
   requireChoice('read(): the option onError', options.onError, ON_ERROR)
   requireChoice('read(): the option comments', options.comments, ['warn'])
+  requireChoice('read(): the option includes', options.includes, ['warn'])
   for await (const item of await openCases(input, options)) {
     if (item.from) readFrom.set(item.value, item.from)
     yield item.value
@@ -319,6 +323,7 @@ async function* readFile_(
         const expected = adapter.reads.map((c) => `.${c}`).join(' or ')
         throw new DataError('E_FIELD', `the include names no ${adapter.name} dataset: expected a ${expected} file`, { ...where(), field: String(record.value) })
       }
+      if (options.includes === 'warn' && report) addWarning(report, INCLUDE_NOT_KEPT, { ...where(), field: String(record.value) })
       try {
         yield* readFile_(path, includedContainer, adapter, options, seenIds, true)
       } catch (error) {
@@ -1178,6 +1183,7 @@ async function convertOnce(
       // A file can be read again to give its first case the keys after its records; standard input cannot.
       ...(fileKeys ? { fileKeys } : options.input !== STDIO ? { lateKeys: 'retry' as const } : {}),
       comments: 'warn',
+      includes: 'warn',
       ...(options.map ? { map: options.map } : {}),
       onError: options.onError ?? 'fail',
       report,

@@ -257,6 +257,7 @@ test('a library option the command line would refuse is refused too, before anyt
   await assert.rejects(write([], output, { to: 'agentv', dialect: 'tests' } as unknown as Parameters<typeof write>[2]), usage('write(): the option dialect takes agentv or evalcase, not "tests"'))
   await assert.rejects(read(input, { onError: 'ignore' } as unknown as Parameters<typeof read>[1]).next(), usage('read(): the option onError takes fail or skip, not "ignore"'))
   await assert.rejects(read(input, { comments: true } as unknown as Parameters<typeof read>[1]).next(), usage('read(): the option comments takes warn, not true'))
+  await assert.rejects(read(input, { includes: 'keep' } as unknown as Parameters<typeof read>[1]).next(), usage('read(): the option includes takes warn, not "keep"'))
   assert.deepEqual(readdirSync(dir).filter((f) => f.startsWith('choices-out')), [])
   // The alias agentv is evalcase: its dialect is taken.
   await write([{ input: [{ role: 'user', content: 'q' }] }], output, { to: 'agentv', dialect: 'agentv' })
@@ -276,6 +277,31 @@ test('read() warns of a YAML file\'s comments in its report when asked, as conve
   assert.deepEqual(asked.warnings, [{ message: "comments are not carried (YAML comments are not data); this is the file's first", location: { file: input, line: 3 } }])
   const quiet = newReport()
   assert.deepEqual(await ids(quiet), ['a'])
+  assert.deepEqual(quiet.warnings, [])
+})
+
+test('an evalcase file\'s includes are warned of as not kept, at their lines, by convert and by read() when asked', async () => {
+  const folder = join(dir, 'includes')
+  execFileSync('mkdir', ['-p', join(folder, 'cases')])
+  writeFileSync(join(folder, 'cases', 'more.yaml'), 'tests:\n  - id: b\n    input: q2\n    criteria: c\n  - file://deeper.jsonl\n')
+  writeFileSync(join(folder, 'cases', 'deeper.jsonl'), '{"id": "c", "input": "q3", "criteria": "c"}\n')
+  const input = join(folder, 'suite.yaml')
+  writeFileSync(input, 'tests:\n  - id: a\n    input: q\n    criteria: c\n  - file://cases/more.yaml\n')
+  const message = "the include is not kept: its file's cases are written in its place"
+  const expected = [
+    { message, location: { file: input, line: 5, field: 'file://cases/more.yaml' } },
+    { message, location: { file: join(folder, 'cases', 'more.yaml'), line: 5, field: 'file://deeper.jsonl' } },
+  ]
+  const report = await convert({ input, output: join(folder, 'out.yaml'), to: 'evalcase' })
+  assert.deepEqual(report.warnings, expected)
+  const written: string[] = []
+  for await (const c of read(join(folder, 'out.yaml'))) written.push(c.id!)
+  assert.deepEqual(written, ['a', 'b', 'c'])
+  const asked = newReport()
+  for await (const _ of read(input, { report: asked, includes: 'warn' })) void _
+  assert.deepEqual(asked.warnings, expected)
+  const quiet = newReport()
+  for await (const _ of read(input, { report: quiet })) void _
   assert.deepEqual(quiet.warnings, [])
 })
 
