@@ -52,6 +52,12 @@ const PARSE_OPTIONS = { uniqueKeys: true, prettyErrors: false, strict: true } as
 const MERGE_OPTIONS = { ...PARSE_OPTIONS, merge: true } as const
 
 /** The key a duplicate-key error is about (`: "input" is given twice`), read off the text at its position. */
+/** The first line of the parser's message; its stack running out is said as what the text did. */
+function parserWords(message: string): string {
+  const first = message.split('\n')[0]!
+  return first.includes('Maximum call stack size exceeded') ? 'lists or mappings nested too deeply to read (thousands of levels)' : first
+}
+
 function duplicateKey(error: { code: string; pos: [number, number] }, text: string): string {
   if (error.code !== 'DUPLICATE_KEY') return ''
   const key = /^\s*("(?:[^"\\]|\\.)*"|'[^']*'|[^:\n]+?)\s*:/.exec(text.slice(error.pos[0]))?.[1]
@@ -68,13 +74,13 @@ export function parseYamlDocument(text: string, file: string): unknown {
   const error = doc.errors[0]
   if (error) {
     const { line, col } = lineCounter.linePos(error.pos[0])
-    throw new DataError('E_PARSE', `invalid YAML: ${error.message.split('\n')[0]}${duplicateKey(error, text)}`, { file, line, column: col })
+    throw new DataError('E_PARSE', `invalid YAML: ${parserWords(error.message)}${duplicateKey(error, text)}`, { file, line, column: col })
   }
   let value: unknown
   try {
     value = doc.toJS({ maxAliasCount: MAX_ALIASES })
   } catch (e) {
-    throw new DataError('E_PARSE', `invalid YAML: ${(e as Error).message}`, { file })
+    throw new DataError('E_PARSE', `invalid YAML: ${parserWords((e as Error).message)}`, { file })
   }
   if (hasProtoKey(value)) {
     let at = 0
@@ -442,7 +448,7 @@ export async function* readYaml(source: ByteSource, options: ReadOptions): Async
     const firstError = doc.errors[0]
     if (firstError && check) {
       // The parser's own words for this one speak to a programmer.
-      const what = firstError.code === 'MULTIPLE_DOCS' ? 'the file holds several documents (--- between them); a dataset is one' : firstError.message.split('\n')[0]
+      const what = firstError.code === 'MULTIPLE_DOCS' ? 'the file holds several documents (--- between them); a dataset is one' : parserWords(firstError.message)
       throw new DataError('E_PARSE', `invalid YAML: ${what}${duplicateKey(firstError, source)}`, where(firstError.pos[0]))
     }
     const binary = source.includes('!!binary')
@@ -451,7 +457,7 @@ export async function* readYaml(source: ByteSource, options: ReadOptions): Async
       try {
         value = (node as Node).toJS ? (node as Node).toJS(doc as Document, { maxAliasCount: MAX_ALIASES }) : node
       } catch (error) {
-        throw new DataError('E_PARSE', `invalid YAML: ${(error as Error).message}`, where((node as Node).range?.[0]))
+        throw new DataError('E_PARSE', `invalid YAML: ${parserWords((error as Error).message)}`, where((node as Node).range?.[0]))
       }
       return long || binary ? plainValues(value, notes ?? []) : value
     }

@@ -493,6 +493,20 @@ test('YAML: a second list of cases in one file is an error at its key, however t
   assert.equal(opts.header.tests, 'see the docs')
 })
 
+test('YAML: lists or mappings nested thousands deep are an error that says so, at the item, not the stack running out', async () => {
+  const flow = `evalcases:\n  - id: x\n    input: hi\n    metadata: ${'['.repeat(5000)}${']'.repeat(5000)}\n`
+  let block = 'evalcases:\n  - id: x\n    input: hi\n    metadata:\n'
+  for (let i = 0, pad = '      '; i < 3000; i++, pad += '  ') block += `${pad}- \n`
+  for (const text of [flow, block, `%YAML 1.2\n---\n${flow}`]) {
+    await assert.rejects(collect(readYaml(chunks(text, 4096), options(['evalcases']))), (e: DataError) => {
+      assert.equal(e.message, 'invalid YAML: lists or mappings nested too deeply to read (thousands of levels)')
+      assert.equal(e.location.file, 'in.x')
+      assert.ok(e.location.line! >= 4, String(e.location.line))
+      return true
+    })
+  }
+})
+
 test('YAML: lines that end in a lone CR (as PyYAML reads them; `yaml` refuses them), or in any mix, read as the same file with LF', async () => {
   const lf = [
     'description: old Mac line ends',
