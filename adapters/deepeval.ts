@@ -375,7 +375,9 @@ function readNumber(r: Reader, name: string, key: string, value: JsonValue): num
     if (String(n) !== value) mark(r.extras, TEXT, name, value)
     return n
   }
-  throw fieldError(key, `expected a number, got ${describeType(value)}`)
+  // The JSON readers keep such an integer as its digits: the value may have been a number in the file.
+  const huge = typeof value === 'string' && /^-?\d+$/.test(value) && !Number.isSafeInteger(Number(value))
+  throw fieldError(key, `expected a number, got ${describeType(value)}${huge ? ' (an integer past 2^53 is read as text, every digit kept, since no number holds it exactly)' : ''}`)
 }
 
 function readTools(r: Reader, name: string, key: string, value: JsonValue): ToolCall[] {
