@@ -1091,3 +1091,14 @@ test('a sidecar whose header holds a list as PyYAML writes it is still read with
   }
   assert.match(readFileSync(output, 'utf8'), /^evalcases:/)
 })
+
+test('each command\'s --help names every option it takes', async () => {
+  const { SHARED_OPTIONS } = await import('../src/cli/command.ts')
+  for (const name of ['convert', 'detect', 'validate', 'prefetch', 'resolve', 'cache']) {
+    const command = ((await import(`../src/cli/${name}.ts`)) as { default: { options: Record<string, unknown>; usage: string } }).default
+    for (const option of Object.keys(command.options)) {
+      if (option in SHARED_OPTIONS) continue
+      assert.match(command.usage, new RegExp(`--${option}\\b`), `${name} --help names --${option}`)
+    }
+  }
+})

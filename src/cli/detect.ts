@@ -4,10 +4,11 @@ import type { Command } from './command.ts'
 import { containerOption } from './options.ts'
 import { expandInputs } from './inputs.ts'
 
-const usage = `Usage: evalferry detect <file...> [--json]
+const usage = `Usage: evalferry detect <file...> [--from-container <container>] [--json]
 
 Tells, for each file, its format and container (from the content, not only the extension),
-how sure that is, how many records it holds and which fields they use.`
+how sure that is, how many records it holds and which fields they use. --from-container names
+the container of a file whose extension names none (json, jsonl, csv, yaml, parquet).`
 
 const command: Command = {
   name: 'detect',

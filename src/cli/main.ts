@@ -67,7 +67,7 @@ Commands:
 ${verbs}
 
 Formats: evalcase (agentv), deepeval, langsmith, hf (huggingface), csv, evals
-Shared options: --cache-dir <dir>, --host <name>=<url>[,type=github|gitlab|bitbucket], --quiet, --json, --help, --version
+Shared options: --cache-dir <dir>, --host <name>=<url>[,type=github|gitlab|bitbucket|bitbucket-server][,raw=<url>|off], --quiet, --json, --help, --version
 Run 'evalferry <command> --help' for a command's options.
 `
 }

@@ -20,7 +20,7 @@ function isBlobUrl(url: string, hosts: ReturnType<typeof hostTable>): boolean {
 const command: Command = {
   name: 'resolve',
   summary: 'print the local path of each referenced file',
-  usage: `Usage: evalferry resolve <url...> [--offline] [--refresh] [--json]
+  usage: `Usage: evalferry resolve <url...> [--offline] [--refresh] [--concurrency n] [--timeout s] [--json]
 
 Prints, one a line, the cached copy of each blob URL's file, fetching what is not cached.
 With --json, prints { entries: [{ url, host, repository, ref, commit, path, local_path, bytes, sha256 }] },

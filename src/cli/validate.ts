@@ -5,10 +5,10 @@ import { stringOption, type Command } from './command.ts'
 import { containerOption, mapOption } from './options.ts'
 import { expandInputs } from './inputs.ts'
 
-const usage = `Usage: evalferry validate <file...> [--from <format>] [--map k=v ...] [--json]
+const usage = `Usage: evalferry validate <file...> [--from <format>] [--map k=v ...] [--from-container <container>] [--json]
 
 Parses and checks every record of each file and lists every error as file:line: field: message.
-Exits 1 when any record is bad.`
+Exits 1 when any record is bad. --from, --map and --from-container are convert's.`
 
 const command: Command = {
   name: 'validate',
