@@ -751,7 +751,9 @@ async function writeFrom(
   }
   // The layout is chosen from the cases as they are written (see `shownIn`).
   const sampled = shownIn(adapter, sample.map((c) => c.value))
-  const layout: FileLayout = preset?.layout ?? adapter.layout(container, options.layoutCases ? [...sampled, ...shownIn(adapter, options.layoutCases)] : sampled, ectx)
+  // What the layout warns of is the file's (a column of it), not one case's.
+  const layoutCtx: EncodeContext = { ...ectx, warn: (message, field) => addWarning(report, message, { file: file.path, ...(field ? { field } : {}) }) }
+  const layout: FileLayout = preset?.layout ?? adapter.layout(container, options.layoutCases ? [...sampled, ...shownIn(adapter, options.layoutCases)] : sampled, layoutCtx)
   ectx.layout = layout
   // A `.tsv` file is written with tabs, as it is read.
   const delimiter = container === 'csv' ? namedDelimiter(file.path) : undefined
@@ -1253,7 +1255,7 @@ export async function readFileHead(options: ConvertOptions & { from: string }): 
     ...(options.dialect ? { dialect: options.dialect } : {}),
     ...(options.extras === false ? { extras: false as const } : {}),
     index: 0,
-    warn: (message, field) => addWarning(report, message, { file: options.output, record: 0, ...(field ? { field } : {}) }),
+    warn: (message, field) => addWarning(report, message, { file: options.output, ...(field ? { field } : {}) }),
   }
   const layout = target.layout(outputContainer, shownIn(target, sample), ectx)
   return { sample, layout, state: probe.decodeState ?? {}, layoutWarnings: report.warnings, sidecar: sidecarHeader(layout) }

@@ -513,7 +513,7 @@ test('a DeepEval CSV column whose every cell reads as a number is warned of once
   const dir = mkdtempSync(join(tmpdir(), 'evalferry-deepeval-numbers-'))
   const golden = (input: string, answer: string): EvalCase => ({ input: [{ role: 'user', content: input }], expected_output: [{ role: 'assistant', content: answer }] })
   const numbers = await write([golden('2+2?', '4'), golden('Bond?', '007'), golden('Big?', '1e3')], join(dir, 'numbers.csv'), { to: 'deepeval' })
-  assert.deepEqual(numbers.warnings.map((w) => [w.location.field, w.message.slice(0, 64)]), [['expected_output', 'every cell of the column among the first cases reads as a number']])
+  assert.deepEqual(numbers.warnings.map((w) => [w.location, w.message.slice(0, 64)]), [[{ file: join(dir, 'numbers.csv'), field: 'expected_output' }, 'every cell of the column among the first cases reads as a number']])
   assert.match(readFileSync(join(dir, 'numbers.csv'), 'utf8'), /\r\n2\+2\?,,4,/)
   const mixed = await write([golden('2+2?', '4'), golden('Capital?', 'Paris')], join(dir, 'mixed.csv'), { to: 'deepeval' })
   assert.deepEqual(mixed.warnings, [])
