@@ -455,18 +455,19 @@ async function removeLeftovers(dir: string, prefix: string, separator: string, s
 const SPOOL_PREFIX = 'evalferry-stdin-'
 
 /**
- * Standard input copied whole to a file of its own in the temporary directory, for a reader that
- * must seek (Parquet is read from its footer backwards); `remove` deletes it. Copies that killed
- * conversions left (their process id names no running process) are removed first.
+ * Standard input (or the named pipe `from`) copied whole to a file of its own in the temporary
+ * directory, for a reader that must seek (Parquet is read from its footer backwards); `remove`
+ * deletes it. Copies that killed conversions left (their process id names no running process) are
+ * removed first.
  */
-export async function spoolStdin(name: string): Promise<{ path: string; remove: () => Promise<void> }> {
+export async function spoolStdin(name: string, from?: string): Promise<{ path: string; remove: () => Promise<void> }> {
   const temp = tmpdir()
   await removeLeftovers(temp, SPOOL_PREFIX, '-', '')
   const dir = await mkdtemp(join(temp, `${SPOOL_PREFIX}${process.pid}-`))
   const remove = (): Promise<void> => rm(dir, { recursive: true, force: true })
   const path = join(dir, name)
   try {
-    await pipeline(process.stdin, createWriteStream(path, { flags: 'wx' }))
+    await pipeline(from === undefined ? process.stdin : createReadStream(from), createWriteStream(path, { flags: 'wx' }))
   } catch (error) {
     await remove()
     throw error

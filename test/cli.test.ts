@@ -611,6 +611,16 @@ test('a Parquet file piped to standard input converts as the file does, through 
     assert.equal(bad.code, 1)
     assert.match(bad.stderr, /-: not a Parquet file/)
     assert.deepEqual(readdirSync(spools).filter((n) => n.startsWith('evalferry-stdin-')), [`evalferry-stdin-${process.pid}-def456`])
+    // A named pipe named .parquet is copied so too.
+    const fifo = join(dir, 'piped-fifo.parquet')
+    spawnSync('mkfifo', [fifo])
+    const writer = spawn('sh', ['-c', 'cat "$1" > "$2"', 'sh', parquet, fifo])
+    const written = new Promise((done) => writer.on('close', done))
+    const fromPipe = await runCli(['convert', fifo, ...args], { TMPDIR: spools })
+    await written
+    assert.equal(fromPipe.code, 0, fromPipe.stderr)
+    assert.equal(fromPipe.stdout, byPath.stdout)
+    assert.deepEqual(readdirSync(spools).filter((n) => n.startsWith('evalferry-stdin-')), [`evalferry-stdin-${process.pid}-def456`])
   } finally {
     rmSync(spools, { recursive: true, force: true })
   }

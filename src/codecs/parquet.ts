@@ -81,7 +81,7 @@ import {
   WriterPropertiesBuilder,
 } from 'parquet-wasm'
 import { DataError, EvalferryError } from '../errors.ts'
-import { ioError, spoolStdin, STDIO } from '../io.ts'
+import { ioError, isPipe, spoolStdin, STDIO } from '../io.ts'
 import { own, roughSize, type JsonObject, type JsonValue } from '../model.ts'
 import { bigintToJson, parseExact, stringifyJson } from './json.ts'
 import {
@@ -387,13 +387,15 @@ function piecesOf(groups: { rows: number; bytes: number }[], range: [number, num
 
 /**
  * A file as a Blob whose bytes are read only when sliced, and what to do once it is read. Parquet
- * is read from its footer backwards, so standard input is first copied to a temporary file, which
- * `close` removes: memory stays bounded however large the piped file is.
+ * is read from its footer backwards, so standard input (or a named pipe) is first copied to a
+ * temporary file, which `close` removes: memory stays bounded however large the piped file is.
  */
 async function openBlob(path: string): Promise<{ blob: Blob; close: () => Promise<void> }> {
   try {
-    if (path !== STDIO) return { blob: await openAsBlob(path), close: async () => {} }
-    const spool = await spoolStdin('input.parquet')
+    // A named pipe, as standard input, is read once, from its start: it is spooled too.
+    const pipe = path !== STDIO && (await isPipe(path))
+    if (path !== STDIO && !pipe) return { blob: await openAsBlob(path), close: async () => {} }
+    const spool = await spoolStdin('input.parquet', pipe ? path : undefined)
     try {
       return { blob: await openAsBlob(spool.path), close: spool.remove }
     } catch (error) {
