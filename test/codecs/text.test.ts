@@ -308,6 +308,17 @@ test('CSV: an open quote and a row longer than the header are errors with the li
   assert.match(rows[0]!.error!.message, /row has 3 cells but the header has 2 columns/)
 })
 
+test('CSV: a row of fewer cells than the header has the rest empty, as pandas reads them missing, in any chunks', async () => {
+  for (const size of [1, 3, 4096]) {
+    const rows = await collect(readCsv(chunks('a,b,c\n1,2\n3\n"4\n5",6,7\n', size), options()))
+    assert.deepEqual(rows.map((r) => [r.value, r.line, r.error]), [
+      [{ a: '1', b: '2', c: '' }, 2, undefined],
+      [{ a: '3', b: '', c: '' }, 3, undefined],
+      [{ a: '4\n5', b: '6', c: '7' }, 4, undefined],
+    ], `chunks of ${size}`)
+  }
+})
+
 test('CSV: a row over half the record limit reads whole; one over the limit is refused at its line', async () => {
   const long = 'ü, "x"\n'.repeat(7 << 19) // 31.5 Mi characters as written, quotes doubled: just under the limit
   // Rows after it, so that waiting for twice the unfinished row would have passed the limit.
