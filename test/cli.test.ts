@@ -730,14 +730,14 @@ test('a conversion to standard output that fails says that what it wrote there i
   assert.doesNotMatch(toFile.stderr, /standard output/)
 })
 
-test('keys after the record list, and a key given twice, reach the first case: the file is read again; read() and standard input warn that they are dropped', async () => {
-  const input = file('late-keys.json', '{"myNotes": "n", "finalized": true, "goldens": [{"input": "q1", "expected_output": "a1"}, {"input": "q2"}], "version": "1", "finalized": false}\n')
+test('keys after the record list reach the first case: the file is read again; read() and standard input warn that they are dropped; a key given twice is refused', async () => {
+  const input = file('late-keys.json', '{"myNotes": "n", "goldens": [{"input": "q1", "expected_output": "a1"}, {"input": "q2"}], "version": "1", "finalized": false}\n')
   const output = join(dir, 'late-keys-out.json')
   const report = await convert({ input, output, from: 'deepeval', to: 'deepeval' })
   assert.deepEqual([report.dropped, report.warnings], [{}, []])
   const written = JSON.parse(readFileSync(output, 'utf8')) as Record<string, unknown>
-  // Python's json keeps a key's last value; the keys are written before the list, as DeepEval writes its own.
-  assert.deepEqual(Object.entries(written).filter(([k]) => k !== 'goldens'), [['myNotes', 'n'], ['finalized', false], ['version', '1']])
+  // The keys are written before the list, as DeepEval writes its own.
+  assert.deepEqual(Object.entries(written).filter(([k]) => k !== 'goldens'), [['myNotes', 'n'], ['version', '1'], ['finalized', false]])
   assert.deepEqual(written.goldens, [{ input: 'q1', expected_output: 'a1' }, { input: 'q2' }])
 
   const { newReport, read } = await import('../src/index.ts')
@@ -745,13 +745,18 @@ test('keys after the record list, and a key given twice, reach the first case: t
   for await (const _ of read(input, { from: 'deepeval', report: seen }));
   assert.deepEqual(seen.dropped, { '$file.finalized': 1, '$file.version': 1 })
   assert.deepEqual(seen.warnings.map((w) => [w.location, w.message.endsWith("convert() reads the file again to keep it")]), [
-    [{ file: input, field: 'finalized' }, true],
     [{ file: input, field: 'version' }, true],
+    [{ file: input, field: 'finalized' }, true],
   ])
   const piped = await runCli(['convert', '-', '--from', 'deepeval', '--from-container', 'json', '--to', 'deepeval', '--to-container', 'json'], {}, 60_000, readFileSync(input, 'utf8'))
   assert.equal(piped.code, 0, piped.stderr)
-  assert.match(piped.stderr, /dropped: \$file\.finalized \(1\), \$file\.version \(1\)/)
+  assert.match(piped.stderr, /dropped: \$file\.version \(1\), \$file\.finalized \(1\)/)
   assert.match(piped.stderr, /-: version: this key comes after the records, .*; convert the file rather than standard input to keep it/)
+  // A key of the file given twice would lose its first value, as one in a record would: refused at its line, nothing written.
+  const twice = file('late-keys-twice.json', '{"finalized": true,\n "goldens": [{"input": "q1"}],\n "finalized": false}\n')
+  const refused = await runCli(['convert', twice, '--from', 'deepeval', '--to', 'deepeval', '-o', join(dir, 'late-keys-twice-out.json')])
+  assert.deepEqual([refused.code, refused.stderr], [1, `evalferry: ${twice}:3: finalized: duplicate key "finalized": JSON keeps only the last, so a value would be lost\n`])
+  assert.equal(existsSync(join(dir, 'late-keys-twice-out.json')), false)
 })
 
 test('a --map column the table lacks is one usage error (exit 2), not an error per row, even with --on-error skip', async () => {

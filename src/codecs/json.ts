@@ -69,6 +69,7 @@ export async function* readJson(source: ByteSource, options: ReadOptions): Async
     }
   }
 
+  const headerKeys = new Set<string>()
   let pending: SourceRecord | undefined
   // Records before the range are cut out but not parsed: a shard checks only its own.
   const skipBefore = options.recordRange?.[0] ?? 0
@@ -84,9 +85,11 @@ export async function* readJson(source: ByteSource, options: ReadOptions): Async
     } else {
       const { value, kept } = finishValue(text)
       // As in a record: JSON.parse would keep the last of the two values, and lose the first.
-      if (Object.hasOwn(header, currentKey)) {
+      // (`header` may hold an earlier reading's keys: the file's own are counted apart.)
+      if (headerKeys.has(currentKey)) {
         throw new DataError('E_PARSE', `duplicate key "${currentKey}": JSON keeps only the last, so a value would be lost`, { file, line: captureLine, field: currentKey })
       }
+      headerKeys.add(currentKey)
       header[currentKey] = value
       for (const digits of kept ?? []) options.headerWarnings?.push({ message: keptWarning(digits), line: captureLine, field: currentKey })
       mode = Mode.AfterTopObjectValue
