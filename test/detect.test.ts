@@ -1,7 +1,10 @@
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
-import { basename } from 'node:path'
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { basename, join } from 'node:path'
 import { detect } from '../src/detect.ts'
+import { convert } from '../src/pipeline.ts'
 import { fixtures } from './helpers/fixtures.ts'
 
 /** Fixtures whose content cannot tell their format, with what they are read as and why. */
@@ -21,9 +24,6 @@ for (const fixture of fixtures()) {
 }
 
 test('detect reads a .json file that holds JSON Lines, and reports the others as they are', async () => {
-  const { writeFileSync, mkdtempSync } = await import('node:fs')
-  const { join } = await import('node:path')
-  const { tmpdir } = await import('node:os')
   const dir = mkdtempSync(join(tmpdir(), 'evalferry-detect-'))
   const lines = join(dir, 'lines.json')
   writeFileSync(lines, '{"inputs": {"question": "a"}, "outputs": {"answer": "b"}, "dataset_id": "d"}\n{"inputs": {"question": "c"}, "outputs": null, "dataset_id": "d"}\n')
@@ -35,10 +35,6 @@ test('detect reads a .json file that holds JSON Lines, and reports the others as
 })
 
 test('a file that holds no record converts without --from, to an empty dataset; one whose records cannot be told still needs it', async () => {
-  const { writeFileSync, mkdtempSync, readFileSync } = await import('node:fs')
-  const { join } = await import('node:path')
-  const { tmpdir } = await import('node:os')
-  const { convert } = await import('../src/pipeline.ts')
   const dir = mkdtempSync(join(tmpdir(), 'evalferry-detect-'))
   for (const [name, text, format] of [
     ['empty.jsonl', '', 'evalcase'],
@@ -59,10 +55,6 @@ test('a file that holds no record converts without --from, to an empty dataset; 
 })
 
 test('a plain table converted to hf is read as hf reads it: its columns keep their names, with nothing carried', async () => {
-  const { mkdtempSync, readFileSync } = await import('node:fs')
-  const { join } = await import('node:path')
-  const { tmpdir } = await import('node:os')
-  const { convert } = await import('../src/pipeline.ts')
   const table = join(import.meta.dirname, 'fixtures', 'hf', 'gsm.csv')
   assert.equal((await detect(table)).format, 'csv')
   assert.equal((await detect(table, { target: 'hf' })).format, 'hf')
@@ -78,10 +70,6 @@ test('a plain table converted to hf is read as hf reads it: its columns keep the
 })
 
 test('evalcase JSON Lines whose cases do not all have an expected output is read back as evalcase, not as EvalCase JSON', async () => {
-  const { mkdtempSync, readFileSync } = await import('node:fs')
-  const { join } = await import('node:path')
-  const { tmpdir } = await import('node:os')
-  const { convert } = await import('../src/index.ts')
   const dir = mkdtempSync(join(tmpdir(), 'evalferry-detect-'))
   // The bundled goldens: case-2 has no expected output, and its metadata has a difficulty, as EvalCase JSON's often do.
   const goldens = join(import.meta.dirname, '..', 'examples', 'goldens.json')
@@ -99,10 +87,6 @@ test('evalcase JSON Lines whose cases do not all have an expected output is read
 })
 
 test('evalcase JSON Lines of cases with no input (classification rows, their columns in the metadata) is read back as evalcase', async () => {
-  const { mkdtempSync, readFileSync, writeFileSync } = await import('node:fs')
-  const { join } = await import('node:path')
-  const { tmpdir } = await import('node:os')
-  const { convert } = await import('../src/index.ts')
   const dir = mkdtempSync(join(tmpdir(), 'evalferry-detect-'))
   const rows = join(dir, 'reviews.jsonl')
   writeFileSync(rows, '{"text": "Great movie", "label": 1}\n{"text": "Dull", "label": 0}\n')
