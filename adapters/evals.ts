@@ -321,7 +321,7 @@ function sniff(sample: SniffSample): number {
   if (sample.container !== 'json' && sample.container !== 'jsonl') return 0
   let best = 0
   // One record with evalcase's own keys makes the file evalcase: the others only lack what they had none of (an expected output, say).
-  let evalcase = false
+  let evalcaseKeys = false
   for (const r of sample.records) {
     if (!isJsonObject(r) || typeof r.id !== 'string' || typeof r.input !== 'string' || 'inputs' in r) continue
     const own = ['expected', 'expected_structured', 'input_structured'].some((k) => k in r)
@@ -329,11 +329,11 @@ function sniff(sample: SniffSample): number {
     // evalcase's own keys (the schema's answer is `expected`, evalcase's `expected_output`).
     const evalcaseMarkers = ['expected_output', 'expected_outcome', 'criteria', 'rubrics', 'input_messages', 'expected_messages', 'conversation_id'].some((k) => k in r)
     let score = own ? 0.9 : shared ? 0.75 : 0.5
-    if (evalcaseMarkers) evalcase = true
+    if (evalcaseMarkers) evalcaseKeys = true
     if (validate(r).length) score = Math.min(score, 0.3)
     best = Math.max(best, score)
   }
-  return evalcase ? Math.min(best, 0.2) : best
+  return evalcaseKeys ? Math.min(best, 0.2) : best
 }
 
 function layout(container: Container, sample: EvalCase[]): FileLayout {
