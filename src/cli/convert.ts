@@ -89,7 +89,12 @@ const command: Command = {
     if (!positionals.length) throw new UsageError(`name at least one input file\n\n${usage}`)
     const target = await getAdapter(to)
     const inputs = await expandInputs(positionals)
-    const output = stdoutAsDash(stringOption(values, 'output') ?? STDIO)
+    // A path option as given, but standard output by any of its names is `-`.
+    const pathOption = (name: string): string | undefined => {
+      const path = stringOption(values, name)
+      return path === undefined ? undefined : stdoutAsDash(path)
+    }
+    const output = pathOption('output') ?? STDIO
     if (output === '') throw new UsageError('-o is empty; name a file, a directory for a batch, or - for standard output')
     const toContainer = containerOption(values, 'to-container')
     // A directory or a glob is a batch however many files it holds; so is any input written into a directory (`-o out/`, as cp takes it).
@@ -135,10 +140,6 @@ const command: Command = {
     const shard = shardText === undefined ? undefined : parseShard(shardText)
     // n shards may run side by side in one directory: each writes its own rejects and report.
     const perShard = (path: string | undefined) => (path === undefined || !shard ? path : partName(path, shard))
-    const pathOption = (name: string) => {
-      const path = stringOption(values, name)
-      return path === undefined ? undefined : stdoutAsDash(path)
-    }
     const rejects = perShard(pathOption('rejects'))
     const reportPath = perShard(pathOption('report'))
     if (rejects !== undefined && onError !== 'skip') throw new UsageError('--rejects names where skipped records go: add --on-error skip')
