@@ -351,7 +351,8 @@ function decode(record: unknown, ctx: DecodeContext): EvalCase | EvalCase[] {
     row = typed
   }
   const columns = features ? Object.keys(features) : ctx.columns?.length ? ctx.columns : Object.keys(row)
-  rememberHeader(ctx, columns)
+  // A viewer row's `row_idx` becomes a column of the table (below), the last of the header.
+  rememberHeader(ctx, rowIdx !== undefined && !columns.includes('row_idx') ? [...columns, 'row_idx'] : columns)
   const decoded = mapRow(row, ctx.map, { ...options, columns, header: ctx.container === 'csv' || ctx.container === 'parquet' })
   for (const c of Array.isArray(decoded) ? decoded : [decoded]) takeFileCarry(c, ctx)
   // The row's place in the dataset is worth keeping as data: it is written back as a `row_idx` column.
@@ -393,6 +394,7 @@ function encodeRow(original: EvalCase, ctx: EncodeContext): JsonObject {
 const huggingface: Adapter = {
   name: 'hf',
   mapsRows: true,
+  headerOf: ['csv'],
   aliases: ['huggingface'],
   title: 'Hugging Face dataset rows: dataset-viewer responses, to_json JSON Lines, CSV, Parquet with features',
   reads: ['parquet', 'jsonl', 'json', 'csv'],

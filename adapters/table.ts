@@ -194,6 +194,7 @@ function encode(original: EvalCase, ctx: EncodeContext): JsonObject {
 const table: Adapter = {
   name: 'csv',
   mapsRows: true,
+  headerOf: ['hf'],
   aliases: ['table'],
   title: 'any table (CSV, TSV): columns mapped to fields by --map or by well-known names',
   reads: ['csv'],

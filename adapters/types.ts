@@ -111,6 +111,11 @@ export interface Adapter {
   recordKeys: string[]
   /** Whether its rows are mapped to fields (`--map`, `ReadOptions.map`): a table's columns, or LangSmith's inputs and outputs. */
   mapsRows?: boolean
+  /**
+   * Table formats whose header (`extras[format].$file.columns`) it writes under when the cases bring
+   * none of its own: a table read as one and written as the other keeps its column names.
+   */
+  headerOf?: FormatName[]
 
   /**
    * One record to cases. Throws `fieldError(path, message)` for a bad field; the pipeline adds

@@ -208,6 +208,32 @@ export function withoutFileKeys(c: EvalCase, format: string): EvalCase {
   return copy
 }
 
+/**
+ * `c` with the header another table format read (`extras[from].$file.columns`) as `format`'s own,
+ * when it has none of `format`'s: a table written as the other keeps its column names, and what
+ * else the other format's file keys hold stays with them. A header read with a mapping (`--map`)
+ * stays too: rows written under it would read back only with that mapping again, so the target's
+ * own header takes its place.
+ */
+export function withHeaderOf(c: EvalCase, format: string, from: readonly string[]): EvalCase {
+  const extras = c.extras
+  const header = (f: string): JsonObject | undefined => {
+    const keys = extras?.[f]?.$file
+    return isJsonObject(keys) && Array.isArray(keys.columns) ? keys : undefined
+  }
+  if (!extras || header(format)) return c
+  const source = from.find((f) => header(f) && !('map' in header(f)!))
+  if (source === undefined) return c
+  const { columns, ...theirs } = extras[source]!.$file as JsonObject
+  const { $file: _theirs, ...rest } = extras[source]!
+  const own = extras[format]?.$file
+  const adopted: Extras = { ...extras, [format]: { ...extras[format], $file: { ...(isJsonObject(own) ? own : {}), columns: columns! } } }
+  if (Object.keys(theirs).length) adopted[source] = { ...rest, $file: theirs }
+  else if (Object.keys(rest).length) adopted[source] = rest
+  else delete adopted[source]
+  return { ...c, extras: adopted }
+}
+
 /** A copy of `c` without the fields a format generated for it (and without the marker). */
 export function withoutGenerated(c: EvalCase): EvalCase {
   const copy: EvalCase = { ...c }

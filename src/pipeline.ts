@@ -20,7 +20,7 @@ import { grown, IdSet, SEEN, StringTable, WRITTEN } from './ids.ts'
 import { assertWritable, AtomicFile, BytesSink, exists, isFile, isPipe, STDIO, type Written } from './io.ts'
 import { parseYamlDocument } from './codecs/yaml.ts'
 import { checkCaseShape } from './mapping.ts'
-import { CARRY_KEY, isJsonObject, isMessageList, own, roughSize, withoutFileKeys, withoutGenerated, type EvalCase, type Extras, type JsonObject, type JsonValue } from './model.ts'
+import { CARRY_KEY, isJsonObject, isMessageList, own, roughSize, withHeaderOf, withoutFileKeys, withoutGenerated, type EvalCase, type Extras, type JsonObject, type JsonValue } from './model.ts'
 import { addWarning, countField, newReport, type ConversionReport } from './report.ts'
 
 /** What the `--rejects` file holds per bad record. */
@@ -750,7 +750,7 @@ async function writeFrom(
     warn: (message, field) => addWarning(report, message, { ...(at ?? { file: file.path, record: index }), ...(field ? { field } : {}) }),
   }
   // The layout is chosen from the cases as they are written (see `shownIn`).
-  const sampled = shownIn(adapter, sample.map((c) => c.value))
+  const sampled = shownIn(adapter, withAdoptedHeader(adapter, sample.map((c) => c.value)))
   // What the layout warns of is the file's (a column of it), not one case's.
   const layoutCtx: EncodeContext = { ...ectx, warn: (message, field) => addWarning(report, message, { file: file.path, ...(field ? { field } : {}) }) }
   const layout: FileLayout = preset?.layout ?? adapter.layout(container, options.layoutCases ? [...sampled, ...shownIn(adapter, options.layoutCases)] : sampled, layoutCtx)
@@ -886,6 +886,14 @@ function withExpectedTools(c: EvalCase): EvalCase {
   return { ...rest, ...(said.length ? { expected_output: said } : {}), expected_tools }
 }
 
+/** A file's first cases with the header another table format read as `adapter`'s own (see `Adapter.headerOf`). */
+function withAdoptedHeader(adapter: Adapter, cases: EvalCase[]): EvalCase[] {
+  const first = cases[0]
+  if (!adapter.headerOf || !first) return cases
+  const adopted = withHeaderOf(first, adapter.name, adapter.headerOf)
+  return adopted === first ? cases : [adopted, ...cases.slice(1)]
+}
+
 /** The cases as `adapter` is given them: in the fields it has for what they hold (see the two above). */
 function shownIn(adapter: Adapter, cases: EvalCase[]): EvalCase[] {
   // Called for every record: the cases themselves when nothing changes, as for nearly all.
@@ -962,7 +970,7 @@ class CaseEncoder {
     const generated: string[][] = []
     const needsId = adapter.requires?.includes('id') === true
     const renamed: (string | undefined)[] = []
-    const cases = originals.map((original) => {
+    const cases = (first ? withAdoptedHeader(adapter, originals) : originals).map((original) => {
       // A copy only where something changes: generated fields go, a missing id comes.
       let c = original.generated !== undefined || (needsId && original.id === undefined) ? withoutGenerated(original) : original
       const made: string[] = []
@@ -1257,7 +1265,7 @@ export async function readFileHead(options: ConvertOptions & { from: string }): 
     index: 0,
     warn: (message, field) => addWarning(report, message, { file: options.output, ...(field ? { field } : {}) }),
   }
-  const layout = target.layout(outputContainer, shownIn(target, sample), ectx)
+  const layout = target.layout(outputContainer, shownIn(target, withAdoptedHeader(target, sample)), ectx)
   return { sample, layout, state: probe.decodeState ?? {}, layoutWarnings: report.warnings, sidecar: sidecarHeader(layout) }
 }
 

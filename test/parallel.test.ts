@@ -82,11 +82,17 @@ test('a large CSV converted in parts on two threads gives the bytes and the repo
   for (const [from, to] of [
     ['csv', 'evalcase'],
     ['csv', 'langsmith'],
+    ['csv', 'hf'],
   ]) {
     const { one, parts, same } = await both({ input, output: '', from: from!, to: to! })
     assert.ok(same, `${from} → ${to}: the outputs differ`)
     assert.deepEqual(parts, one)
   }
+  // hf rows are under the table's own column names (the first row's difficulty is empty: absent).
+  await convert({ input, output: join(dir, 'rows.jsonl'), from: 'csv', to: 'hf', threads: 2 })
+  const [first, second] = readFileSync(join(dir, 'rows.jsonl'), 'utf8').split('\n', 2).map((line) => Object.keys(JSON.parse(line)))
+  assert.deepEqual(first, ['id', 'question', 'answer', 'contexts'])
+  assert.deepEqual(second, ['id', 'question', 'answer', 'contexts', 'difficulty'])
 })
 
 test('an id a table repeats is written unique in parts as in one thread: within a part, and across parts in one thread', async () => {

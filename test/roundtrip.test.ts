@@ -1,7 +1,8 @@
 /**
  * The lossless matrix (SPEC section 3): for every fixture A of every format, and every format B in
  * every container it writes, reading A, writing B, reading B and writing A gives back the records
- * that writing A directly gives; and writing A directly gives the records A holds. The fixtures
+ * that writing A directly gives; and writing A directly gives the records A holds. Reading B gives
+ * back A's canonical cases, a table's header then B's own where B is the other table format. The fixtures
  * are found on disk, so a new fixture joins every pair by itself.
  */
 import { test } from 'node:test'
@@ -12,7 +13,7 @@ import { basename, join } from 'node:path'
 import { FORMAT_NAMES, getAdapter } from '../adapters/index.ts'
 import type { Container, FormatName } from '../adapters/types.ts'
 import { containerOf, readRecords } from '../src/codecs/index.ts'
-import type { EvalCase } from '../src/model.ts'
+import { withHeaderOf, type EvalCase } from '../src/model.ts'
 import { read, write } from '../src/pipeline.ts'
 import { fixtures } from './helpers/fixtures.ts'
 
@@ -65,7 +66,9 @@ for (const fixture of all) {
           const middle = scratch(EXT[container])
           await write(original, middle, { to: target })
           const through = await collect(read(middle, { from: target }))
-          assert.deepEqual(stripUndefined(through), stripUndefined(original), `${target} ${container} gives back the canonical cases`)
+          // A table written as the other table format takes the header as its own (`Adapter.headerOf`).
+          const given = adapter.headerOf && original[0] ? [withHeaderOf(original[0], target, adapter.headerOf), ...original.slice(1)] : original
+          assert.deepEqual(stripUndefined(through), stripUndefined(given), `${target} ${container} gives back the canonical cases`)
           const back = scratch(EXT[writeBack])
           await write(through, back, { to: fixture.format })
           assert.deepEqual(await records(back, fixture.format), expected)

@@ -163,3 +163,47 @@ test('a mapped column the header lacks: a usage error naming the mapping and the
     return true
   })
 })
+
+test("a table written as Hugging Face rows and back keeps its column names, in each of hf's containers", async () => {
+  const source = 'question,answer,topic\nWhat is 2+2?,4,math\n"Capital of France?",Paris,geo\n'
+  const path = join(work, 'own-names.csv')
+  writeFileSync(path, source)
+  const cases = await collect(path)
+  assert.deepEqual(cases[0]!.extras, { csv: { $file: { columns: ['question', 'answer', 'topic'] } } })
+  for (const ext of ['jsonl', 'csv', 'parquet']) {
+    const middle = join(work, `own-names-hf.${ext}`)
+    await convert({ input: path, output: middle, from: 'csv', to: 'hf' })
+    const rows = await collect(middle, { from: 'hf' })
+    // hf reads the header as its own; the cases are the table's otherwise.
+    assert.deepEqual(rows[0]!.extras, { hf: { $file: { columns: ['question', 'answer', 'topic'] } } }, ext)
+    assert.deepEqual(rows.map((c) => ({ ...c, extras: undefined })), cases.map((c) => ({ ...c, extras: undefined })), ext)
+    const back = join(work, `own-names-back-${ext}.csv`)
+    await convert({ input: middle, output: back, from: 'hf', to: 'csv' })
+    assert.equal(readFileSync(back, 'utf8'), source.replace('"Capital of France?"', 'Capital of France?'), ext)
+  }
+  const jsonl = readFileSync(join(work, 'own-names-hf.jsonl'), 'utf8')
+  assert.deepEqual(Object.keys(JSON.parse(jsonl.split('\n')[0]!)), ['question', 'answer', 'topic'])
+})
+
+test("a Parquet dataset's columns name the CSV's, its features carried beside them", async () => {
+  const out = join(work, 'squad.csv')
+  await convert({ input: join(import.meta.dirname, '..', 'fixtures', 'hf', 'squad.parquet'), output: out, from: 'hf', to: 'csv' })
+  assert.equal(readFileSync(out, 'utf8').split('\n')[0], 'id,title,context,question,answers,answerable,evalferry')
+  const [first] = await collect(out)
+  assert.deepEqual(first!.extras?.csv, { $file: { columns: ['id', 'title', 'context', 'question', 'answers', 'answerable'] } })
+  assert.deepEqual(Object.keys(first!.extras?.hf?.$file as object), ['features'])
+})
+
+test('a header read with --map is not written as Hugging Face rows: its rows would need the mapping to read back', async () => {
+  const path = join(work, 'mapped-to-hf.csv')
+  writeFileSync(path, 'q,a,topic\nWhat?,This,x\n')
+  const out = join(work, 'mapped-to-hf.jsonl')
+  await convert({ input: path, output: out, from: 'csv', to: 'hf', map: { input: 'q', expected_output: 'a' } })
+  const row = JSON.parse(readFileSync(out, 'utf8').split('\n')[0]!)
+  assert.deepEqual(row, {
+    input: 'What?',
+    expected_output: 'This',
+    topic: 'x',
+    evalferry: { extras: { csv: { $file: { columns: ['q', 'a', 'topic'], map: { input: 'q', expected_output: 'a' } } } } },
+  })
+})
