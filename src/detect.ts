@@ -2,7 +2,7 @@
 import { allAdapters } from '../adapters/index.ts'
 import type { Container, FormatName, SniffSample } from '../adapters/types.ts'
 import { containerOf, readRecords } from './codecs/index.ts'
-import { DataError, EvalferryError, UsageError } from './errors.ts'
+import { DataError, EvalferryError, UsageError, type Location } from './errors.ts'
 import { isJsonObject, type JsonObject } from './model.ts'
 
 export interface Detection {
@@ -13,8 +13,10 @@ export interface Detection {
   confidence: number
   /** Every format's score, best first. */
   candidates: { format: FormatName; confidence: number }[]
-  /** Records in the file (with `count`). */
+  /** Records in the file (with `count`), those that read. */
   records?: number
+  /** Records that could not be read (with `count`: a line of JSON Lines that is not JSON), and the first one's error. */
+  unreadable?: { count: number; first: { message: string; code: string; location: Location } }
   /** Top-level fields seen in the records (with `count`: in all of them; else in the sample). */
   fields: string[]
 }
@@ -45,21 +47,23 @@ export async function detect(file: string, options: DetectOptions = {}): Promise
     const fields = new Set<string>()
     let count = 0
     // A bad record the rest of the file can be read past (a line of JSON Lines that is not JSON) is
-    // left out of the sample: `--on-error skip` skips it later. With nothing else, it is the answer.
-    let bad: unknown
+    // left out of the sample and the count: `--on-error skip` skips it later. With nothing else, it is the answer.
+    let bad: EvalferryError | undefined
+    let unreadable = 0
     for await (const r of readRecords(c, file, { file, recordKeys, header, columns })) {
       if (r.error) {
         if (strict) throw r.error
         bad ??= r.error
+        unreadable++
       } else {
         if (records.length < SAMPLE_SIZE) records.push(r.value)
         if (isJsonObject(r.value) && (options.count || count < SAMPLE_SIZE)) for (const k of Object.keys(r.value)) fields.add(k)
+        count++
       }
-      count++
-      if (!options.count && count >= SAMPLE_SIZE) break
+      if (!options.count && count + unreadable >= SAMPLE_SIZE) break
     }
     if (bad && records.length === 0) throw bad
-    return { header, columns, records, fields, count }
+    return { header, columns, records, fields, count, unreadable: bad ? { count: unreadable, first: bad } : undefined }
   }
 
   let sample
@@ -108,8 +112,14 @@ export async function detect(file: string, options: DetectOptions = {}): Promise
     confidence: best?.confidence ?? 0,
     candidates,
     ...(options.count ? { records: sample.count } : {}),
+    ...(options.count && sample.unreadable ? { unreadable: { count: sample.unreadable.count, first: errorEntry(sample.unreadable.first) } } : {}),
     fields: [...sample.fields],
   }
+}
+
+/** An error as `detect --json` lists it. */
+export function errorEntry(error: EvalferryError): { message: string; code: string; location: Location } {
+  return { message: error.message, code: error.code, location: error.location }
 }
 
 function clamp(n: number): number {

@@ -931,6 +931,22 @@ test('--on-error skip skips a bad JSON Lines line when the format is detected to
   )
 })
 
+test('detect counts the records that read, and tells those that do not: the first on stderr, exit 1, the count in --json', async () => {
+  const input = file('detect-some-bad.jsonl', '{"input": "a"}\nnot json\n{"input": "b"}\n{"input": "c"}\nnor this\n')
+  const told = await runCli(['detect', input])
+  assert.equal(told.code, 1)
+  assert.match(told.stdout, new RegExp(`^${input}: deepeval \\(jsonl\\), .*, 3 records and 2 that do not read\n`))
+  assert.equal(told.stderr, `evalferry: ${input}:2:2: invalid JSON: Unexpected token 'o', "not json" is not valid JSON (and 1 more that does not read; validate lists them)\n`)
+  const listed = await runCli(['detect', input, '--json'])
+  assert.equal(listed.code, 1)
+  const [entry] = JSON.parse(listed.stdout) as { records: number; unreadable: { count: number; first: { code: string; location: unknown } } }[]
+  assert.deepEqual([entry!.records, entry!.unreadable.count, entry!.unreadable.first.code, entry!.unreadable.first.location], [3, 2, 'E_PARSE', { file: input, line: 2, column: 2 }])
+  // A file that reads whole has no such entry, and exits 0.
+  const whole = await runCli(['detect', file('detect-whole.jsonl', '{"input": "a"}\n'), '--json'])
+  assert.equal(whole.code, 0, whole.stderr)
+  assert.equal('unreadable' in (JSON.parse(whole.stdout) as object[])[0]!, false)
+})
+
 test('validate, detect, convert and prefetch of a directory that holds no dataset file are refused, as a glob that matches none is', async () => {
   const empty = join(dir, 'no-datasets')
   mkdirSync(empty)

@@ -1,5 +1,5 @@
-import { detect, type Detection } from '../detect.ts'
-import { EvalferryError, UsageError } from '../errors.ts'
+import { detect, errorEntry, type Detection } from '../detect.ts'
+import { EvalferryError, formatLocation, UsageError } from '../errors.ts'
 import type { Command } from './command.ts'
 import { containerOption } from './options.ts'
 import { expandInputs } from './inputs.ts'
@@ -7,7 +7,9 @@ import { expandInputs } from './inputs.ts'
 const usage = `Usage: evalferry detect <file...> [--from-container <container>] [--json]
 
 Tells, for each file, its format and container (from the content, not only the extension),
-how sure that is, how many records it holds and which fields they use. --from-container names
+how sure that is, how many records it holds and which fields they use. A record that does not
+read (a line of JSON Lines that is not JSON) is not counted: the first is told on stderr, and the
+exit is 1. --from-container names
 the container of a file whose extension names none (json, jsonl, csv, yaml, parquet).`
 
 const command: Command = {
@@ -24,13 +26,20 @@ const command: Command = {
     let exitCode = 0
     for (const file of await expandInputs(positionals)) {
       try {
-        entries.push(await detect(file, { count: true, ...(container ? { container } : {}) }))
+        const detection = await detect(file, { count: true, ...(container ? { container } : {}) })
+        entries.push(detection)
+        // Records that do not read are bad data, told as `validate` tells the first: the detection stands.
+        if (detection.unreadable) {
+          const { count, first } = detection.unreadable
+          failures.push(`${formatLocation(first.location)}${first.message}${count > 1 ? ` (and ${count - 1} more that do${count === 2 ? 'es' : ''} not read; validate lists them)` : ''}`)
+          exitCode = Math.max(exitCode, 1)
+        }
       } catch (error) {
         // One file that cannot be told (its data, or a name that tells no container) does not hide what the others are.
         if (!(error instanceof EvalferryError)) throw error
         failures.push(error.describe())
         exitCode = Math.max(exitCode, error.exitCode)
-        entries.push({ file, error: { message: error.message, code: error.code, location: error.location } })
+        entries.push({ file, error: errorEntry(error) })
       }
     }
     for (const failure of failures) stderr.write(`evalferry: ${failure}\n`)
@@ -46,7 +55,8 @@ const command: Command = {
         .map((c) => `${c.format} ${c.confidence.toFixed(2)}`)
       stdout.write(
         `${d.file}: ${d.format} (${d.container}), confidence ${d.confidence.toFixed(2)}` +
-          `${others.length ? ` (also ${others.join(', ')})` : ''}, ${d.records} record${d.records === 1 ? '' : 's'}\n` +
+          `${others.length ? ` (also ${others.join(', ')})` : ''}, ${d.records} record${d.records === 1 ? '' : 's'}` +
+          `${d.unreadable ? ` and ${d.unreadable.count} that do${d.unreadable.count === 1 ? 'es' : ''} not read` : ''}\n` +
           `  fields: ${d.fields.join(', ') || '(none)'}\n`,
       )
     }
