@@ -28,7 +28,9 @@ export function parseShard(text: string): Shard {
   const index = Number(match?.[1])
   const count = Number(match?.[2])
   if (!match || !Number.isSafeInteger(count) || count < 1 || index < 1 || index > count) {
-    throw new UsageError(`--shard takes i/n with 1 ≤ i ≤ n (the shards of 4 are 1/4 … 4/4), not "${text}"`)
+    // The example names the shards of the count given, where it is one.
+    const n = Number.isSafeInteger(count) && count >= 1 ? count : 4
+    throw new UsageError(`--shard takes i/n with 1 ≤ i ≤ n (the shards of ${n} are ${n === 1 ? '1/1' : `1/${n} … ${n}/${n}`}), not "${text}"`)
   }
   return { index, count }
 }

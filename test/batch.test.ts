@@ -71,6 +71,10 @@ function readdirSafe(path: string): string[] {
 test('--shard refuses numbers outside 1..n', () => {
   assert.deepEqual(parseShard('2/4'), { index: 2, count: 4 })
   for (const bad of ['0/4', '5/4', '1/0', 'a/b', '1', '1e0/2', '9007199254740992/9007199254740993']) assert.throws(() => parseShard(bad), /--shard takes i\/n/)
+  // The example names the shards of the count given, where there is one.
+  assert.throws(() => parseShard('3/2'), { message: '--shard takes i/n with 1 ≤ i ≤ n (the shards of 2 are 1/2 … 2/2), not "3/2"' })
+  assert.throws(() => parseShard('2/1'), { message: '--shard takes i/n with 1 ≤ i ≤ n (the shards of 1 are 1/1), not "2/1"' })
+  assert.throws(() => parseShard('abc'), { message: '--shard takes i/n with 1 ≤ i ≤ n (the shards of 4 are 1/4 … 4/4), not "abc"' })
 })
 
 test('--jobs takes a whole number written in digits', async () => {
