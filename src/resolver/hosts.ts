@@ -3,6 +3,8 @@
  *
  * `--host <name>=<base-url>[,type=github|gitlab|bitbucket|bitbucket-server][,raw=<url>|raw=off]`
  * - `name` is the host as it appears in dataset URLs (`github.com`, `ghe.example.com:8443`).
+ * - without `type=`, the type its name suggests, and a URL shaped as GitLab's or Bitbucket Server's
+ *   pages is read as theirs.
  * - `base-url` is where git really is: the clone URL is `<base-url>/<owner…>/<repo>.git`
  *   (Bitbucket Server: `<base-url>/scm/<project>/<repo>.git`).
  * - a gitlab or bitbucket-server base URL's path (GitLab's relative URL root, Bitbucket Server's context
@@ -33,6 +35,12 @@ export interface HostConfig {
    * holds `/-/blob/` (or `/-/raw/`, `/-/blame/`): whoever wrote the dataset chose it, so it is sent no token.
    */
   guessed?: boolean
+  /**
+   * Set for a host configured without `type=`: its type is the one its name suggests (`github`
+   * unless it holds `gitlab` or `bitbucket`), and a URL shaped as another type's pages (`/-/blob/`,
+   * `/projects/<KEY>/repos/`) is read as that type's (see `withType`). Holds the `raw=` given, if any.
+   */
+  untyped?: { raw?: string }
 }
 
 export const BUILTIN_HOSTS: readonly HostConfig[] = [
@@ -88,7 +96,7 @@ export function parseHostSpec(spec: string): HostConfig {
   const parts = spec.split(',').map((p) => p.trim())
   const [first, ...attributes] = parts
   const eq = first ? first.indexOf('=') : -1
-  if (!first || eq <= 0) throw new UsageError(`--host ${spec}: expected <name>=<base-url>[,type=github|gitlab|bitbucket]`)
+  if (!first || eq <= 0) throw new UsageError(`--host ${spec}: expected <name>=<base-url>[,type=${HOST_TYPES.join('|')}][,raw=<url>|raw=off]`)
   // A name as URLs write their host: a default port is left out of both, and a scheme or a path is no part of one.
   const name = first.slice(0, eq).toLowerCase().replace(/:(443|80)$/, '')
   if (!/^[a-z0-9.-]+(:\d+)?$/.test(name)) throw new UsageError(`--host ${spec}: the name is a host as URLs write it (ghe.corp.io, or git.corp.io:8443), not "${first.slice(0, eq)}"`)
@@ -98,19 +106,33 @@ export function parseHostSpec(spec: string): HostConfig {
   for (const attribute of attributes) {
     const [key, value = ''] = attribute.split(/=(.*)/s)
     if (key === 'type') {
-      if (!(HOST_TYPES as readonly string[]).includes(value)) {
+      const named = value.toLowerCase()
+      if (!(HOST_TYPES as readonly string[]).includes(named)) {
         throw new UsageError(`--host ${spec}: type must be one of ${HOST_TYPES.join(', ')}`)
       }
-      type = value as HostType
+      type = named as HostType
     } else if (key === 'raw') {
       raw = value
     } else {
       throw new UsageError(`--host ${spec}: unknown attribute '${key}' (type, raw)`)
     }
   }
-  type ??= guessType(name)
-  const rawBase = raw === 'off' ? undefined : raw !== undefined ? checkBase(raw, spec) : defaultRawBase(type, gitBase)
-  return { name, type, gitBase, ...(rawBase !== undefined ? { rawBase } : {}), builtin: false }
+  const rawBase = raw === 'off' || raw === undefined ? raw : checkBase(raw, spec)
+  if (type) return typed({ name, type, gitBase, builtin: false }, rawBase)
+  return { ...typed({ name, type: guessType(name), gitBase, builtin: false }, rawBase), untyped: rawBase === undefined ? {} : { raw: rawBase } }
+}
+
+/** `host` with its single-file API: `raw` as given (`off`: none), else the type's default. */
+function typed(host: Omit<HostConfig, 'rawBase'>, raw: string | undefined): HostConfig {
+  if (raw === 'off') return host
+  return { ...host, rawBase: raw ?? defaultRawBase(host.type, host.gitBase) }
+}
+
+/** A host configured without `type=` as a host of `type`, for a URL shaped as that type's pages. */
+export function withType(host: HostConfig, type: HostType): HostConfig {
+  if (!host.untyped || host.type === type) return host
+  const { untyped, rawBase: _default, ...rest } = host
+  return { ...typed({ ...rest, type }, untyped.raw), untyped }
 }
 
 /** Split `EVALFERRY_HOSTS`: the `--host` syntax, entries separated by commas (attributes stay with their host). */

@@ -30,7 +30,7 @@ import {
 import { type ErrorCode, EvalferryError, FetchError, type Location, UsageError, formatLocation } from '../errors.ts'
 import { interruptSignal } from '../io.ts'
 import { type Credential, credentialFor } from './credentials.ts'
-import { type HostConfig, cloneUrl, hostTable, rawFileUrl } from './hosts.ts'
+import { type HostConfig, type HostType, cloneUrl, hostTable, rawFileUrl } from './hosts.ts'
 import { DEFAULTS, MAX_TIMEOUT_SECONDS, type ManifestEntry, type PrefetchResult, type ResolverOptions, isOffline } from './options.ts'
 import { type RefMap, type ResolvedRef, isFullSha, matchRef, parseLsRemote } from './refs.ts'
 import { type BlobUrl, parseBlobUrl, redactUrl } from './url.ts'
@@ -49,9 +49,18 @@ interface RepoWork {
   urls: BlobUrl[]
 }
 
+/** How each type of host writes the page of one file. */
+const FILE_PAGES: Record<HostType, string> = {
+  github: '/<owner>/<repo>/blob/<ref>/<path>',
+  gitlab: '/<group…>/<project>/-/blob/<ref>/<path>',
+  bitbucket: '/<workspace>/<repo>/src/<ref>/<path>',
+  'bitbucket-server': '/projects/<KEY>/repos/<slug>/browse/<path>?at=<ref>',
+}
+
 /**
- * What to do about a URL on no known host: a host declared under the same name but another port
- * is named, since a host's name is written as URLs write it, port and all.
+ * What to do about a URL that names no file: on a known host, the shape of a file's URL there; on
+ * no known host, a host declared under the same name but another port is named, since a host's
+ * name is written as URLs write it, port and all.
  */
 export function unknownHostHint(url: string, hosts: Map<string, HostConfig>): string {
   let authority: string
@@ -60,6 +69,11 @@ export function unknownHostHint(url: string, hosts: Map<string, HostConfig>): st
     authority = parsed.host.toLowerCase()
   } catch {
     return 'a self-hosted one needs --host <name>=<base-url>'
+  }
+  const known = hosts.get(authority) ?? (authority.startsWith('www.') ? hosts.get(authority.slice(4)) : undefined)
+  if (known) {
+    const also = known.type === 'github' && known.name !== 'github.com' ? ' (or /raw/<owner>/<repo>/<ref>/<path>)' : ''
+    return `a file's URL on ${known.name} is ${FILE_PAGES[known.type]}${also}; a directory's or a repository's page names no file`
   }
   const bare = authority.replace(/:\d+$/, '')
   const near = [...hosts.values()].find((h) => !h.builtin && h.name !== authority && h.name.replace(/:\d+$/, '') === bare)
@@ -180,7 +194,7 @@ interface Resolution {
 async function resolveRefs(session: Session, work: RepoWork, remote: GitRemote, credential: Credential | undefined, fail: (url: string, e: unknown) => void): Promise<Resolution> {
   const resolved = new Map<string, ResolvedRef>()
   const needsListing = work.urls.filter((u) => !(u.ref !== undefined ? isFullSha(u.ref) : isFullSha(u.segments[0] ?? '')))
-  for (const u of work.urls) if (!needsListing.includes(u)) resolved.set(u.url, matchRef(u.url, u.segments, undefined, u.ref))
+  for (const u of work.urls) if (!needsListing.includes(u)) resolved.set(u.url, matchRef(u.url, u.segments, undefined, u.ref, u.refKind))
   if (needsListing.length === 0) return { resolved }
 
   const cached = await readRefListing(work.layout)
@@ -191,7 +205,7 @@ async function resolveRefs(session: Session, work: RepoWork, remote: GitRemote, 
     const errors = new Map<string, unknown>()
     for (const u of needsListing) {
       try {
-        ok.set(u.url, matchRef(u.url, u.segments, refs, u.ref))
+        ok.set(u.url, matchRef(u.url, u.segments, refs, u.ref, u.refKind))
       } catch (error) {
         errors.set(u.url, error)
       }
@@ -279,7 +293,7 @@ async function prefetchRepository(session: Session, work: RepoWork, outcome: Out
   for (const [u, error] of missingAtCachedBranch) {
     const before = resolved.get(u.url)!.commit
     try {
-      resolved.set(u.url, matchRef(u.url, u.segments, refs, u.ref))
+      resolved.set(u.url, matchRef(u.url, u.segments, refs, u.ref, u.refKind))
     } catch (refError) {
       fail(u.url, refError)
       continue

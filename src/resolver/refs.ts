@@ -54,9 +54,11 @@ function startsWith(segments: string[], prefix: string[]): boolean {
 /**
  * Split `<ref>/<path>` against a listing. A full SHA is taken as is (that it names a commit, not a
  * tree, blob or tag, is checked where it is fetched). Otherwise exactly one listed ref must be a
- * prefix; none or several is E_REF naming the candidates.
+ * prefix; none or several is E_REF naming the candidates. `kind` keeps to branches or to tags.
  */
-export function matchRef(url: string, segments: string[], refs: RefMap | undefined, explicitRef?: string): ResolvedRef {
+export function matchRef(url: string, segments: string[], listed: RefMap | undefined, explicitRef?: string, kind?: 'heads' | 'tags'): ResolvedRef {
+  // A URL that says a branch or a tag (GitLab's `?ref_type=`) is matched against those alone.
+  const refs = kind && listed ? Object.fromEntries(Object.entries(listed).filter(([name]) => name.startsWith(`refs/${kind}/`))) : listed
   if (explicitRef !== undefined) {
     const path = segments.join('/')
     if (isFullSha(explicitRef)) return { ref: explicitRef, fullRef: explicitRef, commit: explicitRef.toLowerCase(), path, kind: 'commit' }

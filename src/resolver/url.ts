@@ -4,7 +4,7 @@
  */
 
 import { FetchError } from '../errors.ts'
-import { BUILTIN_HOSTS, type HostConfig, hostTable } from './hosts.ts'
+import { BUILTIN_HOSTS, type HostConfig, type HostType, hostTable, withType } from './hosts.ts'
 
 export interface BlobUrl {
   /** The URL as written in the dataset. */
@@ -25,6 +25,15 @@ export interface BlobUrl {
   ref?: string
   /** Lines from a `#L10-L20` style anchor. */
   lines?: { start: number; end: number }
+  /** Whether the ref is a branch or a tag, where the URL says so (GitLab's `?ref_type=heads|tags`). */
+  refKind?: 'heads' | 'tags'
+}
+
+/** The type of host whose pages a URL's path is shaped as, where it tells: GitLab's `/-/blob/`, Bitbucket Server's `/projects/<KEY>/repos/`. */
+function typeByShape(path: string): HostType | undefined {
+  if (/\/-\/(blob|raw|blame)\//.test(path)) return 'gitlab'
+  if (/\/projects\/[^/]+\/repos\/[^/]+\/(browse|raw)\//.test(path)) return 'bitbucket-server'
+  return undefined
 }
 
 /**
@@ -164,7 +173,8 @@ export function parseBlobUrl(url: string, hostList: Map<string, HostConfig> | st
   const query = new URLSearchParams(m[4]?.slice(1) ?? '')
   const found = lookupHost(authority, `${scheme}://${authority}`, path, hosts)
   if (!found) return undefined
-  const { host, rawHost } = found
+  const { rawHost } = found
+  const host = found.host.untyped ? withType(found.host, typeByShape(path) ?? found.host.type) : found.host
   // A token in a dataset URL would reach logs, manifests and rewritten datasets; tokens belong in the environment.
   if (userinfo) throw unsafe(url, 'credentials in a URL are refused; set the host\'s token in the environment instead (GH_TOKEN, GITLAB_TOKEN, BITBUCKET_TOKEN)')
   const secret = [...query.keys()].find((name) => SECRET_PARAMETER.test(name))
@@ -181,6 +191,11 @@ export function parseBlobUrl(url: string, hostList: Map<string, HostConfig> | st
     if (ownerParts.length < 2 || rest.length < (ref === undefined ? 2 : 1)) return undefined
     const owner = decodeSegments(url, ownerParts)
     checkRepository(url, owner)
+    // The clone URL's suffix written on the repository (`widgets.git/blob/…`) names the same repository.
+    const last = owner.length - 1
+    owner[last] = owner[last]!.replace(/\.git$/i, '') || owner[last]!
+    // Bitbucket Server's project keys are upper-case, and its URLs take them in any case.
+    if (host.type === 'bitbucket-server') owner[0] = owner[0]!.toUpperCase()
     const written = owner.join('/')
     const repository = CASELESS_HOSTS.has(host.name) ? written.toLowerCase() : written
     const slashed = ref === undefined ? encodedRef(url, rest[0]!) : undefined
@@ -191,13 +206,18 @@ export function parseBlobUrl(url: string, hostList: Map<string, HostConfig> | st
   switch (host.type) {
     case 'github': {
       if (rawHost) return make(raw.slice(0, 2), raw.slice(2))
-      if (raw[2] !== 'blob' && raw[2] !== 'raw' && raw[2] !== 'blame') return undefined
-      return make(raw.slice(0, 2), raw.slice(3))
+      if (raw[2] === 'blob' || raw[2] === 'raw' || raw[2] === 'blame') return make(raw.slice(0, 2), raw.slice(3))
+      // GitHub Enterprise without subdomain isolation serves raw files at /raw/<owner>/<repo>/<ref>/<path>.
+      if (raw[0] === 'raw' && host.name !== 'github.com') return make(raw.slice(1, 3), raw.slice(3))
+      return undefined
     }
     case 'gitlab': {
       const dash = raw.findIndex((s, i) => s === '-' && (raw[i + 1] === 'blob' || raw[i + 1] === 'raw' || raw[i + 1] === 'blame'))
       if (dash < 0) return undefined
-      return make(raw.slice(0, dash), raw.slice(dash + 2))
+      const made = make(raw.slice(0, dash), raw.slice(dash + 2))
+      // `?ref_type=heads|tags`: which of a branch and a tag of one name the page shows.
+      const refType = query.get('ref_type')
+      return made && (refType === 'heads' || refType === 'tags') ? { ...made, refKind: refType } : made
     }
     case 'bitbucket': {
       if (raw[2] !== 'src' && raw[2] !== 'raw' && raw[2] !== 'annotate') return undefined

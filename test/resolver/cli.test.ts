@@ -88,6 +88,13 @@ test('resolve prints local paths; --json prints entries', async () => {
   const bad = await runCli(['resolve', 'https://github.com/acme/widgets/blob/main/../x', '--cache-dir', cache, ...hostArgs])
   assert.equal(bad.code, 3)
   assert.match(bad.stderr, /refused/)
+  // A page of a known host that names no file: the message gives the shape of a file's URL there.
+  const tree = 'https://github.com/acme/widgets/tree/main/data'
+  const directory = await runCli(['resolve', tree, '--cache-dir', cache, ...hostArgs])
+  assert.equal(directory.code, 2)
+  assert.equal(directory.stderr, `evalferry: ${tree}: not a blob URL naming a file on a known host (a file's URL on github.com is /<owner>/<repo>/blob/<ref>/<path>; a directory's or a repository's page names no file)\n`)
+  const unknown = await runCli(['resolve', 'https://code.corp.io/a/b/blob/main/x', '--cache-dir', cache, ...hostArgs])
+  assert.match(unknown.stderr, /a self-hosted one needs --host <name>=<base-url>/)
 })
 
 test('cache dir, list, prune and clear', async () => {

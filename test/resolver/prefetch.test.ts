@@ -103,6 +103,14 @@ test('an ambiguous ref and a missing ref fail naming the candidates', async () =
     assert.match(e.message, /ambiguous.*refs\/heads\/dup.*refs\/tags\/dup|ambiguous.*refs\/tags\/dup.*refs\/heads\/dup/)
     return true
   })
+  // GitLab's ?ref_type= says which of the two its page showed.
+  const gitlab = fx.repos[1]!
+  for (const kind of ['tags', 'heads']) {
+    const url = `${blobUrl(gitlab, 'dup', 'data/file-1.txt')}?ref_type=${kind}`
+    const result = await prefetchUrls([url], options())
+    assert.deepEqual([result.entries[0]!.ref, result.entries[0]!.commit, result.entries[0]!.path], ['dup', gitlab.main, 'data/file-1.txt'], kind)
+    assert.deepEqual(readFileSync(result.entries[0]!.local_path), gitlab.files.get('data/file-1.txt'))
+  }
   await assert.rejects(prefetchUrls([blobUrl(github, 'no-such-branch', 'a.txt')], options()), (e: unknown) => {
     assert.ok(e instanceof FetchError)
     assert.equal(e.code, 'E_REF')
@@ -110,6 +118,15 @@ test('an ambiguous ref and a missing ref fail naming the candidates', async () =
     assert.match(e.message, /candidates: .*feature\/x\/y/)
     return true
   })
+})
+
+test('a host declared without type= fetches the GitLab pages its URLs show', async () => {
+  const gitlab = fx.repos[1]!
+  const base = fx.server.hostSpecs().find((spec) => spec.startsWith('gitlab.com='))!.split('=')[1]!.split(',')[0]!
+  const url = `https://git.corp.io/${gitlab.path}/-/blob/main/data/file-1.txt`
+  const result = await prefetchUrls([url], { ...options(), hosts: [`git.corp.io=${base}`] })
+  assert.deepEqual([result.entries[0]!.host, result.entries[0]!.repository, result.entries[0]!.commit], ['git.corp.io', gitlab.path, gitlab.main])
+  assert.deepEqual(readFileSync(result.entries[0]!.local_path), gitlab.files.get('data/file-1.txt'))
 })
 
 test('safety: .. and symlinks leaving the repository are refused, symlinks inside are followed, sizes are limited', async () => {

@@ -60,6 +60,14 @@ test('an ambiguous or missing ref is E_REF naming the candidates', () => {
   assert.throws(() => matchRef('u', ['abc1234', 'f'], LISTING), /abbreviated SHAs/)
 })
 
+test('a URL that says a branch or a tag is matched against those alone', () => {
+  const listed = parseLsRemote([`${A}\trefs/heads/dup`, `${B}\trefs/tags/dup`].join('\n'))
+  assert.throws(() => matchRef('u', ['dup', 'f.md'], listed), /ambiguous/)
+  assert.deepEqual(pick(matchRef('u', ['dup', 'f.md'], listed, undefined, 'tags')), ['dup', B, 'f.md', 'tag'])
+  assert.deepEqual(pick(matchRef('u', ['dup', 'f.md'], listed, undefined, 'heads')), ['dup', A, 'f.md', 'branch'])
+  assert.throws(() => matchRef('u', ['f.md'], parseLsRemote(`${A}\trefs/heads/dup`), 'dup', 'tags'), /no branch or tag/)
+})
+
 test('refs named like Object.prototype members are refs like any other, and only when listed', () => {
   // Not listed: the inherited property is no ref.
   for (const name of ['constructor', 'toString', '__proto__']) {

@@ -33,6 +33,16 @@ const CASES: [string, string, string, string[], Record<string, unknown>?][] = [
   ['https://github.com/o/r/blob/main/f.txt#L2C1-L3C5', 'github.com', 'o/r', ['main', 'f.txt'], { lines: { start: 2, end: 3 } }],
   ['https://bb.corp.io/projects/PRJ/repos/tool/browse/src/a.txt#2-3', 'bb.corp.io', 'PRJ/tool', ['src', 'a.txt'], { lines: { start: 2, end: 3 } }],
   ['https://bb.corp.io/projects/PRJ/repos/tool/browse/src/a.txt#5', 'bb.corp.io', 'PRJ/tool', ['src', 'a.txt'], { lines: { start: 5, end: 5 } }],
+  // Bitbucket Server's project keys are upper-case, whatever case a URL writes them in.
+  ['https://bb.corp.io/projects/prj/repos/tool/browse/a.txt', 'bb.corp.io', 'PRJ/tool', ['a.txt'], { ref: 'HEAD' }],
+  // GitHub Enterprise without subdomain isolation serves raw files under /raw/.
+  ['https://ghe.example.com/raw/org/tool/main/x.txt', 'ghe.example.com', 'org/tool', ['main', 'x.txt']],
+  // The clone URL's suffix on the repository names the same repository.
+  ['https://github.com/o/r.git/blob/main/a.txt', 'github.com', 'o/r', ['main', 'a.txt']],
+  ['https://gitlab.com/g/p.git/-/blob/main/a.txt', 'gitlab.com', 'g/p', ['main', 'a.txt']],
+  // GitLab says which of a branch and a tag of one name it shows.
+  ['https://gitlab.com/g/p/-/blob/dup/a.txt?ref_type=tags', 'gitlab.com', 'g/p', ['dup', 'a.txt'], { refKind: 'tags' }],
+  ['https://gitlab.com/g/p/-/blob/dup/a.txt?ref_type=heads#L2', 'gitlab.com', 'g/p', ['dup', 'a.txt'], { refKind: 'heads', lines: { start: 2, end: 2 } }],
 ]
 
 test('parses blob URLs of every host form', () => {
@@ -55,6 +65,32 @@ test('github.com and bitbucket.org name a repository without regard to case; Git
   assert.equal(repositoryOf('https://gitlab.com/Group/Sub/Project/-/blob/main/f.txt'), 'Group/Sub/Project')
   const configured = hostTable(['git.corp.io=https://git.corp.io,type=github'])
   assert.equal(parseBlobUrl('https://git.corp.io/Team/Tool/blob/main/f.txt', configured)?.repository, 'Team/Tool')
+})
+
+test('a host declared without type= reads a URL shaped as GitLab or Bitbucket Server pages as theirs, and any other as its name suggests', () => {
+  const untyped = hostTable(['git.corp.io=https://git.corp.io', 'stash.corp.io=https://stash.corp.io/bitbucket', 'quiet.io=https://quiet.io,raw=off'], {})
+  const gitlab = parseBlobUrl('https://git.corp.io/group/sub/project/-/blob/main/a.md', untyped)!
+  assert.deepEqual([gitlab.host.type, gitlab.repository, gitlab.segments, cloneUrl(gitlab.host, gitlab.repository), gitlab.host.rawBase], [
+    'gitlab',
+    'group/sub/project',
+    ['main', 'a.md'],
+    'https://git.corp.io/group/sub/project.git',
+    'https://git.corp.io/api/v4',
+  ])
+  const server = parseBlobUrl('https://stash.corp.io/bitbucket/projects/PROJ/repos/repo/browse/a.md?at=refs%2Fheads%2Fmain', untyped)!
+  assert.deepEqual([server.host.type, server.repository, server.ref, cloneUrl(server.host, server.repository), server.host.rawBase], [
+    'bitbucket-server',
+    'PROJ/repo',
+    'refs/heads/main',
+    'https://stash.corp.io/bitbucket/scm/proj/repo.git',
+    'https://stash.corp.io/bitbucket/rest/api/1.0',
+  ])
+  const github = parseBlobUrl('https://git.corp.io/team/tool/blob/main/a.md', untyped)!
+  assert.deepEqual([github.host.type, github.repository, github.host.rawBase], ['github', 'team/tool', 'https://git.corp.io/raw'])
+  // raw=off stays off whatever type the URL reads as.
+  assert.equal(parseBlobUrl('https://quiet.io/g/p/-/raw/main/a.md', untyped)!.host.rawBase, undefined)
+  // A type given is the type: a github host reads no GitLab page.
+  assert.equal(parseBlobUrl('https://ghe.example.com/g/p/-/blob/main/a.md', hosts), undefined)
 })
 
 test('an unknown host with /-/blob/ is GitLab at that origin', () => {
@@ -101,6 +137,8 @@ test('--host specs: types, raw endpoints, credentials refused in URLs', () => {
   assert.throws(() => parseHostSpec('x.io=https://user:secret@x.io'), /credentials/)
   assert.throws(() => parseHostSpec('x.io=ftp://x.io'), /http/)
   assert.throws(() => parseHostSpec('x.io=https://x.io,type=svn'), /type must be/)
+  assert.equal(parseHostSpec('x.io=https://x.io,type=GitLab').type, 'gitlab')
+  assert.throws(() => parseHostSpec('x.io'), { message: '--host x.io: expected <name>=<base-url>[,type=github|gitlab|bitbucket|bitbucket-server][,raw=<url>|raw=off]' })
   assert.deepEqual(splitHostList('a.io=https://a.io,type=gitlab,b.io=https://b.io,type=github,raw=off'), ['a.io=https://a.io,type=gitlab', 'b.io=https://b.io,type=github,raw=off'])
   const table = hostTable(['a.io=https://cli.a.io'], { EVALFERRY_HOSTS: 'a.io=https://env.a.io,b.io=https://b.io,type=gitlab' })
   assert.equal(table.get('a.io')?.gitBase, 'https://cli.a.io')
