@@ -921,7 +921,8 @@ test('--on-error skip skips a bad JSON Lines line when the format is detected to
   const unnamed = file('goldens.dat', readFileSync(input, 'utf8'))
   const mixed = await runCli(['detect', unnamed, input, '--json'])
   assert.equal(mixed.code, 2, mixed.stderr)
-  assert.equal(mixed.stderr, `evalferry: cannot tell the container of ${unnamed} from its extension\n`)
+  // The told file's line that does not read is named too (its exit, 1, is below the usage error's).
+  assert.equal(mixed.stderr, `evalferry: cannot tell the container of ${unnamed} from its extension\nevalferry: ${input}:2:2: invalid JSON: Unexpected token 'o', "not json" is not valid JSON\n`)
   assert.deepEqual(
     (JSON.parse(mixed.stdout) as { file: string; format?: string; error?: { code: string } }[]).map((e) => [e.file, e.format, e.error?.code]),
     [
