@@ -654,7 +654,8 @@ function writeStrings(w: Writer, name: string, items: string[] | undefined): Jso
     return raw === undefined ? undefined : writeStructured(w, name, raw)
   }
   const form = objectOf(w.extras[FORM])[name]
-  const joined = w.container === 'csv' || (form === 'list' ? false : form === 'joined' || joinedByDefault(name, w.kind, w.container))
+  // Only DeepEval's CSV and JSON Lines readers split a joined list: in JSON it is written as a list, its form carried.
+  const joined = w.container === 'csv' || (w.container === 'jsonl' && (form === 'list' ? false : form === 'joined' || joinedByDefault(name, w.kind, w.container)))
   if (!joined) return items
   const piped = items.findIndex((item) => item.includes(DELIMITER))
   if (piped !== -1 && !Object.hasOwn(w.carried, name)) {
@@ -740,7 +741,8 @@ function writeExpected(w: Writer, expected: EvalCase['expected_output']): JsonVa
 function encodeTool(tool: ToolCall): JsonObject {
   const values: Record<string, JsonValue | undefined> = {
     name: tool.name,
-    type: tool.type,
+    // DeepEval's ToolCall takes only its own types (an OpenAI call's "function" fails its validation); another is carried.
+    type: tool.type === 'FUNCTION' || tool.type === 'MCP' ? tool.type : undefined,
     description: tool.description,
     reasoning: tool.reasoning,
     output: tool.output,
@@ -789,6 +791,17 @@ function metadataOf(c: EvalCase, w: Writer): JsonObject | undefined {
   return { ...c.metadata, [CARRY_KEY]: { ...carry, extras: { ...extras, [FORMAT]: w.extras } } }
 }
 
+/**
+ * `extras` with the record's remembered keys in snake_case: the camelCase spelling is Confident AI's
+ * JSON, and DeepEval's JSON Lines reader takes only save_as's names (the spelling is carried).
+ */
+function snakeKeys(shape: Shape, extras: JsonObject): JsonObject {
+  const keys = stringsOf(extras[KEYS])
+  const camel = shape.camel
+  if (keys === undefined || camel === undefined || !keys.some((k) => camelNames(camel).has(k))) return extras
+  return { ...extras, [KEYS]: keys.map((k) => (camelNames(camel).has(k) ? (resolveKey(shape, k) ?? k) : k)) }
+}
+
 /** The value of every known field of the record, in the container's form; undefined when unset. */
 function recordValues(c: EvalCase, w: Writer): Record<string, JsonValue | undefined> {
   const x = w.extras
@@ -805,7 +818,11 @@ function recordValues(c: EvalCase, w: Writer): Record<string, JsonValue | undefi
   }
   if (w.kind === 'single') {
     // A golden's input is required: a case without one (a scenario of its own, say) is written with an empty one.
-    if (c.input === undefined) w.ctx.warn('the case has no input, which a DeepEval golden requires: written as ""', 'input')
+    if (c.input === undefined) {
+      // pandas reads an empty cell as missing, and the golden refuses it there too.
+      const written = w.container === 'csv' ? "as an empty cell, which DeepEval's CSV reader takes for a missing input" : 'as ""'
+      w.ctx.warn(`the case has no input, which a DeepEval golden requires: written ${written}`, 'input')
+    }
     values.input = writeMessage(w, 'input', c.input, 'user') ?? ''
     values.actual_output = c.actual_output ?? (x.actual_output === undefined ? undefined : writeStructured(w, 'actual_output', x.actual_output))
     values.expected_output = writeExpected(w, c.expected_output)
@@ -838,6 +855,7 @@ function encode(c: EvalCase, ctx: EncodeContext): JsonObject {
   const w: Writer = { kind, container: ctx.container, extras: own(c), ctx, carried: objectOf(c.metadata?.[CARRY_KEY]) }
   const values = recordValues(c, w)
   const shape = shapeOf(kind, ctx.container)
+  if (ctx.container === 'jsonl') return assemble(shape, values, snakeKeys(shape, w.extras))
   if (ctx.container !== 'csv') return assemble(shape, values, w.extras)
   const columns = ctx.layout?.columns ?? csvColumns(kind, [c])
   const record: JsonObject = {}

@@ -322,7 +322,7 @@ test('a case without an input written where one is required (a DeepEval golden, 
   const cases: EvalCase[] = [{ expected_output: 'a' }, { input: [{ role: 'user', content: 'q' }] }]
   for (const [to, extension, message] of [
     ['deepeval', 'json', 'the case has no input, which a DeepEval golden requires: written as ""'],
-    ['deepeval', 'csv', 'the case has no input, which a DeepEval golden requires: written as ""'],
+    ['deepeval', 'csv', 'the case has no input, which a DeepEval golden requires: written as an empty cell, which DeepEval\'s CSV reader takes for a missing input'],
     ['evals', 'jsonl', 'the case has no input, which the EvalCase schema requires: written as ""'],
   ] as const) {
     const output = join(dir, `no-input.${to}.${extension}`)

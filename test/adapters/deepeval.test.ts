@@ -534,3 +534,37 @@ test('a persona without a user description gives the DeepEval CSV its user_descr
   for await (const c of read(csv, { from: 'deepeval' })) back.push(c)
   assert.deepEqual([back[0]!.user_description, back[0]!.persona], [undefined, golden.persona])
 })
+
+test("files DeepEval's own loaders read: tool types of its enum only, save_as's names in JSON Lines, lists in JSON", async () => {
+  // An OpenAI tool call's type "function" fails DeepEval's ToolCall (FUNCTION or MCP): left out, and carried.
+  const tools: EvalCase[] = [
+    {
+      input: [{ role: 'user', content: 'Weather in Oslo?' }],
+      expected_tools: [{ name: 'weather', type: 'function', arguments: { city: 'Oslo' } }],
+      tools_called: [{ name: 'weather', type: 'MCP', arguments: { city: 'Oslo' } }],
+    },
+  ]
+  const { text } = await writeAll(tools, 'tool-types.json')
+  const [golden] = JSON.parse(text) as { expected_tools: object[]; tools_called: object[] }[]
+  assert.deepEqual(golden!.expected_tools, [{ name: 'weather', inputParameters: { city: 'Oslo' } }])
+  assert.deepEqual(golden!.tools_called, [{ name: 'weather', type: 'MCP', inputParameters: { city: 'Oslo' } }])
+  assert.deepEqual(await readAll(join(out, 'tool-types.json')), tools)
+
+  // Confident AI's camelCase is its JSON's: JSON Lines gets the names DeepEval's JSON Lines reader takes.
+  const confident = await readAll(join(OWN, 'confident.json'))
+  const lines = join(out, 'confident.jsonl')
+  await convert({ input: join(OWN, 'confident.json'), output: lines, from: 'deepeval', to: 'deepeval' })
+  const [first] = (await records(readFileSync(lines, 'utf8'), 'jsonl')) as Record<string, unknown>[]
+  for (const key of ['actual_output', 'expected_output', 'retrieval_context', 'additional_metadata', 'tools_called', 'expected_tools', 'source_file', 'custom_column_key_values']) assert.ok(key in first!, key)
+  for (const key of ['actualOutput', 'expectedOutput', 'retrievalContext', 'additionalMetadata', 'toolsCalled', 'expectedTools', 'sourceFile', 'customColumnKeyValues']) assert.ok(!(key in first!), key)
+  assert.equal(first!.expected_output, 'An LLM evaluation framework')
+  assert.deepEqual(await readAll(lines), confident)
+
+  // A context joined by hand in JSON Lines is a list in JSON, which DeepEval's JSON reader requires.
+  const source = join(OWN, 'multi_turn.jsonl')
+  const json = join(out, 'multi_turn.json')
+  await convert({ input: source, output: json, from: 'deepeval', to: 'deepeval' })
+  const written = JSON.parse(readFileSync(json, 'utf8')) as { scenario: string; context: unknown }[]
+  assert.deepEqual(written.find((g) => g.scenario === 'Joined context by hand')!.context, ['a', 'b'])
+  assert.deepEqual(await readAll(json), await readAll(source))
+})
