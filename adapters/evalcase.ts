@@ -438,6 +438,7 @@ function encodeCase(c: EvalCase, ctx: EncodeContext): JsonObject {
   if (input !== undefined) {
     const remembered = spelling(c, 'input')
     const key = modern ? 'input' : (remembered.key ?? 'input')
+    if (key === 'input_messages') ctx.warn(SUPERSEDED('input_messages', 'input', 'it skips a case without `input`'), key)
     const text = singleText(input, 'user')
     const shape = remembered.shape ?? defaultShape(input, 'user')
     out[key] = shape === 'text' && text !== undefined ? text : input.map(encodeMessage)
@@ -448,6 +449,7 @@ function encodeCase(c: EvalCase, ctx: EncodeContext): JsonObject {
   if (c.expected_output !== undefined) {
     const remembered = spelling(c, 'expected_output')
     const key = modern ? 'expected_output' : (remembered.key ?? 'expected_output')
+    if (key === 'expected_messages') ctx.warn(SUPERSEDED('expected_messages', 'expected_output', 'the case has no expected output there'), key)
     const value = c.expected_output
     if (isMessageList(value)) {
       const text = singleText(value, 'assistant')
@@ -471,6 +473,10 @@ function encodeCase(c: EvalCase, ctx: EncodeContext): JsonObject {
 
 // ---------------------------------------------------------------------------------------------
 // sniffing
+
+/** The warning for a key the source spelled as AgentV 4 no longer reads, written as it came. */
+const SUPERSEDED = (key: string, now: string, effect: string): string =>
+  `written as the source spelled it, \`${key}\`, which AgentV 4 no longer reads (${effect}); --dialect agentv writes \`${now}\``
 
 const CASE_MARKERS = ['expected_outcome', 'criteria', 'input_messages', 'expected_messages', 'rubrics', 'conversation_id', 'assertions']
 

@@ -263,11 +263,19 @@ test('cases from other formats with --dialect agentv: tests, criteria and rubric
   assert.deepEqual(await readCases(output), withFile(foreign, 'tests'))
 })
 
-test('--dialect agentv writes input for input_messages, which AgentV 4 no longer reads', async () => {
+test('--dialect agentv writes input for input_messages, which AgentV 4 no longer reads; the default dialect keeps it and warns', async () => {
   const cases = await readCases(join(REAL, 'agentv-2026-02/basic-jsonl--dataset.jsonl'))
   const record = evalcase.encode(cases[0]!, encodeContext('yaml', 0, 'agentv'))
   assert.ok('input' in record && !('input_messages' in record))
   assert.ok('expected_output' in record && !('expected_messages' in record))
+  // The default dialect writes the source's spelling, and says what AgentV 4 does with it.
+  const warnings: [string, string | undefined][] = []
+  const kept = evalcase.encode(cases[0]!, { ...encodeContext('yaml', 0), warn: (message, field) => warnings.push([message, field]) })
+  assert.ok('input_messages' in kept && 'expected_messages' in kept)
+  assert.deepEqual(warnings, [
+    ['written as the source spelled it, `input_messages`, which AgentV 4 no longer reads (it skips a case without `input`); --dialect agentv writes `input`', 'input_messages'],
+    ['written as the source spelled it, `expected_messages`, which AgentV 4 no longer reads (the case has no expected output there); --dialect agentv writes `expected_output`', 'expected_messages'],
+  ])
 })
 
 test('tool calls: OpenAI arguments text kept exactly, AgentV runtime shape kept', () => {
