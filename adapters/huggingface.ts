@@ -16,7 +16,8 @@
  * a Sequence of a dict as a struct of lists, ClassLabel as integers, timestamps, Image,
  * Audio, Video and Pdf as a struct of bytes and path); a value its column cannot hold is written as
  * null and carried. Columns the Parquet writer cannot type exactly (objects of varying keys, media
- * given as links) are JSON-text columns with the feature `{"_type": "Json"}`.
+ * given as links) are JSON-text columns: `Json` to evalferry, `Value("string")` in the file's
+ * features, which every `datasets` loads (see `JSON_COLUMNS_KEY`).
  * JSON Lines and CSV have no features, so ClassLabel columns are written as their names there.
  */
 import { deepEqual } from '../src/carry.ts'
@@ -79,6 +80,9 @@ function featuresOf(ctx: DecodeContext, first: JsonObject): Features | undefined
       ctx.warn('the Parquet "huggingface" metadata is not JSON; reading the features from the Arrow schema')
     }
   }
+  // Columns evalferry wrote as JSON text, under a feature every `datasets` reads (see `JSON_COLUMNS_KEY`).
+  const jsonColumns = jsonColumnsOf(ctx)
+  if (jsonColumns.length) features = { ...features, ...Object.fromEntries(jsonColumns.map((column) => [column, JSON_FEATURE])) }
   if (ctx.container === 'parquet' && ctx.columns?.length) features = withColumnFeatures(features, ctx.columns, ctx.columnTypes)
   // The pipeline hands file-level keys to the first case, so the features travel with it, unless
   // they are what writing infers from the values anyway.
@@ -86,6 +90,29 @@ function featuresOf(ctx: DecodeContext, first: JsonObject): Features | undefined
   features ??= normalizeFeatures(ctx.header.features)
   ctx.state.features = features ?? null
   return features
+}
+
+/**
+ * The Parquet schema metadata key under which evalferry lists its JSON-text columns
+ * (`{"json_columns": [...]}`). `datasets` knows the `Json` feature only from 4.7 on, and before
+ * that refuses to load a file whose features name it; so such a column's feature is written as
+ * `Value("string")`, which every version loads as the JSON text, and listed here for evalferry,
+ * which reads it as the `Json` feature (its values parsed).
+ */
+const JSON_COLUMNS_KEY = 'evalferry'
+
+function jsonColumnsOf(ctx: DecodeContext): string[] {
+  const meta = ctx.schemaMetadata?.[JSON_COLUMNS_KEY]
+  if (meta === undefined) return []
+  try {
+    const parsed: unknown = JSON.parse(meta)
+    const columns = isJsonObject(parsed) ? parsed.json_columns : undefined
+    if (Array.isArray(columns) && columns.every((c) => typeof c === 'string')) return columns as string[]
+  } catch {
+    // Reported below, as a value of another shape is.
+  }
+  ctx.warn(`the Parquet "${JSON_COLUMNS_KEY}" metadata is not {"json_columns": [...]}; its columns are read as the features say`)
+  return []
 }
 
 /**
@@ -438,11 +465,19 @@ const huggingface: Adapter = {
       }
       // A column the source has no feature for (null) has none in the metadata either: `datasets`
       // derives it from the type written, and reading the file gives null back, as the source had.
-      const described = Object.fromEntries(Object.entries(features).filter(([col]) => !(source && Object.hasOwn(source, col) && source[col] === null)))
+      const described = Object.fromEntries(
+        Object.entries(features)
+          .filter(([col]) => !(source && Object.hasOwn(source, col) && source[col] === null))
+          .map(([col, feature]) => [col, deepEqual(feature, JSON_FEATURE) ? STRING : feature]),
+      )
+      const jsonColumns = cols.filter((col) => deepEqual(features[col], JSON_FEATURE))
       const l: FileLayout = {
         columns: cols,
         header: { features },
-        schemaMetadata: { huggingface: JSON.stringify({ info: { features: described } }) },
+        schemaMetadata: {
+          huggingface: JSON.stringify({ info: { features: described } }),
+          ...(jsonColumns.length ? { [JSON_COLUMNS_KEY]: JSON.stringify({ json_columns: jsonColumns }) } : {}),
+        },
         columnTypes,
       }
       layoutFeatures.set(l, features)

@@ -118,7 +118,7 @@ test('truncated cells are reported as warnings naming the column', async () => {
   assert.deepEqual(cases[0]!.metadata?.feat_static_cat, [0])
 })
 
-test('Parquet written carries the huggingface features: ClassLabel back to integers, objects as Json', async () => {
+test('Parquet written carries the huggingface features: ClassLabel back to integers, objects as JSON text every datasets loads', async () => {
   const cases = await collect(real('viewer-first-rows-a-simple-dataset-stanfordnlp-stanfordnlp-imdb-with.json'))
   cases[1]!.metadata = { ...cases[1]!.metadata, extra: { varying: ['keys'] } }
   const out = join(work, 'imdb.parquet')
@@ -128,7 +128,10 @@ test('Parquet written carries the huggingface features: ClassLabel back to integ
   for await (const r of readRecords('parquet', out, { file: out, recordKeys: [], header: {}, columns: [], schemaMetadata })) stored.push(r.value)
   const features = JSON.parse(schemaMetadata.huggingface!).info.features
   assert.deepEqual(features.label, { names: ['neg', 'pos'], _type: 'ClassLabel' })
-  assert.deepEqual(features.extra, { _type: 'Json' })
+  // datasets before 4.7 knows no Json feature and refuses a file that names one: the text is a string to it.
+  assert.deepEqual(features.extra, { dtype: 'string', _type: 'Value' })
+  assert.ok(!schemaMetadata.huggingface!.includes('"Json"'))
+  assert.deepEqual(JSON.parse(schemaMetadata.evalferry!), { json_columns: ['extra', 'evalferry'] })
   assert.deepEqual((stored as { label: number }[]).map((r) => r.label), [0, 0, 0])
   assert.equal((stored[1] as { extra: string }).extra, '{"varying":["keys"]}')
   assert.deepEqual(JSON.parse(JSON.stringify(await collect(out))), JSON.parse(JSON.stringify(cases)))
@@ -292,14 +295,30 @@ test('messages with a timestamp per turn stay a list of structs, every digit kep
   assert.deepEqual(written.features, features)
 })
 
-test('images the viewer gives as links are written as Json text, the Image feature carried', async () => {
+test("a Json feature, as datasets 4.7 writes it, is read as JSON text parsed; a listing evalferry cannot read is warned of", async () => {
+  const text = (values: string[]) => vectorFromArray(values, new Utf8()).data[0]!
+  const json = await featuresParquet('json-feature.parquet', { question: { dtype: 'string', _type: 'Value' }, extra: { _type: 'Json' } }, [text(['q']), text(['{"a": [1, 2]}'])])
+  assert.deepEqual((await collect(json))[0]!.metadata, { extra: { a: [1, 2] } })
+  const columns = { question: text(['q']), extra: text(['{"a": 1}']) }
+  const listed = await arrowParquet(join(work, 'json-listed.parquet'), columns, new Map([['evalferry', '{"json_columns": ["extra"]}']]))
+  assert.deepEqual((await collect(listed))[0]!.metadata, { extra: { a: 1 } })
+  const unreadable = await arrowParquet(join(work, 'json-unreadable.parquet'), columns, new Map([['evalferry', '["extra"]']]))
+  const report = newReport('hf', 'hf', [unreadable])
+  const cases: EvalCase[] = []
+  for await (const c of read(unreadable, { from: 'hf', report })) cases.push(c)
+  assert.deepEqual(cases[0]!.metadata, { extra: '{"a": 1}' })
+  assert.deepEqual(report.warnings.map((w) => w.message), ['the Parquet "evalferry" metadata is not {"json_columns": [...]}; its columns are read as the features say'])
+})
+
+test('images the viewer gives as links are written as JSON text, the Image feature carried', async () => {
   const cases = await collect(real('viewer-first-rows-image-column.json'))
   const out = join(work, 'viewer-images.parquet')
   await write(cases, out, { to: 'hf' })
   const schemaMetadata: Record<string, string> = {}
   const stored: { imageA: string }[] = []
   for await (const r of readRecords('parquet', out, { file: out, recordKeys: [], header: {}, columns: [], schemaMetadata })) stored.push(r.value as { imageA: string })
-  assert.deepEqual(JSON.parse(schemaMetadata.huggingface!).info.features.imageA, { _type: 'Json' })
+  assert.deepEqual(JSON.parse(schemaMetadata.huggingface!).info.features.imageA, { dtype: 'string', _type: 'Value' })
+  assert.deepEqual(JSON.parse(schemaMetadata.evalferry!).json_columns, ['imageA', 'imageB', 'evalferry'])
   assert.match(JSON.parse(stored[0]!.imageA).src, /^https:\/\/datasets-server\.huggingface\.co\//)
   assert.deepEqual(JSON.parse(JSON.stringify(await collect(out))), JSON.parse(JSON.stringify(cases)))
 })
