@@ -153,12 +153,17 @@ function featureOf(type: ColumnType): Feature {
   return Object.fromEntries(Object.entries(type.struct).map(([key, t]) => [key, featureOf(t)]))
 }
 
-/** Whether `fromFeature` changes values under `feature`: it holds a ClassLabel or Json, at any depth. */
+/** A timestamp of whole seconds, which Parquet stores in milliseconds (see `storedUnit` in the Parquet codec). */
+function isSeconds(feature: Feature | undefined): boolean {
+  return isJsonObject(feature) && typeOf(feature) === 'Value' && /^timestamp\[s[,\]]/.test(String(feature.dtype))
+}
+
+/** Whether `fromFeature` changes values under `feature`: it holds a ClassLabel, Json or a timestamp of seconds, at any depth. */
 function changesValues(feature: Feature | undefined): boolean {
   if (Array.isArray(feature)) return feature.some(changesValues)
   if (!isJsonObject(feature)) return false
   const t = typeOf(feature)
-  if (t === 'ClassLabel' || t === 'Json') return true
+  if (t === 'ClassLabel' || t === 'Json' || isSeconds(feature)) return true
   return t === undefined ? Object.values(feature).some(changesValues) : changesValues(innerOf(feature))
 }
 
@@ -192,6 +197,8 @@ export function fromFeature(value: JsonValue, feature: Feature | undefined): Jso
     const name = feature.names[value]
     return typeof name === 'string' ? name : value
   }
+  // Seconds stored as milliseconds read as `…:05.000`: the feature's seconds are `…:05`.
+  if (typeof value === 'string' && isSeconds(feature)) return value.replace(/\.000(Z?)$/, '$1')
   if (t === 'Json' && typeof value === 'string') {
     try {
       return parseExact(value).value as JsonValue

@@ -726,10 +726,19 @@ function arrowType(kind: ColumnKind): DataType {
   }
 }
 
+/**
+ * The unit a timestamp is stored in: Parquet has no seconds, and a column of seconds written as
+ * plain integers (as the Parquet writer does) is read by pyarrow as int64, so seconds are stored
+ * as milliseconds, as pyarrow stores them (the file's features still name seconds).
+ */
+function storedUnit(unit: 0 | 1 | 2 | 3): 1 | 2 | 3 {
+  return unit === 0 ? 1 : unit
+}
+
 /** The Arrow type of a column type the layout names. */
 function arrowTypeOf(type: ColumnType): DataType {
   if (typeof type === 'object') {
-    if ('timestamp' in type) return new Timestamp(type.timestamp, type.zone ?? null)
+    if ('timestamp' in type) return new Timestamp(storedUnit(type.timestamp), type.zone ?? null)
     if ('list' in type) {
       const item = new Field('item', arrowTypeOf(type.list), true)
       if (type.size !== undefined) return new FixedSizeList(type.size, item)
@@ -785,7 +794,7 @@ function arrowTypeOf(type: ColumnType): DataType {
 function arrowValue(type: ColumnType, value: JsonValue | undefined): unknown {
   if (value === null || value === undefined) return null
   if (typeof type === 'object') {
-    if ('timestamp' in type) return parseTimestamp(value as string, type.timestamp)
+    if ('timestamp' in type) return parseTimestamp(value as string, storedUnit(type.timestamp))
     if ('list' in type) return (value as JsonValue[]).map((item) => arrowValue(type.list, item))
     const out: Record<string, unknown> = {}
     for (const [key, t] of Object.entries(type.struct)) out[key] = arrowValue(t, (value as JsonObject)[key])

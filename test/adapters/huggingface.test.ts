@@ -4,7 +4,7 @@ import assert from 'node:assert/strict'
 import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { Binary, type Data, Field, FixedSizeList, Float32, Float64, Int32, List, makeData, Struct, tableFromIPC, TimestampMicrosecond, TimestampNanosecond, Utf8, vectorFromArray } from 'apache-arrow'
+import { Binary, type Data, Field, FixedSizeList, Float32, Float64, Int32, List, makeData, Struct, tableFromIPC, TimestampMicrosecond, TimestampNanosecond, TimestampSecond, Utf8, vectorFromArray } from 'apache-arrow'
 import { readParquet } from 'parquet-wasm'
 import { asyncBufferFromFile, parquetMetadataAsync } from 'hyparquet'
 import { fromFeature, toFeature } from '../../adapters/huggingface.ts'
@@ -308,6 +308,27 @@ test("a Json feature, as datasets 4.7 writes it, is read as JSON text parsed; a 
   for await (const c of read(unreadable, { from: 'hf', report })) cases.push(c)
   assert.deepEqual(cases[0]!.metadata, { extra: '{"a": 1}' })
   assert.deepEqual(report.warnings.map((w) => w.message), ['the Parquet "evalferry" metadata is not {"json_columns": [...]}; its columns are read as the features say'])
+})
+
+test('a timestamp of seconds is stored as Parquet milliseconds, which pyarrow reads as a timestamp, and reads back as seconds', async () => {
+  const cases = await collect(real('viewer-first-rows-truncated-cells.json'))
+  const { path, types, features } = await writtenParquet(cases, 'seconds.parquet')
+  assert.equal(types[0], 'Timestamp<MILLISECOND>')
+  assert.deepEqual((features as Record<string, unknown>).start, { dtype: 'timestamp[s]', _type: 'Value' })
+  const metadata = await parquetMetadataAsync(await asyncBufferFromFile(path))
+  assert.deepEqual(metadata.schema.find((s) => s.name === 'start')!.logical_type, { type: 'TIMESTAMP', isAdjustedToUTC: false, unit: 'MILLIS' })
+  const back = await collect(path)
+  assert.deepEqual(back.map((c) => c.metadata?.start), cases.map((c) => c.metadata?.start))
+  assert.equal(back[0]!.metadata?.start, '2016-07-01T00:00:00')
+  assert.deepEqual(JSON.parse(JSON.stringify(back)), JSON.parse(JSON.stringify(cases)))
+  // As datasets writes a column of seconds: it reads back as its seconds, with nothing carried.
+  const seconds = makeData({ type: new TimestampSecond(), length: 2, nullCount: 0, data: new BigInt64Array([1_467_331_205n, 0n]) })
+  const source = await featuresParquet('seconds-source.parquet', { question: { dtype: 'string', _type: 'Value' }, at: { dtype: 'timestamp[s]', _type: 'Value' } }, [vectorFromArray(['q1', 'q2'], new Utf8()).data[0]!, seconds])
+  const read = await collect(source)
+  assert.deepEqual(read.map((c) => c.metadata?.at), ['2016-07-01T00:00:05', '1970-01-01T00:00:00'])
+  const again = await writtenParquet(read, 'seconds-again.parquet')
+  assert.deepEqual(again.rows, [{ question: 'q1', at: '2016-07-01T00:00:05.000' }, { question: 'q2', at: '1970-01-01T00:00:00.000' }])
+  assert.deepEqual(await collect(again.path), read)
 })
 
 test('images the viewer gives as links are written as JSON text, the Image feature carried', async () => {
