@@ -465,7 +465,13 @@ function encodeCase(c: EvalCase, ctx: EncodeContext): JsonObject {
   if (out.expected_outcome === undefined && out.criteria === undefined && c.expected_output === undefined && !('assertions' in ownExtras(c)) && !('assert' in ownExtras(c))) {
     ctx.warn('the case has no criteria, expected output or assertions; AgentV skips such a case', 'expected_outcome')
   }
-  if (c.rubrics !== undefined) out.rubrics = c.rubrics.map((r) => encodeRubric(r, agentv))
+  if (c.rubrics !== undefined) {
+    const rubrics = c.rubrics.map((r) => encodeRubric(r, agentv))
+    out.rubrics = rubrics
+    if (rubrics.some((r) => isJsonObject(r) && 'expected_outcome' in r)) {
+      ctx.warn("a rubric's text is written as `expected_outcome`, as the evalcase format spells it, which AgentV 4 does not read (it reads `outcome`); --dialect agentv writes `outcome`", 'rubrics')
+    }
+  }
   for (const key of OBJECT_FIELDS) if (c[key] !== undefined) out[key] = c[key] as JsonObject
   writeExtras(out, ownExtras(c))
   return out

@@ -252,6 +252,16 @@ test('cases from other formats: evalcases dialect with shorthands and expected_o
   assert.deepEqual(await readCases(output), withFile(foreign, 'evalcases'))
 })
 
+test("a rubric's text written as expected_outcome, which AgentV 4 does not read, is warned of once per case; not in AgentV's dialect", async () => {
+  const warned = async (dialect?: 'agentv') => {
+    const output = join(scratch, `rubrics-${dialect ?? 'evalcase'}.yaml`)
+    const report = await write(foreign, output, { to: 'evalcase', ...(dialect ? { dialect } : {}) })
+    return report.warnings.filter((w) => w.location.field === 'rubrics').map((w) => [w.message, w.location.record])
+  }
+  assert.deepEqual(await warned(), [["a rubric's text is written as `expected_outcome`, as the evalcase format spells it, which AgentV 4 does not read (it reads `outcome`); --dialect agentv writes `outcome`", 0]])
+  assert.deepEqual(await warned('agentv'), [])
+})
+
 test('cases from other formats with --dialect agentv: tests, criteria and rubric outcome', async () => {
   const { text, output } = await writeCases(foreign, 'yaml', 'agentv')
   assert.deepEqual(parseYaml(text), {
