@@ -8,9 +8,9 @@ const usage = `Usage: evalferry detect <file...> [--from-container <container>] 
 
 Tells, for each file, its format and container (from the content, not only the extension),
 how sure that is, how many records it holds and which fields they use. A record that does not
-read (a line of JSON Lines that is not JSON) is not counted: the first is told on stderr, and the
-exit is 1. --from-container names
-the container of a file whose extension names none (json, jsonl, csv, yaml, parquet).`
+read (a line of JSON Lines that is not JSON) is not counted: the first is told on stderr, and
+the exit is 1. --from-container names the container of a file whose extension names none
+(json, jsonl, csv, yaml, parquet).`
 
 const command: Command = {
   name: 'detect',
