@@ -415,6 +415,10 @@ function dialectListKey(container: Container, dialect: string | undefined): stri
   return undefined
 }
 
+/** The warning for a key the source spelled as AgentV 4 no longer reads, written as it came. */
+const SUPERSEDED = (key: string, now: string, effect: string): string =>
+  `written as the source spelled it, \`${key}\`, which AgentV 4 no longer reads (${effect}); --dialect agentv writes \`${now}\``
+
 function encodeCase(c: EvalCase, ctx: EncodeContext): JsonObject {
   const agentv = writesAgentv(ctx)
   const out: JsonObject = {}
@@ -479,10 +483,6 @@ function encodeCase(c: EvalCase, ctx: EncodeContext): JsonObject {
 
 // ---------------------------------------------------------------------------------------------
 // sniffing
-
-/** The warning for a key the source spelled as AgentV 4 no longer reads, written as it came. */
-const SUPERSEDED = (key: string, now: string, effect: string): string =>
-  `written as the source spelled it, \`${key}\`, which AgentV 4 no longer reads (${effect}); --dialect agentv writes \`${now}\``
 
 const CASE_MARKERS = ['expected_outcome', 'criteria', 'input_messages', 'expected_messages', 'rubrics', 'conversation_id', 'assertions']
 
