@@ -269,7 +269,8 @@ const MEDIA: ColumnType = { struct: { bytes: 'binary', path: 'string' } }
  * The Parquet column type `datasets` stores a feature as, where the writer can: Values of text,
  * binary, booleans, integers, floats, dates, timestamps and nulls; ClassLabel as int64; lists; dicts as structs,
  * and a Sequence of a dict as a struct of lists, as `datasets` lays it out; Image, Audio, Video and
- * Pdf as a struct of bytes and path. Others (Json...) are undefined.
+ * Pdf as a struct of bytes and path; Translation and TranslationVariableLanguages as their structs.
+ * Others (Json...) are undefined.
  */
 function columnTypeOf(feature: Feature | undefined): ColumnType | undefined {
   const t = typeOf(feature)
@@ -282,6 +283,12 @@ function columnTypeOf(feature: Feature | undefined): ColumnType | undefined {
     return DTYPES[dtype]
   }
   if (t === 'ClassLabel') return 'int64'
+  // As `datasets` stores them: a struct of one text per language (sorted), or of two aligned lists.
+  const languages = (feature as JsonObject).languages
+  if (t === 'Translation' && Array.isArray(languages) && languages.every((l) => typeof l === 'string')) {
+    return { struct: Object.fromEntries([...(languages as string[])].sort().map((language) => [language, 'string' as const])) }
+  }
+  if (t === 'TranslationVariableLanguages') return { struct: { language: { list: 'string' }, translation: { list: 'string' } } }
   const inner = innerOf(feature)
   if (inner !== undefined) {
     const dict = asDictOfLists(feature)

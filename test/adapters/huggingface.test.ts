@@ -226,6 +226,27 @@ test('a List or Sequence of fixed length stays a fixed-size list; a list of anot
   assert.deepEqual(JSON.parse(JSON.stringify(await collect(changed))), JSON.parse(JSON.stringify(cases)))
 })
 
+test('Translation and TranslationVariableLanguages are written as datasets stores them: their structs, not JSON text', async () => {
+  const features = {
+    translation: { languages: ['fr', 'de', 'en'], _type: 'Translation' },
+    variable: { languages: ['en', 'fr'], _type: 'TranslationVariableLanguages' },
+  }
+  const fixed = new Struct(['de', 'en', 'fr'].map((language) => new Field(language, new Utf8(), true)))
+  const text = new Field('item', new Utf8(), true)
+  const aligned = new Struct([new Field('language', new List(text), true), new Field('translation', new List(text), true)])
+  const children = [
+    vectorFromArray([{ de: 'die Katze', en: 'the cat', fr: 'le chat' }], fixed).data[0]!,
+    vectorFromArray([{ language: ['en', 'fr', 'fr'], translation: ['the cat', 'la chatte', 'le chat'] }], aligned).data[0]!,
+  ]
+  const source = await featuresParquet('translation.parquet', features, children)
+  const cases = await collect(source)
+  const written = await writtenParquet(cases, 'translation-out.parquet')
+  assert.deepEqual(written.rows, await rows(source))
+  assert.deepEqual(written.types, ['Struct<{de:Utf8, en:Utf8, fr:Utf8}>', 'Struct<{language:List<Utf8>, translation:List<Utf8>}>'])
+  assert.deepEqual(written.features, features)
+  assert.deepEqual(await collect(written.path), cases)
+})
+
 test('Image, Audio and binary Values are written as datasets stores them: bytes and path, read back byte for byte', async () => {
   const features = {
     question: { dtype: 'string', _type: 'Value' },
