@@ -3,7 +3,7 @@
 import { UsageError } from '../errors.ts'
 import { onInterrupt } from '../io.ts'
 import { type PrefetchResult, hostTable, parseBlobUrl, prefetchUrls, releaseHeldLocks } from '../resolver/index.ts'
-import { unknownHostHint } from '../resolver/prefetch.ts'
+import { notAFileHint } from '../resolver/prefetch.ts'
 import { redactUrl } from '../resolver/url.ts'
 import type { Command } from './command.ts'
 import { FETCH_OPTIONS, partialFailure, resolverOptions } from './prefetch.ts'
@@ -32,7 +32,7 @@ plus errors: [{ url, message }] when some fail. A URL that fails is left out and
     const hosts = hostTable(options.hosts ?? [], ctx.env)
     const bad = ctx.positionals.filter((u) => !isBlobUrl(u, hosts))
     if (bad.length > 0) {
-      throw new UsageError(bad.map((u) => `${redactUrl(u)}: not a blob URL naming a file on a known host (${unknownHostHint(u, hosts)})`).join('\n'))
+      throw new UsageError(bad.map((u) => `${redactUrl(u)}: not a blob URL naming a file on a known host (${notAFileHint(u, hosts)})`).join('\n'))
     }
     // One line per URL given, in its order, a URL given twice twice: a script can pair them with its arguments.
     const print = (result: PrefetchResult): void => {

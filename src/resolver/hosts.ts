@@ -128,6 +128,14 @@ function typed(host: Omit<HostConfig, 'rawBase'>, raw: string | undefined): Host
   return { ...host, rawBase: raw ?? defaultRawBase(host.type, host.gitBase) }
 }
 
+/**
+ * Whether the host serves raw files at `/raw/<owner>/<repo>/<ref>/<path>`, as GitHub Enterprise
+ * does without subdomain isolation (github.com serves them from raw.githubusercontent.com).
+ */
+export function servesRawPath(host: HostConfig): boolean {
+  return host.type === 'github' && host.name !== 'github.com'
+}
+
 /** A host configured without `type=` as a host of `type`, for a URL shaped as that type's pages. */
 export function withType(host: HostConfig, type: HostType): HostConfig {
   if (!host.untyped || host.type === type) return host

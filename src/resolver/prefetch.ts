@@ -30,7 +30,7 @@ import {
 import { type ErrorCode, EvalferryError, FetchError, type Location, UsageError, formatLocation } from '../errors.ts'
 import { interruptSignal } from '../io.ts'
 import { type Credential, credentialFor } from './credentials.ts'
-import { type HostConfig, type HostType, cloneUrl, hostTable, rawFileUrl } from './hosts.ts'
+import { type HostConfig, type HostType, cloneUrl, hostTable, rawFileUrl, servesRawPath } from './hosts.ts'
 import { DEFAULTS, MAX_TIMEOUT_SECONDS, type ManifestEntry, type PrefetchResult, type ResolverOptions, isOffline } from './options.ts'
 import { type RefMap, type ResolvedRef, isFullSha, matchRef, parseLsRemote } from './refs.ts'
 import { type BlobUrl, parseBlobUrl, redactUrl } from './url.ts'
@@ -62,7 +62,7 @@ const FILE_PAGES: Record<HostType, string> = {
  * no known host, a host declared under the same name but another port is named, since a host's
  * name is written as URLs write it, port and all.
  */
-export function unknownHostHint(url: string, hosts: Map<string, HostConfig>): string {
+export function notAFileHint(url: string, hosts: Map<string, HostConfig>): string {
   let authority: string
   try {
     const parsed = new URL(url)
@@ -72,7 +72,7 @@ export function unknownHostHint(url: string, hosts: Map<string, HostConfig>): st
   }
   const known = hosts.get(authority) ?? (authority.startsWith('www.') ? hosts.get(authority.slice(4)) : undefined)
   if (known) {
-    const also = known.type === 'github' && known.name !== 'github.com' ? ' (or /raw/<owner>/<repo>/<ref>/<path>)' : ''
+    const also = servesRawPath(known) ? ' (or /raw/<owner>/<repo>/<ref>/<path>)' : ''
     return `a file's URL on ${known.name} is ${FILE_PAGES[known.type]}${also}; a directory's or a repository's page names no file`
   }
   const bare = authority.replace(/:\d+$/, '')
@@ -469,7 +469,7 @@ export async function prefetchUrls(urls: Iterable<string>, options: ResolverOpti
       continue
     }
     if (!parsed) {
-      fail(url, new FetchError('E_REF', `${redactUrl(url)}: not a blob URL naming a file on a known host (${unknownHostHint(url, session.hosts)})`))
+      fail(url, new FetchError('E_REF', `${redactUrl(url)}: not a blob URL naming a file on a known host (${notAFileHint(url, session.hosts)})`))
       continue
     }
     const key = `${parsed.host.name}/${parsed.repository}`

@@ -4,7 +4,7 @@
  */
 
 import { FetchError } from '../errors.ts'
-import { BUILTIN_HOSTS, type HostConfig, type HostType, hostTable, withType } from './hosts.ts'
+import { BUILTIN_HOSTS, type HostConfig, type HostType, hostTable, servesRawPath, withType } from './hosts.ts'
 
 export interface BlobUrl {
   /** The URL as written in the dataset. */
@@ -207,8 +207,7 @@ export function parseBlobUrl(url: string, hostList: Map<string, HostConfig> | st
     case 'github': {
       if (rawHost) return make(raw.slice(0, 2), raw.slice(2))
       if (raw[2] === 'blob' || raw[2] === 'raw' || raw[2] === 'blame') return make(raw.slice(0, 2), raw.slice(3))
-      // GitHub Enterprise without subdomain isolation serves raw files at /raw/<owner>/<repo>/<ref>/<path>.
-      if (raw[0] === 'raw' && host.name !== 'github.com') return make(raw.slice(1, 3), raw.slice(3))
+      if (raw[0] === 'raw' && servesRawPath(host)) return make(raw.slice(1, 3), raw.slice(3))
       return undefined
     }
     case 'gitlab': {
