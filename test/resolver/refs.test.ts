@@ -115,4 +115,9 @@ test('a host only a dataset URL named (an unknown host read as GitLab) gets no t
   assert.deepEqual(credentialFor(configured, env)?.secrets, ['gl'])
   const fromEnv = parseBlobUrl('https://code.example.net/g/p/-/blob/main/a.md', hostTable([], { EVALFERRY_HOSTS: 'code.example.net=https://code.example.net,type=gitlab' }))!.host
   assert.deepEqual(credentialFor(fromEnv, env)?.secrets, ['gl'])
+  // A host declared without type= gets the token of the type its URL's shape tells.
+  const untyped = hostTable(['code.corp.io=https://code.corp.io'], {})
+  assert.deepEqual(credentialFor(parseBlobUrl('https://code.corp.io/g/p/-/blob/main/a.md', untyped)!.host, env)?.secrets, ['gl'])
+  assert.deepEqual(credentialFor(parseBlobUrl('https://code.corp.io/projects/P/repos/r/browse/a.md', untyped)!.host, env)?.secrets, ['bb'])
+  assert.deepEqual(credentialFor(parseBlobUrl('https://code.corp.io/o/r/blob/main/a.md', untyped)!.host, env)?.secrets, ['ghe'])
 })
