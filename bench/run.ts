@@ -48,6 +48,9 @@
  *                     `--size 200MB --only batch` times 8 × 100 MB, where the cores' throughput shows.
  * - shard             the memory row's CSV as `--shard 1/4` … `4/4` one after another, against the
  *                     whole file in one thread; the ratio is of times.
+ * - startup           the command line converting the bundled three-case example to DeepEval JSON
+ *                     Lines, and to evalcase YAML, against Node.js starting and exiting with nothing
+ *                     to do; the ratio is of times, evalferry's own milliseconds beside it.
  * A row whose adapter or option is missing prints its error and the others still run. Conversion
  * rows below 0.7 are profiled once (V8's CPU profiler, as `node --cpu-prof`, after a warm-up run);
  * their top self-time functions follow.
@@ -482,6 +485,31 @@ async function batchRow(data: Datasets, size: number, runs: number): Promise<Row
   }
 }
 
+/** What a user waits for on a small file: start-up, the modules a conversion loads, and the conversion. */
+async function startupRow(runs: number): Promise<Row> {
+  const cli = join(await compiled(), 'src', 'cli', 'main.js')
+  const example = join(ROOT, 'examples', 'goldens.json')
+  const outDir = join(OUT, 'startup')
+  await mkdir(outDir, { recursive: true })
+  const timed = (args: string[]) => async () => {
+    await runProcess(args)
+    return 3
+  }
+  const convertTo = (output: string, to: string) => timed([cli, 'convert', example, '--to', to, '-o', join(outDir, output), '--quiet'])
+  // Start-up varies from run to run more than a conversion does: at least five rounds.
+  const [bare, jsonl, yaml] = (await race(Math.max(runs, 5), [timed(['-e', '0']), convertTo('goldens.jsonl', 'deepeval'), convertTo('goldens.yaml', 'evalcase')])) as [Timing, Timing, Timing]
+  await rm(outDir, { recursive: true, force: true })
+  const ms = (t: Timing) => `${fixed(t.seconds * 1000, 0)} ms`
+  const own = (t: Timing) => `${fixed((t.seconds - bare.seconds) * 1000, 0)} ms`
+  return {
+    id: 'startup',
+    title: 'start-up: 3 cases → DeepEval JSONL, → evalcase YAML',
+    ratio: `${fixed(jsonl.seconds / bare.seconds)} × node's start (JSONL), ${fixed(yaml.seconds / bare.seconds)} × (YAML); times`,
+    evalferry: `JSONL ${ms(jsonl)} (${own(jsonl)} its own), YAML ${ms(yaml)} (${own(yaml)} its own)`,
+    baseline: `node -e 0: ${ms(bare)}`,
+  }
+}
+
 // ---------------------------------------------------------------------------------------------
 // Profiles
 
@@ -648,6 +676,7 @@ async function main(): Promise<void> {
     { ids: ['memory-parquet'], title: 'peak RSS, Parquet in one row group', run: () => parquetMemoryRow(data, size) },
     { ids: ['batch'], title: 'batch of 8 files', run: () => batchRow(data, size, runs) },
     { ids: ['shard'], title: '--shard of one file', run: () => shardRow(data, size, runs) },
+    { ids: ['startup'], title: 'start-up on a small file', run: () => startupRow(runs) },
   ]
 
   process.stdout.write(

@@ -7,7 +7,6 @@
 import { dirname, resolve as resolvePath } from 'node:path'
 import { open, readFile } from 'node:fs/promises'
 import { availableParallelism } from 'node:os'
-import { stringify as stringifyYaml } from 'yaml'
 import { allAdapters, getAdapter } from '../adapters/index.ts'
 import type { Adapter, Container, DecodeContext, EncodeContext, FieldMapping, FileLayout, RowMapper } from '../adapters/types.ts'
 import { applyCarry, deepEqual, hasOwnSlot, isCarry, lostFields, withCarry, withoutCarrySlot } from './carry.ts'
@@ -18,7 +17,6 @@ import { detect, type DetectOptions } from './detect.ts'
 import { DataError, EvalferryError, LayoutError, UsageError, type Location } from './errors.ts'
 import { grown, IdSet, SEEN, StringTable, WRITTEN } from './ids.ts'
 import { assertWritable, AtomicFile, BytesSink, exists, isFile, isPipe, STDIO, type Written } from './io.ts'
-import { parseYamlDocument } from './codecs/yaml.ts'
 import { checkCaseShape } from './mapping.ts'
 import { CARRY_KEY, isJsonObject, isMessageList, own, roughSize, withHeaderOf, withoutFileKeys, withoutGenerated, type EvalCase, type Extras, type JsonObject, type JsonValue } from './model.ts'
 import { addWarning, countField, newReport, type ConversionReport } from './report.ts'
@@ -234,6 +232,7 @@ async function* readFile_(
   const sidecar = file !== STDIO ? adapter.sidecar?.(file, container) : undefined
   // A YAML file of cases there is a dataset of its own, not this one's sidecar.
   if (sidecar && (await isFile(sidecar)) && !(await holdsCases(sidecar, adapter))) {
+    const { parseYamlDocument } = await import('./codecs/yaml.ts')
     const parsed = parseYamlDocument(await readSidecar(sidecar), sidecar)
     if (isJsonObject(parsed)) Object.assign(header, parsed)
   }
@@ -591,8 +590,9 @@ async function* placed(cases: AsyncIterable<EvalCase> | Iterable<EvalCase>): Asy
 export async function startSidecar(path: string | undefined, header: JsonObject, output: string, format: string, report: ConversionReport): Promise<AtomicFile | undefined> {
   if (!path) return undefined
   if (Object.keys(header).length) {
+    const { stringify } = await import('yaml')
     const file = await AtomicFile.create(path)
-    await file.sink.write(stringifyYaml(header, { lineWidth: 0 }))
+    await file.sink.write(stringify(header, { lineWidth: 0 }))
     return file
   }
   if (await exists(path)) addWarning(report, `left as it was: this dataset has no description or execution for it, and ${format} readers apply it to ${output}`, { file: path })

@@ -1,7 +1,6 @@
 /** The dataset files a command line names: files, directories (their dataset files) and quoted globs. */
 import { readdir } from 'node:fs/promises'
 import { isAbsolute, join } from 'node:path'
-import { glob, isDynamicPattern } from 'tinyglobby'
 import { allAdapters } from '../../adapters/index.ts'
 import { containerOf } from '../codecs/index.ts'
 import { EvalferryError, UsageError } from '../errors.ts'
@@ -10,7 +9,10 @@ import { holdsCases } from '../pipeline.ts'
 
 /** Whether `input` is a glob for evalferry to expand: a pattern that names no existing file. */
 export async function isGlob(input: string): Promise<boolean> {
-  return input !== STDIO && isDynamicPattern(input) && !(await exists(input))
+  // A name without a pattern's characters is no pattern: the matcher is loaded only for one that has them.
+  if (input === STDIO || !/[*?[\]{}()!+@]/.test(input)) return false
+  const { isDynamicPattern } = await import('tinyglobby')
+  return isDynamicPattern(input) && !(await exists(input))
 }
 
 /** Whether the inputs name a batch whatever their count: a directory or a glob among them. */
@@ -30,6 +32,7 @@ export async function expandInputs(inputs: string[]): Promise<string[]> {
   const files: string[] = []
   for (const input of inputs) {
     if (await isGlob(input)) {
+      const { glob } = await import('tinyglobby')
       const matched = (await glob(input, { onlyFiles: true, expandDirectories: false, absolute: isAbsolute(input) }))
         .filter((path) => containerOf(path) !== undefined)
         .sort()

@@ -5,7 +5,7 @@
  * Python's csv module end them: at a CRLF, a lone LF or a lone CR outside quoted cells, in any mix.
  */
 import { extname } from 'node:path'
-import Papa from 'papaparse'
+import type Papa from 'papaparse'
 import { DataError, LayoutError } from '../errors.ts'
 import type { JsonObject } from '../model.ts'
 import { stringifyJson } from './json.ts'
@@ -43,6 +43,8 @@ interface CoreParser {
 
 export async function* readCsv(source: ByteSource, options: ReadOptions): AsyncGenerator<SourceRecord> {
   const { file } = options
+  // Loaded when a CSV file is read, not when one is written or another container used.
+  const { default: papa } = await import('papaparse')
   let parser: CoreParser | undefined
   let columns: string[] | undefined
   /** Which columns the header leaves without a name, when some are. */
@@ -134,7 +136,7 @@ export async function* readCsv(source: ByteSource, options: ReadOptions): AsyncG
     const named = sepDelimiter(first)
     sepLine = named !== undefined
     const delimiter = named ?? options.delimiter ?? sniffDelimiter(first)
-    const ParserClass = (Papa as unknown as { Parser: new (config: object) => CoreParser }).Parser
+    const ParserClass = (papa as unknown as { Parser: new (config: object) => CoreParser }).Parser
     parser = new ParserClass({ delimiter, newline: '\n', quoteChar: '"' })
     return new RowEnds(delimiter)
   }

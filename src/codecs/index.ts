@@ -6,8 +6,7 @@ import { textSource, rangeSource } from '../io.ts'
 import { csvWriter, namedDelimiter, readCsv } from './csv.ts'
 import { jsonWriter, readJson } from './json.ts'
 import { jsonlWriter, readJsonl } from './jsonl.ts'
-import type { ReadOptions, RecordWriter, Sink, SourceRecord } from './types.ts'
-import { readYaml, yamlWriter } from './yaml.ts'
+import type { ByteSource, ReadOptions, RecordWriter, Sink, SourceRecord } from './types.ts'
 
 const BY_EXTENSION: Record<string, Container> = {
   '.json': 'json',
@@ -55,10 +54,17 @@ export function readRecords(
     case 'csv':
       return readCsv(source(), { ...options, delimiter: options.delimiter ?? namedDelimiter(path) })
     case 'yaml':
-      return readYaml(source(), options)
+      return readYamlLazily(source(), options)
     case 'parquet':
       return readParquetLazily(path, options)
   }
+}
+
+// YAML's and Parquet's codecs load their libraries only when a file of theirs is read or written:
+// a conversion between other containers starts without them.
+async function* readYamlLazily(source: ByteSource, options: ReadOptions): AsyncGenerator<SourceRecord> {
+  const { readYaml } = await import('./yaml.ts')
+  yield* readYaml(source, options)
 }
 
 async function* readParquetLazily(path: string, options: ReadOptions): AsyncGenerator<SourceRecord> {
@@ -75,8 +81,10 @@ export async function recordWriter(container: Container, sink: Sink, layout: Fil
       return jsonlWriter(sink, layout, warn)
     case 'csv':
       return csvWriter(sink, layout, warn)
-    case 'yaml':
+    case 'yaml': {
+      const { yamlWriter } = await import('./yaml.ts')
       return yamlWriter(sink, layout)
+    }
     case 'parquet': {
       const { parquetWriter } = await import('./parquet.ts')
       return parquetWriter(sink, layout, {}, warn)
