@@ -18,7 +18,8 @@ const ALIASES: Record<string, FormatName> = {
   evalcase_json: 'evals',
 }
 
-export const FORMAT_NAMES = Object.keys(loaders) as FormatName[]
+/** The formats' canonical names; frozen, since detection and every lookup read it. */
+export const FORMAT_NAMES: readonly FormatName[] = Object.freeze(Object.keys(loaders) as FormatName[])
 
 /** The canonical name of a format given as the user wrote it, or a usage error listing the names. */
 export function formatName(name: string): FormatName {

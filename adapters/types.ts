@@ -2,6 +2,10 @@ import type { ColumnType } from '../src/codecs/types.ts'
 import type { EvalCase, JsonObject } from '../src/model.ts'
 
 export type FormatName = 'evalcase' | 'deepeval' | 'langsmith' | 'hf' | 'csv' | 'evals'
+/** Other names a format answers to: the tool's (`agentv`, `huggingface`) or the older one (`table`, `evalcase_json`). */
+export type FormatAlias = 'agentv' | 'huggingface' | 'table' | 'evalcase_json'
+/** A format as an option takes it: its name or an alias (the command line also takes any case). */
+export type FormatOption = FormatName | FormatAlias
 export type Container = 'json' | 'jsonl' | 'csv' | 'yaml' | 'parquet'
 
 /** A field mapping for tables (SPEC section 4): canonical field to source column(s) or dotted path(s). */

@@ -21,7 +21,7 @@ export type {
   JsonValue,
   JsonObject,
 } from './model.ts'
-export type { FormatName, Container, FieldMapping, RowMapper } from '../adapters/types.ts'
+export type { FormatName, FormatAlias, FormatOption, Container, FieldMapping, RowMapper } from '../adapters/types.ts'
 export { FORMAT_NAMES } from '../adapters/index.ts'
 export { prefetch, resolve, findReferences, parseBlobUrl, writeManifest, rewriteDataset, cacheRoot, listCache, pruneCache, clearCache } from './resolver/index.ts'
 export { PrefetchError } from './resolver/prefetch.ts'

@@ -301,7 +301,7 @@ export class AtomicFile {
     }
     if (STDOUT_NAMES.has(path)) return AtomicFile.create(STDIO)
     if (stopping) return untilExit
-    if (await isDirectory(path)) throw new EvalferryError('E_IO', `cannot write ${path}: it is a directory`)
+    if (await isDirectory(path)) throw new EvalferryError('E_IO', 'cannot be written: it is a directory', { file: path })
     // A link is written through: the file it names is replaced, and the link stays a link.
     const target = await linkTarget(path)
     const existing = await statOf(target)
@@ -317,7 +317,7 @@ export class AtomicFile {
       return new AtomicFile(path, stream, undefined)
     }
     if (existing && (existing.mode & 0o222) === 0) {
-      throw new EvalferryError('E_IO', `cannot write ${path}: it is read-only (mode ${(existing.mode & 0o777).toString(8)}); make it writable to replace it`)
+      throw new EvalferryError('E_IO', `cannot be written: it is read-only (mode ${(existing.mode & 0o777).toString(8)}); make it writable to replace it`, { file: path })
     }
     const dir = dirname(resolve(target))
     const temp = join(dir, `.${basename(target)}.${process.pid}.${randomBytes(4).toString('hex')}${TEMP_SUFFIX}`)
@@ -586,17 +586,17 @@ function isRunning(pid: number): boolean {
   }
 }
 
-/** A failed write of an output, as an error that names the file and what went wrong. */
+/** A failed write of an output, as an error whose location is the file, saying what went wrong. */
 function writeError(path: string, error: unknown, creating = false): unknown {
   if (error instanceof EvalferryError) return error
   const code = (error as NodeJS.ErrnoException)?.code
   const why =
     code === 'ENOSPC' ? 'no space left on device' : code === 'EDQUOT' ? 'disk quota exceeded' : code === 'EFBIG' ? 'file too large' : code === 'EACCES' || code === 'EPERM' ? 'permission denied' : code === 'EROFS' ? 'read-only file system' : code === 'EIO' ? 'input/output error' : undefined
-  if (why) return new EvalferryError('E_IO', `${why} writing ${path}`, {}, { cause: error })
+  if (why) return new EvalferryError('E_IO', `cannot be written: ${why}`, { file: path }, { cause: error })
   if (!creating || typeof code !== 'string') return error
   // Making its directory or its temporary copy failed: a file where a directory must be, or a place that takes no files.
   const where = code === 'ENOTDIR' || code === 'EEXIST' ? 'a part of its path is a file, not a directory' : code === 'ENOENT' ? 'no file can be made in its directory' : code
-  return new EvalferryError('E_IO', `cannot write ${path}: ${where}`, {}, { cause: error })
+  return new EvalferryError('E_IO', `cannot be written: ${where}`, { file: path }, { cause: error })
 }
 
 /** The real path of a file, or its absolute path when it does not exist yet. */

@@ -8,7 +8,7 @@ import { dirname, resolve as resolvePath } from 'node:path'
 import { open, readFile } from 'node:fs/promises'
 import { availableParallelism } from 'node:os'
 import { allAdapters, getAdapter } from '../adapters/index.ts'
-import type { Adapter, Container, DecodeContext, EncodeContext, FieldMapping, FileLayout, RowMapper } from '../adapters/types.ts'
+import type { Adapter, Container, DecodeContext, EncodeContext, FieldMapping, FileLayout, FormatName, FormatOption, RowMapper } from '../adapters/types.ts'
 import { applyCarry, deepEqual, hasOwnSlot, isCarry, lostFields, withCarry, withoutCarrySlot } from './carry.ts'
 import { namedDelimiter } from './codecs/csv.ts'
 import { containerOf, readRecords, recordWriter } from './codecs/index.ts'
@@ -31,7 +31,7 @@ export interface Reject {
 
 export interface ReadOptions {
   /** The source format; detected from the file when absent. */
-  from?: string
+  from?: FormatOption
   /** The container; from the file extension when absent (required for standard input). */
   container?: Container
   /** Field mapping for tables (CSV, Hugging Face rows, LangSmith CSV), or a function per row. */
@@ -76,7 +76,7 @@ class LateKeys extends Error {
 
 export interface WriteOptions {
   /** The target format. */
-  to: string
+  to: FormatOption
   /** The container; from the output's extension when absent. */
   container?: Container
   /** `agentv` writes evalcase's `tests:`/`criteria` dialect; `evalcase` (the default) its `evalcases:`. */
@@ -174,7 +174,7 @@ interface ReadCase {
  * The format of a file that is read after: a named pipe, which gives its bytes once, cannot be
  * read to tell its format and then again to convert it.
  */
-export async function detectFormat(input: string, options: DetectOptions): Promise<string> {
+export async function detectFormat(input: string, options: DetectOptions): Promise<FormatName> {
   if (await isPipe(input)) throw new UsageError(`${input} is a named pipe, which can be read only once: name its format with --from`)
   return (await detect(input, options)).format
 }
@@ -1132,6 +1132,9 @@ export interface ConvertOptions extends Omit<ReadOptions, 'report' | 'onReject' 
 export async function convert(options: ConvertOptions): Promise<ConversionReport> {
   for (const key of ['input', 'output', 'to'] as const) requireText('convert()', `options.${key}`, options?.[key])
   requireChoice('convert(): the option onError', options.onError, ON_ERROR)
+  if (options.threads !== undefined && !(Number.isSafeInteger(options.threads) && options.threads >= 1)) {
+    throw new UsageError(`convert(): the option threads takes a whole number of at least 1, not ${typeof options.threads === 'string' ? JSON.stringify(options.threads) : String(options.threads)}`)
+  }
   requireDialectFor('convert()', options.dialect, (await getAdapter(options.to)).name)
   const inputContainer = requireContainer(options.input, options.inputContainer, 'input')
   await assertWritable(
@@ -1174,8 +1177,8 @@ export async function convert(options: ConvertOptions): Promise<ConversionReport
 async function convertOnce(
   options: ConvertOptions,
   inputContainer: Container,
-  from: string,
-  to: string,
+  from: FormatOption,
+  to: FormatName,
   report: ConversionReport,
   layoutCases: EvalCase[] | undefined,
   fileKeys: JsonObject | undefined,

@@ -10,12 +10,12 @@ import { test } from 'node:test'
 import assert from 'node:assert/strict'
 import { createHash } from 'node:crypto'
 import { closeSync, mkdtempSync, openSync, readdirSync, readFileSync, rmSync, writeSync } from 'node:fs'
-import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { runCli, startCli } from './helpers/cli.ts'
+import { tempDir } from './helpers/temp.ts'
 
 const BAD = join(import.meta.dirname, 'fixtures', 'bad')
-const work = mkdtempSync(join(tmpdir(), 'evalferry-bad-'))
+const work = tempDir('evalferry-bad-')
 process.on('exit', () => rmSync(work, { recursive: true, force: true }))
 
 const OUTPUT_EXTENSION: Record<string, string> = { evalcase: 'yaml', deepeval: 'json', langsmith: 'jsonl', hf: 'jsonl', csv: 'csv', evals: 'json' }

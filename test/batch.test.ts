@@ -1,15 +1,15 @@
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
 import { spawnSync } from 'node:child_process'
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs'
-import { tmpdir } from 'node:os'
+import { mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { MAIN, runCli } from './helpers/cli.ts'
 import { defaultLanes, parseShard, runBatch, type BatchProgress } from '../src/batch.ts'
 import { workersStarted } from '../src/workers.ts'
 import type { EvalferryError } from '../src/errors.ts'
+import { tempDir } from './helpers/temp.ts'
 
-const dir = mkdtempSync(join(tmpdir(), 'evalferry-batch-'))
+const dir = tempDir('evalferry-batch-')
 process.on('exit', () => rmSync(dir, { recursive: true, force: true }))
 
 /** A DeepEval JSON Lines file of `count` goldens whose inputs name the file and the record. */
@@ -102,7 +102,7 @@ test('a small batch, unasked, converts on this thread alone; asked for two jobs,
   const inputs = join(dir, 'small-batch')
   mkdirSync(inputs)
   for (const name of ['a', 'b', 'c']) goldens(join(inputs, `${name}.jsonl`), 5, name)
-  const job = (name: string, out: string) => ({ input: join(inputs, `${name}.jsonl`), output: join(dir, out, `${name}.jsonl`), from: 'deepeval', to: 'deepeval' })
+  const job = (name: string, out: string) => ({ input: join(inputs, `${name}.jsonl`), output: join(dir, out, `${name}.jsonl`), from: 'deepeval' as const, to: 'deepeval' as const })
   const before = workersStarted()
   const unasked = await runBatch(['a', 'b', 'c'].map((n) => job(n, 'small-unasked')))
   assert.equal(workersStarted(), before)
@@ -152,7 +152,7 @@ test('a batch converts on this thread and on workers; a worker\'s failure stops 
   assert.equal(spawnSync('mkfifo', [held]).status, 0)
   writeFileSync(join(inputs, 'b.jsonl'), '{"input": "ok"}\n{"input": 7}\n')
   goldens(join(inputs, 'c.jsonl'), 2, 'never')
-  const job = (name: string) => ({ input: join(inputs, name), output: join(out, name), from: 'deepeval', to: 'deepeval' })
+  const job = (name: string) => ({ input: join(inputs, name), output: join(out, name), from: 'deepeval' as const, to: 'deepeval' as const })
   let failed!: () => void
   const workerFailed = new Promise<void>((resolve) => (failed = resolve))
   const batch = runBatch([job('a.jsonl'), job('b.jsonl'), job('c.jsonl')], {
@@ -178,7 +178,7 @@ test('a batch on this thread and a worker reports every file\'s records and byte
   const held = join(inputs, 'a.jsonl')
   assert.equal(spawnSync('mkfifo', [held]).status, 0)
   for (const [name, count] of [['b.jsonl', 40], ['c.jsonl', 7]] as const) goldens(join(inputs, name), count, name)
-  const job = (name: string) => ({ input: join(inputs, name), output: join(dir, 'counted-out', name), from: 'deepeval', to: 'deepeval' })
+  const job = (name: string) => ({ input: join(inputs, name), output: join(dir, 'counted-out', name), from: 'deepeval' as const, to: 'deepeval' as const })
   let last: BatchProgress | undefined
   let othersDone!: () => void
   const others = new Promise<void>((resolve) => (othersDone = resolve))
@@ -222,7 +222,7 @@ test('large files convert in one worker with a capped heap, kept from file to fi
   const all = inputs.map((input, n) => goldens(input, 500 + n, `bounded${n}`))
   for (const [label, mb] of [['within the cap', 256], ['out of memory, then here', 2]] as const) {
     const outputs = inputs.map((_, n) => join(dir, `bounded-${mb}-${n}.jsonl`))
-    const jobs = inputs.map((input, n) => ({ input, output: outputs[n]!, from: 'deepeval', to: 'deepeval' }))
+    const jobs = inputs.map((input, n) => ({ input, output: outputs[n]!, from: 'deepeval' as const, to: 'deepeval' as const }))
     const reports = await runBatch(jobs, { jobs: 1, boundedHeap: { fromBytes: 0, mb } })
     for (const n of [0, 1, 2]) {
       assert.deepEqual(reports[n]?.records, { read: 500 + n, written: 500 + n, skipped: 0 }, `${label}: file ${n}`)

@@ -2,10 +2,11 @@ import { test } from 'node:test'
 import assert from 'node:assert/strict'
 import { applyCarry, deepEqual, isCarry, lostFields, withCarry } from '../src/carry.ts'
 import type { EvalCase } from '../src/model.ts'
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
-import { tmpdir } from 'node:os'
+import type { FormatName } from '../adapters/types.ts'
+import { readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { convert, read } from '../src/pipeline.ts'
+import { tempDir } from './helpers/temp.ts'
 
 test('deepEqual treats undefined-valued keys as absent and compares arrays in order', () => {
   assert.ok(deepEqual({ a: 1, b: undefined }, { a: 1 }))
@@ -54,7 +55,7 @@ test('an empty metadata object survives the slot being taken off again', () => {
 })
 
 test('a value of the case\'s own at metadata.evalferry travels through every format and comes back, where a carry replaced it', async () => {
-  const dir = mkdtempSync(join(tmpdir(), 'evalferry-slot-'))
+  const dir = tempDir('evalferry-slot-')
   try {
     const input = join(dir, 'slot.json')
     writeFileSync(input, '[{"id": "x", "input": "hi", "metadata": {"evalferry": "user value", "k": 1}}]')
@@ -101,7 +102,7 @@ test('only an object of case fields under metadata.evalferry is a carry; a user 
   assert.equal(isCarry({}), false)
   assert.equal(isCarry('s'), false)
 
-  const dir = mkdtempSync(join(tmpdir(), 'evalferry-own-carry-'))
+  const dir = tempDir('evalferry-own-carry-')
   try {
     const input = join(dir, 'own.json')
     const records = [
@@ -109,7 +110,7 @@ test('only an object of case fields under metadata.evalferry is a carry; a user 
       { input: 'q2', additional_metadata: { evalferry: {} } },
     ]
     writeFileSync(input, JSON.stringify(records))
-    const metadataOf = async (file: string, from: string) => {
+    const metadataOf = async (file: string, from: FormatName) => {
       const out: unknown[] = []
       for await (const c of read(file, { from })) out.push(c.metadata)
       return out
@@ -131,7 +132,7 @@ test('only an object of case fields under metadata.evalferry is a carry; a user 
 })
 
 test('the report names the keys of a format\'s extras the written record did not give back, not every key the carry holds', async () => {
-  const dir = mkdtempSync(join(tmpdir(), 'evalferry-extras-keys-'))
+  const dir = tempDir('evalferry-extras-keys-')
   try {
     // A DeepEval record of two keys: its CSV row has every column, so only the key list is lost.
     const input = join(dir, 'goldens.json')

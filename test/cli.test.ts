@@ -1,16 +1,16 @@
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
 import { spawn, spawnSync } from 'node:child_process'
-import { closeSync, existsSync, fstatSync, mkdirSync, mkdtempSync, openSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs'
-import { tmpdir } from 'node:os'
+import { closeSync, existsSync, fstatSync, mkdirSync, openSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { tableFromIPC } from 'apache-arrow'
 import { readParquet } from 'parquet-wasm'
 import { parse as parseYaml } from 'yaml'
 import { convert, type ConversionReport, type EvalCase, type EvalferryError, write } from '../src/index.ts'
 import { MAIN, ROOT, runCli, SHARED_FIXTURES } from './helpers/cli.ts'
+import { tempDir } from './helpers/temp.ts'
 
-const dir = mkdtempSync(join(tmpdir(), 'evalferry-cli-'))
+const dir = tempDir('evalferry-cli-')
 process.on('exit', () => rmSync(dir, { recursive: true, force: true }))
 
 function file(name: string, text: string): string {
@@ -486,8 +486,8 @@ test('an output that cannot be made is named, with exit 1 and no temporary left 
   const reportDir = join(dir, 'report-dir')
   mkdirSync(reportDir)
   const cases: [string[], string][] = [
-    [['-o', join(blocker, 'out.yaml')], `cannot write ${join(blocker, 'out.yaml')}: a part of its path is a file, not a directory`],
-    [['-o', join(dir, 'cannot-out.yaml'), '--on-error', 'skip', '--rejects', join(blocker, 'r.jsonl')], `cannot write ${join(blocker, 'r.jsonl')}: a part of its path is a file, not a directory`],
+    [['-o', join(blocker, 'out.yaml')], `${join(blocker, 'out.yaml')}: cannot be written: a part of its path is a file, not a directory`],
+    [['-o', join(dir, 'cannot-out.yaml'), '--on-error', 'skip', '--rejects', join(blocker, 'r.jsonl')], `${join(blocker, 'r.jsonl')}: cannot be written: a part of its path is a file, not a directory`],
     [['-o', join(dir, 'cannot-out.yaml'), '--report', reportDir], `the report ${reportDir} is a directory; name a file`],
   ]
   for (const [args, message] of cases) {
@@ -590,7 +590,7 @@ test('a Parquet file piped to standard input converts as the file does, through 
   const source = file('piped.jsonl', Array.from({ length: 300 }, (_, i) => JSON.stringify({ question: `q${i} ¿sí?`, answer: `a${i}`, n: i })).join('\n') + '\n')
   const parquet = join(dir, 'piped.parquet')
   await convert({ input: source, from: 'huggingface', to: 'huggingface', output: parquet })
-  const spools = mkdtempSync(join(tmpdir(), 'evalferry-spools-'))
+  const spools = tempDir('evalferry-spools-')
   // A copy a killed conversion left (its process is gone) is removed; a running one's is not.
   const dead = spawnSync('true').pid
   mkdirSync(join(spools, `evalferry-stdin-${dead}-abc123`))

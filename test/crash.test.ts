@@ -7,12 +7,12 @@ import { test } from 'node:test'
 import assert from 'node:assert/strict'
 import { execFileSync, spawnSync } from 'node:child_process'
 import { createHash } from 'node:crypto'
-import { closeSync, existsSync, mkdirSync, mkdtempSync, openSync, readdirSync, readFileSync, rmSync, writeFileSync, writeSync } from 'node:fs'
-import { tmpdir } from 'node:os'
+import { closeSync, existsSync, mkdirSync, openSync, readdirSync, readFileSync, rmSync, writeFileSync, writeSync } from 'node:fs'
 import { join } from 'node:path'
 import { type CliRun, kill, MAIN, ROOT, runCli, startCli } from './helpers/cli.ts'
+import { tempDir } from './helpers/temp.ts'
 
-const work = mkdtempSync(join(tmpdir(), 'evalferry-crash-'))
+const work = tempDir('evalferry-crash-')
 process.on('exit', () => rmSync(work, { recursive: true, force: true }))
 
 const sha256 = (path: string): string => createHash('sha256').update(readFileSync(path)).digest('hex')
@@ -185,7 +185,7 @@ test('writing into a full disk fails with a clear error and leaves nothing behin
     const output = join(mount, 'cases.yaml')
     const result = await runCli(['convert', input, '--from', 'deepeval', '--to', 'evalcase', '-o', output])
     assert.equal(result.code, 1, result.stderr)
-    assert.match(result.stderr, /^evalferry: no space left on device writing \S*cases\.yaml\n$/)
+    assert.match(result.stderr, /^evalferry: \S*cases\.yaml: cannot be written: no space left on device\n$/)
     assert.doesNotMatch(result.stderr, /\n\s+at |internal error/)
     assert.deepEqual(readdirSync(mount), [], 'nothing left on the full disk')
     assert.equal(sha256(input), inputHash)
@@ -208,10 +208,10 @@ test('a write the file system refuses after taking it fails the conversion, howe
     spawnSync('bash', ['-c', 'ulimit -f 8; exec "$@"', 'bash', process.execPath, '--import', 'tsx', MAIN, ...args], { cwd: ROOT, encoding: 'utf8', timeout: 60_000 })
   const run = limited(['convert', input, '--from', 'deepeval', '--to', 'evals', '-o', output, '--report', report])
   assert.equal(run.status, 1, run.stderr)
-  assert.equal(run.stderr, `evalferry: file too large writing ${output}\n`)
+  assert.equal(run.stderr, `evalferry: ${output}: cannot be written: file too large\n`)
   assert.equal(readFileSync(output, 'utf8'), '{"keep":"me"}\n', 'the file it would have replaced is untouched')
   assert.deepEqual(readdirSync(dir).sort(), ['cases.jsonl', 'goldens.jsonl', 'report.json'], 'no temporary left')
-  assert.deepEqual(JSON.parse(readFileSync(report, 'utf8')).failed, { message: `file too large writing ${output}`, code: 'E_IO', location: {} })
+  assert.deepEqual(JSON.parse(readFileSync(report, 'utf8')).failed, { message: `${output}: cannot be written: file too large`, code: 'E_IO', location: { file: output } })
   assert.equal(sha256(input), inputHash)
   // Under the limit, the same run writes its output and report.
   const small = join(dir, 'small.jsonl')
@@ -227,5 +227,5 @@ test('a device that refuses the last write fails the conversion', async () => {
   writeGoldens(input, 3)
   const result = await runCli(['convert', input, '--from', 'deepeval', '--to', 'evals', '--to-container', 'jsonl', '-o', '/dev/full'])
   assert.equal(result.code, 1, result.stderr)
-  assert.equal(result.stderr, 'evalferry: no space left on device writing /dev/full\n')
+  assert.equal(result.stderr, 'evalferry: /dev/full: cannot be written: no space left on device\n')
 })

@@ -1,11 +1,11 @@
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs'
-import { tmpdir } from 'node:os'
+import { readFileSync, writeFileSync } from 'node:fs'
 import { basename, join } from 'node:path'
 import { detect } from '../src/detect.ts'
 import { convert } from '../src/pipeline.ts'
 import { fixtures } from './helpers/fixtures.ts'
+import { tempDir } from './helpers/temp.ts'
 
 /** Fixtures whose content cannot tell their format, with what they are read as and why. */
 const READ_AS: Record<string, { format: string; why: string }> = {
@@ -24,7 +24,7 @@ for (const fixture of fixtures()) {
 }
 
 test('detect reads a .json file that holds JSON Lines, and reports the others as they are', async () => {
-  const dir = mkdtempSync(join(tmpdir(), 'evalferry-detect-'))
+  const dir = tempDir('evalferry-detect-')
   const lines = join(dir, 'lines.json')
   writeFileSync(lines, '{"inputs": {"question": "a"}, "outputs": {"answer": "b"}, "dataset_id": "d"}\n{"inputs": {"question": "c"}, "outputs": null, "dataset_id": "d"}\n')
   const d = await detect(lines, { count: true })
@@ -35,7 +35,7 @@ test('detect reads a .json file that holds JSON Lines, and reports the others as
 })
 
 test('a file that holds no record converts without --from, to an empty dataset; one whose records cannot be told still needs it', async () => {
-  const dir = mkdtempSync(join(tmpdir(), 'evalferry-detect-'))
+  const dir = tempDir('evalferry-detect-')
   for (const [name, text, format] of [
     ['empty.jsonl', '', 'evalcase'],
     ['blank.jsonl', '\n\n', 'evalcase'],
@@ -60,7 +60,7 @@ test('a plain table converted to hf is read as hf reads it: its columns keep the
   assert.equal((await detect(table, { target: 'hf' })).format, 'hf')
   // Another target keeps the generic table, which wins a tie.
   assert.equal((await detect(table, { target: 'langsmith' })).format, 'csv')
-  const out = join(mkdtempSync(join(tmpdir(), 'evalferry-detect-')), 'gsm.jsonl')
+  const out = join(tempDir('evalferry-detect-'), 'gsm.jsonl')
   const report = await convert({ input: table, output: out, to: 'hf' })
   assert.equal(report.from, 'hf')
   assert.deepEqual(report.carried, {})
@@ -70,7 +70,7 @@ test('a plain table converted to hf is read as hf reads it: its columns keep the
 })
 
 test('evalcase JSON Lines whose cases do not all have an expected output is read back as evalcase, not as EvalCase JSON', async () => {
-  const dir = mkdtempSync(join(tmpdir(), 'evalferry-detect-'))
+  const dir = tempDir('evalferry-detect-')
   // The bundled goldens: case-2 has no expected output, and its metadata has a difficulty, as EvalCase JSON's often do.
   const goldens = join(import.meta.dirname, '..', 'examples', 'goldens.json')
   const lines = join(dir, 'cases.jsonl')
@@ -87,7 +87,7 @@ test('evalcase JSON Lines whose cases do not all have an expected output is read
 })
 
 test('evalcase JSON Lines of cases with no input (classification rows, their columns in the metadata) is read back as evalcase', async () => {
-  const dir = mkdtempSync(join(tmpdir(), 'evalferry-detect-'))
+  const dir = tempDir('evalferry-detect-')
   const rows = join(dir, 'reviews.jsonl')
   writeFileSync(rows, '{"text": "Great movie", "label": 1}\n{"text": "Dull", "label": 0}\n')
   const lines = join(dir, 'cases.jsonl')

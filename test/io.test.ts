@@ -1,12 +1,13 @@
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
-import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises'
-import { tmpdir } from 'node:os'
+import { readdir, readFile, rm } from 'node:fs/promises'
 import { join } from 'node:path'
 import { Writable } from 'node:stream'
 import { spawn, spawnSync } from 'node:child_process'
 import { chmodSync, lstatSync, readFileSync, statSync, symlinkSync, writeFileSync } from 'node:fs'
 import { AtomicFile, BytesSink, StreamSink } from '../src/io.ts'
+import { tempDir } from './helpers/temp.ts'
+import type { EvalferryError } from '../src/errors.ts'
 
 test('BytesSink grows past its expected size and keeps every byte, text and binary, in order', async () => {
   const sink = new BytesSink(10)
@@ -59,7 +60,7 @@ test('StreamSink: writes that fit its buffer return nothing to await; with a slo
 })
 
 test('AtomicFile: a file written past several background flushes appears whole on commit; an aborted one leaves nothing and the old file as it was', async () => {
-  const dir = await mkdtemp(join(tmpdir(), 'evalferry-io-'))
+  const dir = tempDir('evalferry-io-')
   try {
     const target = join(dir, 'out.jsonl')
     const line = (i: number): string => `{"n":${i},"text":"${'é'.repeat(i % 300)}"}\n`
@@ -87,7 +88,7 @@ test('AtomicFile: a file written past several background flushes appears whole o
 })
 
 test('AtomicFile writes through a link and into a pipe, keeps a replaced file\'s mode, and refuses a read-only file', async () => {
-  const dir = await mkdtemp(join(tmpdir(), 'evalferry-atomic-targets-'))
+  const dir = tempDir('evalferry-atomic-targets-')
   const write = async (path: string, text: string) => {
     const file = await AtomicFile.create(path)
     await file.sink.write(text)
@@ -112,7 +113,11 @@ test('AtomicFile writes through a link and into a pipe, keeps a replaced file\'s
     assert.equal(statSync(join(dir, 'private.jsonl')).mode & 0o777, 0o600)
     writeFileSync(join(dir, 'locked.jsonl'), 'keep\n')
     chmodSync(join(dir, 'locked.jsonl'), 0o444)
-    await assert.rejects(AtomicFile.create(join(dir, 'locked.jsonl')), /cannot write .*locked\.jsonl: it is read-only \(mode 444\); make it writable to replace it/)
+    await assert.rejects(AtomicFile.create(join(dir, 'locked.jsonl')), (error: EvalferryError) => {
+      assert.equal(error.message, 'cannot be written: it is read-only (mode 444); make it writable to replace it')
+      assert.deepEqual(error.location, { file: join(dir, 'locked.jsonl') })
+      return true
+    })
     assert.equal(readFileSync(join(dir, 'locked.jsonl'), 'utf8'), 'keep\n')
 
     // A named pipe is written into, and stays a pipe.

@@ -1,11 +1,11 @@
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
-import { tmpdir } from 'node:os'
+import { readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { EvalferryError } from '../src/errors.ts'
 import { convert } from '../src/pipeline.ts'
 import { caseToRow, defaultColumns, getPath, isDefaultHeader, mapRow, parseMapArgs, resolveMapping, rowToCase } from '../src/mapping.ts'
+import { tempDir } from './helpers/temp.ts'
 
 const TEXT = { format: 'csv', text: true }
 
@@ -101,7 +101,7 @@ test('text cells: a list cell not starting with [ is its one item; an empty cell
 })
 
 test('columns --map ignore= leaves out are reported as dropped, counted where a row holds a value', async () => {
-  const dir = mkdtempSync(join(tmpdir(), 'evalferry-ignore-'))
+  const dir = tempDir('evalferry-ignore-')
   const input = join(dir, 'rows.csv')
   writeFileSync(input, 'q,a,d,h\nQ1,A1,easy,x1\nQ2,A2,hard,\nQ3,A3,easy,x3\n')
   const report = await convert({ input, output: join(dir, 'goldens.json'), from: 'csv', to: 'deepeval', map: parseMapArgs(['input=q', 'expected_output=a', 'metadata=d', 'ignore=h']) })

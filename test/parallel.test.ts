@@ -1,13 +1,13 @@
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
-import { tmpdir } from 'node:os'
+import { readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { convert } from '../src/index.ts'
 import { partStats, partWorkers, SPLIT_MIN_BYTES, splitFile } from '../src/parallel.ts'
 import type { ConversionReport } from '../src/report.ts'
+import { tempDir } from './helpers/temp.ts'
 
-const dir = mkdtempSync(join(tmpdir(), 'evalferry-parallel-'))
+const dir = tempDir('evalferry-parallel-')
 process.on('exit', () => rmSync(dir, { recursive: true, force: true }))
 
 /** Text of about `chars` characters with quotes, delimiters, CRLF and LF line breaks and non-ASCII. */
@@ -83,7 +83,7 @@ test('a large CSV converted in parts on two threads gives the bytes and the repo
     ['csv', 'evalcase'],
     ['csv', 'langsmith'],
     ['csv', 'hf'],
-  ]) {
+  ] as const) {
     const { one, parts, same } = await both({ input, output: '', from: from!, to: to! })
     assert.ok(same, `${from} → ${to}: the outputs differ`)
     assert.deepEqual(parts, one)
@@ -246,7 +246,7 @@ test('a batch of one large file converts it in parts, and in one thread below th
   const input = join(dir, 'default.csv')
   writeTable(input)
   const output = join(dir, 'default.jsonl')
-  const job = { input, output, from: 'csv', to: 'evalcase' }
+  const job = { input, output, from: 'csv', to: 'evalcase' } as const
   const before = { ...partStats }
   // The threshold for splitting, lowered here to the file's size.
   const [split] = await runBatch([job], { splitFromBytes: SPLIT_MIN_BYTES })
@@ -271,7 +271,7 @@ test('a batch of one large file converts it in parts, and in one thread below th
 test('a part worker that exits leaves the pool: the next conversion starts new ones and still converts in parts', async () => {
   const input = join(dir, 'pool.csv')
   writeTable(input)
-  const options = { input, output: '', from: 'csv', to: 'evalcase' }
+  const options = { input, output: '', from: 'csv', to: 'evalcase' } as const
   assert.ok((await both(options)).same)
   const dead = [...partWorkers()]
   assert.equal(dead.length, 2)

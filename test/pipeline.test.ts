@@ -1,18 +1,19 @@
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
-import { createWriteStream, mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync, writeFileSync } from 'node:fs'
+import { createWriteStream, readdirSync, readFileSync, readlinkSync, rmSync, writeFileSync } from 'node:fs'
 import { execFileSync } from 'node:child_process'
-import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { convert, read, write } from '../src/pipeline.ts'
 import { partStats } from '../src/parallel.ts'
 import type { EvalCase } from '../src/model.ts'
+import type { FormatName } from '../adapters/types.ts'
 import { LayoutError, newReport } from '../src/index.ts'
+import { tempDir } from './helpers/temp.ts'
 
-const dir = mkdtempSync(join(tmpdir(), 'evalferry-pipeline-'))
+const dir = tempDir('evalferry-pipeline-')
 process.on('exit', () => rmSync(dir, { recursive: true, force: true }))
 
-async function collect(path: string, from: string): Promise<EvalCase[]> {
+async function collect(path: string, from: FormatName): Promise<EvalCase[]> {
   const out: EvalCase[] = []
   for await (const c of read(path, { from })) out.push(c)
   return out
@@ -258,6 +259,12 @@ test('a library option the command line would refuse is refused too, before anyt
   await assert.rejects(read(input, { onError: 'ignore' } as unknown as Parameters<typeof read>[1]).next(), usage('read(): the option onError takes fail or skip, not "ignore"'))
   await assert.rejects(read(input, { comments: true } as unknown as Parameters<typeof read>[1]).next(), usage('read(): the option comments takes warn, not true'))
   await assert.rejects(read(input, { includes: 'keep' } as unknown as Parameters<typeof read>[1]).next(), usage('read(): the option includes takes warn, not "keep"'))
+  for (const [threads, shown] of [[0, '0'], [-3, '-3'], [2.5, '2.5'], [Number.NaN, 'NaN'], ['4', '"4"']] as const) {
+    await assert.rejects(
+      convert({ input, output, to: 'evalcase', threads } as unknown as Options),
+      usage(`convert(): the option threads takes a whole number of at least 1, not ${shown}`),
+    )
+  }
   assert.deepEqual(readdirSync(dir).filter((f) => f.startsWith('choices-out')), [])
   // The alias agentv is evalcase: its dialect is taken.
   await write([{ input: [{ role: 'user', content: 'q' }] }], output, { to: 'agentv', dialect: 'agentv' })

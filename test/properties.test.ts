@@ -6,16 +6,16 @@
  */
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
-import { mkdtempSync, rmSync } from 'node:fs'
-import { tmpdir } from 'node:os'
+import { rmSync } from 'node:fs'
 import { join } from 'node:path'
 import fc from 'fast-check'
 import { FORMAT_NAMES, getAdapter } from '../adapters/index.ts'
-import type { Container } from '../adapters/types.ts'
+import type { Container, FormatName } from '../adapters/types.ts'
 import type { ContentBlock, EvalCase, JsonObject, JsonValue, Message, Rubric, ToolCall, Turn } from '../src/model.ts'
 import { read, write } from '../src/pipeline.ts'
+import { tempDir } from './helpers/temp.ts'
 
-const work = mkdtempSync(join(tmpdir(), 'evalferry-props-'))
+const work = tempDir('evalferry-props-')
 process.on('exit', () => rmSync(work, { recursive: true, force: true }))
 let files = 0
 const EXT: Record<Container, string> = { json: '.json', jsonl: '.jsonl', csv: '.csv', yaml: '.yaml', parquet: '.parquet' }
@@ -152,7 +152,7 @@ function normal(cases: EvalCase[]): unknown {
   )
 }
 
-async function collect(path: string, from: string): Promise<EvalCase[]> {
+async function collect(path: string, from: FormatName): Promise<EvalCase[]> {
   const out: EvalCase[] = []
   for await (const c of read(path, { from })) out.push(c)
   return out
@@ -175,7 +175,7 @@ const SEED = 20240601
 const RUNS = Number(process.env.EVALFERRY_PROPERTY_RUNS ?? 60)
 
 test('generated cases round-trip through every format and container, and on through a second format', async (t) => {
-  const targets: { format: string; container: Container }[] = []
+  const targets: { format: FormatName; container: Container }[] = []
   for (const format of FORMAT_NAMES) for (const container of (await getAdapter(format)).writes) targets.push({ format, container })
   let datasets = 0
   let cases = 0

@@ -7,8 +7,7 @@
  */
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
-import { mkdtempSync, rmSync } from 'node:fs'
-import { tmpdir } from 'node:os'
+import { rmSync } from 'node:fs'
 import { basename, join } from 'node:path'
 import { FORMAT_NAMES, getAdapter } from '../adapters/index.ts'
 import type { Container, FormatName } from '../adapters/types.ts'
@@ -16,6 +15,7 @@ import { containerOf, readRecords } from '../src/codecs/index.ts'
 import { withHeaderOf, type EvalCase } from '../src/model.ts'
 import { read, write } from '../src/pipeline.ts'
 import { fixtures } from './helpers/fixtures.ts'
+import { tempDir } from './helpers/temp.ts'
 
 async function collect<T>(it: AsyncIterable<T>): Promise<T[]> {
   const out: T[] = []
@@ -31,7 +31,7 @@ async function records(path: string, format: FormatName): Promise<unknown[]> {
   return [header, ...values]
 }
 
-const work = mkdtempSync(join(tmpdir(), 'evalferry-matrix-'))
+const work = tempDir('evalferry-matrix-')
 process.on('exit', () => rmSync(work, { recursive: true, force: true }))
 let counter = 0
 const scratch = (ext: string) => join(work, `f${counter++}${ext}`)

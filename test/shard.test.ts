@@ -1,15 +1,15 @@
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
-import { mkdtempSync, openSync, readFileSync, rmSync, writeFileSync, writeSync, closeSync } from 'node:fs'
-import { tmpdir } from 'node:os'
+import { openSync, readFileSync, rmSync, writeFileSync, writeSync, closeSync } from 'node:fs'
 import { join } from 'node:path'
 import { asyncBufferFromFile, parquetMetadataAsync } from 'hyparquet'
 import { convert } from '../src/index.ts'
 import { locateRecords } from '../src/parallel.ts'
 import { parquetWriter } from '../src/codecs/parquet.ts'
 import { runCli } from './helpers/cli.ts'
+import { tempDir } from './helpers/temp.ts'
 
-const dir = mkdtempSync(join(tmpdir(), 'evalferry-shard-'))
+const dir = tempDir('evalferry-shard-')
 process.on('exit', () => rmSync(dir, { recursive: true, force: true }))
 
 const shardOf = (index: number, count: number) => (total: number): [number, number] => [

@@ -10,7 +10,7 @@ import { ProgressBar } from '../progress.ts'
 import { mergeReport, newReport, summarize, type ConversionReport } from '../report.ts'
 import { stringOption, type Command, type OptionValues } from './command.ts'
 import { expandInputs, namesBatch } from './inputs.ts'
-import { containerOption, dialectOption, mapOption, onErrorOption } from './options.ts'
+import { containerOption, dialectOption, formatOption, mapOption, onErrorOption } from './options.ts'
 import { detect } from '../detect.ts'
 import { filesRead, filesWritten } from '../pipeline.ts'
 
@@ -122,7 +122,7 @@ const command: Command = {
     }
 
     const map = await mapOption(values)
-    const from = stringOption(values, 'from')
+    const from = formatOption(values, 'from')
     const dialect = dialectOption(values)
     if (dialect && target.name !== 'evalcase') throw new UsageError(`--dialect chooses how evalcase is written; the output here is ${target.name}`)
     const onError = onErrorOption(values)

@@ -1,12 +1,19 @@
 /** Option values shared by several commands, turned into library options. */
 import { parseContainer } from '../codecs/index.ts'
-import type { Container, FieldMapping } from '../../adapters/types.ts'
+import { formatName } from '../../adapters/index.ts'
+import type { Container, FieldMapping, FormatName } from '../../adapters/types.ts'
 import { listOption, stringOption, type OptionValues } from './command.ts'
 import { DIALECTS, ON_ERROR, requireChoice } from '../pipeline.ts'
 
 export function containerOption(values: OptionValues, name: string): Container | undefined {
   const v = stringOption(values, name)
   return v === undefined ? undefined : parseContainer(v)
+}
+
+/** `--from`: a format's name or alias in any case, as its canonical name. */
+export function formatOption(values: OptionValues, name: string): FormatName | undefined {
+  const v = stringOption(values, name)
+  return v === undefined ? undefined : formatName(v)
 }
 
 /** `--map k=v` (repeatable) as a field mapping; list-valued keys take comma-separated columns. */

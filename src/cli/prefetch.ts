@@ -8,6 +8,7 @@ import { filesRead } from '../pipeline.ts'
 import { expandInputs, namesBatch } from './inputs.ts'
 import { checkSetting, PrefetchError, type PrefetchOptions, type PrefetchResult, prefetch, prefetchSummary, releaseHeldLocks, rewriteDataset, writeManifest } from '../resolver/index.ts'
 import { type Command, type CommandContext, type OptionValues, listOption, stringOption } from './command.ts'
+import { formatOption } from './options.ts'
 
 /** Resolver options from the shared and the fetch options of a command line. */
 export function resolverOptions(values: OptionValues, ctx: CommandContext): PrefetchOptions {
@@ -27,7 +28,7 @@ export function resolverOptions(values: OptionValues, ctx: CommandContext): Pref
     options.timeoutSeconds = Number(timeout)
     checkSetting('timeoutSeconds', options.timeoutSeconds, '--timeout', JSON.stringify(timeout))
   }
-  const from = stringOption(values, 'from')
+  const from = formatOption(values, 'from')
   if (from !== undefined) options.from = from
   if (!values.quiet && !values.json) options.onProgress = (message) => ctx.stderr.write(`${message}\n`)
   return options

@@ -2,7 +2,7 @@ import { EvalferryError, UsageError, formatLocation } from '../errors.ts'
 import { read } from '../pipeline.ts'
 import { newReport } from '../report.ts'
 import { stringOption, type Command } from './command.ts'
-import { containerOption, mapOption } from './options.ts'
+import { containerOption, formatOption, mapOption } from './options.ts'
 import { expandInputs } from './inputs.ts'
 
 const usage = `Usage: evalferry validate <file...> [--from <format>] [--map k=v ...] [--from-container <container>] [--json]
@@ -17,7 +17,7 @@ const command: Command = {
   options: { from: { type: 'string' }, map: { type: 'string', multiple: true }, 'from-container': { type: 'string' } },
   async run({ positionals, values, stdout, stderr }) {
     if (!positionals.length) throw new UsageError(`name at least one file\n\n${usage}`)
-    const from = stringOption(values, 'from')
+    const from = formatOption(values, 'from')
     const container = containerOption(values, 'from-container')
     const map = await mapOption(values)
     const results = []

@@ -2,6 +2,7 @@
 
 import type { Location } from '../errors.ts'
 import { AtomicFile } from '../io.ts'
+import type { FormatOption } from '../../adapters/types.ts'
 import type { EvalCase } from '../model.ts'
 import type { CaseSource, ManifestEntry, PrefetchOptions, PrefetchResult } from './options.ts'
 import { Session, prefetchUrls } from './prefetch.ts'
@@ -30,7 +31,7 @@ export {
 } from '../../cache/index.ts'
 
 /** Each case and where it is: its file and line where read from one (as read() names it), else its place among the cases. */
-async function* casesOf(source: string | string[] | CaseSource, from: string | undefined): AsyncGenerator<{ c: EvalCase; place: Location }> {
+async function* casesOf(source: string | string[] | CaseSource, from: FormatOption | undefined): AsyncGenerator<{ c: EvalCase; place: Location }> {
   if (typeof source === 'string' || (Array.isArray(source) && source.every((s) => typeof s === 'string'))) {
     const { read, placeOf } = await import('../pipeline.ts')
     for (const file of typeof source === 'string' ? [source] : (source as string[])) {
@@ -86,7 +87,7 @@ export async function rewriteDataset(
   input: string,
   output: string,
   entries: ManifestEntry[],
-  options: { from?: string; embed?: boolean; hosts?: string[]; env?: NodeJS.ProcessEnv } = {},
+  options: { from?: FormatOption; embed?: boolean; hosts?: string[]; env?: NodeJS.ProcessEnv } = {},
 ): Promise<void> {
   const { read, write } = await import('../pipeline.ts')
   const { detect } = await import('../detect.ts')

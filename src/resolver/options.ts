@@ -1,5 +1,6 @@
 /** Resolver options, and the environment variables that set them. */
 
+import type { FormatOption } from '../../adapters/types.ts'
 import type { EvalCase } from '../model.ts'
 
 export interface ResolverOptions {
@@ -29,7 +30,7 @@ export interface ResolverOptions {
 
 export interface PrefetchOptions extends ResolverOptions {
   /** Source format of dataset files (detected when absent). */
-  from?: string
+  from?: FormatOption
 }
 
 /** One file of the manifest (`--manifest`), per URL. */

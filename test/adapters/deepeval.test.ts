@@ -1,7 +1,6 @@
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
-import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs'
-import { tmpdir } from 'node:os'
+import { readdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { parse as parseYaml } from 'yaml'
 import deepeval from '../../adapters/deepeval.ts'
@@ -11,10 +10,11 @@ import type { EvalCase, JsonValue } from '../../src/model.ts'
 import { convert, read, write } from '../../src/pipeline.ts'
 import { newReport } from '../../src/report.ts'
 import { readCsv } from '../../src/codecs/csv.ts'
+import { tempDir } from '../helpers/temp.ts'
 
 const REAL = '/work/shared/fixtures/real/deepeval/'
 const OWN = join(import.meta.dirname, '../fixtures/deepeval/')
-const out = mkdtempSync(join(tmpdir(), 'evalferry-deepeval-'))
+const out = tempDir('evalferry-deepeval-')
 
 async function readAll(path: string): Promise<EvalCase[]> {
   const cases: EvalCase[] = []
@@ -439,7 +439,7 @@ test('tool-call arguments that are no object are carried, not written as input_p
       ],
     },
   ]
-  const out = join(mkdtempSync(join(tmpdir(), 'evalferry-deepeval-tools-')), 'goldens.json')
+  const out = join(tempDir('evalferry-deepeval-tools-'), 'goldens.json')
   const report = await write(cases, out, { to: 'deepeval' })
   assert.deepEqual(report.carried, { expected_tools: 1 })
   const [golden] = JSON.parse(readFileSync(out, 'utf8')) as { expected_tools: unknown[] }[]
@@ -450,7 +450,7 @@ test('tool-call arguments that are no object are carried, not written as input_p
 })
 
 test('a conversation is shown as the input messages of a format without turns, and comes back as the turns it was', async () => {
-  const dir = mkdtempSync(join(tmpdir(), 'evalferry-deepeval-turns-'))
+  const dir = tempDir('evalferry-deepeval-turns-')
   const cases: EvalCase[] = [
     {
       scenario: 'User wants to cancel',
@@ -486,7 +486,7 @@ test('a conversation is shown as the input messages of a format without turns, a
 })
 
 test('the tool calls of an expected assistant message are shown as the expected tools of DeepEval and EvalCase, and come back as the message', async () => {
-  const dir = mkdtempSync(join(tmpdir(), 'evalferry-expected-tools-'))
+  const dir = tempDir('evalferry-expected-tools-')
   const source = join(dir, 'examples.jsonl')
   const example = {
     inputs: { messages: [{ role: 'user', content: 'Weather in Paris?' }] },
@@ -510,7 +510,7 @@ test('the tool calls of an expected assistant message are shown as the expected 
 })
 
 test('a DeepEval CSV column whose every cell reads as a number is warned of once, as pandas gives DeepEval numbers there; a column of other text too is not', async () => {
-  const dir = mkdtempSync(join(tmpdir(), 'evalferry-deepeval-numbers-'))
+  const dir = tempDir('evalferry-deepeval-numbers-')
   const golden = (input: string, answer: string): EvalCase => ({ input: [{ role: 'user', content: input }], expected_output: [{ role: 'assistant', content: answer }] })
   const numbers = await write([golden('2+2?', '4'), golden('Bond?', '007'), golden('Big?', '1e3')], join(dir, 'numbers.csv'), { to: 'deepeval' })
   assert.deepEqual(numbers.warnings.map((w) => [w.location, w.message.slice(0, 64)]), [[{ file: join(dir, 'numbers.csv'), field: 'expected_output' }, 'every cell of the column among the first cases reads as a number']])
@@ -522,7 +522,7 @@ test('a DeepEval CSV column whose every cell reads as a number is warned of once
 })
 
 test('a persona without a user description gives the DeepEval CSV its user_description, where DeepEval reads the simulated user from', async () => {
-  const dir = mkdtempSync(join(tmpdir(), 'evalferry-deepeval-persona-'))
+  const dir = tempDir('evalferry-deepeval-persona-')
   const golden: EvalCase = { scenario: 'Book a flight', turns: [{ role: 'user', content: 'Book me to Rome' }], expected_outcome: 'Flight booked', persona: { name: 'Bo', characteristics: 'busy executive, terse' } }
   const csv = join(dir, 'goldens.csv')
   const report = await write([golden], csv, { to: 'deepeval' })

@@ -2,7 +2,6 @@ import { test } from 'node:test'
 import assert from 'node:assert/strict'
 import { after } from 'node:test'
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs'
-import { tmpdir } from 'node:os'
 import { dirname, join, relative, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { parse as parseYaml } from 'yaml'
@@ -11,6 +10,7 @@ import type { Container, DecodeContext, EncodeContext } from '../../adapters/typ
 import { convert, read, write } from '../../src/pipeline.ts'
 import { DataError } from '../../src/errors.ts'
 import type { EvalCase, JsonObject } from '../../src/model.ts'
+import { tempDir } from '../helpers/temp.ts'
 
 const here = dirname(fileURLToPath(import.meta.url))
 const REAL = resolve(here, '../../../shared/fixtures/real/evalcase')
@@ -35,7 +35,7 @@ function encodeContext(container: Container, index: number, dialect?: string): E
   return { container, index, ...(dialect === undefined ? {} : { dialect }), warn() {} }
 }
 
-const scratch = mkdtempSync(join(tmpdir(), 'evalferry-evalcase-'))
+const scratch = tempDir('evalferry-evalcase-')
 after(() => rmSync(scratch, { recursive: true, force: true }))
 let written = 0
 
@@ -390,7 +390,7 @@ test('a case written with criteria is written with input and expected_output, th
 })
 
 test('YAML merge keys (<<: *defaults) merge the anchored mapping into the case, its own keys first, as AgentV reads them; in metadata too', async () => {
-  const dir = mkdtempSync(join(tmpdir(), 'evalferry-merge-'))
+  const dir = tempDir('evalferry-merge-')
   try {
     const file = join(dir, 'merge.yaml')
     writeFileSync(
@@ -431,7 +431,7 @@ test('YAML merge keys (<<: *defaults) merge the anchored mapping into the case, 
 })
 
 test('YAML merge keys in the sidecar of a JSON Lines dataset merge into its header, which the first case carries', async () => {
-  const dir = mkdtempSync(join(tmpdir(), 'evalferry-merge-sidecar-'))
+  const dir = tempDir('evalferry-merge-sidecar-')
   try {
     writeFileSync(
       join(dir, 'dataset.yaml'),
@@ -446,7 +446,7 @@ test('YAML merge keys in the sidecar of a JSON Lines dataset merge into its head
 })
 
 test('a key __proto__ in the sidecar of a JSON Lines dataset, plain or written with an escape, is refused at its line', async () => {
-  const dir = mkdtempSync(join(tmpdir(), 'evalferry-proto-sidecar-'))
+  const dir = tempDir('evalferry-proto-sidecar-')
   try {
     writeFileSync(join(dir, 'dataset.jsonl'), '{"id": "a", "input": "hello"}\n')
     for (const [sidecar, line] of [
@@ -466,7 +466,7 @@ test('a key __proto__ in the sidecar of a JSON Lines dataset, plain or written w
 })
 
 test('a key written empty (note:, metadata:, expected_output: null) is read, written back as it was, and carried elsewhere as the extra it is', async () => {
-  const dir = mkdtempSync(join(tmpdir(), 'evalferry-evalcase-null-'))
+  const dir = tempDir('evalferry-evalcase-null-')
   try {
     const input = join(dir, 'nulls.yaml')
     writeFileSync(input, 'evalcases:\n  - id: a\n    input: hi\n    expected_outcome: says hello\n    note:\n    metadata:\n    expected_output: null\n')

@@ -1,12 +1,12 @@
 /** Shared by the adapter tests: fixture pairs, temporary outputs, and a file's records as plain JSON. */
-import { existsSync, mkdtempSync, readdirSync, readFileSync } from 'node:fs'
-import { tmpdir } from 'node:os'
+import { existsSync, readdirSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import Papa from 'papaparse'
 import { parseMapArgs } from '../../src/mapping.ts'
 import { read } from '../../src/pipeline.ts'
 import type { FieldMapping } from '../../adapters/types.ts'
 import type { EvalCase } from '../../src/model.ts'
+import { tempDir as newTempDir } from '../helpers/temp.ts'
 
 export interface Fixture {
   name: string
@@ -46,7 +46,7 @@ export function plain<T>(value: T): T {
 }
 
 export function tempDir(): string {
-  return mkdtempSync(join(tmpdir(), 'evalferry-test-'))
+  return newTempDir('evalferry-test-')
 }
 
 /** The records of a JSON, JSON Lines or CSV file; a CSV row keeps only its non-empty cells. */

@@ -1,7 +1,6 @@
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
-import { tmpdir } from 'node:os'
+import { readFileSync, rmSync } from 'node:fs'
 import { join } from 'node:path'
 import {
   Binary,
@@ -43,8 +42,9 @@ import { readRecords } from '../../src/codecs/index.ts'
 import { convert, read, write } from '../../src/index.ts'
 import { arrowParquet } from '../helpers/parquet.ts'
 import type { EvalCase, JsonObject } from '../../src/model.ts'
+import { tempDir } from '../helpers/temp.ts'
 
-const work = mkdtempSync(join(tmpdir(), 'evalferry-hf-arrow-'))
+const work = tempDir('evalferry-hf-arrow-')
 process.on('exit', () => rmSync(work, { recursive: true, force: true }))
 
 /** A Parquet file as pyarrow or pandas writes one: these columns, one row group, no `huggingface` metadata. */

@@ -1,8 +1,7 @@
 import { test } from 'node:test'
 import { randomBytes } from 'node:crypto'
 import assert from 'node:assert/strict'
-import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
-import { tmpdir } from 'node:os'
+import { readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { Binary, type Data, Field, FixedSizeList, Float32, Float64, Int32, List, makeData, Struct, tableFromIPC, TimestampMicrosecond, TimestampNanosecond, TimestampSecond, Utf8, vectorFromArray } from 'apache-arrow'
 import { readParquet } from 'parquet-wasm'
@@ -14,10 +13,11 @@ import type { EvalCase } from '../../src/model.ts'
 import { newReport, type ConversionReport } from '../../src/report.ts'
 import { arrowParquet } from '../helpers/parquet.ts'
 import { read, write } from '../../src/pipeline.ts'
+import { tempDir } from '../helpers/temp.ts'
 
 const FIXTURES = join(import.meta.dirname, '..', 'fixtures', 'hf')
 const REAL = join(import.meta.dirname, '..', '..', '..', 'shared', 'fixtures', 'real', 'hf')
-const work = mkdtempSync(join(tmpdir(), 'evalferry-hf-'))
+const work = tempDir('evalferry-hf-')
 process.on('exit', () => rmSync(work, { recursive: true, force: true }))
 
 async function collect(file: string, report?: ConversionReport): Promise<EvalCase[]> {
@@ -498,7 +498,7 @@ test('chat rows as datasets writes them (a null for each key a message lacks, Op
     [[{ role: 'system', content: '' }, { role: 'user', content: 'Hi', name: 'ann' }], undefined],
   ])
   const { convert } = await import('../../src/pipeline.ts')
-  for (const to of ['langsmith', 'evalcase', 'deepeval', 'evals']) {
+  for (const to of ['langsmith', 'evalcase', 'deepeval', 'evals'] as const) {
     const output = join(work, `chat-nulls-${to}.jsonl`)
     await convert({ input, output, from: 'hf', to })
     const back = join(work, `chat-nulls-${to}-back.jsonl`)

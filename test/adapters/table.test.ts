@@ -1,14 +1,14 @@
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
-import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
-import { tmpdir } from 'node:os'
+import { readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { EvalferryError } from '../../src/errors.ts'
 import { type EvalCase, type Message, singleText } from '../../src/model.ts'
 import { convert, read, write } from '../../src/pipeline.ts'
+import { tempDir } from '../helpers/temp.ts'
 
 const FIXTURES = join(import.meta.dirname, '..', 'fixtures', 'csv')
-const work = mkdtempSync(join(tmpdir(), 'evalferry-table-'))
+const work = tempDir('evalferry-table-')
 process.on('exit', () => rmSync(work, { recursive: true, force: true }))
 
 async function collect(file: string, options: Parameters<typeof read>[1] = { from: 'csv' }): Promise<EvalCase[]> {

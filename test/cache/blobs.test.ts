@@ -8,19 +8,19 @@
 import assert from 'node:assert/strict'
 import { execFileSync } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
-import { tmpdir } from 'node:os'
+import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { dirname, join } from 'node:path'
 import { after, test } from 'node:test'
 import { readBlobs } from '../../cache/git.ts'
 import { repoLayout } from '../../cache/layout.ts'
 import { PrefetchError, prefetchUrls } from '../../src/resolver/index.ts'
 import { startGitServer } from '../helpers/git-server.ts'
+import { tempDir } from '../helpers/temp.ts'
 
 const GIT_ENV = { ...process.env, GIT_AUTHOR_NAME: 't', GIT_AUTHOR_EMAIL: 't@x', GIT_COMMITTER_NAME: 't', GIT_COMMITTER_EMAIL: 't@x', GIT_CONFIG_GLOBAL: '/dev/null', GIT_CONFIG_NOSYSTEM: '1' }
 const MiB = 1024 * 1024
 
-const dir = mkdtempSync(join(tmpdir(), 'evalferry-blobs-'))
+const dir = tempDir('evalferry-blobs-')
 after(() => rmSync(dir, { recursive: true, force: true }))
 
 /** `size` bytes that compress well yet differ from one offset to the next (a period of 251, a prime), so a misaligned read shows. */

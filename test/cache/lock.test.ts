@@ -1,14 +1,15 @@
 import assert from 'node:assert/strict'
 import { spawnSync } from 'node:child_process'
-import { existsSync, mkdtempSync, readFileSync, rmSync, utimesSync, writeFileSync } from 'node:fs'
-import { hostname, tmpdir } from 'node:os'
+import { existsSync, readFileSync, rmSync, utimesSync, writeFileSync } from 'node:fs'
+import { hostname } from 'node:os'
 import { join } from 'node:path'
 import { after, test } from 'node:test'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { breakIfStale, releaseHeldLocks, withLock } from '../../cache/lock.ts'
 import { FetchError } from '../../src/errors.ts'
+import { tempDir } from '../helpers/temp.ts'
 
-const dir = mkdtempSync(join(tmpdir(), 'evalferry-lock-'))
+const dir = tempDir('evalferry-lock-')
 after(() => rmSync(dir, { recursive: true, force: true }))
 
 /** The pid of a process that has exited. */

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict'
 import { execFileSync } from 'node:child_process'
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, utimesSync, writeFileSync } from 'node:fs'
-import { hostname, tmpdir } from 'node:os'
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, utimesSync, writeFileSync } from 'node:fs'
+import { hostname } from 'node:os'
 import { join } from 'node:path'
 import { after, test } from 'node:test'
 import { sweepTemp, writeAtomic } from '../../cache/fs.ts'
@@ -10,8 +10,9 @@ import { clearCache, listCache, parseDuration, pruneCache } from '../../cache/ma
 import { initRepoDir, openCacheRoot } from '../../cache/store.ts'
 import { FetchError, UsageError } from '../../src/errors.ts'
 import { runCli, startCli } from '../helpers/cli.ts'
+import { tempDir } from '../helpers/temp.ts'
 
-const dir = mkdtempSync(join(tmpdir(), 'evalferry-manage-'))
+const dir = tempDir('evalferry-manage-')
 after(() => rmSync(dir, { recursive: true, force: true }))
 
 const A = 'a'.repeat(40)

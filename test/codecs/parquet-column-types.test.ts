@@ -1,7 +1,6 @@
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
-import { mkdtemp, readFile, rm } from 'node:fs/promises'
-import { tmpdir } from 'node:os'
+import { readFile, rm } from 'node:fs/promises'
 import { join } from 'node:path'
 import {
   type Data,
@@ -29,8 +28,9 @@ import type { JsonObject } from '../../src/model.ts'
 import { readParquet } from '../../src/codecs/parquet.ts'
 import { arrowParquet, writerParquet } from '../helpers/parquet.ts'
 import { fitsColumnType, parseDate, type ColumnType, type ReadOptions } from '../../src/codecs/types.ts'
+import { tempDir } from '../helpers/temp.ts'
 
-const dir = await mkdtemp(join(tmpdir(), 'evalferry-parquet-types-'))
+const dir = tempDir('evalferry-parquet-types-')
 test.after(() => rm(dir, { recursive: true, force: true }))
 
 let fileCount = 0

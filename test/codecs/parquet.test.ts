@@ -1,8 +1,7 @@
 import { test } from 'node:test'
 import { randomBytes } from 'node:crypto'
 import assert from 'node:assert/strict'
-import { mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises'
-import { tmpdir } from 'node:os'
+import { readFile, rm, stat, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import {
   Binary,
@@ -37,8 +36,9 @@ import type { JsonObject, JsonValue } from '../../src/model.ts'
 import { parquetWriter, readParquet, type ParquetWriteOptions } from '../../src/codecs/parquet.ts'
 import { writerParquet } from '../helpers/parquet.ts'
 import type { ColumnType, ReadOptions, Sink, SourceRecord } from '../../src/codecs/types.ts'
+import { tempDir } from '../helpers/temp.ts'
 
-const dir = await mkdtemp(join(tmpdir(), 'evalferry-parquet-'))
+const dir = tempDir('evalferry-parquet-')
 test.after(() => rm(dir, { recursive: true, force: true }))
 
 let fileCount = 0

@@ -1,7 +1,6 @@
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
-import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs'
-import { tmpdir } from 'node:os'
+import { readdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import fc from 'fast-check'
 import * as jsyaml from 'js-yaml'
@@ -11,6 +10,7 @@ import { yamlItem } from '../../src/codecs/yaml-emit.ts'
 import { read } from '../../src/index.ts'
 import { evalcaseCase, SampleGenerator } from '../../bench/data.ts'
 import { SHARED_FIXTURES } from '../helpers/cli.ts'
+import { tempDir } from '../helpers/temp.ts'
 
 /**
  * `yaml` is the judge: an item the block reader reads must be one `yaml` reads without an error,
@@ -229,7 +229,7 @@ test('anchors of earlier items: their values used, copied; what is left to yaml 
 })
 
 test('an error in a field of an item read without yaml names the field\'s own line', async () => {
-  const dir = mkdtempSync(join(tmpdir(), 'evalferry-yaml-block-'))
+  const dir = tempDir('evalferry-yaml-block-')
   const file = join(dir, 'cases.yaml')
   writeFileSync(file, 'evalcases:\n  - id: a\n    input: hi\n  - id: b\n    input:\n      - role: user\n        content: hi\n      - content: x\n        role: 5\n')
   assert.ok(readBlockItem('  - id: b\n    input:\n      - role: user\n        content: hi\n      - content: x\n        role: 5\n'))

@@ -2,11 +2,11 @@
 
 import { execFileSync } from 'node:child_process'
 import { createHash } from 'node:crypto'
-import { mkdtempSync, rmSync } from 'node:fs'
-import { tmpdir } from 'node:os'
+import { rmSync } from 'node:fs'
 import { join } from 'node:path'
 import { type GitServer, type GitServerOptions, startGitServer } from './git-server.ts'
 import { type FixtureRepo, blobUrl, createFixtureRepos } from './repos.ts'
+import { tempDir } from './temp.ts'
 
 export interface Fixture {
   server: GitServer
@@ -18,7 +18,7 @@ export interface Fixture {
 }
 
 export async function startFixture(options: GitServerOptions = {}, filesPerRepo = 70): Promise<Fixture> {
-  const dir = mkdtempSync(join(tmpdir(), 'evalferry-server-'))
+  const dir = tempDir('evalferry-server-')
   const repos = createFixtureRepos(join(dir, 'repos'), filesPerRepo)
   const server = await startGitServer(join(dir, 'repos'), options)
   let caches = 0
@@ -66,7 +66,7 @@ export const sha256 = (b: Buffer): string => createHash('sha256').update(b).dige
 
 /** Commit a change to a branch of a bare fixture repository (the branch moves). */
 export function pushToBranch(server: GitServer, repo: FixtureRepo, branch: string, path: string, content: string): string {
-  const work = mkdtempSync(join(tmpdir(), 'evalferry-push-'))
+  const work = tempDir('evalferry-push-')
   const env = { ...process.env, GIT_AUTHOR_NAME: 't', GIT_AUTHOR_EMAIL: 't@x', GIT_COMMITTER_NAME: 't', GIT_COMMITTER_EMAIL: 't@x', GIT_CONFIG_GLOBAL: '/dev/null' }
   const git = (...args: string[]): string => execFileSync('git', args, { cwd: work, env, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] }).trim()
   git('clone', '-q', '--branch', branch, join(server.root, `${repo.repository}.git`), '.')

@@ -1,9 +1,9 @@
 /** Bare repositories for the git server: three hosts, branches `main` and `feature/x/y`, a tag, odd names. */
 
 import { execFileSync } from 'node:child_process'
-import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs'
-import { tmpdir } from 'node:os'
+import { mkdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs'
 import { dirname, join } from 'node:path'
+import { tempDir } from './temp.ts'
 
 export interface FixtureRepo {
   /** `<host>/<owner…>/<repo>` */
@@ -52,7 +52,7 @@ function put(dir: string, files: Map<string, Buffer>, path: string, content: Buf
 /** Create the bare repositories under `root`, each with `filesPerRepo` numbered files plus the odd ones. */
 export function createFixtureRepos(root: string, filesPerRepo = 70): FixtureRepo[] {
   return FIXTURE_REPOS.map(({ host, path }) => {
-    const work = mkdtempSync(join(tmpdir(), 'evalferry-fixture-'))
+    const work = tempDir('evalferry-fixture-')
     git(work, 'init', '-q', '-b', 'main')
     const files = new Map<string, Buffer>()
     for (let i = 0; i < filesPerRepo; i++) put(work, files, `data/file-${i}.txt`, `${host}/${path} file ${i}\n`.repeat(1 + (i % 5)))
@@ -86,7 +86,7 @@ export function createFixtureRepos(root: string, filesPerRepo = 70): FixtureRepo
 
 /** A bare repository `<root>/<host>/<path>.git` whose branch `main` holds these files, in one commit. */
 export function createRepo(root: string, host: string, path: string, files: Record<string, string | Buffer>): Pick<FixtureRepo, 'repository' | 'host' | 'path' | 'main' | 'files'> {
-  const work = mkdtempSync(join(tmpdir(), 'evalferry-fixture-'))
+  const work = tempDir('evalferry-fixture-')
   git(work, 'init', '-q', '-b', 'main')
   const contents = new Map<string, Buffer>()
   for (const [file, content] of Object.entries(files)) put(work, contents, file, content)

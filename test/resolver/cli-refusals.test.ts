@@ -6,7 +6,7 @@
 
 import assert from 'node:assert/strict'
 import { spawnSync } from 'node:child_process'
-import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { after, before, test } from 'node:test'
@@ -14,6 +14,7 @@ import { type EvalferryError, prefetch, resolve } from '../../src/index.ts'
 import { MAIN, ROOT, runCli, writeEvalcaseDataset } from '../helpers/cli.ts'
 import { type Fixture, startFixture } from '../helpers/fixture.ts'
 import { blobUrl } from '../helpers/repos.ts'
+import { tempDir } from '../helpers/temp.ts'
 
 let fx: Fixture
 let hostArgs: string[]
@@ -195,7 +196,7 @@ test('a manifest on a directory is a usage error; filesystem failures name the p
   writeFileSync(afile, 'x\n')
   const below = await runCli(['prefetch', dataset, '--cache-dir', cache, ...hostArgs, '--manifest', join(afile, 'm.json')])
   assert.equal(below.code, 1, below.stderr)
-  assert.ok(below.stderr.includes(`cannot write ${join(afile, 'm.json')}: a part of its path is a file, not a directory`), below.stderr)
+  assert.ok(below.stderr.includes(`${join(afile, 'm.json')}: cannot be written: a part of its path is a file, not a directory`), below.stderr)
 
   for (const args of [['resolve', github, ...hostArgs], ['cache', 'list'], ['cache', 'prune'], ['cache', 'clear']]) {
     const run = await runCli([...args, '--cache-dir', afile])
@@ -213,7 +214,7 @@ test('cache clear on a cache it may not write is E_CACHE naming the path', async
   // Root may write anywhere: as root, clear runs as nobody on root's cache.
   const asRoot = process.getuid?.() === 0
   if (asRoot && !existsSync('/usr/bin/setpriv')) return t.skip('needs setpriv to run as another user')
-  const cache = mkdtempSync(join(tmpdir(), 'evalferry-readonly-'))
+  const cache = tempDir('evalferry-readonly-')
   t.after(() => {
     chmodSync(join(cache, 'github.com'), 0o755)
     rmSync(cache, { recursive: true, force: true })

@@ -10,8 +10,7 @@
 
 import assert from 'node:assert/strict'
 import { execFileSync } from 'node:child_process'
-import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs'
-import { tmpdir } from 'node:os'
+import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs'
 import { dirname, join } from 'node:path'
 import { after, before, test } from 'node:test'
 import { FetchError } from '../../src/errors.ts'
@@ -19,6 +18,7 @@ import { prefetchUrls } from '../../src/resolver/index.ts'
 import { runCli, writeEvalcaseDataset } from '../helpers/cli.ts'
 import { type Fixture, startFixture } from '../helpers/fixture.ts'
 import { blobUrl } from '../helpers/repos.ts'
+import { tempDir } from '../helpers/temp.ts'
 
 const SECRET = 'SECRET-OUTSIDE-THE-CACHE-7c1f'
 const GIT_ENV = { ...process.env, GIT_AUTHOR_NAME: 't', GIT_AUTHOR_EMAIL: 't@x', GIT_COMMITTER_NAME: 't', GIT_COMMITTER_EMAIL: 't@x', GIT_CONFIG_GLOBAL: '/dev/null', GIT_CONFIG_NOSYSTEM: '1' }
@@ -41,7 +41,7 @@ function put(dir: string, path: string, content: string | Buffer, mode?: number)
 
 /** `github.com/evil/repo` on the server: every trap in one commit, a second commit on a branch named `-evil`. */
 function createEvilRepo(root: string): { main: string; feature: string } {
-  const work = mkdtempSync(join(tmpdir(), 'evalferry-evil-'))
+  const work = tempDir('evalferry-evil-')
   git(work, 'init', '-q', '-b', 'main')
   const hook = `#!/bin/sh\necho ran "$0" >> ${sentinel}\n`
   put(work, 'ok.txt', 'harmless\n')

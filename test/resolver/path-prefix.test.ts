@@ -6,14 +6,14 @@
  */
 
 import assert from 'node:assert/strict'
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
-import { tmpdir } from 'node:os'
+import { readFileSync, rmSync } from 'node:fs'
 import { join } from 'node:path'
 import { after, before, test } from 'node:test'
 import { prefetchUrls } from '../../src/resolver/index.ts'
 import { runCli } from '../helpers/cli.ts'
 import { type GitServer, startGitServer } from '../helpers/git-server.ts'
 import { createRepo } from '../helpers/repos.ts'
+import { tempDir } from '../helpers/temp.ts'
 
 let dir: string
 let server: GitServer
@@ -27,7 +27,7 @@ let bitbucket: ReturnType<typeof createRepo>
 let hosts: string[]
 
 before(async () => {
-  dir = mkdtempSync(join(tmpdir(), 'evalferry-prefix-'))
+  dir = tempDir('evalferry-prefix-')
   const root = join(dir, 'repos')
   gitlab = createRepo(root, 'gitlab', 'group/sub/project', FILES)
   // Bitbucket Server clones at <context path>/scm/<project key, lower case>/<slug>.git.

@@ -1,7 +1,6 @@
 import assert from 'node:assert/strict'
 import { execFileSync } from 'node:child_process'
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
-import { tmpdir } from 'node:os'
+import { existsSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { after, before, test } from 'node:test'
 import { FetchError } from '../../src/errors.ts'
@@ -10,6 +9,7 @@ import { PrefetchError, prefetch, prefetchSummary, prefetchUrls, resolve } from 
 import { runCli } from '../helpers/cli.ts'
 import { type Fixture, pushToBranch, sha256, startFixture, twoHundredReferences } from '../helpers/fixture.ts'
 import { blobUrl } from '../helpers/repos.ts'
+import { tempDir } from '../helpers/temp.ts'
 
 let fx: Fixture
 let cache: string
@@ -282,7 +282,7 @@ test('a file whose name the cache\'s filesystem cannot hold fails alone, named b
   const repo = fx.repos[0]!
   const long = `${'名'.repeat(90)}.txt`
   // Git holds the name (270 bytes) though no worktree here can: it goes in by the index alone.
-  const work = mkdtempSync(join(tmpdir(), 'evalferry-long-name-'))
+  const work = tempDir('evalferry-long-name-')
   const env = { ...process.env, GIT_AUTHOR_NAME: 't', GIT_AUTHOR_EMAIL: 't@x', GIT_COMMITTER_NAME: 't', GIT_COMMITTER_EMAIL: 't@x', GIT_CONFIG_GLOBAL: '/dev/null' }
   const git = (args: string[], input?: string): string => execFileSync('git', args, { cwd: work, env, encoding: 'utf8', ...(input === undefined ? {} : { input }) }).trim()
   git(['clone', '-q', '--branch', 'main', join(fx.server.root, `${repo.repository}.git`), '.'])

@@ -1,6 +1,5 @@
 import assert from 'node:assert/strict'
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
-import { tmpdir } from 'node:os'
+import { rmSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { test } from 'node:test'
 import { FetchError } from '../../src/errors.ts'
@@ -9,6 +8,7 @@ import { hostTable } from '../../src/resolver/hosts.ts'
 import { findReferences, replaceReferences } from '../../src/resolver/references.ts'
 import type { ManifestEntry } from '../../src/resolver/options.ts'
 import { rewriteCases, textOf } from '../../src/resolver/rewrite.ts'
+import { tempDir } from '../helpers/temp.ts'
 
 const hosts = hostTable([], {})
 const U1 = 'https://github.com/o/r/blob/main/a.txt'
@@ -44,7 +44,7 @@ test('replaces references in a copy: paths as strings, or whole blocks when embe
 })
 
 test('a case id that is a blob URL is never rewritten or embedded; the same URL elsewhere is', async () => {
-  const dir = mkdtempSync(join(tmpdir(), 'evalferry-ids-'))
+  const dir = tempDir('evalferry-ids-')
   try {
     const local = join(dir, 'a.txt')
     writeFileSync(local, 'the text\n')
@@ -118,7 +118,7 @@ test('an anchor on a CRLF file takes its lines as on an LF file: the last withou
 })
 
 test('--rewrite keeps a line anchor after the local path, as #L10-L20 whatever the host wrote, but in a file block; whitespace around a URL stays around the path; --embed replaces the whole value', async () => {
-  const dir = mkdtempSync(join(tmpdir(), 'evalferry-anchors-'))
+  const dir = tempDir('evalferry-anchors-')
   try {
     const lf = join(dir, 'lf.txt')
     const crlf = join(dir, 'crlf.txt')
