@@ -1039,8 +1039,10 @@ class CaseEncoder {
       return carried
     })
     if (carriedAll.every((carried) => Object.keys(carried).length === 0)) return record
-    const lost: string[] = []
-    for (const [i, carried] of carriedAll.entries()) for (const name of fieldNames(carried, backs[i]?.extras)) if (!lost.includes(name)) lost.push(name)
+    // A set: a wide table's row carries a field per column, thousands of them.
+    const lostSet = new Set<string>()
+    for (const [i, carried] of carriedAll.entries()) for (const name of fieldNames(carried, backs[i]?.extras)) lostSet.add(name)
+    const lost = [...lostSet]
 
     if (this.options.extras === false) {
       for (const field of lost) countField(this.report.dropped, field)
