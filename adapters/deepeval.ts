@@ -904,14 +904,15 @@ function hasField(c: EvalCase, name: string): boolean {
 /** save_as's columns, then optional and unknown columns that the sample's cases use. */
 function csvColumns(kind: Kind, sample: EvalCase[]): string[] {
   const shape = CSV_DEFAULT[kind]
-  const columns = [...shape.always, ...shape.optional.filter((name) => sample.some((c) => hasField(c, name)))]
+  // A set keeps the order they come in: a wide table's sample has thousands of columns in each case.
+  const columns = new Set([...shape.always, ...shape.optional.filter((name) => sample.some((c) => hasField(c, name)))])
   for (const c of sample) {
     for (const extraKey of Object.keys(own(c))) {
       const key = fromExtraKey(extraKey)
-      if (key !== undefined && resolveKey(shape, key) === undefined && !columns.includes(key)) columns.push(key)
+      if (key !== undefined && resolveKey(shape, key) === undefined) columns.add(key)
     }
   }
-  return columns
+  return [...columns]
 }
 
 /** Text pandas reads as a number (`42`, `-0.5`, `1e3`, `007`). */

@@ -30,7 +30,7 @@
  */
 import { A_CASE, extrasOf, fieldChecks, under } from './fields.ts'
 import { applyCarry, deepEqual, lostFields, withCarry } from '../src/carry.ts'
-import { parseExact, stringifyJson } from '../src/codecs/json.ts'
+import { mayBeJson, parseExact, stringifyJson } from '../src/codecs/json.ts'
 import { fieldError, UsageError } from '../src/errors.ts'
 import { WELL_KNOWN_NAMES } from '../src/mapping.ts'
 import {
@@ -644,6 +644,7 @@ function isOwnTable(columns: string[]): boolean {
 function toCell(value: JsonValue): string {
   if (typeof value !== 'string') return stringifyJson(value)
   if (value === '') return '""'
+  if (!mayBeJson(value)) return value
   try {
     parseExact(value)
     return JSON.stringify(value)
@@ -653,6 +654,7 @@ function toCell(value: JsonValue): string {
 }
 
 function fromCell(cell: string): JsonValue {
+  if (!mayBeJson(cell)) return cell
   try {
     return parseExact(cell).value as JsonValue
   } catch {
@@ -780,16 +782,17 @@ function layout(container: Container, sample: EvalCase[]): FileLayout {
   if (container !== 'csv') return {}
   // A streamed CSV header cannot grow, so it is the union of the sample's columns, carried fields included.
   const decodeContext: DecodeContext = { file: '', container, header: {}, index: 0, state: {}, warn: () => {} }
-  const columns: string[] = []
+  // A set keeps the order they come in: a wide table's sample has thousands of columns in each case.
+  const columnSet = new Set<string>()
   // An empty dataset still gets a header, as a table with none would not read back.
   for (const original of sample.length ? sample : [A_CASE]) {
     const c = asEncoded(original)
     let row = toRow(encodeExample(c))
     const carried = lostFields(c, applyCarry(decodeExample(row, decodeContext)))
     if (Object.keys(carried).length) row = toRow(encodeExample(withCarry(c, carried)))
-    for (const k of Object.keys(row)) if (!columns.includes(k)) columns.push(k)
+    for (const k of Object.keys(row)) columnSet.add(k)
   }
-  return { columns: columns.map((k, i) => ({ k, i })).sort((a, b) => columnRank(a.k) - columnRank(b.k) || a.i - b.i).map((x) => x.k) }
+  return { columns: [...columnSet].map((k, i) => ({ k, i })).sort((a, b) => columnRank(a.k) - columnRank(b.k) || a.i - b.i).map((x) => x.k) }
 }
 
 function sniff(sample: SniffSample): number {

@@ -97,6 +97,14 @@ export class SampleGenerator {
     return { id: `ex-${n + 1}`, question: this.text(20 + this.int(80)), answer: this.text(3 + this.int(30)), label: this.pick(DIFFICULTIES) }
   }
 
+  /** The cells of a wide table's row: an id, a question, an answer, then `columns` short values. */
+  wide(columns: number): string[] {
+    const { id, question, answer } = this.short()
+    const cells = [id, question, answer]
+    for (let i = 0; i < columns; i++) cells.push(this.int(4) === 0 ? String(this.int(1000)) : this.text(4 + this.int(12)))
+    return cells
+  }
+
   next(): Sample {
     const n = this.count++
     const contexts: string[] = []
@@ -142,6 +150,9 @@ export function tableRow(s: Sample): string {
 }
 
 export const SHORT_COLUMNS = ['id', 'question', 'answer', 'label']
+
+/** The columns of a wide table beside its id, question and answer: features, as a spreadsheet export has them. */
+export const WIDE_COLUMNS = 997
 
 /** A table of many short rows: what a conversion spends per record, rather than per byte, shows. */
 export function shortRow(s: ReturnType<SampleGenerator['short']>): string {
@@ -252,7 +263,7 @@ class TextFile {
   }
 }
 
-export type DatasetKind = 'table-csv' | 'short-csv' | 'deepeval-csv' | 'langsmith-jsonl' | 'long-jsonl' | 'hf-parquet' | 'hf-parquet-one-group' | 'evalcase-yaml'
+export type DatasetKind = 'table-csv' | 'short-csv' | 'wide-csv' | 'deepeval-csv' | 'langsmith-jsonl' | 'long-jsonl' | 'hf-parquet' | 'hf-parquet-one-group' | 'evalcase-yaml'
 
 export interface Dataset {
   path: string
@@ -274,13 +285,18 @@ export async function generate(kind: DatasetKind, path: string, bytes: number, s
     const file = new TextFile(temp)
     if (kind === 'table-csv') await file.write(TABLE_COLUMNS.join(',') + '\n')
     if (kind === 'short-csv') await file.write(SHORT_COLUMNS.join(',') + '\n')
+    if (kind === 'wide-csv') await file.write(['id', 'question', 'answer', ...Array.from({ length: WIDE_COLUMNS }, (_, i) => `feature_${i + 1}`)].join(',') + '\n')
     if (kind === 'deepeval-csv') await file.write(DEEPEVAL_COLUMNS.join(',') + '\r\n')
     if (kind === 'evalcase-yaml') await file.write('description: Generated retrieval QA cases for the evalferry bench\nexecution:\n  target: default\nevalcases:\n')
     while (file.bytes < bytes && kind === 'short-csv') {
       await file.write(shortRow(samples.short()))
       records++
     }
-    while (file.bytes < bytes && kind !== 'short-csv') {
+    while (file.bytes < bytes && kind === 'wide-csv') {
+      await file.write(samples.wide(WIDE_COLUMNS).map(csvCell).join(',') + '\n')
+      records++
+    }
+    while (file.bytes < bytes && kind !== 'short-csv' && kind !== 'wide-csv') {
       const s = samples.next()
       if (kind === 'table-csv') await file.write(tableRow(s))
       else if (kind === 'deepeval-csv') await file.write(deepevalRow(s))

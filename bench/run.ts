@@ -21,6 +21,8 @@
  * - csv-short         a table of many short rows (id, question, answer, label; about 80 bytes each) →
  *                     evalcase JSON Lines, against the same baselines: what a conversion costs per record.
  * - csv-deepeval      DeepEval `save_as` CSV → DeepEval JSON Lines, against papaparse likewise.
+ * - csv-wide          a table of 1,000 columns (id, question, answer and short features) → hf JSON
+ *                     Lines, against the same baselines: each column is a field of every record.
  * - parquet-hf        Hugging Face Parquet (S of text before compression) → hf JSON Lines, against
  *                     parquet-wasm decoding every row group alone, and parquet-wasm + Arrow JS tables,
  *                     and (third) evalferry's own reader turning the file into row objects only, and
@@ -641,6 +643,11 @@ async function main(): Promise<void> {
       title: 'CSV DeepEval → DeepEval JSONL',
       run: async () =>
         conversionRow('csv-deepeval', 'CSV DeepEval → DeepEval JSONL', await data.get('deepeval-csv', 'deepeval.csv', size), { output: 'deepeval.jsonl', from: 'deepeval', to: 'deepeval' }, runs, csvBaselines),
+    },
+    {
+      ids: ['csv-wide'],
+      title: 'CSV of 1,000 columns → hf JSONL',
+      run: async () => conversionRow('csv-wide', 'CSV of 1,000 columns → hf JSONL', await data.get('wide-csv', 'wide.csv', size), { output: 'wide.jsonl', from: 'csv', to: 'hf' }, runs, csvBaselines),
     },
     {
       ids: ['parquet-hf'],

@@ -590,13 +590,17 @@ export function defaultColumns(c: EvalCase, options: RowOptions): string[] {
  * keeps the keys of its own that the file's first row did not have, where a table's header is fixed.
  */
 export function withOwnColumns(header: string[], c: EvalCase): string[] {
+  const keys = Object.keys(c.metadata ?? {})
+  if (!keys.length) return header
+  // Sets, not lists: a wide table has thousands of columns, each looked up on every row.
+  const columns = new Set(header)
   let out = header
-  for (const key of Object.keys(c.metadata ?? {})) {
-    if (RESERVED.has(key) || header.includes(key)) continue
+  for (const key of keys) {
+    if (RESERVED.has(key) || columns.has(key)) continue
     if (out === header) out = header.filter((column) => column !== CARRY_KEY)
     out.push(key)
   }
-  if (out !== header && header.includes(CARRY_KEY)) out.push(CARRY_KEY)
+  if (out !== header && columns.has(CARRY_KEY)) out.push(CARRY_KEY)
   return out
 }
 
@@ -610,8 +614,9 @@ function rank(column: string): number {
 
 /** The header of several cases written together with default headers: their union, in default order. */
 export function unionColumns(headers: Iterable<readonly string[]>): string[] {
-  let seen: string[] = []
-  for (const header of headers) for (const column of header) if (!seen.includes(column)) seen.push(column)
+  const union = new Set<string>()
+  for (const header of headers) for (const column of header) union.add(column)
+  let seen = [...union]
   // With a chat column, plain inputs and answers are written as a chat too, as reading expects.
   if (seen.includes('messages')) seen = seen.filter((c) => c !== 'input' && c !== 'expected_output')
   return seen.map((column, i) => ({ column, i })).sort((a, b) => rank(a.column) - rank(b.column) || a.i - b.i).map((x) => x.column)

@@ -385,8 +385,12 @@ export function csvWriter(sink: Sink, layout: { columns?: string[]; newline?: '\
     async write(record: JsonObject) {
       if (!columns) {
         columns = [...(layout.columns ?? [])]
-        for (const key of Object.keys(record)) if (!columns.includes(key)) columns.push(key)
         known = new Set(columns)
+        for (const key of Object.keys(record)) {
+          if (known.has(key)) continue
+          known.add(key)
+          columns.push(key)
+        }
         buffer += head(columns)
       }
       for (const key in record) {

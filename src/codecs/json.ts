@@ -631,6 +631,19 @@ const NON_FINITE_MARK = `\u{e000}evalferry-${Math.random().toString(36).slice(2)
  * (beyond ±2^53) is read as the text of its digits, as Python keeps every digit, rather than
  * rounded (`kept` lists them), and `NaN`, `Infinity` and `-Infinity` are the numbers they name.
  */
+/**
+ * Whether `text` can be JSON as `parseExact` reads it, told from its first character after JSON's
+ * whitespace: false for most prose, without the cost of a parse that throws (a wide table asks
+ * this of every cell).
+ */
+export function mayBeJson(text: string): boolean {
+  let i = 0
+  let c = text.charCodeAt(0)
+  while (c === 0x20 || c === 0x09 || c === 0x0a || c === 0x0d) c = text.charCodeAt(++i)
+  // { [ " - 0-9, and true, false, null, NaN, Infinity
+  return c === 0x7b || c === 0x5b || c === 0x22 || c === 0x2d || (c >= 0x30 && c <= 0x39) || c === 0x74 || c === 0x66 || c === 0x6e || c === 0x4e || c === 0x49
+}
+
 export function parseExact(text: string): { value: unknown; kept?: string[] } {
   let value: unknown
   let invalid: unknown

@@ -1,6 +1,6 @@
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
-import { isCompactJson, offsetOf, parseExact, readJson, jsonWriter, stringifyJson } from '../../src/codecs/json.ts'
+import { isCompactJson, mayBeJson, offsetOf, parseExact, readJson, jsonWriter, stringifyJson } from '../../src/codecs/json.ts'
 import { readJsonl } from '../../src/codecs/jsonl.ts'
 import { readCsv, csvCell, csvWriter, sniffDelimiter } from '../../src/codecs/csv.ts'
 import fc from 'fast-check'
@@ -1073,6 +1073,26 @@ test('YAML writer: text that YAML 1.1 (PyYAML) reads as a boolean, number or dat
   assert.deepEqual(doc.tests[0]!.keys, { on: 'push', no: 1, '2024-01-01': 'day', off: { yes: 'y' } })
   const back = await collect(readYaml(chunks(sink.text, 16), options(['tests'])))
   assert.deepEqual(back[0]?.value, { id: 'a', quoted, plain, count: 3, flag: true, keys: { on: 'push', no: 1, '2024-01-01': 'day', off: { yes: 'y' } } })
+})
+
+test('mayBeJson says yes to every text parseExact reads, and no to text that is not JSON', () => {
+  const whitespace = fc.stringMatching(/^[ \t\n\r]{0,3}$/)
+  fc.assert(
+    fc.property(whitespace, fc.jsonValue(), whitespace, (before, value, after) => {
+      const text = before + JSON.stringify(value) + after
+      parseExact(text)
+      assert.equal(mayBeJson(text), true, text)
+    }),
+  )
+  for (const text of ['NaN', ' Infinity', '-Infinity', '[NaN]', 'true', 'false', 'null', '"a"', '-1', '7']) {
+    parseExact(text)
+    assert.equal(mayBeJson(text), true, text)
+  }
+  // Text that is not JSON is told without a parse; where a parse would still be needed, it throws as before.
+  for (const text of ['', '  ', 'v0_12', 'hello, world', "'quoted'", '\ufeff{}', '#', 'Yes', ')']) {
+    assert.equal(mayBeJson(text), false, text)
+    assert.throws(() => parseExact(text))
+  }
 })
 
 test('JSON and JSON Lines keep an integer past 2^53 as its digits, with a warning, where JSON.parse would round it', async () => {
