@@ -911,9 +911,10 @@ export function parquetWriter(
       if (declared) return typedData(declared, schema!.fields[c]!.type, values)
       return vectorFromArray(values, schema!.fields[c]!.type).data[0]!
     })
+    const known = new Set(cols)
     for (const [r, record] of records.entries()) {
       for (const key in record) {
-        if (!cols.includes(key)) {
+        if (!known.has(key)) {
           throw new DataError('E_FIELD', `record ${written + r + 1} has a column "${key}" that the first records did not have`, { record: written + r, field: key })
         }
       }
