@@ -1,6 +1,6 @@
 /** The registry of dataset formats. Modules load on first use, so the CLI starts fast. */
 import { UsageError } from '../src/errors.ts'
-import type { Adapter, FormatName } from './types.ts'
+import type { Adapter, FormatAlias, FormatName } from './types.ts'
 
 const loaders: Record<FormatName, () => Promise<{ default: Adapter }>> = {
   evalcase: () => import('./evalcase.ts'),
@@ -11,7 +11,7 @@ const loaders: Record<FormatName, () => Promise<{ default: Adapter }>> = {
   evals: () => import('./evals.ts'),
 }
 
-const ALIASES: Record<string, FormatName> = {
+const ALIASES: Record<FormatAlias, FormatName> = {
   agentv: 'evalcase',
   huggingface: 'hf',
   table: 'csv',
@@ -25,7 +25,7 @@ export const FORMAT_NAMES: readonly FormatName[] = Object.freeze(Object.keys(loa
 export function formatName(name: string): FormatName {
   const lower = name.toLowerCase()
   if (Object.hasOwn(loaders, lower)) return lower as FormatName
-  const alias = ALIASES[lower]
+  const alias = Object.hasOwn(ALIASES, lower) ? ALIASES[lower as FormatAlias] : undefined
   if (alias) return alias
   throw new UsageError(`unknown format "${name}"; expected one of ${FORMAT_NAMES.join(', ')} (or agentv, huggingface)`)
 }

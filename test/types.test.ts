@@ -5,6 +5,7 @@ import { join, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import ts from 'typescript'
 import { FORMAT_NAMES } from '../src/index.ts'
+import { formatName } from '../adapters/index.ts'
 import { tempDir } from './helpers/temp.ts'
 
 const ROOT = resolve(fileURLToPath(new URL('..', import.meta.url)))
@@ -57,4 +58,7 @@ test('the list of format names cannot be changed at run time either', () => {
   assert.ok(Object.isFrozen(FORMAT_NAMES))
   assert.throws(() => (FORMAT_NAMES as string[]).push('nothing'), TypeError)
   assert.deepEqual([...FORMAT_NAMES], ['evalcase', 'deepeval', 'langsmith', 'hf', 'csv', 'evals'])
+  assert.deepEqual(['AgentV', 'huggingface', 'TABLE', 'evalcase_json'].map(formatName), ['evalcase', 'hf', 'csv', 'evals'])
+  // A name an object has by inheritance is no alias.
+  for (const name of ['constructor', '__proto__', 'toString']) assert.throws(() => formatName(name), { code: 'E_USAGE', message: new RegExp(`^unknown format "${name}"`) })
 })
