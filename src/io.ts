@@ -428,19 +428,30 @@ const SYNC_BYTES = 8 << 20
  * clean up): those whose process id names no running process.
  */
 async function removeStaleTemps(dir: string, name: string, alsoOwn = false): Promise<void> {
-  await removeLeftovers(dir, `.${name}.`, '.', TEMP_SUFFIX, alsoOwn)
+  // Without `alsoOwn`, the directory's entries as first read: a batch writing thousands of files
+  // into one directory reads it once, not once a file. A temporary a conversion killed meanwhile
+  // is removed by the next run.
+  let entries: Promise<string[]> | undefined
+  if (!alsoOwn) {
+    entries = tempsByDir.get(dir)
+    if (!entries) tempsByDir.set(dir, (entries = readdir(dir).then((names) => names.filter((n) => n.endsWith(TEMP_SUFFIX)), () => [])))
+  }
+  await removeLeftovers(dir, `.${name}.`, '.', TEMP_SUFFIX, alsoOwn, entries)
   // A temporary of a temporary (a batch's share of the rejects file, being written) begins with two dots.
-  await removeLeftovers(dir, `..${name}.`, '.', TEMP_SUFFIX, alsoOwn)
+  await removeLeftovers(dir, `..${name}.`, '.', TEMP_SUFFIX, alsoOwn, entries)
 }
+
+/** The temporaries' names in each directory this process writes into, read once (see `removeStaleTemps`). */
+const tempsByDir = new Map<string, Promise<string[]>>()
 
 /**
  * Removes the entries of `dir` named `<prefix><pid><separator>…<suffix>` whose process id names
  * no running process (and, with `alsoOwn`, this process's).
  */
-async function removeLeftovers(dir: string, prefix: string, separator: string, suffix: string, alsoOwn = false): Promise<void> {
+async function removeLeftovers(dir: string, prefix: string, separator: string, suffix: string, alsoOwn = false, listed?: Promise<string[]>): Promise<void> {
   let entries: string[]
   try {
-    entries = await readdir(dir)
+    entries = await (listed ?? readdir(dir))
   } catch {
     return
   }
@@ -623,10 +634,13 @@ export interface Written {
  */
 export async function assertWritable(written: Written[], inputs: string[]): Promise<void> {
   const inputIds = await Promise.all(inputs.map((input) => (input === STDIO ? STDIO : identity(input))))
+  // The first input of each identity, by identity: a batch has thousands.
+  const inputOf = new Map<string, number>()
+  for (const [i, id] of inputIds.entries()) if (!inputOf.has(id)) inputOf.set(id, i)
   const seen = new Map<string, Written>()
   for (const file of written) {
     const id = file.path === STDIO ? STDIO : await identity(file.path)
-    const input = id === STDIO ? -1 : inputIds.indexOf(id)
+    const input = id === STDIO ? -1 : (inputOf.get(id) ?? -1)
     if (input !== -1) throw new UsageError(`${file.what} ${file.path} is the input ${inputs[input]}; evalferry never overwrites an input`)
     if (id !== STDIO && (await isDirectory(file.path))) throw new UsageError(`${file.what} ${file.path} is a directory; name a file`)
     const other = seen.get(id)

@@ -611,14 +611,20 @@ function sidecarOf(output: string, container: Container | undefined, adapter: Ad
 export async function filesRead(inputs: string[]): Promise<string[]> {
   const adapters = await allAdapters()
   const files: string[] = []
+  // A set beside the list: a batch names thousands of inputs.
+  const listed = new Set<string>()
   for (const input of inputs) {
     files.push(input)
+    listed.add(input)
     const container = input === STDIO ? undefined : containerOf(input)
     if (!container) continue
     for (const adapter of adapters) {
       const sidecar = adapter.sidecar?.(input, container)
       // A file of cases there is no sidecar (an earlier conversion's output, say), and no reader takes it as one.
-      if (sidecar && !files.includes(sidecar) && (await exists(sidecar)) && !(await holdsCases(sidecar, adapter))) files.push(sidecar)
+      if (sidecar && !listed.has(sidecar) && (await exists(sidecar)) && !(await holdsCases(sidecar, adapter))) {
+        files.push(sidecar)
+        listed.add(sidecar)
+      }
     }
   }
   return files

@@ -51,10 +51,11 @@ export async function expandInputs(inputs: string[]): Promise<string[]> {
 
 async function withoutSidecars(files: string[]): Promise<string[]> {
   const sidecars = new Set<string>()
+  const named = new Set(files)
   for (const adapter of await allAdapters()) {
     for (const file of files) {
       const sidecar = containerOf(file) === 'jsonl' ? adapter.sidecar?.(file, 'jsonl') : undefined
-      if (sidecar && files.includes(sidecar) && !(await holdsCases(sidecar, adapter))) sidecars.add(sidecar)
+      if (sidecar && named.has(sidecar) && !(await holdsCases(sidecar, adapter))) sidecars.add(sidecar)
     }
   }
   return files.filter((file) => !sidecars.has(file))
