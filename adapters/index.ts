@@ -27,7 +27,7 @@ export function formatName(name: string): FormatName {
   if (Object.hasOwn(loaders, lower)) return lower as FormatName
   const alias = Object.hasOwn(ALIASES, lower) ? ALIASES[lower as FormatAlias] : undefined
   if (alias) return alias
-  throw new UsageError(`unknown format "${name}"; expected one of ${FORMAT_NAMES.join(', ')} (or agentv, huggingface)`)
+  throw new UsageError(`unknown format "${name}"; expected one of ${FORMAT_NAMES.join(', ')} (or ${Object.keys(ALIASES).join(', ')})`)
 }
 
 const cache = new Map<FormatName, Promise<Adapter>>()
