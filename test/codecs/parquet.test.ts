@@ -137,6 +137,23 @@ test('more records than a batch become several row groups, read back in order', 
   assert.deepEqual(read.map((r) => r.index), many.map((_, i) => i))
 })
 
+test('rows of long text close their row groups at the byte limit, not at the row count', async () => {
+  // Text that compresses little, so that the encoded row group is about as large as the rows.
+  const long: JsonObject[] = Array.from({ length: 100 }, (_, i) => ({ n: i, text: randomBytes(10_000).toString('base64') }))
+  const limit = 200_000
+  const path = await writeRecords(long, {}, { batchRows: 1000, batchBytes: limit, compression: 'zstd' })
+  const metadata = await parquetMetadataAsync(await asyncBufferFromFile(path))
+  const groups = metadata.row_groups.map((g) => ({
+    rows: Number(g.num_rows),
+    bytes: g.columns.reduce((sum, c) => sum + Number(c.meta_data!.total_compressed_size), 0),
+  }))
+  // About 1.3 MB in all: a single group of 100 rows held all of it in the writer's memory at once.
+  assert.ok(groups.length >= 5, `row groups ${JSON.stringify(groups)}`)
+  for (const group of groups) assert.ok(group.bytes <= 2 * limit, `a row group of ${group.bytes} bytes: ${JSON.stringify(groups)}`)
+  assert.equal(groups.reduce((sum, g) => sum + g.rows, 0), 100)
+  assert.deepEqual((await readAll(path)).map((r) => r.value), long)
+})
+
 test('rows of about 100 KB are read in batches of about 1 MB: in order, and a record range across batches exactly', async () => {
   const long: JsonObject[] = Array.from({ length: 60 }, (_, i) => ({ n: i, text: `${i} ${randomBytes(50_000).toString('hex')}` }))
   // One row group of 6 MB: parquet-wasm hands it over in batches of about 10 rows.
