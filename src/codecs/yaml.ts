@@ -44,6 +44,14 @@ function plainValues(value: unknown, notes: string[]): unknown {
   return out
 }
 
+/**
+ * Lists and mappings nested deeper are refused, read or written: the `yaml` parser reads some 800
+ * levels before its stack runs out (how many depends on the stack), and a limit of its own says
+ * the same thing at the same depth everywhere.
+ */
+const MAX_DEPTH = 500
+const TOO_DEEP = `lists or mappings nested deeper than ${MAX_DEPTH} levels`
+
 /** Aliases expanded per document before it is refused as an alias bomb. */
 const MAX_ALIASES = 1000
 
@@ -55,7 +63,7 @@ const MERGE_OPTIONS = { ...PARSE_OPTIONS, merge: true } as const
 /** The first line of the parser's message; its stack running out is said as what the text did. */
 function parserWords(message: string): string {
   const first = message.split('\n')[0]!
-  return first.includes('Maximum call stack size exceeded') ? 'lists or mappings nested too deeply to read (thousands of levels)' : first
+  return first.includes('Maximum call stack size exceeded') ? TOO_DEEP : first
 }
 
 function duplicateKey(error: { code: string; pos: [number, number] }, text: string): string {
@@ -459,6 +467,8 @@ export async function* readYaml(source: ByteSource, options: ReadOptions): Async
       } catch (error) {
         throw new DataError('E_PARSE', `invalid YAML: ${parserWords((error as Error).message)}`, where((node as Node).range?.[0]))
       }
+      // Each level takes at least two characters of text: a shorter one cannot be too deep.
+      if (source.length > 2 * MAX_DEPTH && depthOver(value, MAX_DEPTH)) throw new DataError('E_PARSE', `invalid YAML: ${TOO_DEEP}`, where((node as Node).range?.[0]))
       return long || binary ? plainValues(value, notes ?? []) : value
     }
     // A double-quoted key may write it with escapes (`"\x5f_proto__"`).
@@ -943,11 +953,6 @@ export async function* readYaml(source: ByteSource, options: ReadOptions): Async
 
 const KEEP_CHOMPING = /[|>][1-9]?\+/
 
-/**
- * Records nested deeper are refused: the `yaml` parser reads some 800 levels before its stack runs
- * out, so a deeper file written would not read back.
- */
-const MAX_WRITE_DEPTH = 500
 
 /** A YAML document: header keys, then `listKey:` and one `- ` item per record. */
 export function yamlWriter(sink: Sink, layout: { header?: JsonObject; listKey?: string }): RecordWriter {
@@ -967,8 +972,8 @@ export function yamlWriter(sink: Sink, layout: { header?: JsonObject; listKey?: 
   return {
     async write(record: JsonObject) {
       if (!opened) await open()
-      if (depthOver(record, MAX_WRITE_DEPTH)) {
-        throw new DataError('E_FIELD', `nested deeper than ${MAX_WRITE_DEPTH} levels: too deep to write as YAML that reads back`)
+      if (depthOver(record, MAX_DEPTH)) {
+        throw new DataError('E_FIELD', `nested deeper than ${MAX_DEPTH} levels: too deep to write as YAML that reads back`)
       }
       const item = yamlItem(record, indent)
       // A blank line between items reads well, but after a kept (`|+`) block scalar it would join its text.
