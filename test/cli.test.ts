@@ -709,6 +709,11 @@ test('an evalcase sidecar that is not YAML or not UTF-8 is an error naming it an
     assert.doesNotMatch(run.stderr, /internal error/)
   }
   assert.equal(existsSync(join(dir, 'bad-sidecar-out.jsonl')), false)
+  // Nested past the 500 levels an evalcase file may hold, yet not so deep that the parser's stack runs out.
+  writeFileSync(sidecar, `description: deep\nexecution: ${'['.repeat(600)}${']'.repeat(600)}\n`)
+  const deep = await runCli(['convert', input, '--to', 'evals', '-o', join(dir, 'bad-sidecar-out.jsonl')])
+  assert.equal(deep.code, 1, deep.stderr)
+  assert.equal(deep.stderr, `evalferry: ${sidecar}: invalid YAML: lists or mappings nested deeper than 500 levels\n`)
   writeFileSync(sidecar, Buffer.from([0x64, 0x65, 0x73, 0x63, 0x3a, 0x20, 0xff, 0x0a]))
   const latin = await runCli(['convert', input, '--to', 'evals', '-o', join(dir, 'bad-sidecar-out.jsonl')])
   assert.equal(latin.code, 1, latin.stderr)

@@ -90,6 +90,7 @@ export function parseYamlDocument(text: string, file: string): unknown {
   } catch (e) {
     throw new DataError('E_PARSE', `invalid YAML: ${parserWords((e as Error).message)}`, { file })
   }
+  if (text.length > 2 * MAX_DEPTH && depthOver(value, MAX_DEPTH)) throw new DataError('E_PARSE', `invalid YAML: ${TOO_DEEP}`, { file })
   if (hasProtoKey(value)) {
     let at = 0
     visit(doc, {
