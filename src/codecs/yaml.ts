@@ -12,7 +12,7 @@ import { StringDecoder } from 'node:string_decoder'
 import { CST, isMap, isScalar, isSeq, Lexer, LineCounter, parse, parseDocument, visit, type Document, type Node } from 'yaml'
 import { LEFT_TO_YAML, readBlockItem } from './yaml-block.ts'
 import { yamlItem, yamlMapping } from './yaml-emit.ts'
-import { DataError } from '../errors.ts'
+import { DataError, type Location } from '../errors.ts'
 import { bigintToJson, keptWarning } from './json.ts'
 import type { JsonObject } from '../model.ts'
 import { countNewlines, depthOver, fieldPath, hasProtoKey, LIST_KEY, MAX_RECORD_CHARS, PendingLine, protoRefused, type ByteSource, type ReadOptions, type RecordWriter, type Sink, type SourceRecord } from './types.ts'
@@ -52,6 +52,11 @@ function plainValues(value: unknown, notes: string[]): unknown {
 const MAX_DEPTH = 500
 const TOO_DEEP = `lists or mappings nested deeper than ${MAX_DEPTH} levels`
 
+/** Refuses `value`, read from `text`, if it is nested past `MAX_DEPTH`; text of two characters a level or fewer cannot be. */
+function refuseTooDeep(value: unknown, text: string, location: Location): void {
+  if (text.length > 2 * MAX_DEPTH && depthOver(value, MAX_DEPTH)) throw new DataError('E_PARSE', `invalid YAML: ${TOO_DEEP}`, location)
+}
+
 /** Aliases expanded per document before it is refused as an alias bomb. */
 const MAX_ALIASES = 1000
 
@@ -90,7 +95,7 @@ export function parseYamlDocument(text: string, file: string): unknown {
   } catch (e) {
     throw new DataError('E_PARSE', `invalid YAML: ${parserWords((e as Error).message)}`, { file })
   }
-  if (text.length > 2 * MAX_DEPTH && depthOver(value, MAX_DEPTH)) throw new DataError('E_PARSE', `invalid YAML: ${TOO_DEEP}`, { file })
+  refuseTooDeep(value, text, { file })
   if (hasProtoKey(value)) {
     let at = 0
     visit(doc, {
@@ -468,8 +473,7 @@ export async function* readYaml(source: ByteSource, options: ReadOptions): Async
       } catch (error) {
         throw new DataError('E_PARSE', `invalid YAML: ${parserWords((error as Error).message)}`, where((node as Node).range?.[0]))
       }
-      // Each level takes at least two characters of text: a shorter one cannot be too deep.
-      if (source.length > 2 * MAX_DEPTH && depthOver(value, MAX_DEPTH)) throw new DataError('E_PARSE', `invalid YAML: ${TOO_DEEP}`, where((node as Node).range?.[0]))
+      refuseTooDeep(value, source, where((node as Node).range?.[0]))
       return long || binary ? plainValues(value, notes ?? []) : value
     }
     // A double-quoted key may write it with escapes (`"\x5f_proto__"`).
