@@ -52,7 +52,10 @@ function plainValues(value: unknown, notes: string[]): unknown {
 const MAX_DEPTH = 500
 const TOO_DEEP = `lists or mappings nested deeper than ${MAX_DEPTH} levels`
 
-/** Refuses `value`, read from `text`, if it is nested past `MAX_DEPTH`; text of two characters a level or fewer cannot be. */
+/**
+ * Refuses `value`, read from `text`, if it is nested past `MAX_DEPTH`. Each level takes at least
+ * two characters of text, so a shorter text is not walked.
+ */
 function refuseTooDeep(value: unknown, text: string, location: Location): void {
   if (text.length > 2 * MAX_DEPTH && depthOver(value, MAX_DEPTH)) throw new DataError('E_PARSE', `invalid YAML: ${TOO_DEEP}`, location)
 }
@@ -957,7 +960,6 @@ export async function* readYaml(source: ByteSource, options: ReadOptions): Async
 }
 
 const KEEP_CHOMPING = /[|>][1-9]?\+/
-
 
 /** A YAML document: header keys, then `listKey:` and one `- ` item per record. */
 export function yamlWriter(sink: Sink, layout: { header?: JsonObject; listKey?: string }): RecordWriter {
