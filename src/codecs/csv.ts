@@ -55,7 +55,11 @@ export async function* readCsv(source: ByteSource, options: ReadOptions): AsyncG
   let index = 0
   let minParse = 0
 
-  function* rows(result: Papa.ParseResult<string[]>, consumed: string): Generator<SourceRecord> {
+  // The records of one parse, as a list: a generator declared in here would be a new function, and
+  // its generators objects of a new shape, for each file read, which sends the code that takes them
+  // back to be compiled again.
+  function rows(result: Papa.ParseResult<string[]>, consumed: string): SourceRecord[] {
+    const records: SourceRecord[] = []
     const firstError = result.errors[0]
     if (firstError) {
       // The error's row is relative to this parse; find its line by counting the rows before it.
@@ -107,7 +111,7 @@ export async function* readCsv(source: ByteSource, options: ReadOptions): AsyncG
         // The row is refused; the rows after it still read.
         const line = lines.lineOf(r)
         const error = new DataError('E_PARSE', `row has ${cells.length} cells but the header has ${columns.length} columns`, { file, line, field: `column ${columns.length + 1}` })
-        yield { value: cells, line, index: index++, error }
+        records.push({ value: cells, line, index: index++, error })
         continue
       }
       const record: Record<string, string> = {}
@@ -115,14 +119,15 @@ export async function* readCsv(source: ByteSource, options: ReadOptions): AsyncG
         const cell = cells[i] ?? ''
         if (cell !== '' || !unnamed?.[i]) record[columns[i]!] = cell
       }
-      yield new CsvRecord(record, index++, lines, r)
+      records.push(new CsvRecord(record, index++, lines, r))
     }
+    return records
   }
 
   // Text before the header row ends, whose line tells the delimiter.
   let head = ''
   let rowEnds: RowEnds | undefined
-  const parse = (last: boolean): Generator<SourceRecord> => {
+  const parse = (last: boolean): SourceRecord[] => {
     const result = parser!.parse(pending, 0, !last)
     const cursor = last ? pending.length : result.meta.cursor
     const consumed = pending.slice(0, cursor)
@@ -155,7 +160,7 @@ export async function* readCsv(source: ByteSource, options: ReadOptions): AsyncG
     // A row longer than a chunk would be re-scanned each time: wait until twice as much is in,
     // unless that passes the record limit; only the unfinished row left after parsing must keep to it.
     if (pending.length < minParse && pending.length <= MAX_RECORD_CHARS) continue
-    yield* parse(false)
+    for (const record of parse(false)) yield record
     if (pending.length > MAX_RECORD_CHARS) throw new DataError('E_PARSE', tooLong('row'), { file, line })
   }
   if (!rowEnds) {
@@ -164,7 +169,7 @@ export async function* readCsv(source: ByteSource, options: ReadOptions): AsyncG
     pending += rowEnds.push(head)
   }
   pending += rowEnds.end()
-  if (pending !== '') yield* parse(true)
+  if (pending !== '') for (const record of parse(true)) yield record
   if (!columns) throw new DataError('E_PARSE', 'the file is empty; expected a header row', { file, line: 1 })
 }
 
