@@ -24,7 +24,7 @@ import { deepEqual } from '../src/carry.ts'
 import { parseExact, stringifyJson } from '../src/codecs/json.ts'
 import { fitsColumnType, type ColumnType, type PrimitiveColumnType } from '../src/codecs/types.ts'
 import { fieldError } from '../src/errors.ts'
-import { caseToRow, defaultColumns, mapRow, withOwnColumns, type RowOptions } from '../src/mapping.ts'
+import { caseToRow, defaultColumns, mapRow, readRowOptions, withOwnColumns, writeRowOptions, type RowOptions } from '../src/mapping.ts'
 import { CARRY_KEY, isJsonObject, own, type EvalCase, type JsonObject, type JsonValue } from '../src/model.ts'
 import {
   extendedHeader,
@@ -48,10 +48,13 @@ const FORMAT = 'hf'
 export type Feature = JsonValue
 export type Features = { [column: string]: Feature }
 
+const CSV_OPTIONS: RowOptions = { format: FORMAT, text: true }
+// Parquet gives every row every column: a null there is a column the row has no value in.
+const PARQUET_OPTIONS: RowOptions = { format: FORMAT, nullIsAbsent: true }
+const JSON_OPTIONS: RowOptions = { format: FORMAT }
+
 function rowOptions(container: Container): RowOptions {
-  if (container === 'csv') return { format: FORMAT, text: true }
-  // Parquet gives every row every column: a null there is a column the row has no value in.
-  return container === 'parquet' ? { format: FORMAT, nullIsAbsent: true } : { format: FORMAT }
+  return container === 'csv' ? CSV_OPTIONS : container === 'parquet' ? PARQUET_OPTIONS : JSON_OPTIONS
 }
 
 /** Features as a name → feature object, from the viewer's list form or the `datasets` dict form. */
@@ -394,7 +397,7 @@ function decode(record: unknown, ctx: DecodeContext): EvalCase | EvalCase[] {
   const columns = features ? Object.keys(features) : ctx.columns?.length ? ctx.columns : Object.keys(row)
   // A viewer row's `row_idx` becomes a column of the table (below), the last of the header.
   rememberHeader(ctx, rowIdx !== undefined && !columns.includes('row_idx') ? [...columns, 'row_idx'] : columns)
-  const decoded = mapRow(row, ctx.map, { ...options, columns, header: ctx.container === 'csv' || ctx.container === 'parquet' })
+  const decoded = mapRow(row, ctx.map, readRowOptions(options, columns, ctx.container === 'csv' || ctx.container === 'parquet'))
   for (const c of Array.isArray(decoded) ? decoded : [decoded]) takeFileCarry(c, ctx)
   // The row's place in the dataset is worth keeping as data: it is written back as a `row_idx` column.
   if (rowIdx !== undefined && !Array.isArray(decoded) && !(decoded.metadata && 'row_idx' in decoded.metadata)) {
@@ -418,7 +421,7 @@ function encodeRow(original: EvalCase, ctx: EncodeContext): JsonObject {
   if (ctx.container === 'jsonl' && c.metadata?.[CARRY_KEY] !== undefined && !header.includes(CARRY_KEY)) header = [...header, CARRY_KEY]
   missingCarryColumn(c, header)
   const map = ctx.layout ? layoutMaps.get(ctx.layout) : undefined
-  const row = caseToRow(c, header, { ...options, fill: ctx.container !== 'jsonl', ...(map ? { map } : {}) })
+  const row = caseToRow(c, header, writeRowOptions(options, ctx.container !== 'jsonl', map))
   const features = ctx.layout ? layoutFeatures.get(ctx.layout) : undefined
   if (!features) return row
   const types = ctx.layout?.columnTypes ?? {}
@@ -468,7 +471,7 @@ const huggingface: Adapter = {
     }
     // Parquet: features from the source where the writer stores them faithfully, else from the values.
     const withFeatures = (cols: string[]): FileLayout => {
-      const rows = sample.map((c) => caseToRow(c, cols, { ...options, fill: true }))
+      const rows = sample.map((c) => caseToRow(c, cols, writeRowOptions(options, true, undefined)))
       const features: Features = {}
       for (const col of cols) features[col] = writableFeature(source?.[col], rows.map((r) => r[col] ?? null))
       if (cols.includes(CARRY_KEY)) features[CARRY_KEY] = JSON_FEATURE

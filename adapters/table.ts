@@ -8,7 +8,7 @@
 import { deepEqual, isCarry, lostFields } from '../src/carry.ts'
 import { A_CASE } from './fields.ts'
 import { fieldError, LayoutError } from '../src/errors.ts'
-import { caseToRow, defaultColumns, isDefaultHeader, isRowMapper, mapRow, unionColumns, withOwnColumns, type RowOptions } from '../src/mapping.ts'
+import { caseToRow, defaultColumns, isDefaultHeader, isRowMapper, mapRow, readRowOptions, unionColumns, withOwnColumns, writeRowOptions, type RowOptions } from '../src/mapping.ts'
 import { CARRY_KEY, isJsonObject, withoutFileKeys, withoutGenerated, type EvalCase, type JsonObject, type JsonValue } from '../src/model.ts'
 import type { Adapter, Container, DecodeContext, EncodeContext, FieldMapping, FileLayout, SniffSample } from './types.ts'
 
@@ -177,9 +177,9 @@ function decode(record: unknown, ctx: DecodeContext): EvalCase | EvalCase[] {
 }
 
 /** The row options of a header: the rows of one table share one object. */
-let lastOptions: RowOptions & { columns: readonly string[]; header: true } = { ...TEXT, columns: [], header: true }
-function rowOptions(columns: readonly string[]): RowOptions & { columns: readonly string[]; header: true } {
-  if (lastOptions.columns !== columns) lastOptions = { ...TEXT, columns, header: true }
+let lastOptions = readRowOptions(TEXT, [], true)
+function rowOptions(columns: readonly string[]): RowOptions & { columns?: readonly string[]; header?: boolean } {
+  if (lastOptions.columns !== columns) lastOptions = readRowOptions(TEXT, columns, true)
   return lastOptions
 }
 
@@ -188,7 +188,7 @@ function encode(original: EvalCase, ctx: EncodeContext): JsonObject {
   const header = ctx.layout?.columns ?? defaultColumns(c, TEXT)
   missingCarryColumn(c, header)
   const map = ctx.layout ? layoutMaps.get(ctx.layout) : undefined
-  return caseToRow(c, header, { ...TEXT, fill: true, ...(map ? { map } : {}) })
+  return caseToRow(c, header, writeRowOptions(TEXT, true, map))
 }
 
 const table: Adapter = {

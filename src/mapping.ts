@@ -89,6 +89,18 @@ export interface RowOptions {
   nullIsAbsent?: boolean
 }
 
+/** The options `mapRow` reads a row with: `base`, and the table's header if it has one. */
+export function readRowOptions(base: RowOptions, columns: readonly string[] | undefined, header: boolean): RowOptions & { columns?: readonly string[]; header?: boolean } {
+  // Every field written out, set or not, rather than spread from `base`: spread options took a new
+  // shape for each file, and the code reading them was compiled again for each file of a batch.
+  return { format: base.format, text: base.text, nullIsAbsent: base.nullIsAbsent, columns, header }
+}
+
+/** The options `caseToRow` writes a row with: `base`, whether to fill every column, and the layout's mapping. */
+export function writeRowOptions(base: RowOptions, fill: boolean, map: FieldMapping | undefined): RowOptions & { map?: FieldMapping; fill?: boolean } {
+  return { format: base.format, text: base.text, nullIsAbsent: base.nullIsAbsent, fill, map }
+}
+
 function isMappedField(name: string): name is MappedField {
   return Object.hasOwn(FIELD_KINDS, name)
 }
