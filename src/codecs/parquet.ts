@@ -29,6 +29,7 @@
  */
 import { openAsBlob } from 'node:fs'
 import { stat } from 'node:fs/promises'
+import { createRequire } from 'node:module'
 import {
   Binary,
   Bool,
@@ -70,16 +71,8 @@ import {
   vectorFromArray,
   type Vector,
 } from 'apache-arrow'
-import {
-  Compression,
-  EnabledStatistics,
-  ParquetFile,
-  RecordBatch as WasmRecordBatch,
-  Table as WasmTable,
-  transformParquetStream,
-  writeParquet,
-  WriterPropertiesBuilder,
-} from 'parquet-wasm'
+import type * as ParquetWasm from 'parquet-wasm'
+import type { ParquetFile, RecordBatch as WasmRecordBatch, WriterPropertiesBuilder } from 'parquet-wasm'
 import { DataError, EvalferryError } from '../errors.ts'
 import { ioError, isPipe, spoolStdin, STDIO } from '../io.ts'
 import { own, roughSize, type JsonObject, type JsonValue } from '../model.ts'
@@ -100,6 +93,10 @@ import {
   type Sink,
   type SourceRecord,
 } from './types.ts'
+
+// Required, not imported: as an ES module import, parquet-wasm's 100 KB of CommonJS glue went
+// through Node's scan for its named exports, whose compilation took 0.15 s of each thread.
+const wasm = createRequire(import.meta.url)('parquet-wasm') as typeof ParquetWasm
 
 /** Field metadata that marks a Utf8 column as JSON text written by evalferry. */
 export const JSON_COLUMN_KEY = 'evalferry'
@@ -147,7 +144,7 @@ export async function* readParquet(path: string, options: ReadOptions, sliceByte
   const opened = await openBlob(path)
   let parquet: ParquetFile
   try {
-    parquet = await ParquetFile.fromFile(opened.blob)
+    parquet = await wasm.ParquetFile.fromFile(opened.blob)
   } catch (error) {
     await opened.close()
     throw parseError(file, error)
@@ -298,7 +295,7 @@ function columnTypeOfArrow(type: DataType): ColumnType | undefined {
 /** The number of rows in a Parquet file, from its footer alone. */
 export async function countParquetRows(path: string): Promise<number> {
   const opened = await openBlob(path)
-  const parquet = await ParquetFile.fromFile(opened.blob).catch(async (error: unknown) => {
+  const parquet = await wasm.ParquetFile.fromFile(opened.blob).catch(async (error: unknown) => {
     await opened.close()
     throw parseError(path, error)
   })
@@ -864,9 +861,9 @@ export function parquetWriter(
   const batchRows = options.batchRows ?? DEFAULT_BATCH_ROWS
   const batchBytes = options.batchBytes ?? DEFAULT_BATCH_BYTES
   const metadata = new Map(Object.entries(layout.schemaMetadata ?? {}).filter(([k]) => k !== ARROW_SCHEMA_KEY))
-  const compression = { zstd: Compression.ZSTD, snappy: Compression.SNAPPY, none: Compression.UNCOMPRESSED }[options.compression ?? 'zstd']
+  const compression = { zstd: wasm.Compression.ZSTD, snappy: wasm.Compression.SNAPPY, none: wasm.Compression.UNCOMPRESSED }[options.compression ?? 'zstd']
   const properties = () =>
-    new WriterPropertiesBuilder().setStatisticsEnabled(EnabledStatistics.Chunk).setCompression(compression).setMaxRowGroupSize(batchRows).setMaxRowGroupBytes(batchBytes).setKeyValueMetadata(metadata).setCreatedBy('evalferry').build()
+    new wasm.WriterPropertiesBuilder().setStatisticsEnabled(wasm.EnabledStatistics.Chunk).setCompression(compression).setMaxRowGroupSize(batchRows).setMaxRowGroupBytes(batchBytes).setKeyValueMetadata(metadata).setCreatedBy('evalferry').build()
 
   let pending: JsonObject[] = []
   let pendingBytes = 0
@@ -951,7 +948,7 @@ export function parquetWriter(
       if (output) return output.end()
       // No records: a file with the layout's columns as text and no row groups.
       if (!schema) chooseSchema([])
-      await sink.write(writeParquet(WasmTable.fromIPCStream(tableToIPC(new Table(schema!), 'stream')), properties()))
+      await sink.write(wasm.writeParquet(wasm.Table.fromIPCStream(tableToIPC(new Table(schema!), 'stream')), properties()))
     },
   }
 }
@@ -1061,7 +1058,7 @@ function utf8Data(values: (string | null)[], large = false): Data<Utf8 | LargeUt
  * memory it holds, every batch stayed there (a 3-million-row write grew it to 680 MB).
  */
 function toWasm(table: Table): WasmRecordBatch {
-  const wasmTable = WasmTable.fromIPCStream(tableToIPC(table, 'stream'))
+  const wasmTable = wasm.Table.fromIPCStream(tableToIPC(table, 'stream'))
   try {
     const batch = wasmTable.recordBatch(0)
     if (!batch) throw new Error('Arrow IPC round trip lost the record batch')
@@ -1095,7 +1092,7 @@ class ParquetOutput {
       { highWaterMark: 1 },
     )
     this.pump = (async () => {
-      const bytes = (await transformParquetStream(input, properties)) as ReadableStream<Uint8Array>
+      const bytes = (await wasm.transformParquetStream(input, properties)) as ReadableStream<Uint8Array>
       for await (const chunk of bytes as unknown as AsyncIterable<Uint8Array>) await sink.write(chunk)
     })().catch((error: unknown) => {
       this.failure = error
