@@ -202,7 +202,7 @@ function revive(error: NonNullable<WorkerReply['error']>): Error {
  * Unless jobs are asked for, a batch takes one lane per 64 MiB it reads, at most one per core:
  * each worker's code runs slowly while it warms, and its compiler and collector then take the
  * core the other lane needs. Two cores here, --jobs 2 against --jobs 1: 8 files of 5 MB 0.86
- * times as fast, 8 of 12.5 MB 0.99 times, 8 of 25 MB 1.15 times, 8 of 100 MB 1.35 to 1.67 times.
+ * times as fast, 8 of 12.5 MB 0.99 times, 8 of 25 MB 1.15 times, 8 of 100 MB 1.35 to 1.73 times.
  */
 const LANE_BYTES = 64 << 20
 
