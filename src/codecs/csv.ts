@@ -58,9 +58,8 @@ export async function* readCsv(source: ByteSource, options: ReadOptions): AsyncG
   let index = 0
   let minParse = 0
 
-  // The records of one parse, as a list: a generator declared in here would be a new function, and
-  // its generators objects of a new shape, for each file read, which sends the code that takes them
-  // back to be compiled again.
+  // The records of one parse, as a list: a generator declared in here would be a new function for
+  // each file read, its generator objects of a new shape, and the code taking them compiled again.
   function rows(result: Papa.ParseResult<string[]>, consumed: string): SourceRecord[] {
     const records: SourceRecord[] = []
     const firstError = result.errors[0]
