@@ -8,7 +8,7 @@
 import { deepEqual, isCarry, lostFields } from '../src/carry.ts'
 import { A_CASE } from './fields.ts'
 import { fieldError, LayoutError } from '../src/errors.ts'
-import { caseToRow, defaultColumns, isDefaultHeader, isRowMapper, mapRow, readRowOptions, unionColumns, withOwnColumns, writeRowOptions, type RowOptions } from '../src/mapping.ts'
+import { caseToRow, defaultColumns, isDefaultHeader, isRowMapper, mapRow, readRowOptions, unionColumns, withOwnColumns, writeRowOptions, type RowOptions, type RowReadOptions } from '../src/mapping.ts'
 import { CARRY_KEY, isJsonObject, withoutFileKeys, withoutGenerated, type EvalCase, type JsonObject, type JsonValue } from '../src/model.ts'
 import type { Adapter, Container, DecodeContext, EncodeContext, FieldMapping, FileLayout, SniffSample } from './types.ts'
 
@@ -178,7 +178,7 @@ function decode(record: unknown, ctx: DecodeContext): EvalCase | EvalCase[] {
 
 /** The row options of a header: the rows of one table share one object. */
 let lastOptions = readRowOptions(TEXT, [], true)
-function rowOptions(columns: readonly string[]): RowOptions & { columns?: readonly string[]; header?: boolean } {
+function rowOptions(columns: readonly string[]): RowReadOptions {
   if (lastOptions.columns !== columns) lastOptions = readRowOptions(TEXT, columns, true)
   return lastOptions
 }

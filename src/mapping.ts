@@ -89,15 +89,20 @@ export interface RowOptions {
   nullIsAbsent?: boolean
 }
 
+/** What `mapRow` reads a row with: the table's columns, and whether they are a header every row shares. */
+export type RowReadOptions = RowOptions & { columns?: readonly string[]; header?: boolean }
+/** What `caseToRow` writes a row with: the layout's mapping, and whether every column gets a cell. */
+export type RowWriteOptions = RowOptions & { map?: FieldMapping; fill?: boolean }
+
 /** The options `mapRow` reads a row with: `base`, and the table's header if it has one. */
-export function readRowOptions(base: RowOptions, columns: readonly string[] | undefined, header: boolean): RowOptions & { columns?: readonly string[]; header?: boolean } {
+export function readRowOptions(base: RowOptions, columns: readonly string[] | undefined, header: boolean): RowReadOptions {
   // Every field written out, set or not, rather than spread from `base`: spread options took a new
   // shape for each file, and the code reading them was compiled again for each file of a batch.
   return { format: base.format, text: base.text, nullIsAbsent: base.nullIsAbsent, columns, header }
 }
 
 /** The options `caseToRow` writes a row with: `base`, whether to fill every column, and the layout's mapping. */
-export function writeRowOptions(base: RowOptions, fill: boolean, map: FieldMapping | undefined): RowOptions & { map?: FieldMapping; fill?: boolean } {
+export function writeRowOptions(base: RowOptions, fill: boolean, map: FieldMapping | undefined): RowWriteOptions {
   return { format: base.format, text: base.text, nullIsAbsent: base.nullIsAbsent, fill, map }
 }
 
@@ -517,7 +522,7 @@ export function checkCaseShape(value: unknown, who: string): void {
 export function mapRow(
   row: JsonObject,
   map: FieldMapping | RowMapper | undefined,
-  options: RowOptions & { columns?: readonly string[]; header?: boolean },
+  options: RowReadOptions,
 ): EvalCase | EvalCase[] {
   if (isRowMapper(map)) {
     const made = map(row)
@@ -657,7 +662,7 @@ export function isDefaultHeader(columns: readonly string[]): boolean {
 export function caseToRow(
   c: EvalCase,
   header: readonly string[],
-  options: RowOptions & { map?: FieldMapping; fill?: boolean },
+  options: RowWriteOptions,
 ): JsonObject {
   const resolved = resolvedFor(header, options.map)
   const raw = ownExtras(c, options.format)?.[RAW]
