@@ -327,3 +327,13 @@ export function grown<T extends Float64Array | Int32Array | Uint8Array>(array: T
   bigger.set(array)
   return bigger
 }
+
+/**
+ * `id` as a string of its own. An id read from a file is a substring of the text it was parsed
+ * from, and V8 keeps that whole text alive for it: a part's ids, kept until the part is done, kept
+ * every chunk of its text in the heap, which the young-generation collector then copied and
+ * promoted. A JSON round trip copies any string exactly, lone surrogates included.
+ */
+export function ownString(id: string): string {
+  return JSON.parse(JSON.stringify(id)) as string
+}

@@ -179,10 +179,19 @@ function invalidUtf8(path: string, buffer: Buffer, offset: number, line: number)
 export class BytesSink implements Sink {
   private buffer: Buffer
   private size = 0
+  /** Whether the output went into the spare buffer given. */
+  readonly reusedSpare: boolean
 
-  /** `expected`: about how many bytes the output will take. */
-  constructor(expected: number) {
-    this.buffer = Buffer.allocUnsafeSlow(Math.max(1 << 16, Math.ceil(expected)))
+  /**
+   * `expected`: about how many bytes the output will take. `spare`: a buffer an earlier output was
+   * handed over in and given back, used again when it is large enough: a buffer never used before
+   * costs the kernel a page fault for every 4 KiB written to it.
+   */
+  constructor(expected: number, spare?: ArrayBuffer) {
+    const size = Math.max(1 << 16, Math.ceil(expected))
+    // A new buffer is a power of two, so that it is large enough for more of the outputs it is given back for.
+    this.reusedSpare = spare !== undefined && spare.byteLength >= size
+    this.buffer = this.reusedSpare ? Buffer.from(spare!) : Buffer.allocUnsafeSlow(2 ** Math.ceil(Math.log2(size)))
   }
 
   write(chunk: string | Uint8Array): undefined {
@@ -216,17 +225,21 @@ export class StreamSink implements Sink {
     this.buffer = Buffer.allocUnsafe(flushAt * 2)
   }
 
-  write(chunk: string | Uint8Array): Promise<void> | undefined {
+  /**
+   * Bytes are handed to the stream as they are, not copied: `written`, when given, is called once
+   * the stream has written them, after which their buffer may be used again.
+   */
+  write(chunk: string | Uint8Array, written?: () => void): Promise<void> | undefined {
     // A UTF-16 code unit takes at most 3 bytes of UTF-8.
-    if (typeof chunk !== 'string' || this.size + chunk.length * 3 > this.buffer.length) return this.writeLarge(chunk)
+    if (typeof chunk !== 'string' || this.size + chunk.length * 3 > this.buffer.length) return this.writeLarge(chunk, written)
     this.size += this.buffer.write(chunk, this.size, 'utf8')
     return this.size >= this.flushAt ? this.flush() : undefined
   }
 
   /** Bytes, or text that does not fit what is left of the buffer: what is buffered goes first. */
-  private async writeLarge(chunk: string | Uint8Array): Promise<void> {
+  private async writeLarge(chunk: string | Uint8Array, written?: () => void): Promise<void> {
     await this.flush()
-    if (typeof chunk !== 'string' || chunk.length * 3 > this.buffer.length) await this.push(chunk)
+    if (typeof chunk !== 'string' || chunk.length * 3 > this.buffer.length) await this.push(chunk, written)
     else this.size += this.buffer.write(chunk, this.size, 'utf8')
   }
 
@@ -239,13 +252,18 @@ export class StreamSink implements Sink {
     await this.push(bytes)
   }
 
-  private async push(chunk: string | Uint8Array): Promise<void> {
+  private async push(chunk: string | Uint8Array, written?: () => void): Promise<void> {
     try {
       // A write the stream took earlier may have failed since (a full disk): nothing more is written.
       const failed = (this.stream as Partial<Writable>).errored
       if (failed) throw failed
       this.onPush?.(typeof chunk === 'string' ? Buffer.byteLength(chunk) : chunk.length)
-      if (!this.stream.write(chunk)) await once(this.stream, 'drain')
+      const taken = written
+        ? this.stream.write(chunk, (error) => {
+            if (!error) written()
+          })
+        : this.stream.write(chunk)
+      if (!taken) await once(this.stream, 'drain')
     } catch (error) {
       throw this.onError(error)
     }

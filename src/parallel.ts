@@ -45,6 +45,9 @@ export interface PartRequest {
   index: number
 }
 
+/** What a part worker is sent: a part to convert, or a buffer of its output given back (see `giveBack`). */
+export type PartMessage = PartRequest | { spare: ArrayBuffer }
+
 export type PartReply =
   | { id: number; result: PartResult & { layoutWarnings?: ConversionReport['warnings']; sidecar?: Record<string, unknown> } }
   | { id: number; error: { code?: ErrorCode; message: string; location?: Location } }
@@ -124,7 +127,13 @@ function release(worker: Worker): void {
   }
 }
 
-async function runPart(threads: number, request: Omit<PartRequest, 'id'>): Promise<Extract<PartReply, { result: unknown }>['result']> {
+/** A part's result, and the worker that converted it. */
+interface Converted {
+  result: Extract<PartReply, { result: unknown }>['result']
+  worker: Worker
+}
+
+async function runPart(threads: number, request: Omit<PartRequest, 'id'>): Promise<Converted> {
   const worker = await acquire(threads)
   worker.ref()
   const id = nextId++
@@ -137,10 +146,20 @@ async function runPart(threads: number, request: Omit<PartRequest, 'id'>): Promi
       throw new Serial(String(error))
     }
     if ('error' in reply) throw new Serial(reply.error.message)
-    return reply.result
+    return { result: reply.result, worker }
   } finally {
     release(worker)
   }
+}
+
+/**
+ * Hands the buffer of a part's output, once written out, back to the worker that filled it, for a
+ * later part's output. Each part's output in a buffer never used before cost 100 000 page faults
+ * over 400 MB of CSV, a tenth of the conversion's time.
+ */
+function giveBack(worker: Worker, bytes: Uint8Array): void {
+  if (!pool.includes(worker) || bytes.buffer.byteLength === 0) return
+  worker.postMessage({ spare: bytes.buffer as ArrayBuffer } satisfies PartMessage, [bytes.buffer as ArrayBuffer])
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -476,8 +495,11 @@ async function firstRowEnd(path: string, container: SplitContainer, index: numbe
 
 let files = 0
 
-/** Files this process converted in parts, and files it began in parts but converted in one thread. */
-export const partStats = { inParts: 0, inOneThread: 0 }
+/**
+ * Files this process converted in parts, files it began in parts but converted in one thread, and
+ * parts whose output went into a buffer given back (see `giveBack`).
+ */
+export const partStats = { inParts: 0, inOneThread: 0, buffersReused: 0 }
 
 /**
  * Converts `options` in parts on `threads` threads; undefined when the file needs converting in
@@ -497,7 +519,7 @@ export async function convertInParts(
     throw error
   }) : undefined
   const fileKey = `${process.pid}:${files++}:${options.input}`
-  const inFlight: Promise<Awaited<ReturnType<typeof runPart>>>[] = []
+  const inFlight: Promise<Converted>[] = []
   // Every id of a large file may be held here: numbered ones take a few bits each, the others once
   // in a table both sets share, where the source's ids and the target's must both be unique.
   const idTable = new StringTable()
@@ -511,7 +533,7 @@ export async function convertInParts(
   const needIds = target.requires?.includes('id') === true
   const source = await getAdapter(options.from)
 
-  const settle = async (result: Awaited<ReturnType<typeof runPart>>, index: number, isFirst: boolean): Promise<void> => {
+  const settle = async ({ result, worker }: Converted, index: number, isFirst: boolean): Promise<void> => {
     if (!isFirst && firstPending) throw new Serial('the file keys belong to a later part')
     firstPending = result.firstPending
     const wrote = result.report.records.written > 0
@@ -535,9 +557,10 @@ export async function convertInParts(
       sidecar = result.sidecar
     }
     mergeReport(report, result.report)
+    if (result.reusedBuffer) partStats.buffersReused++
     written += result.report.records.written
     if (options.progress) options.progress.records += result.report.records.read + result.report.records.skipped
-    await file.sink.write(result.bytes)
+    await file.sink.write(result.bytes, () => giveBack(worker, result.bytes))
     if (rejects) for (const r of result.rejects) await rejects.sink.write(r + '\n')
   }
 

@@ -15,7 +15,7 @@ import { containerOf, readRecords, recordWriter } from './codecs/index.ts'
 import { LIST_KEY, SINGLE_KEY, type ColumnType, type HeaderWarning, type Sink, type SourceRecord } from './codecs/types.ts'
 import { detect, type DetectOptions } from './detect.ts'
 import { DataError, EvalferryError, LayoutError, UsageError, type Location } from './errors.ts'
-import { grown, IdSet, SEEN, StringTable, WRITTEN } from './ids.ts'
+import { grown, IdSet, ownString, SEEN, StringTable, WRITTEN } from './ids.ts'
 import { assertWritable, AtomicFile, BytesSink, exists, isFile, isPipe, STDIO, type Written } from './io.ts'
 import { checkCaseShape } from './mapping.ts'
 import { CARRY_KEY, isJsonObject, isMessageList, own, roughSize, withHeaderOf, withoutFileKeys, withoutGenerated, type EvalCase, type Extras, type JsonObject, type JsonValue } from './model.ts'
@@ -985,8 +985,9 @@ class CaseEncoder {
         if (original.id === undefined) this.part?.generatedIds.push(c.id)
         made.push('id')
       } else if (c.id !== undefined && mayBeGeneratedLater(c.id, this.idBase + ctx.index)) {
-        this.takenIds.add(c.id)
-        if (this.part && needsId) this.part.writtenIds.push(c.id)
+        const id = ownString(c.id)
+        this.takenIds.add(id)
+        if (this.part && needsId) this.part.writtenIds.push(id)
       }
       // A target whose ids must be unique gets a fresh one for an id used before; the case's own travels.
       let was: string | undefined
@@ -997,7 +998,7 @@ class CaseEncoder {
           for (let k = 2; !this.usedIds.add(c.id!); k++) c.id = `${was}-${k}`
           ctx.warn(`the id "${was}" is an earlier case's, and ${adapter.name} ids are unique: written as "${c.id}", with "${was}" carried`, 'id')
         }
-        this.part?.uniqueIds.push(c.id!)
+        this.part?.uniqueIds.push(ownString(c.id!))
       }
       renamed.push(was)
       generated.push(made)
@@ -1297,6 +1298,8 @@ export interface PartResult {
   writtenIds: string[]
   /** Every id the part wrote, where the target's ids are unique. */
   uniqueIds: string[]
+  /** The output went into a buffer an earlier part's was handed over in. */
+  reusedBuffer: boolean
 }
 
 /**
@@ -1309,6 +1312,8 @@ export async function convertPart(
   head: FileHead,
   part: FilePart,
   index: number,
+  /** A buffer an earlier part's output was handed over in, given back for this part's. */
+  spare?: ArrayBuffer,
 ): Promise<PartResult> {
   const inputContainer = requireContainer(options.input, options.inputContainer, 'input')
   const source = await getAdapter(options.from)
@@ -1336,7 +1341,7 @@ export async function convertPart(
     reading,
   )
   // JSON Lines of a part take about as many bytes as its source, and a little more.
-  const sink = new BytesSink(part.range ? (part.range.end - part.range.start) * 1.25 : 0)
+  const sink = new BytesSink(part.range ? (part.range.end - part.range.start) * 1.25 : 0, spare)
   const preset: PartPreset = { sample: head.sample, layout: head.layout, index, generatedIds: [], writtenIds: [], uniqueIds: [] }
   const hasSidecar = options.output !== STDIO && target.sidecar?.(options.output, 'jsonl') !== undefined
   await writeCases(
@@ -1366,5 +1371,6 @@ export async function convertPart(
     generatedIds: preset.generatedIds,
     writtenIds: preset.writtenIds,
     uniqueIds: preset.uniqueIds,
+    reusedBuffer: sink.reusedSpare,
   }
 }

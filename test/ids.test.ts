@@ -1,7 +1,9 @@
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
 import fc from 'fast-check'
-import { IdSet } from '../src/ids.ts'
+import { setFlagsFromString } from 'node:v8'
+import { runInNewContext } from 'node:vm'
+import { IdSet, ownString } from '../src/ids.ts'
 
 /** Adds every id to an IdSet and to a Set, asking both before each add: they must agree throughout. */
 function agreeWithSet(ids: string[]): IdSet {
@@ -140,4 +142,24 @@ test('StringTable marks: a reader and a writer sharing one table each keep their
     }),
     { seed: 17, numRuns: 40 },
   )
+})
+
+test('ownString gives the same string, lone surrogates included, and keeps none of the text it was cut from alive', () => {
+  fc.assert(fc.property(fc.string({ unit: 'binary' }), (s) => ownString(s) === s))
+  assert.equal(ownString('\ud800x\udfff'), '\ud800x\udfff')
+  setFlagsFromString('--expose-gc')
+  const gc = runInNewContext('gc') as () => void
+  // Ids cut from 300 texts of 100 KB each: kept as they are, they keep every text.
+  const heldAfter = (keep: (id: string) => string): number => {
+    gc()
+    const before = process.memoryUsage().heapUsed
+    const ids: string[] = []
+    for (let i = 0; i < 300; i++) ids.push(keep((String.fromCharCode(0x100 + i) + 'y'.repeat(50_000) + i).slice(100, 130)))
+    gc()
+    const held = process.memoryUsage().heapUsed - before
+    assert.equal(ids.length, 300)
+    return held
+  }
+  assert.ok(heldAfter((id) => id) > 20e6, 'a substring keeps its text')
+  assert.ok(heldAfter(ownString) < 2e6, 'an own string keeps 30 characters')
 })

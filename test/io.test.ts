@@ -25,6 +25,52 @@ test('BytesSink grows past its expected size and keeps every byte, text and bina
   assert.ok(bytes.buffer.byteLength >= bytes.byteLength)
 })
 
+test('BytesSink writes into a spare buffer that is large enough, and otherwise into a new one of a power of two', () => {
+  const spare = new ArrayBuffer(1 << 17)
+  const into = new BytesSink(100_000, spare)
+  into.write('ü 東京\n')
+  into.write(Buffer.from([1, 2, 3]))
+  assert.equal(into.reusedSpare, true)
+  assert.equal(into.bytes().buffer, spare)
+  assert.ok(Buffer.from(into.bytes()).equals(Buffer.concat([Buffer.from('ü 東京\n'), Buffer.from([1, 2, 3])])))
+  const small = new ArrayBuffer(1 << 16)
+  const past = new BytesSink(100_000, small)
+  past.write('x')
+  assert.equal(past.reusedSpare, false)
+  assert.notEqual(past.bytes().buffer, small)
+  assert.equal(past.bytes().buffer.byteLength, 1 << 17)
+  assert.equal(new BytesSink(3_000_000).bytes().buffer.byteLength, 1 << 22)
+})
+
+test('StreamSink calls back for bytes handed over as they are only once the stream has written them, and never for a failed write', async () => {
+  const finish: (() => void)[] = []
+  const held = new Writable({
+    highWaterMark: 1 << 20,
+    write(_chunk: Buffer, _encoding, done) {
+      finish.push(done)
+    },
+  })
+  const sink = new StreamSink(held, 256)
+  const written: string[] = []
+  await sink.write(Buffer.alloc(1000, 1), () => written.push('first'))
+  await sink.write('text')
+  await sink.write(Buffer.alloc(1000, 2), () => written.push('second'))
+  assert.deepEqual(written, [], 'nothing is written yet')
+  finish.shift()!()
+  await new Promise((settled) => setImmediate(settled))
+  assert.deepEqual(written, ['first'])
+  while (finish.length) finish.shift()!()
+  await new Promise((settled) => setImmediate(settled))
+  assert.deepEqual(written, ['first', 'second'])
+
+  const failing = new Writable({ write: (_chunk, _encoding, done) => done(new Error('disk full')) })
+  failing.on('error', () => {})
+  let called = false
+  await new StreamSink(failing, 256).write(Buffer.alloc(10), () => (called = true))?.catch(() => {})
+  await new Promise((settled) => setImmediate(settled))
+  assert.equal(called, false)
+})
+
 test('StreamSink: writes that fit its buffer return nothing to await; with a slow stream, text and bytes of every size arrive whole and in order', async () => {
   const received: Buffer[] = []
   // A stream that takes each piece a tick later and asks the writer to wait past a few bytes.
