@@ -132,8 +132,8 @@ const BOUNDED_HEAP = { fromBytes: 64 * 1024 * 1024, mb: 256 }
 /**
  * One CSV or JSON Lines file from 256 MiB up converts in parts on the threads asked for, below in
  * one: each part worker runs slowly while it warms its code, and its compiler takes time from the
- * other threads. Two cores here, in parts against one thread: 100 MB 0.75 times as fast, 200 MB
- * 0.94 times, 400 MB 1.12 times, 1 GB 1.06 times (an earlier run: 500 MB 1.3 times).
+ * other threads. Two cores here, a CSV table in parts against one thread: 100 MB 0.75 to 0.79
+ * times as fast, 200 MB 0.86 to 0.96 times, 400 MB 1.16 to 1.32 times, 1 GB 1.21 times.
  */
 const SPLIT_FROM_BYTES = 256 << 20
 
