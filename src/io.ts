@@ -191,9 +191,10 @@ export class BytesSink implements Sink {
    */
   constructor(expected: number, spare?: ArrayBuffer) {
     const size = Math.max(1 << 16, Math.ceil(expected))
+    const fits = spare !== undefined && spare.byteLength >= size
     // A new buffer is a power of two, so that it is large enough for more of the outputs it is given back for.
-    this.reusedSpare = spare !== undefined && spare.byteLength >= size
-    this.buffer = this.reusedSpare ? Buffer.from(spare!) : Buffer.allocUnsafeSlow(2 ** Math.ceil(Math.log2(size)))
+    this.buffer = fits ? Buffer.from(spare) : Buffer.allocUnsafeSlow(2 ** Math.ceil(Math.log2(size)))
+    this.reusedSpare = fits
   }
 
   write(chunk: string | Uint8Array): undefined {
