@@ -5,9 +5,39 @@ import { join } from 'node:path'
 import { Writable } from 'node:stream'
 import { spawn, spawnSync } from 'node:child_process'
 import { chmodSync, lstatSync, readFileSync, statSync, symlinkSync, writeFileSync } from 'node:fs'
-import { AtomicFile, BytesSink, StreamSink } from '../src/io.ts'
+import { AtomicFile, BytesSink, rangeSource, StreamSink, textSource } from '../src/io.ts'
 import { tempDir } from './helpers/temp.ts'
 import type { EvalferryError } from '../src/errors.ts'
+import type { ByteSource } from '../src/codecs/types.ts'
+
+test('a file\'s text arrives whole and exact, in pieces of at most 48 KiB, across reads of several pieces and within a range', async () => {
+  const dir = tempDir()
+  // Characters of one to four bytes, so that pieces and reads end inside characters; 1 MB in all.
+  const unit = 'a,"b ü"\n東京 🎉 xy\r\n'
+  const text = unit.repeat(Math.ceil(1_000_000 / Buffer.byteLength(unit)))
+  const path = join(dir, 'text.csv')
+  writeFileSync(path, text)
+  const bytes = Buffer.from(text)
+  const collect = async (source: ByteSource) => {
+    const pieces: string[] = []
+    for await (const piece of source) {
+      assert.equal(typeof piece, 'string')
+      pieces.push(piece as string)
+    }
+    return pieces
+  }
+  const whole = await collect(textSource(path))
+  assert.equal(whole.join(''), text)
+  assert.ok(whole.length >= Math.ceil(bytes.length / (48 << 10)), `${whole.length} pieces`)
+  for (const piece of whole) assert.ok(Buffer.byteLength(piece) <= (48 << 10) + 3, `a piece of ${Buffer.byteLength(piece)} bytes`)
+  // A range from the start of a unit inside the first read to one inside a later read.
+  const unitBytes = Buffer.byteLength(unit)
+  const start = unitBytes * 3000
+  const end = unitBytes * 39_000
+  const ranged = await collect(rangeSource(path, { start, end }, { prefix: 'head\n' }))
+  assert.equal(ranged.join(''), 'head\n' + bytes.subarray(start, end).toString('utf8'))
+  for (const piece of ranged) assert.ok(Buffer.byteLength(piece) <= (48 << 10) + 3, `a piece of ${Buffer.byteLength(piece)} bytes`)
+})
 
 test('BytesSink grows past its expected size and keeps every byte, text and binary, in order', async () => {
   const sink = new BytesSink(10)
