@@ -78,7 +78,7 @@ async function* fileBytes(path: string, range?: { start: number; end: number }):
       }
       if (chunk.length === 0) break
       reading = readNext()
-      for (let at = 0; at < chunk.length; at += CHUNK_BYTES) yield chunk.subarray(at, at + CHUNK_BYTES)
+      for (let offset = 0; offset < chunk.length; offset += CHUNK_BYTES) yield chunk.subarray(offset, offset + CHUNK_BYTES)
     }
   } finally {
     await reading?.catch(() => {})
