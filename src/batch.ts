@@ -133,7 +133,7 @@ const BOUNDED_HEAP = { fromBytes: 64 * 1024 * 1024, mb: 256 }
  * One CSV or JSON Lines file from 256 MiB up converts in parts on the threads asked for, below in
  * one: each part worker runs slowly while it warms its code, and its compiler takes time from the
  * other threads. Two cores here, a CSV table in parts against one thread: 100 MB 0.75 to 0.79
- * times as fast, 200 MB 0.86 to 0.96 times, 400 MB 1.16 to 1.32 times, 1 GB 1.21 times.
+ * times as fast, 200 MB 0.86 to 0.96 times, 400 MB 1.11 to 1.32 times, 1 GB 1.21 to 1.31 times.
  */
 const SPLIT_FROM_BYTES = 256 << 20
 
