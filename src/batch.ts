@@ -149,19 +149,33 @@ async function boundedHeapFits(job: BatchJob, fromBytes: number): Promise<boolea
   // A YAML file may still be parsed whole from an item the reader cannot cut alone (a `?` key, say), up
   // to 32 MiB, which takes more than the cap: YAML keeps the default heap.
   if ((job.inputContainer ?? containerOf(job.input)) === 'yaml') return false
-  return (await bytesToRead(job)) >= fromBytes
+  return ((await bytesToRead(job)) ?? 0) >= fromBytes
 }
 
-/** The bytes a job reads: its file, or the part of it that holds its records. */
-async function bytesToRead(job: BatchJob): Promise<number> {
-  if (job.input === STDIO) return 0
+/**
+ * The bytes a job reads: its file, or the part of it that holds its records; undefined when that
+ * cannot be told before reading (standard input, a pipe, a file missing, which fails in its own job).
+ */
+async function bytesToRead(job: BatchJob): Promise<number | undefined> {
+  if (job.input === STDIO) return undefined
   if (job.recordBytes) return job.recordBytes.end - job.recordBytes.start
   try {
-    return (await stat(job.input)).size
+    const stats = await stat(job.input)
+    return stats.isFile() ? stats.size : undefined
   } catch {
-    // a missing file fails in its own job, with its own message
-    return 0
+    return undefined
   }
+}
+
+/**
+ * The order in which lanes take the jobs: the largest first, and one whose size cannot be told
+ * before all, so that the last to start are the smallest and the lanes end close together: in
+ * input order, six files of 25 MB and then one of 100 MB left one lane alone with the last (two
+ * cores: 7.2 to 7.3 s, against 5.7 to 6.1 s largest first). Jobs of one size keep their input order.
+ */
+export async function startOrder(jobs: BatchJob[]): Promise<number[]> {
+  const sizes = await Promise.all(jobs.map(async (job) => (await bytesToRead(job)) ?? Infinity))
+  return jobs.map((_, i) => i).sort((a, b) => sizes[b]! - sizes[a]! || a - b)
 }
 
 /**
@@ -237,6 +251,8 @@ export async function runBatch(jobs: BatchJob[], options: BatchOptions = {}): Pr
   const progress: BatchProgress = { filesDone: 0, records: 0, bytes: 0 }
   const reports: ConversionReport[] = new Array(jobs.length)
   let failure: unknown
+  // One lane takes the files as given; several take the largest first.
+  const order = parallel === 1 ? jobs.map((_, i) => i) : await startOrder(jobs)
   let next = 0
 
   const running = new Map<number, { records: number; bytes: number }>()
@@ -257,7 +273,7 @@ export async function runBatch(jobs: BatchJob[], options: BatchOptions = {}): Pr
    */
   const lane = async (run: (job: BatchJob, onProgress: (records: number, bytes: number) => void) => Promise<ConversionReport>): Promise<void> => {
     while (next < jobs.length && failure === undefined) {
-      const i = next++
+      const i = order[next++]!
       running.set(i, { records: 0, bytes: 0 })
       try {
         reports[i] = await run(jobs[i]!, (records, bytes) => {
@@ -335,6 +351,6 @@ async function inThisThread(
 /** Total bytes the jobs read, for the progress bar. */
 export async function totalBytes(jobs: BatchJob[]): Promise<number> {
   let total = 0
-  for (const job of jobs) total += await bytesToRead(job)
+  for (const job of jobs) total += (await bytesToRead(job)) ?? 0
   return total
 }

@@ -4,7 +4,7 @@ import { spawnSync } from 'node:child_process'
 import { mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { MAIN, runCli } from './helpers/cli.ts'
-import { defaultLanes, parseShard, runBatch, type BatchProgress } from '../src/batch.ts'
+import { defaultLanes, parseShard, runBatch, startOrder, type BatchProgress } from '../src/batch.ts'
 import { workersStarted } from '../src/workers.ts'
 import type { EvalferryError } from '../src/errors.ts'
 import { tempDir } from './helpers/temp.ts'
@@ -98,6 +98,23 @@ test('unasked, a batch takes one lane per 64 MiB of input, at most one per core 
   assert.equal(defaultLanes(0, 5, 4), 1)
 })
 
+test('several lanes take the largest files first, one whose size cannot be told before all, files of one size in input order', async () => {
+  const inputs = join(dir, 'order')
+  mkdirSync(inputs)
+  const sized = (name: string, bytes: number) => {
+    writeFileSync(join(inputs, name), 'x'.repeat(bytes))
+    return name
+  }
+  const names = [sized('small.csv', 10), sized('big.csv', 300), 'pipe.csv', sized('middle.csv', 50), sized('big-too.csv', 300), 'missing.csv']
+  assert.equal(spawnSync('mkfifo', [join(inputs, 'pipe.csv')]).status, 0)
+  const jobs = names.map((name) => ({ input: join(inputs, name), output: join(dir, 'order-out', name), to: 'evalcase' as const }))
+  const order = await startOrder(jobs)
+  assert.deepEqual(order.map((i) => names[i]), ['pipe.csv', 'missing.csv', 'big.csv', 'big-too.csv', 'middle.csv', 'small.csv'])
+  // A shard's record range is what it reads.
+  const ranged = [{ ...jobs[1]!, recordBytes: { start: 0, end: 20, line: 1 } }, jobs[3]!]
+  assert.deepEqual(await startOrder(ranged), [1, 0])
+})
+
 test('a small batch, unasked, converts on this thread alone; asked for two jobs, beside a worker', async () => {
   const inputs = join(dir, 'small-batch')
   mkdirSync(inputs)
@@ -147,11 +164,13 @@ test('a batch converts on this thread and on workers; a worker\'s failure stops 
   const out = join(dir, 'lanes-out')
   mkdirSync(inputs)
   // The first file is a pipe that this test fills only once the worker has failed: this thread,
-  // which takes the first file, is held until then, so the worker surely takes the second.
+  // which takes the pipe first (its size cannot be told), is held until then, so the worker surely
+  // takes the largest file after it, the failing one.
   const held = join(inputs, 'a.jsonl')
   assert.equal(spawnSync('mkfifo', [held]).status, 0)
-  writeFileSync(join(inputs, 'b.jsonl'), '{"input": "ok"}\n{"input": 7}\n')
+  writeFileSync(join(inputs, 'b.jsonl'), '{"input": "ok"}\n'.repeat(20) + '{"input": 7}\n')
   goldens(join(inputs, 'c.jsonl'), 2, 'never')
+  assert.ok(statSync(join(inputs, 'b.jsonl')).size > statSync(join(inputs, 'c.jsonl')).size)
   const job = (name: string) => ({ input: join(inputs, name), output: join(out, name), from: 'deepeval' as const, to: 'deepeval' as const })
   let failed!: () => void
   const workerFailed = new Promise<void>((resolve) => (failed = resolve))
@@ -165,7 +184,7 @@ test('a batch converts on this thread and on workers; a worker\'s failure stops 
   await assert.rejects(batch, (error: EvalferryError) => {
     assert.equal(error.code, 'E_FIELD')
     assert.equal(error.location.file, join(inputs, 'b.jsonl'))
-    assert.equal(error.location.line, 2)
+    assert.equal(error.location.line, 21)
     return true
   })
   assert.deepEqual(inputsOf(join(out, 'a.jsonl')), written)
