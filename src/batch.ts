@@ -60,14 +60,17 @@ export async function countRecords(file: string, format: string): Promise<number
 }
 
 /**
- * The jobs of one shard. Whole files go round-robin when there are at least `count` of them;
- * otherwise each file contributes the shard's contiguous record range, written as
+ * The jobs of one shard. Whole files are dealt out by size when there are at least `count` of
+ * them; otherwise each file contributes the shard's contiguous record range, written as
  * `<stem>.part-<i>-of-<n><ext>` beside where the whole would go.
  */
 export async function shardJobs(jobs: BatchJob[], shard: Shard): Promise<BatchJob[]> {
   const ordered = [...jobs].sort((a, b) => (a.input < b.input ? -1 : a.input > b.input ? 1 : 0))
   if (ordered.some((j) => j.input === STDIO)) throw new UsageError('--shard needs files, not standard input')
-  if (ordered.length >= shard.count) return ordered.filter((_, k) => k % shard.count === shard.index - 1)
+  if (ordered.length >= shard.count) {
+    const mine = new Set(dealFiles(await Promise.all(ordered.map(async (job) => (await bytesToRead(job)) ?? 0)), shard.count)[shard.index - 1])
+    return ordered.filter((_, k) => mine.has(k))
+  }
   const out: BatchJob[] = []
   const rangeOf = (total: number): [number, number] => [
     Math.floor((total * (shard.index - 1)) / shard.count),
@@ -78,6 +81,24 @@ export async function shardJobs(jobs: BatchJob[], shard: Shard): Promise<BatchJo
     out.push({ ...job, from, output: partName(job.output, shard), ...(await locateShard(job, from, rangeOf)) })
   }
   return out
+}
+
+/**
+ * Files of these sizes (in name order) dealt to `count` shards, each file's index to one shard:
+ * the largest first, each to the shard holding the fewest bytes so far (of equals, the one with
+ * the fewest files, then the lowest-numbered), so that one large file does not make its shard the last to end. Every task computes
+ * the same deal from the same files.
+ */
+export function dealFiles(sizes: readonly number[], count: number): number[][] {
+  const shards = Array.from({ length: count }, () => ({ bytes: 0, files: [] as number[] }))
+  const largestFirst = sizes.map((_, k) => k).sort((a, b) => sizes[b]! - sizes[a]! || a - b)
+  for (const k of largestFirst) {
+    let least = shards[0]!
+    for (const s of shards) if (s.bytes < least.bytes || (s.bytes === least.bytes && s.files.length < least.files.length)) least = s
+    least.bytes += sizes[k]!
+    least.files.push(k)
+  }
+  return shards.map((s) => s.files.sort((a, b) => a - b))
 }
 
 /** `<stem>.part-<i>-of-<n><ext>` beside `path`; standard output stays itself. */

@@ -4,7 +4,7 @@ import { spawnSync } from 'node:child_process'
 import { mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { MAIN, runCli } from './helpers/cli.ts'
-import { defaultLanes, parseShard, runBatch, startOrder, type BatchProgress } from '../src/batch.ts'
+import { dealFiles, defaultLanes, parseShard, runBatch, startOrder, type BatchProgress } from '../src/batch.ts'
 import { workersStarted } from '../src/workers.ts'
 import type { EvalferryError } from '../src/errors.ts'
 import { tempDir } from './helpers/temp.ts'
@@ -58,6 +58,38 @@ test('--shard i/n over all i of a batch gives every file to exactly one shard, c
   }
   assert.deepEqual(seen.sort(), [...expected.keys()].sort())
   for (const [name, inputsOfFile] of expected) assert.deepEqual(inputsOf(join(out, name)), inputsOfFile)
+})
+
+test('--shard deals whole files out by size: a large file has its shard to itself while the small ones share the other', async () => {
+  const inputs = join(dir, 'dealt')
+  mkdirSync(inputs)
+  // In name order, round-robin would have put the large file with a small one.
+  goldens(join(inputs, 'a.jsonl'), 2, 'a')
+  goldens(join(inputs, 'b.jsonl'), 2, 'b')
+  goldens(join(inputs, 'c-large.jsonl'), 60, 'c')
+  goldens(join(inputs, 'd.jsonl'), 2, 'd')
+  const out = join(dir, 'dealt-out')
+  const shards: string[][] = []
+  for (let i = 1; i <= 2; i++) {
+    const before = new Set(readdirSafe(out))
+    const result = await runCli(['convert', inputs, '--from', 'deepeval', '--to', 'deepeval', '-o', out, '--shard', `${i}/2`, '--quiet'])
+    assert.equal(result.code, 0, result.stderr)
+    shards.push(readdirSafe(out).filter((n) => !before.has(n)).sort())
+  }
+  assert.deepEqual(shards, [['c-large.jsonl'], ['a.jsonl', 'b.jsonl', 'd.jsonl']])
+})
+
+test('dealing files to shards gives each file to exactly one shard, the largest first to the emptiest', () => {
+  assert.deepEqual(dealFiles([5, 1, 9, 5, 2], 2), [[2, 4], [0, 1, 3]])
+  assert.deepEqual(dealFiles([3, 3, 3], 3), [[0], [1], [2]])
+  assert.deepEqual(dealFiles([0, 0, 0, 0], 2), [[0, 2], [1, 3]])
+  for (let seed = 1; seed <= 50; seed++) {
+    const sizes = Array.from({ length: 3 + (seed % 9) }, (_, k) => ((seed * 7919 + k * 104729) % 1000) * (k % 3 === 0 ? 100 : 1))
+    const count = 1 + (seed % 4)
+    const dealt = dealFiles(sizes, count)
+    assert.equal(dealt.length, count)
+    assert.deepEqual(dealt.flat().sort((a, b) => a - b), sizes.map((_, k) => k))
+  }
 })
 
 function readdirSafe(path: string): string[] {
