@@ -86,13 +86,12 @@ export async function shardJobs(jobs: BatchJob[], shard: Shard): Promise<BatchJo
 /**
  * Files of these sizes (in name order) dealt to `count` shards, each file's index to one shard:
  * the largest first, each to the shard holding the fewest bytes so far (of equals, the one with
- * the fewest files, then the lowest-numbered), so that one large file does not make its shard the last to end. Every task computes
- * the same deal from the same files.
+ * the fewest files, then the lowest-numbered), so that one large file does not make its shard
+ * the last to end. Every task computes the same deal from the same files.
  */
 export function dealFiles(sizes: readonly number[], count: number): number[][] {
   const shards = Array.from({ length: count }, () => ({ bytes: 0, files: [] as number[] }))
-  const largestFirst = sizes.map((_, k) => k).sort((a, b) => sizes[b]! - sizes[a]! || a - b)
-  for (const k of largestFirst) {
+  for (const k of largestFirst(sizes)) {
     let least = shards[0]!
     for (const s of shards) if (s.bytes < least.bytes || (s.bytes === least.bytes && s.files.length < least.files.length)) least = s
     least.bytes += sizes[k]!
@@ -195,8 +194,12 @@ async function bytesToRead(job: BatchJob): Promise<number | undefined> {
  * cores: 7.2 to 7.3 s, against 5.7 to 6.1 s largest first). Jobs of one size keep their input order.
  */
 export async function startOrder(jobs: BatchJob[]): Promise<number[]> {
-  const sizes = await Promise.all(jobs.map(async (job) => (await bytesToRead(job)) ?? Infinity))
-  return jobs.map((_, i) => i).sort((a, b) => sizes[b]! - sizes[a]! || a - b)
+  return largestFirst(await Promise.all(jobs.map(async (job) => (await bytesToRead(job)) ?? Infinity)))
+}
+
+/** The indices of `sizes`, the largest first; equal sizes (infinite ones too) in index order. */
+function largestFirst(sizes: readonly number[]): number[] {
+  return sizes.map((_, k) => k).sort((a, b) => sizes[b]! - sizes[a]! || a - b)
 }
 
 /**
