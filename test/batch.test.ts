@@ -191,18 +191,18 @@ test('a batch that stops says which files it wrote, which failed and which it di
   assert.deepEqual(readdirSafe(out).sort(), ['f1.jsonl', 'f2.jsonl'])
 })
 
-test('a batch converts on this thread and on workers; a worker\'s failure stops new files while the running one finishes', async () => {
+test('a batch converts on this thread and on workers, the largest files first; a worker\'s failure stops new files while the running one finishes', async () => {
   const inputs = join(dir, 'lanes')
   const out = join(dir, 'lanes-out')
   mkdirSync(inputs)
-  // The first file is a pipe that this test fills only once the worker has failed: this thread,
-  // which takes the pipe first (its size cannot be told), is held until then, so the worker surely
-  // takes the largest file after it, the failing one.
-  const held = join(inputs, 'a.jsonl')
+  // Given first, a small file that is never converted: the lanes take the largest first. This
+  // thread takes the pipe (its size cannot be told), which this test fills only once the worker
+  // has failed, so the worker surely takes the largest file, the failing one.
+  goldens(join(inputs, 'a.jsonl'), 2, 'never')
+  const held = join(inputs, 'b.jsonl')
   assert.equal(spawnSync('mkfifo', [held]).status, 0)
-  writeFileSync(join(inputs, 'b.jsonl'), '{"input": "ok"}\n'.repeat(20) + '{"input": 7}\n')
-  goldens(join(inputs, 'c.jsonl'), 2, 'never')
-  assert.ok(statSync(join(inputs, 'b.jsonl')).size > statSync(join(inputs, 'c.jsonl')).size)
+  writeFileSync(join(inputs, 'c.jsonl'), '{"input": "ok"}\n'.repeat(20) + '{"input": 7}\n')
+  assert.ok(statSync(join(inputs, 'c.jsonl')).size > statSync(join(inputs, 'a.jsonl')).size)
   const job = (name: string) => ({ input: join(inputs, name), output: join(out, name), from: 'deepeval' as const, to: 'deepeval' as const })
   let failed!: () => void
   const workerFailed = new Promise<void>((resolve) => (failed = resolve))
@@ -215,12 +215,12 @@ test('a batch converts on this thread and on workers; a worker\'s failure stops 
   const written = goldens(held, 3, 'held')
   await assert.rejects(batch, (error: EvalferryError) => {
     assert.equal(error.code, 'E_FIELD')
-    assert.equal(error.location.file, join(inputs, 'b.jsonl'))
+    assert.equal(error.location.file, join(inputs, 'c.jsonl'))
     assert.equal(error.location.line, 21)
     return true
   })
-  assert.deepEqual(inputsOf(join(out, 'a.jsonl')), written)
-  assert.deepEqual(readdirSafe(out), ['a.jsonl'])
+  assert.deepEqual(inputsOf(join(out, 'b.jsonl')), written)
+  assert.deepEqual(readdirSafe(out), ['b.jsonl'])
 })
 
 test('a batch on this thread and a worker reports every file\'s records and bytes at its end', async () => {
