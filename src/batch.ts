@@ -68,7 +68,8 @@ export async function shardJobs(jobs: BatchJob[], shard: Shard): Promise<BatchJo
   const ordered = [...jobs].sort((a, b) => (a.input < b.input ? -1 : a.input > b.input ? 1 : 0))
   if (ordered.some((j) => j.input === STDIO)) throw new UsageError('--shard needs files, not standard input')
   if (ordered.length >= shard.count) {
-    const mine = new Set(dealFiles(await Promise.all(ordered.map(async (job) => (await bytesToRead(job)) ?? 0)), shard.count)[shard.index - 1])
+    const sizes = await Promise.all(ordered.map(async (job) => (await bytesToRead(job)) ?? 0))
+    const mine = new Set(dealFiles(sizes, shard.count)[shard.index - 1])
     return ordered.filter((_, k) => mine.has(k))
   }
   const out: BatchJob[] = []
