@@ -272,7 +272,7 @@ export interface BatchOptions {
  * running finish (their outputs are complete conversions), and the failure is thrown.
  */
 export async function runBatch(jobs: BatchJob[], options: BatchOptions = {}): Promise<ConversionReport[]> {
-  const parallel = options.jobs === undefined ? defaultLanes(await totalBytes(jobs), jobs.length, availableParallelism()) : Math.max(1, Math.min(options.jobs, jobs.length))
+  const parallel = options.jobs === undefined ? defaultLanes((await totalBytes(jobs)).bytes, jobs.length, availableParallelism()) : Math.max(1, Math.min(options.jobs, jobs.length))
   const progress: BatchProgress = { filesDone: 0, records: 0, bytes: 0 }
   const reports: ConversionReport[] = new Array(jobs.length)
   let failure: unknown
@@ -373,9 +373,14 @@ async function inThisThread(
   }
 }
 
-/** Total bytes the jobs read, for the progress bar. */
-export async function totalBytes(jobs: BatchJob[]): Promise<number> {
-  let total = 0
-  for (const job of jobs) total += (await bytesToRead(job)) ?? 0
-  return total
+/** Total bytes the jobs read, of those whose size can be told; `known`: whether that is every job. */
+export async function totalBytes(jobs: BatchJob[]): Promise<{ bytes: number; known: boolean }> {
+  let bytes = 0
+  let known = true
+  for (const job of jobs) {
+    const size = await bytesToRead(job)
+    if (size === undefined) known = false
+    else bytes += size
+  }
+  return { bytes, known }
 }

@@ -130,7 +130,7 @@ async function* decodeUtf8(
       throw invalidUtf8(path, buffer, from.byte + bytes, lines)
     }
     bytes += buffer.length
-    if (progress && path !== STDIO) progress.bytes = bytes
+    if (progress) progress.bytes = bytes
     lines += countNewlines(text)
     if (text) yield text
   }

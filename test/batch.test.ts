@@ -267,6 +267,23 @@ test('the progress bar shows under a terminal and not when piped', () => {
   assert.match(piped.stderr, /150000 read, 150000 written/)
 })
 
+test('the progress bar counts the bytes of standard input, whose total it does not know', () => {
+  const input = join(dir, 'big-stdin.jsonl')
+  goldens(input, 150_000, 'stdin')
+  const size = statSync(input).size
+  const args = [process.execPath, '--import', 'tsx', MAIN, 'convert', '-', '--from', 'deepeval', '--from-container', 'jsonl', '--to', 'evalcase', '-o', join(dir, 'big-stdin.out.jsonl')]
+  const quoted = args.map((a) => `'${a.replace(/'/g, `'\\''`)}'`).join(' ')
+  const tty = spawnSync('script', ['-qfec', `${quoted} < '${input}'`, '/dev/null'], { encoding: 'utf8', timeout: 120_000 })
+  assert.equal(tty.status, 0, tty.stdout + tty.stderr)
+  const lines = [...tty.stdout.matchAll(/files 0\/1 · [\d,]+ records · ([\d.]+) MB · [\d.]+ MB\/s/g)]
+  assert.ok(lines.length > 0, tty.stdout)
+  // Bytes are counted as they are read: the last line drawn has read some, and no more than the input.
+  const read = Number(lines.at(-1)![1]) * 1e6
+  assert.ok(read > 0 && read <= size + 50_000, `${read} of ${size}`)
+  assert.doesNotMatch(tty.stdout, /%|left|█|░/)
+  assert.match(tty.stdout, /deepeval → evalcase: 150000 read, 150000 written/)
+})
+
 test('large files convert in one worker with a capped heap, kept from file to file, and here should the cap be too small', async () => {
   const { runBatch } = await import('../src/batch.ts')
   const inputs = [1, 2, 3].map((n) => join(dir, `bounded-in-${n}.jsonl`))

@@ -171,7 +171,8 @@ const command: Command = {
     const parallel = jobsOption(values)
 
     const total: ConversionReport = newReport(from ?? 'detected', target.name, inputs, batch ? output : planned[0]!.output === STDIO ? undefined : planned[0]!.output)
-    const bytesTotal = interactive ? await totalBytes(planned) : 0
+    const sized = interactive ? await totalBytes(planned) : undefined
+    const bytesTotal = sized?.known ? sized.bytes : undefined
     let latest: BatchProgress = { filesDone: 0, records: 0, bytes: 0 }
     const bar = interactive
       ? new ProgressBar(stderr, () => ({ filesDone: latest.filesDone, filesTotal: planned.length, records: latest.records, bytesDone: latest.bytes, bytesTotal }))
