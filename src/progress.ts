@@ -64,7 +64,8 @@ export class RecentRate {
 
   /** The count at time `ms` (times only advance). A count lower than the last starts afresh: the work began again. */
   add(ms: number, count: number): void {
-    if (count < this.counts[this.counts.length - 1]!) this.times.length = this.counts.length = 0
+    const previous = this.counts.at(-1)
+    if (previous !== undefined && count < previous) this.times.length = this.counts.length = 0
     this.times.push(ms)
     this.counts.push(count)
     // The oldest kept is the last at or before the window's start, so that the window stays full.
