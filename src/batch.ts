@@ -177,7 +177,7 @@ async function boundedHeapFits(job: BatchJob, fromBytes: number): Promise<boolea
  * The bytes a job reads: its file, or the part of it that holds its records; undefined when that
  * cannot be told before reading (standard input, a pipe, a file missing, which fails in its own job).
  */
-async function bytesToRead(job: BatchJob): Promise<number | undefined> {
+async function bytesToRead(job: Pick<BatchJob, 'input' | 'recordBytes'>): Promise<number | undefined> {
   if (job.input === STDIO) return undefined
   if (job.recordBytes) return job.recordBytes.end - job.recordBytes.start
   try {
@@ -373,8 +373,8 @@ async function inThisThread(
   }
 }
 
-/** Total bytes the jobs read, of those whose size can be told; `known`: whether that is every job. */
-export async function totalBytes(jobs: BatchJob[]): Promise<{ bytes: number; known: boolean }> {
+/** Total bytes the jobs (or inputs) read, of those whose size can be told; `known`: whether that is every one. */
+export async function totalBytes(jobs: Pick<BatchJob, 'input' | 'recordBytes'>[]): Promise<{ bytes: number; known: boolean }> {
   let bytes = 0
   let known = true
   for (const job of jobs) {

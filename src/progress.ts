@@ -44,11 +44,17 @@ export class ProgressBar {
     this.stream.write(`\r${render(state, this.rate.perSecond())}\x1b[K`)
   }
 
+  /** Clears the bar's line, for a line printed between draws; the next draw shows the bar on the line after it. */
+  clear(): void {
+    if (this.drawn) this.stream.write('\r\x1b[K')
+    this.drawn = false
+  }
+
   /** Clears the line so that the summary prints on a clean one. */
   stop(): void {
     if (this.timer) clearInterval(this.timer)
     this.timer = undefined
-    if (this.drawn) this.stream.write('\r\x1b[K')
+    this.clear()
   }
 }
 

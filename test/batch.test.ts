@@ -251,17 +251,22 @@ test('a batch on this thread and a worker reports every file\'s records and byte
   assert.deepEqual(last, { filesDone: 3, records: 52, bytes })
 })
 
+/** evalferry run under a pseudo-terminal, reading `stdin` when given: `script` gives it one and copies what it printed to our stdout. */
+function underTerminal(args: string[], stdin?: string): { status: number | null; stdout: string; stderr: string } {
+  const quote = (a: string) => `'${a.replace(/'/g, `'\\''`)}'`
+  const command = [process.execPath, '--import', 'tsx', MAIN, ...args].map(quote).join(' ')
+  return spawnSync('script', ['-qfec', stdin === undefined ? command : `${command} < ${quote(stdin)}`, '/dev/null'], { encoding: 'utf8', timeout: 120_000 })
+}
+
 test('the progress bar shows under a terminal and not when piped', () => {
   const input = join(dir, 'big.jsonl')
   goldens(input, 150_000, 'big')
-  const args = [process.execPath, '--import', 'tsx', MAIN, 'convert', input, '--from', 'deepeval', '--to', 'evalcase', '-o', join(dir, 'big.jsonl.out.jsonl')]
-  const quoted = args.map((a) => `'${a.replace(/'/g, `'\\''`)}'`).join(' ')
-  // `script` gives the command a pseudo-terminal and copies what it printed to our stdout.
-  const tty = spawnSync('script', ['-qfec', quoted, '/dev/null'], { encoding: 'utf8', timeout: 120_000 })
+  const args = ['convert', input, '--from', 'deepeval', '--to', 'evalcase', '-o', join(dir, 'big.jsonl.out.jsonl')]
+  const tty = underTerminal(args)
   assert.equal(tty.status, 0, tty.stdout + tty.stderr)
   assert.match(tty.stdout, /files 0\/1 · [\d,]+ records · [\d.]+ MB\/[\d.]+ MB/)
   assert.match(tty.stdout, /deepeval → evalcase: 150000 read, 150000 written/)
-  const piped = spawnSync(args[0]!, args.slice(1), { encoding: 'utf8', timeout: 120_000 })
+  const piped = spawnSync(process.execPath, ['--import', 'tsx', MAIN, ...args], { encoding: 'utf8', timeout: 120_000 })
   assert.equal(piped.status, 0, piped.stderr)
   assert.doesNotMatch(piped.stderr, /records ·|█|░/)
   assert.match(piped.stderr, /150000 read, 150000 written/)
@@ -271,9 +276,7 @@ test('the progress bar counts the bytes of standard input, whose total it does n
   const input = join(dir, 'big-stdin.jsonl')
   goldens(input, 150_000, 'stdin')
   const size = statSync(input).size
-  const args = [process.execPath, '--import', 'tsx', MAIN, 'convert', '-', '--from', 'deepeval', '--from-container', 'jsonl', '--to', 'evalcase', '-o', join(dir, 'big-stdin.out.jsonl')]
-  const quoted = args.map((a) => `'${a.replace(/'/g, `'\\''`)}'`).join(' ')
-  const tty = spawnSync('script', ['-qfec', `${quoted} < '${input}'`, '/dev/null'], { encoding: 'utf8', timeout: 120_000 })
+  const tty = underTerminal(['convert', '-', '--from', 'deepeval', '--from-container', 'jsonl', '--to', 'evalcase', '-o', join(dir, 'big-stdin.out.jsonl')], input)
   assert.equal(tty.status, 0, tty.stdout + tty.stderr)
   const lines = [...tty.stdout.matchAll(/files 0\/1 · [\d,]+ records · ([\d.]+) MB · [\d.]+ MB\/s/g)]
   assert.ok(lines.length > 0, tty.stdout)
@@ -282,6 +285,27 @@ test('the progress bar counts the bytes of standard input, whose total it does n
   assert.ok(read > 0 && read <= size + 50_000, `${read} of ${size}`)
   assert.doesNotMatch(tty.stdout, /%|left|█|░/)
   assert.match(tty.stdout, /deepeval → evalcase: 150000 read, 150000 written/)
+})
+
+test('validate shows the progress bar under a terminal, and its lines for each file below it', () => {
+  const first = join(dir, 'validate-first.jsonl')
+  goldens(first, 150_000, 'first')
+  writeFileSync(first, '{"input": 5}\n', { flag: 'a' })
+  const second = join(dir, 'validate-second.jsonl')
+  goldens(second, 150_000, 'second')
+  const args = ['validate', first, second, '--from', 'deepeval']
+  const tty = underTerminal(args)
+  assert.equal(tty.status, 1, tty.stdout + tty.stderr)
+  assert.match(tty.stdout, /files [01]\/2 · [\d,]+ records · [\d.]+ MB\/[\d.]+ MB/)
+  // What the terminal shows of each line: the text after its last carriage return, less the erasing of the line.
+  const shown = tty.stdout.split(/\r?\n/).map((line) => line.slice(line.lastIndexOf('\r') + 1).replaceAll('\x1b[K', ''))
+  assert.ok(shown.includes(`${first}: 150000 cases, 1 error`), tty.stdout)
+  assert.ok(shown.includes(`${second}: 150000 cases, 0 errors`), tty.stdout)
+  assert.ok(shown.some((line) => line.startsWith(`${first}:150001: input`)), tty.stdout)
+  const piped = spawnSync(process.execPath, ['--import', 'tsx', MAIN, ...args], { encoding: 'utf8', timeout: 120_000 })
+  assert.equal(piped.status, 1, piped.stderr)
+  assert.doesNotMatch(piped.stderr, /records ·|█|░/)
+  assert.match(piped.stdout, /validate-second\.jsonl: 150000 cases, 0 errors/)
 })
 
 test('large files convert in one worker with a capped heap, kept from file to file, and here should the cap be too small', async () => {

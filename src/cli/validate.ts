@@ -4,50 +4,77 @@ import { newReport } from '../report.ts'
 import { stringOption, type Command } from './command.ts'
 import { containerOption, formatOption, mapOption } from './options.ts'
 import { expandInputs } from './inputs.ts'
+import { totalBytes } from '../batch.ts'
+import { ProgressBar } from '../progress.ts'
 
 const usage = `Usage: evalferry validate <file...> [--from <format>] [--map k=v ...] [--from-container <container>] [--json]
 
 Parses and checks every record of each file and lists every error as file:line: field: message.
-Exits 1 when any record is bad. --from, --map and --from-container are convert's.`
+Exits 1 when any record is bad. On a terminal, a progress bar shows on stderr as for convert.
+--from, --map and --from-container are convert's.`
 
 const command: Command = {
   name: 'validate',
   summary: 'parse and check datasets',
   usage,
   options: { from: { type: 'string' }, map: { type: 'string', multiple: true }, 'from-container': { type: 'string' } },
-  async run({ positionals, values, stdout, stderr }) {
+  async run({ positionals, values, stdout, stderr, interactive }) {
     if (!positionals.length) throw new UsageError(`name at least one file\n\n${usage}`)
     const from = formatOption(values, 'from')
     const container = containerOption(values, 'from-container')
     const map = await mapOption(values)
+    const files = await expandInputs(positionals)
     const results = []
     let bad = 0
-    for (const file of await expandInputs(positionals)) {
-      const report = newReport(from ?? 'detected', 'none', [file])
-      try {
-        for await (const _ of read(file, {
-          ...(from ? { from } : {}),
-          ...(container ? { container } : {}),
-          ...(map ? { map } : {}),
-          onError: 'skip',
-          report,
-        })) {
-          // reading is the check
+    // The files checked so far, and the one being read.
+    const done = { files: 0, records: 0, bytes: 0 }
+    let reading = { records: 0, bytes: 0 }
+    const sized = interactive ? await totalBytes(files.map((input) => ({ input }))) : undefined
+    const bar = sized
+      ? new ProgressBar(stderr, () => ({
+          filesDone: done.files,
+          filesTotal: files.length,
+          records: done.records + reading.records,
+          bytesDone: done.bytes + reading.bytes,
+          bytesTotal: sized.known ? sized.bytes : undefined,
+        }))
+      : undefined
+    try {
+      for (const file of files) {
+        const report = newReport(from ?? 'detected', 'none', [file])
+        try {
+          for await (const _ of read(file, {
+            ...(from ? { from } : {}),
+            ...(container ? { container } : {}),
+            ...(map ? { map } : {}),
+            onError: 'skip',
+            report,
+            progress: reading,
+          })) {
+            // reading is the check
+          }
+        } catch (error) {
+          // A container that cannot be parsed ends the file; usage errors still end the run.
+          if (!(error instanceof EvalferryError) || error.exitCode === 2) throw error
+          report.errors.push({ message: error.message, location: error.location })
         }
-      } catch (error) {
-        // A container that cannot be parsed ends the file; usage errors still end the run.
-        if (!(error instanceof EvalferryError) || error.exitCode === 2) throw error
-        report.errors.push({ message: error.message, location: error.location })
-      }
-      bad += report.errors.length
-      results.push({ file, cases: report.records.read, errors: report.errors, warnings: report.warnings })
-      if (!values.json) {
-        for (const e of report.errors) stderr.write(`${formatLocation(e.location)}${e.message}\n`)
-        if (!values.quiet) {
-          for (const w of report.warnings) stderr.write(`warning: ${formatLocation(w.location)}${w.message}\n`)
-          stdout.write(`${file}: ${report.records.read} case${report.records.read === 1 ? '' : 's'}, ${report.errors.length} error${report.errors.length === 1 ? '' : 's'}\n`)
+        done.files++
+        done.records += reading.records
+        done.bytes += reading.bytes
+        reading = { records: 0, bytes: 0 }
+        bad += report.errors.length
+        results.push({ file, cases: report.records.read, errors: report.errors, warnings: report.warnings })
+        if (!values.json) {
+          bar?.clear()
+          for (const e of report.errors) stderr.write(`${formatLocation(e.location)}${e.message}\n`)
+          if (!values.quiet) {
+            for (const w of report.warnings) stderr.write(`warning: ${formatLocation(w.location)}${w.message}\n`)
+            stdout.write(`${file}: ${report.records.read} case${report.records.read === 1 ? '' : 's'}, ${report.errors.length} error${report.errors.length === 1 ? '' : 's'}\n`)
+          }
         }
       }
+    } finally {
+      bar?.stop()
     }
     if (values.json) stdout.write(JSON.stringify(results, null, 2) + '\n')
     return bad ? 1 : 0
