@@ -32,6 +32,8 @@ export interface DetectOptions {
   container?: Container
   /** The format the file is being converted to (see below). */
   target?: FormatName
+  /** Counters updated as the read goes, for a progress bar: records read, bytes read. */
+  progress?: { records: number; bytes: number }
 }
 
 export async function detect(file: string, options: DetectOptions = {}): Promise<Detection> {
@@ -50,7 +52,10 @@ export async function detect(file: string, options: DetectOptions = {}): Promise
     // left out of the sample and the count: `--on-error skip` skips it later. With nothing else, it is the answer.
     let bad: EvalferryError | undefined
     let unreadable = 0
-    for await (const r of readRecords(c, file, { file, recordKeys, header, columns })) {
+    const progress = options.progress
+    for await (const r of readRecords(c, file, { file, recordKeys, header, columns, ...(progress ? { progress } : {}) })) {
+      // Set, not added to: a file read again as JSON Lines counts from its start.
+      if (progress) progress.records = count + unreadable + 1
       if (r.error) {
         if (strict) throw r.error
         bad ??= r.error

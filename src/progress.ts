@@ -59,6 +59,42 @@ export class ProgressBar {
 }
 
 /**
+ * A bar over files read one after another (`validate`, `detect`): `reading` holds the counts of
+ * the file being read, which `fileDone` adds to those of the files before it.
+ */
+export class FilesProgress {
+  reading = { records: 0, bytes: 0 }
+  private readonly done = { files: 0, records: 0, bytes: 0 }
+  private readonly bar: ProgressBar
+
+  /** `bytesTotal`: undefined when some file's size cannot be told before reading it. */
+  constructor(stream: NodeJS.WritableStream, filesTotal: number, bytesTotal: number | undefined) {
+    this.bar = new ProgressBar(stream, () => ({
+      filesDone: this.done.files,
+      filesTotal,
+      records: this.done.records + this.reading.records,
+      bytesDone: this.done.bytes + this.reading.bytes,
+      bytesTotal,
+    }))
+  }
+
+  fileDone(): void {
+    this.done.files++
+    this.done.records += this.reading.records
+    this.done.bytes += this.reading.bytes
+    this.reading = { records: 0, bytes: 0 }
+  }
+
+  clear(): void {
+    this.bar.clear()
+  }
+
+  stop(): void {
+    this.bar.stop()
+  }
+}
+
+/**
  * Bytes a second over the last `windowMs` milliseconds of the counts added (over all of them
  * until the window has filled).
  */

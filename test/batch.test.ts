@@ -287,7 +287,7 @@ test('the progress bar counts the bytes of standard input, whose total it does n
   assert.match(tty.stdout, /deepeval → evalcase: 150000 read, 150000 written/)
 })
 
-test('validate shows the progress bar under a terminal, and its lines for each file below it', () => {
+test('validate and detect show the progress bar under a terminal, and their lines for each file below it', () => {
   const first = join(dir, 'validate-first.jsonl')
   goldens(first, 150_000, 'first')
   writeFileSync(first, '{"input": 5}\n', { flag: 'a' })
@@ -306,6 +306,13 @@ test('validate shows the progress bar under a terminal, and its lines for each f
   assert.equal(piped.status, 1, piped.stderr)
   assert.doesNotMatch(piped.stderr, /records ·|█|░/)
   assert.match(piped.stdout, /validate-second\.jsonl: 150000 cases, 0 errors/)
+
+  const detected = underTerminal(['detect', first, second])
+  assert.equal(detected.status, 0, detected.stdout + detected.stderr)
+  assert.match(detected.stdout, /files [01]\/2 · [\d,]+ records · [\d.]+ MB\/[\d.]+ MB/)
+  const told = detected.stdout.split(/\r?\n/).map((line) => line.slice(line.lastIndexOf('\r') + 1).replaceAll('\x1b[K', ''))
+  assert.ok(told.some((line) => line.startsWith(`${second}: deepeval (jsonl), confidence`) && line.endsWith(', 150000 records')), detected.stdout)
+  assert.doesNotMatch(spawnSync(process.execPath, ['--import', 'tsx', MAIN, 'detect', first, second], { encoding: 'utf8', timeout: 120_000 }).stderr, /records ·|█|░/)
 })
 
 test('large files convert in one worker with a capped heap, kept from file to file, and here should the cap be too small', async () => {

@@ -2,7 +2,7 @@ import { detect, errorEntry, type Detection } from '../detect.ts'
 import { EvalferryError, formatLocation, UsageError } from '../errors.ts'
 import type { Command } from './command.ts'
 import { containerOption } from './options.ts'
-import { expandInputs } from './inputs.ts'
+import { expandInputs, filesProgress } from './inputs.ts'
 
 const usage = `Usage: evalferry detect <file...> [--from-container <container>] [--json]
 
@@ -10,37 +10,44 @@ Tells, for each file, its format and container (from the content, not only the e
 how sure that is, how many records it holds and which fields they use. A record that does not
 read (a line of JSON Lines that is not JSON) is not counted: the first is told on stderr, and
 the exit is 1. --from-container names the container of a file whose extension names none
-(json, jsonl, csv, yaml, parquet).`
+(json, jsonl, csv, yaml, parquet). On a terminal, a progress bar shows on stderr as for convert.`
 
 const command: Command = {
   name: 'detect',
   summary: 'tell the format of files',
   usage,
   options: { 'from-container': { type: 'string' } },
-  async run({ positionals, values, stdout, stderr }) {
+  async run({ positionals, values, stdout, stderr, interactive }) {
     if (!positionals.length) throw new UsageError(`name at least one file\n\n${usage}`)
     const container = containerOption(values, 'from-container')
     // Each file in order, told or not: a file that cannot be told has its error in its place.
     const entries: (Detection | { file: string; error: object })[] = []
     const failures: string[] = []
     let exitCode = 0
-    for (const file of await expandInputs(positionals)) {
-      try {
-        const detection = await detect(file, { count: true, ...(container ? { container } : {}) })
-        entries.push(detection)
-        // Records that do not read are bad data, told as `validate` tells the first: the detection stands.
-        if (detection.unreadable) {
-          const { count, first } = detection.unreadable
-          failures.push(`${formatLocation(first.location)}${first.message}${count > 1 ? ` (and ${count - 1} more that do${count === 2 ? 'es' : ''} not read; validate lists them)` : ''}`)
-          exitCode = Math.max(exitCode, 1)
+    const files = await expandInputs(positionals)
+    const bar = interactive ? await filesProgress(stderr, files) : undefined
+    try {
+      for (const file of files) {
+        try {
+          const detection = await detect(file, { count: true, ...(container ? { container } : {}), ...(bar ? { progress: bar.reading } : {}) })
+          entries.push(detection)
+          // Records that do not read are bad data, told as `validate` tells the first: the detection stands.
+          if (detection.unreadable) {
+            const { count, first } = detection.unreadable
+            failures.push(`${formatLocation(first.location)}${first.message}${count > 1 ? ` (and ${count - 1} more that do${count === 2 ? 'es' : ''} not read; validate lists them)` : ''}`)
+            exitCode = Math.max(exitCode, 1)
+          }
+        } catch (error) {
+          // One file that cannot be told (its data, or a name that tells no container) does not hide what the others are.
+          if (!(error instanceof EvalferryError)) throw error
+          failures.push(error.describe())
+          exitCode = Math.max(exitCode, error.exitCode)
+          entries.push({ file, error: errorEntry(error) })
         }
-      } catch (error) {
-        // One file that cannot be told (its data, or a name that tells no container) does not hide what the others are.
-        if (!(error instanceof EvalferryError)) throw error
-        failures.push(error.describe())
-        exitCode = Math.max(exitCode, error.exitCode)
-        entries.push({ file, error: errorEntry(error) })
+        bar?.fileDone()
       }
+    } finally {
+      bar?.stop()
     }
     for (const failure of failures) stderr.write(`evalferry: ${failure}\n`)
     if (values.json) {

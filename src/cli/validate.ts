@@ -3,9 +3,7 @@ import { read } from '../pipeline.ts'
 import { newReport } from '../report.ts'
 import { stringOption, type Command } from './command.ts'
 import { containerOption, formatOption, mapOption } from './options.ts'
-import { expandInputs } from './inputs.ts'
-import { totalBytes } from '../batch.ts'
-import { ProgressBar } from '../progress.ts'
+import { expandInputs, filesProgress } from './inputs.ts'
 
 const usage = `Usage: evalferry validate <file...> [--from <format>] [--map k=v ...] [--from-container <container>] [--json]
 
@@ -26,19 +24,7 @@ const command: Command = {
     const files = await expandInputs(positionals)
     const results = []
     let bad = 0
-    // The files checked so far, and the one being read.
-    const done = { files: 0, records: 0, bytes: 0 }
-    let reading = { records: 0, bytes: 0 }
-    const sized = interactive ? await totalBytes(files.map((input) => ({ input }))) : undefined
-    const bar = sized
-      ? new ProgressBar(stderr, () => ({
-          filesDone: done.files,
-          filesTotal: files.length,
-          records: done.records + reading.records,
-          bytesDone: done.bytes + reading.bytes,
-          bytesTotal: sized.known ? sized.bytes : undefined,
-        }))
-      : undefined
+    const bar = interactive ? await filesProgress(stderr, files) : undefined
     try {
       for (const file of files) {
         const report = newReport(from ?? 'detected', 'none', [file])
@@ -49,7 +35,7 @@ const command: Command = {
             ...(map ? { map } : {}),
             onError: 'skip',
             report,
-            progress: reading,
+            ...(bar ? { progress: bar.reading } : {}),
           })) {
             // reading is the check
           }
@@ -58,10 +44,7 @@ const command: Command = {
           if (!(error instanceof EvalferryError) || error.exitCode === 2) throw error
           report.errors.push({ message: error.message, location: error.location })
         }
-        done.files++
-        done.records += reading.records
-        done.bytes += reading.bytes
-        reading = { records: 0, bytes: 0 }
+        bar?.fileDone()
         bad += report.errors.length
         results.push({ file, cases: report.records.read, errors: report.errors, warnings: report.warnings })
         if (!values.json) {
