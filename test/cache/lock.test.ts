@@ -60,10 +60,13 @@ test('a live holder is waited for, and a wait that is too long is E_CACHE naming
   const lock = join(dir, 'live')
   let waited = false
   let release!: () => void
-  const holding = withLock(lock, () => new Promise<void>((r) => (release = r)))
-  await sleep(20)
+  let held!: () => void
+  // The second begins once the first holds the lock, and is seen waiting, however slow the machine.
+  const holds = new Promise<void>((r) => (held = r))
+  const holding = withLock(lock, () => new Promise<void>((r) => ((release = r), held())))
+  await holds
   const waiting = withLock(lock, async () => 'second', { onWait: () => (waited = true) })
-  await sleep(100)
+  for (const deadline = Date.now() + 10_000; !waited && Date.now() < deadline; ) await sleep(10)
   assert.ok(waited)
   await assert.rejects(withLock(lock, async () => 'third', { timeoutMs: 200 }), (e: unknown) => e instanceof FetchError && e.code === 'E_CACHE' && e.message.includes(`process ${process.pid}`))
   release()
