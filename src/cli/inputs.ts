@@ -6,7 +6,6 @@ import { containerOf } from '../codecs/index.ts'
 import { EvalferryError, UsageError } from '../errors.ts'
 import { exists, isDirectory, isFile, STDIO } from '../io.ts'
 import { holdsCases } from '../pipeline.ts'
-import { totalBytes } from '../batch.ts'
 import { FilesProgress } from '../progress.ts'
 
 /** Whether `input` is a glob for evalferry to expand: a pattern that names no existing file. */
@@ -65,6 +64,8 @@ async function withoutSidecars(files: string[]): Promise<string[]> {
 
 /** A progress bar over `files` read one after another, with their total size when every one's can be told. */
 export async function filesProgress(stream: NodeJS.WritableStream, files: string[]): Promise<FilesProgress> {
+  // Loaded here, on a terminal only: the batch's module is not for a script's detect or validate to load.
+  const { totalBytes } = await import('../batch.ts')
   const sized = await totalBytes(files.map((input) => ({ input })))
   return new FilesProgress(stream, files.length, sized.known ? sized.bytes : undefined)
 }
