@@ -258,6 +258,16 @@ function underTerminal(args: string[], stdin?: string): { status: number | null;
   return spawnSync('script', ['-qfec', stdin === undefined ? command : `${command} < ${quote(stdin)}`, '/dev/null'], { encoding: 'utf8', timeout: 120_000 })
 }
 
+/** evalferry run with its output piped. */
+function piped(args: string[]): { status: number | null; stdout: string; stderr: string } {
+  return spawnSync(process.execPath, ['--import', 'tsx', MAIN, ...args], { encoding: 'utf8', timeout: 120_000 })
+}
+
+/** What a terminal shows of each line printed: the text after its last carriage return, less the erasing of the line. */
+function shownLines(output: string): string[] {
+  return output.split(/\r?\n/).map((line) => line.slice(line.lastIndexOf('\r') + 1).replaceAll('\x1b[K', ''))
+}
+
 test('the progress bar shows under a terminal and not when piped', () => {
   const input = join(dir, 'big.jsonl')
   goldens(input, 150_000, 'big')
@@ -266,10 +276,10 @@ test('the progress bar shows under a terminal and not when piped', () => {
   assert.equal(tty.status, 0, tty.stdout + tty.stderr)
   assert.match(tty.stdout, /files 0\/1 · [\d,]+ records · [\d.]+ MB\/[\d.]+ MB/)
   assert.match(tty.stdout, /deepeval → evalcase: 150000 read, 150000 written/)
-  const piped = spawnSync(process.execPath, ['--import', 'tsx', MAIN, ...args], { encoding: 'utf8', timeout: 120_000 })
-  assert.equal(piped.status, 0, piped.stderr)
-  assert.doesNotMatch(piped.stderr, /records ·|█|░/)
-  assert.match(piped.stderr, /150000 read, 150000 written/)
+  const plain = piped(args)
+  assert.equal(plain.status, 0, plain.stderr)
+  assert.doesNotMatch(plain.stderr, /records ·|█|░/)
+  assert.match(plain.stderr, /150000 read, 150000 written/)
 })
 
 test('the progress bar counts the bytes of standard input, whose total it does not know', () => {
@@ -297,22 +307,20 @@ test('validate and detect show the progress bar under a terminal, and their line
   const tty = underTerminal(args)
   assert.equal(tty.status, 1, tty.stdout + tty.stderr)
   assert.match(tty.stdout, /files [01]\/2 · [\d,]+ records · [\d.]+ MB\/[\d.]+ MB/)
-  // What the terminal shows of each line: the text after its last carriage return, less the erasing of the line.
-  const shown = tty.stdout.split(/\r?\n/).map((line) => line.slice(line.lastIndexOf('\r') + 1).replaceAll('\x1b[K', ''))
+  const shown = shownLines(tty.stdout)
   assert.ok(shown.includes(`${first}: 150000 cases, 1 error`), tty.stdout)
   assert.ok(shown.includes(`${second}: 150000 cases, 0 errors`), tty.stdout)
   assert.ok(shown.some((line) => line.startsWith(`${first}:150001: input`)), tty.stdout)
-  const piped = spawnSync(process.execPath, ['--import', 'tsx', MAIN, ...args], { encoding: 'utf8', timeout: 120_000 })
-  assert.equal(piped.status, 1, piped.stderr)
-  assert.doesNotMatch(piped.stderr, /records ·|█|░/)
-  assert.match(piped.stdout, /validate-second\.jsonl: 150000 cases, 0 errors/)
+  const plain = piped(args)
+  assert.equal(plain.status, 1, plain.stderr)
+  assert.doesNotMatch(plain.stderr, /records ·|█|░/)
+  assert.match(plain.stdout, /validate-second\.jsonl: 150000 cases, 0 errors/)
 
   const detected = underTerminal(['detect', first, second])
   assert.equal(detected.status, 0, detected.stdout + detected.stderr)
   assert.match(detected.stdout, /files [01]\/2 · [\d,]+ records · [\d.]+ MB\/[\d.]+ MB/)
-  const told = detected.stdout.split(/\r?\n/).map((line) => line.slice(line.lastIndexOf('\r') + 1).replaceAll('\x1b[K', ''))
-  assert.ok(told.some((line) => line.startsWith(`${second}: deepeval (jsonl), confidence`) && line.endsWith(', 150000 records')), detected.stdout)
-  assert.doesNotMatch(spawnSync(process.execPath, ['--import', 'tsx', MAIN, 'detect', first, second], { encoding: 'utf8', timeout: 120_000 }).stderr, /records ·|█|░/)
+  assert.ok(shownLines(detected.stdout).some((line) => line.startsWith(`${second}: deepeval (jsonl), confidence`) && line.endsWith(', 150000 records')), detected.stdout)
+  assert.doesNotMatch(piped(['detect', first, second]).stderr, /records ·|█|░/)
 })
 
 test('large files convert in one worker with a capped heap, kept from file to file, and here should the cap be too small', async () => {
