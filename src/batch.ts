@@ -24,7 +24,7 @@ export interface Shard {
 }
 
 export function parseShard(text: string): Shard {
-  const match = /^(\d+)\/(\d+)$/.exec(text.trim())
+  const match = /^(-?\d+)\/(\d+)$/.exec(text.trim())
   const index = Number(match?.[1])
   const count = Number(match?.[2])
   if (!match || !Number.isSafeInteger(count) || count < 1 || index < 1 || index > count) {

@@ -110,7 +110,8 @@ test('--shard refuses numbers outside 1..n', () => {
 })
 
 test('--jobs takes a whole number written in digits', async () => {
-  for (const bad of ['1e1', '0', '2.5', '0x2']) {
+  // A negative number after the option is its value, refused by the option's own check.
+  for (const bad of ['1e1', '0', '2.5', '0x2', '-1']) {
     const result = await runCli(['convert', join(dir, 'none.jsonl'), '--to', 'evals', '-o', join(dir, 'none.json'), '--jobs', bad])
     assert.equal(result.code, 2, bad)
     assert.equal(result.stderr, `evalferry: --jobs takes a whole number of at least 1, not "${bad}"\n`)

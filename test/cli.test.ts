@@ -503,7 +503,7 @@ test('an output that cannot be made is named, with exit 1 and no temporary left 
   assert.equal(readFileSync(blocker, 'utf8'), 'a file where a directory would be\n')
 })
 
-test('usage errors exit 2: unknown option, unknown format, missing --to, unknown dialect, --map on a format of fixed fields', async () => {
+test('usage errors exit 2: unknown option, unknown format, missing --to, unknown dialect, --map on a format of fixed fields, a negative number', async () => {
   const unknownOption = await runCli(['convert', 'x.json', '--to', 'evalcase', '--frobnicate'])
   assert.equal(unknownOption.code, 2)
   assert.match(unknownOption.stderr, /frobnicate/)
@@ -537,6 +537,12 @@ test('usage errors exit 2: unknown option, unknown format, missing --to, unknown
     assert.deepEqual([run.code, run.stderr], [2, `evalferry: ${said}; give it once\n`])
   }
   assert.equal(existsSync(join(dir, 'o1.json')) || existsSync(join(dir, 'o2.json')), false)
+  // A negative number after an option is its value, told by the option's own check; after `--` it is an input.
+  const shard = await runCli(['convert', goldens, '--to', 'evals', '-o', join(dir, 'o1.json'), '--shard', '-1/2'])
+  assert.deepEqual([shard.code, shard.stderr], [2, 'evalferry: --shard takes i/n with 1 ≤ i ≤ n (the shards of 2 are 1/2 … 2/2), not "-1/2"\n'])
+  const afterDashes = await runCli(['convert', '--to', 'evals', '-o', join(dir, 'o1.json'), '--', '-1.json'])
+  assert.equal(afterDashes.code, 1)
+  assert.match(afterDashes.stderr, /^evalferry: -1\.json: /)
   const same = await runCli(['convert', goldens, '--to', 'evals', '--to', 'evals', '-o', join(dir, 'o1.json'), '--quiet'])
   assert.equal(same.code, 0, same.stderr)
   const table = file('ignored-and-used.csv', 'question,answer\nq,a\n')

@@ -42,6 +42,25 @@ function refuseRepeated(tokens: ReturnType<typeof parseArgs>['tokens'], options:
   }
 }
 
+/**
+ * `--jobs -1` as `--jobs=-1`: a negative number after a long option that takes a value is that
+ * value (no option is named by a digit), so that it meets the option's own check and message, not
+ * the parser's advice to write it with `=`.
+ */
+function negativeValues(args: string[], options: Command['options']): string[] {
+  const out: string[] = []
+  for (let i = 0; i < args.length; i++) {
+    const arg = args[i]!
+    if (arg === '--') return out.concat(args.slice(i))
+    const next = args[i + 1]
+    if (arg.startsWith('--') && options[arg.slice(2)]?.type === 'string' && next !== undefined && /^-\d/.test(next)) {
+      out.push(`${arg}=${next}`)
+      i++
+    } else out.push(arg)
+  }
+  return out
+}
+
 export function version(): string {
   let dir = dirname(fileURLToPath(import.meta.url))
   for (let i = 0; i < 5; i++) {
@@ -94,13 +113,14 @@ export async function run(argv: string[], io: RunIO): Promise<number> {
     const load = COMMANDS[verb]
     if (!load) throw new UsageError(`unknown command "${verb}"; expected one of ${Object.keys(COMMANDS).join(', ')}`)
     const command = (await load()).default
+    const options = { ...SHARED_OPTIONS, ...command.options }
     let parsed
     try {
-      parsed = parseArgs({ args: rest, options: { ...SHARED_OPTIONS, ...command.options }, allowPositionals: true, strict: true, tokens: true })
+      parsed = parseArgs({ args: negativeValues(rest, options), options, allowPositionals: true, strict: true, tokens: true })
     } catch (error) {
       throw new UsageError(`${(error as Error).message.replace(/\. To specify a positional.*$/s, '')}\n\n${command.usage}`)
     }
-    refuseRepeated(parsed.tokens, { ...SHARED_OPTIONS, ...command.options })
+    refuseRepeated(parsed.tokens, options)
     const values = parsed.values as Record<string, string | boolean | string[] | undefined>
     if (values.help) {
       io.stdout.write(command.usage + '\n')
