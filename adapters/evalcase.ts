@@ -20,6 +20,7 @@ import { extrasOf, fieldChecks, under } from './fields.ts'
 import { fieldError } from '../src/errors.ts'
 import {
   CARRY_KEY,
+  hasKeys,
   isJsonObject,
   isMessageList,
   ROLES,
@@ -322,12 +323,13 @@ function decodeCase(record: unknown, ctx: DecodeContext): EvalCase {
     c.rubrics = r.rubrics.map((x, i) => under(`rubrics[${i}]`, () => decodeRubric(x, agentv)))
   }
 
-  for (const [key, value] of Object.entries(r)) {
+  for (const key in r) {
+    const value = r[key]
     const isSpelling = (INPUT_KEYS as readonly string[]).includes(key) || (EXPECTED_OUTPUT_KEYS as readonly string[]).includes(key) || (OUTCOME_KEYS as readonly string[]).includes(key)
     const used = key === inputKey || key === expectedKey || key === outcomeKey
     if (!HANDLED_KEYS.has(key) || (isSpelling && !used) || (value === null && key !== 'id')) extras[toExtraKey(key)] = value as JsonValue
   }
-  if (Object.keys(f).length) extras[FORM] = f
+  if (hasKeys(f)) extras[FORM] = f
   return setExtras(c, extras)
 }
 

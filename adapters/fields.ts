@@ -4,7 +4,7 @@
  * name in `extras` so that they are written back, and warn of CSV cells a pandas reader misreads.
  */
 import { fieldError, withFieldPrefix } from '../src/errors.ts'
-import { isJsonObject, type EvalCase, type JsonObject } from '../src/model.ts'
+import { hasKeys, isJsonObject, type EvalCase, type JsonObject } from '../src/model.ts'
 import type { EncodeContext } from './types.ts'
 
 /** Type checks whose messages call an object `objectNoun` (YAML users say "a mapping"). */
@@ -67,14 +67,14 @@ export function extrasOf(format: string) {
     fromExtraKey,
     ownExtras: (holder: ExtrasHolder | undefined): JsonObject => holder?.extras?.[format] ?? {},
     setExtras<T extends ExtrasHolder>(target: T, extras: JsonObject): T {
-      if (Object.keys(extras).length) target.extras = { ...(target.extras ?? {}), [format]: extras }
+      if (hasKeys(extras)) target.extras = { ...(target.extras ?? {}), [format]: extras }
       return target
     },
     /** Writes the unknown source keys kept in `extras` back into `record`. */
     writeExtras(record: JsonObject, extras: JsonObject): void {
-      for (const [key, value] of Object.entries(extras)) {
+      for (const key in extras) {
         const original = fromExtraKey(key)
-        if (original !== undefined && !Object.hasOwn(record, original)) record[original] = value
+        if (original !== undefined && !Object.hasOwn(record, original)) record[original] = extras[key]!
       }
     },
   }

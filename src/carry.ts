@@ -5,7 +5,7 @@
  * carried fields replace what the record expressed, so the next writer sees the original case.
  * A carried `null` means the field was absent. Extras are compared and carried per format.
  */
-import { CARRY_KEY, CASE_FIELDS, isJsonObject, type EvalCase, type Extras, type JsonObject, type JsonValue } from './model.ts'
+import { CARRY_KEY, CASE_FIELDS, hasKeys, isJsonObject, type EvalCase, type Extras, type JsonObject, type JsonValue } from './model.ts'
 
 export function deepEqual(a: unknown, b: unknown): boolean {
   if (a === b) return true
@@ -95,17 +95,20 @@ export function lostFields(original: EvalCase, roundTripped: EvalCase, ignore: r
   const carried: JsonObject = {}
   const a = original as Record<string, unknown>
   const b = roundTripped as Record<string, unknown>
-  const compare = (key: string): void => {
-    if (key === 'generated' || ignore.includes(key)) return
-    if (key === 'extras') {
-      const extras = lostExtras(original.extras ?? {}, roundTripped.extras ?? {})
-      if (extras) carried.extras = extras
-    } else if (!deepEqual(a[key], b[key])) carried[key] = a[key] === undefined ? null : (a[key] as JsonValue)
-  }
   // Every key of either side, once: the original's, then those only the round trip has.
-  for (const key of Object.keys(a)) compare(key)
-  for (const key of Object.keys(b)) if (!Object.hasOwn(a, key)) compare(key)
+  for (const key in a) compare(carried, original, roundTripped, key, ignore)
+  for (const key in b) if (!Object.hasOwn(a, key)) compare(carried, original, roundTripped, key, ignore)
   return carried
+}
+
+function compare(carried: JsonObject, original: EvalCase, roundTripped: EvalCase, key: string, ignore: readonly string[]): void {
+  if (key === 'generated' || ignore.includes(key)) return
+  const a = original as Record<string, unknown>
+  const b = roundTripped as Record<string, unknown>
+  if (key === 'extras') {
+    const extras = lostExtras(original.extras ?? {}, roundTripped.extras ?? {})
+    if (extras) carried.extras = extras
+  } else if (!deepEqual(a[key], b[key])) carried[key] = a[key] === undefined ? null : (a[key] as JsonValue)
 }
 
 function lostExtras(a: Extras, b: Extras): JsonObject | undefined {
@@ -124,6 +127,6 @@ export function hasOwnSlot(c: EvalCase): boolean {
 /** `c` with `carried` under `metadata.evalferry`. */
 export function withCarry(c: EvalCase, carried: JsonObject): EvalCase {
   // Taking the slot off leaves no metadata where it is empty; an empty object that was there is carried.
-  if (isJsonObject(c.metadata) && Object.keys(c.metadata).length === 0 && !('metadata' in carried)) carried = { ...carried, metadata: {} }
+  if (isJsonObject(c.metadata) && !hasKeys(c.metadata) && !('metadata' in carried)) carried = { ...carried, metadata: {} }
   return { ...c, metadata: { ...(c.metadata ?? {}), [CARRY_KEY]: carried } }
 }

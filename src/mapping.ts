@@ -429,7 +429,7 @@ export function rowToCase(row: JsonObject, resolved: ResolvedMapping, options: R
   }
 
   let metadata: JsonObject | undefined
-  for (const column of Object.keys(row)) {
+  for (const column in row) {
     if ((resolved.paths.has(column) && taken.includes(column)) || resolved.ignore.includes(column)) continue
     let value: JsonValue | undefined = row[column]
     const paths = takenPaths?.get(column)

@@ -142,6 +142,12 @@ export function isJsonObject(value: unknown): value is JsonObject {
   return typeof value === 'object' && value !== null && !Array.isArray(value)
 }
 
+/** Whether a plain object has a key: `Object.keys(o).length > 0` without making the list, which a record's checks would make for every record. */
+export function hasKeys(object: object): boolean {
+  for (const _ in object) return true
+  return false
+}
+
 /** `object[key]` when the object has that key itself: a data key like `constructor` never finds what every object inherits. */
 export function own<T>(object: Readonly<Record<string, T>>, key: string): T | undefined {
   return Object.hasOwn(object, key) ? object[key] : undefined
@@ -152,7 +158,7 @@ export function singleText(messages: Message[] | undefined, role: Role): string 
   if (!messages || messages.length !== 1) return undefined
   const [only] = messages
   if (!only || only.role !== role || typeof only.content !== 'string') return undefined
-  if (Object.keys(only).some((k) => k !== 'role' && k !== 'content')) return undefined
+  for (const key in only) if (key !== 'role' && key !== 'content') return undefined
   return only.content
 }
 

@@ -18,7 +18,7 @@ import { DataError, EvalferryError, LayoutError, UsageError, type Location } fro
 import { grown, IdSet, ownString, SEEN, StringTable, WRITTEN } from './ids.ts'
 import { assertWritable, AtomicFile, BytesSink, exists, isFile, isPipe, STDIO, type Written } from './io.ts'
 import { checkCaseShape } from './mapping.ts'
-import { CARRY_KEY, isJsonObject, isMessageList, own, roughSize, withHeaderOf, withoutFileKeys, withoutGenerated, type EvalCase, type Extras, type JsonObject, type JsonValue } from './model.ts'
+import { CARRY_KEY, hasKeys, isJsonObject, isMessageList, own, roughSize, withHeaderOf, withoutFileKeys, withoutGenerated, type EvalCase, type Extras, type JsonObject, type JsonValue } from './model.ts'
 import { addWarning, countField, newReport, type ConversionReport } from './report.ts'
 
 /** What the `--rejects` file holds per bad record. */
@@ -1007,7 +1007,7 @@ class CaseEncoder {
     const fileKeys = first ? cases[0]?.extras?.[adapter.name]?.$file : undefined
     // A table's layout has read its first row back: the file keys it did not find there ride on that row.
     const layoutCarry = ctx.layout?.fileCarry
-    const layoutCarries = layoutCarry !== undefined && Object.keys(layoutCarry).length > 0
+    const layoutCarries = layoutCarry !== undefined && hasKeys(layoutCarry)
     if (fileKeys !== undefined && layoutCarries && ctx.extras !== false) countField(this.report.carried, `extras.${adapter.name}.$file`)
     // The record never repeats the file keys, which reach the header through `layout`.
     const own = cases.map((c, i) => (i === 0 && fileKeys !== undefined ? withoutFileKeys(c, adapter.name) : c))
@@ -1042,10 +1042,10 @@ class CaseEncoder {
       if (renamed[i] !== undefined) carried.id = renamed[i]
       if (generated[i]!.length) carried.generated = generated[i]!
       // A carry takes the place of the case's own value at its key: the metadata travels in it, that value with it.
-      if (this.options.extras !== false && Object.keys(carried).length && !('metadata' in carried) && hasOwnSlot(c)) carried.metadata = c.metadata!
+      if (this.options.extras !== false && hasKeys(carried) && !('metadata' in carried) && hasOwnSlot(c)) carried.metadata = c.metadata!
       return carried
     })
-    if (carriedAll.every((carried) => Object.keys(carried).length === 0)) return record
+    if (!carriedAll.some(hasKeys)) return record
     // A set: a wide table's row carries a field per column, thousands of them.
     const lostSet = new Set<string>()
     for (const [i, carried] of carriedAll.entries()) for (const name of fieldNames(carried, backs[i]?.extras)) lostSet.add(name)
@@ -1062,7 +1062,7 @@ class CaseEncoder {
     // The same case again with its carry: its warnings were given the first time.
     const quiet = { ...ctx, warn: () => {} }
     return encodeAll(
-      own.map((c, i) => (Object.keys(carriedAll[i]!).length ? withCarry(c, carriedAll[i]!) : c)),
+      own.map((c, i) => (hasKeys(carriedAll[i]!) ? withCarry(c, carriedAll[i]!) : c)),
       quiet,
     )
   }
