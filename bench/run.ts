@@ -53,6 +53,10 @@
  * - startup           the command line converting the bundled three-case example to DeepEval JSON
  *                     Lines, and to evalcase YAML, against Node.js starting and exiting with nothing
  *                     to do; the ratio is of times, evalferry's own milliseconds beside it.
+ * Conversion rows also give what evalferry allocates on V8's heap per input byte, and that over the
+ * least conversion's (`… → JSONL`, or the parser alone where a row has none), measured once after
+ * the timings by V8's sampling heap profiler, collected objects included: unlike a time, it does not
+ * move with the machine's other work.
  * A row whose adapter or option is missing prints its error and the others still run. Conversion
  * rows below 0.7 are profiled once (V8's CPU profiler, as `node --cpu-prof`, after a warm-up run);
  * their top self-time functions follow.
@@ -63,6 +67,7 @@ import { SourceMap } from 'node:module'
 import { mkdir, readFile, rm, writeFile } from 'node:fs/promises'
 import { availableParallelism, loadavg } from 'node:os'
 import { dirname, join, relative, resolve } from 'node:path'
+import { Session } from 'node:inspector/promises'
 import { fileURLToPath } from 'node:url'
 import { setFlagsFromString } from 'node:v8'
 import { runInNewContext } from 'node:vm'
@@ -163,6 +168,35 @@ async function race(runs: number, contenders: (() => Promise<number>)[], before?
   return best
 }
 
+/**
+ * The bytes `run` allocates on V8's heap, objects collected since included: the sampling heap
+ * profiler's estimate (one sample per 16 KiB allocated, on average). Unlike a time, it does not move
+ * with what else the machine is doing: it shows a change in what a conversion makes per record
+ * where timings of the same build differ by a third from run to run.
+ */
+async function allocated(run: () => Promise<unknown>): Promise<number> {
+  const session = new Session()
+  session.connect()
+  try {
+    await session.post('HeapProfiler.enable')
+    collectGarbage()
+    // These two parameters are in V8's protocol since 10.8 (Node 20 has 11.3), not yet in @types/node's.
+    const sampling = { samplingInterval: 16384, includeObjectsCollectedByMinorGC: true, includeObjectsCollectedByMajorGC: true }
+    await session.post('HeapProfiler.startSampling', sampling as { samplingInterval: number })
+    await run()
+    const { profile } = await session.post('HeapProfiler.stopSampling')
+    let bytes = 0
+    const add = (node: typeof profile.head): void => {
+      bytes += node.selfSize
+      for (const child of node.children) add(child)
+    }
+    add(profile.head)
+    return bytes
+  } finally {
+    session.disconnect()
+  }
+}
+
 const mb = (bytes: number) => bytes / 1e6
 const fixed = (n: number, digits = 2) => n.toFixed(digits)
 const thousands = (n: number) => Math.round(n).toLocaleString('en-US')
@@ -232,6 +266,11 @@ async function conversionRow(
     ...baselines.map(([, run]) => () => run(input.path)),
     ...(inParts ? [async () => (await convert({ ...job, threads: CORES })).records.written] : []),
   ])
+  // Allocation, against the least conversion writing JSON Lines where there is one (else parsing alone).
+  const least = baselines.findIndex(([name]) => name.endsWith('→ JSONL'))
+  const [leastName, leastRun] = baselines[least === -1 ? 0 : least]!
+  const ourAllocation = await allocated(() => convert(job))
+  const theirAllocation = await allocated(() => leastRun(input.path))
   await rm(job.output, { force: true })
   const parts = inParts ? timings.pop() : undefined
   const [ours, ...theirs] = timings as [Timing, ...Timing[]]
@@ -241,12 +280,13 @@ async function conversionRow(
   for (const [i, [name]] of baselines.entries()) {
     if (i > 0 && name.endsWith('→ JSONL')) ratios.push(`${name} itself ${fixed(theirs[0]!.seconds / theirs[i]!.seconds)} × ${baselines[0]![0]}`)
   }
+  ratios.push(`allocates ${fixed(ourAllocation / theirAllocation)} × ${leastName}'s`)
   const counts = new Set([ours.records, ...theirs.map((t) => t.records)])
   return {
     id,
     title,
     ratio: ratios.join(', '),
-    evalferry: throughput(ours, input.bytes),
+    evalferry: `${throughput(ours, input.bytes)}  allocated ${fixed(ourAllocation / input.bytes, 1)} B per input byte`,
     baseline: theirs.map((t, i) => `${baselines[i]![0]}: ${throughput(t, input.bytes)}`).join('; ') + (counts.size > 1 ? `  (records differ: ${[...counts].join(' vs ')})` : ''),
     conversionRatio: theirs[0]!.seconds / ours.seconds,
     profileJob: job,
