@@ -589,10 +589,11 @@ async function* placed(cases: AsyncIterable<EvalCase> | Iterable<EvalCase>): Asy
  */
 export async function startSidecar(path: string | undefined, header: JsonObject, output: string, format: string, report: ConversionReport): Promise<AtomicFile | undefined> {
   if (!path) return undefined
-  if (Object.keys(header).length) {
-    const { stringify } = await import('yaml')
+  if (hasKeys(header)) {
+    // Written as an evalcase YAML file's own keys are, so that YAML 1.1 readers read it alike.
+    const { yamlMapping } = await import('./codecs/yaml-emit.ts')
     const file = await AtomicFile.create(path)
-    await file.sink.write(stringify(header, { lineWidth: 0 }))
+    await file.sink.write(yamlMapping(header))
     return file
   }
   if (await exists(path)) addWarning(report, `left as it was: this dataset has no description or execution for it, and ${format} readers apply it to ${output}`, { file: path })

@@ -895,6 +895,11 @@ test('evalcase JSON Lines is not written where its sidecar would overwrite a YAM
     assert.equal(written.code, 0, written.stderr)
     assert.equal(readFileSync(join(dir, 'sidecar-own.yaml'), 'utf8'), 'description: mine\n')
   }
+  // The sidecar is written as a YAML file's own keys: what YAML 1.1 readers read otherwise is quoted or escaped.
+  const guarded = file('sidecar-guarded.yaml', 'description: "one\\Ltwo"\nexecution:\n  target: "on"\nevalcases:\n  - id: a\n    input: hi\n    expected_output: ok\n')
+  const written = await runCli(['convert', guarded, '--to', 'evalcase', '-o', join(dir, 'sidecar-guarded-out.jsonl'), '--quiet'])
+  assert.equal(written.code, 0, written.stderr)
+  assert.equal(readFileSync(join(dir, 'sidecar-guarded-out.yaml'), 'utf8'), 'description: "one\\Ltwo"\nexecution:\n  target: "on"\n')
   // A dataset with no description or execution leaves the sidecar there as it was, and says so.
   const goldens = file('sidecar-goldens.json', '[{"input": "hi", "expected_output": "ok"}]')
   const plain = await runCli(['convert', goldens, '--to', 'evalcase', '-o', join(dir, 'sidecar-own.jsonl'), '--json'])

@@ -10,6 +10,7 @@
  * writes for the whole record (a property test holds the two together).
  */
 import { parse, Scalar, stringify } from 'yaml'
+import { hasKeys } from '../model.ts'
 
 export const STRINGIFY_OPTIONS = { lineWidth: 0, minContentWidth: 0, aliasDuplicateObjects: false } as const
 
@@ -24,8 +25,22 @@ const YAML11_SUSPECT = /^(?:[-+.]?\d[\w.:+-]*|[yn]|yes|no|on|off)$/i
 
 const MERGE_KEY = '<<'
 
+/**
+ * Characters that `yaml` writes as they are and YAML 1.1 readers do not read back: DEL and the C1
+ * controls, which PyYAML refuses, file and all; NEL, which it reads in quotes as a space; the line
+ * and paragraph separators, line breaks to it, which it refuses in a plain or block scalar. Text
+ * holding one is written double-quoted, with them escaped (`\x7f`, `\N`, `\L`, `\P`).
+ */
+const UNSAFE_FOR_YAML11 = /[\x7f-\x9f\u2028\u2029]/
+const UNSAFE_FOR_YAML11_ALL = /[\x7f-\x9f\u2028\u2029]/g
+const NAMED_ESCAPES: Record<string, string> = { '\x85': '\\N', '\u2028': '\\L', '\u2029': '\\P' }
+
+function escapeFor11(ch: string): string {
+  return NAMED_ESCAPES[ch] ?? `\\x${ch.charCodeAt(0).toString(16)}`
+}
+
 function mustQuoteKey(key: string): boolean {
-  return key === MERGE_KEY || readsOtherwiseInYaml11(key)
+  return key === MERGE_KEY || UNSAFE_FOR_YAML11.test(key) || readsOtherwiseInYaml11(key)
 }
 
 function readsOtherwiseInYaml11(text: string): boolean {
@@ -44,7 +59,7 @@ function readsOtherwiseInYaml11(text: string): boolean {
  */
 function quoteFragile(value: unknown): unknown {
   if (typeof value === 'string') {
-    if (!FRAGILE_BLOCK.test(value) && !readsOtherwiseInYaml11(value)) return value
+    if (!FRAGILE_BLOCK.test(value) && !UNSAFE_FOR_YAML11.test(value) && !readsOtherwiseInYaml11(value)) return value
     return quoted(value)
   }
   if (value === null || typeof value !== 'object') return value
@@ -77,7 +92,9 @@ function quoted(text: string): Scalar {
 
 /** `value` as `yaml` writes it, with the YAML 1.1 guards. */
 export function yamlText(value: unknown): string {
-  return stringify(quoteFragile(value), STRINGIFY_OPTIONS)
+  const text = stringify(quoteFragile(value), STRINGIFY_OPTIONS)
+  // Every text holding one of these is double-quoted now, where an escape reads as the character.
+  return UNSAFE_FOR_YAML11.test(text) ? text.replace(UNSAFE_FOR_YAML11_ALL, escapeFor11) : text
 }
 
 /**
@@ -172,7 +189,7 @@ const SPACES_LAST = /\n[\t ]+$/
  * first line that is not empty (`quoteFragile`), holds only spaces.
  */
 function literal(text: string, indent: string): string | undefined {
-  if ((MAY_FORCE_QUOTES.test(text) && FORCES_QUOTES.test(text)) || SPACES_LAST.test(text) || FRAGILE_BLOCK.test(text)) return undefined
+  if ((MAY_FORCE_QUOTES.test(text) && FORCES_QUOTES.test(text)) || UNSAFE_FOR_YAML11.test(text) || SPACES_LAST.test(text) || FRAGILE_BLOCK.test(text)) return undefined
   let endStart = text.length
   for (let c = text.charCodeAt(endStart - 1); endStart > 0 && (c === 0x0a || c === 0x20 || c === 0x09); c = text.charCodeAt(--endStart - 1));
   let end = text.slice(endStart)
@@ -195,9 +212,7 @@ function isCollection(value: unknown): value is object {
 }
 
 function isEmpty(value: object): boolean {
-  if (Array.isArray(value)) return value.length === 0
-  for (const _ in value) return false
-  return true
+  return Array.isArray(value) ? value.length === 0 : !hasKeys(value)
 }
 
 /**

@@ -64,3 +64,32 @@ test('the keys of a document are written as `yaml` writes them', () => {
     { seed: 4, numRuns: 1000 },
   )
 })
+
+test('DEL, the C1 controls, NEL and the line and paragraph separators are written escaped in double quotes, which YAML 1.1 readers read back', () => {
+  // PyYAML refuses a file holding DEL or a C1 control as it is, reads a NEL in quotes as a space,
+  // and refuses a separator in a plain or block scalar; escaped, each reads back as itself.
+  const r = {
+    id: 'case-1',
+    input: 'a\x7fb\x80c\x85d\x9fe',
+    expected_output: 'first\u2028second\nthird',
+    'key\u2029': ['x\u2028y', 'plain'],
+    note: 'one\u2029two',
+  }
+  const written = yamlItem(r, '  ')
+  assert.equal(written, yamlText([r]).replace(/^(?=.)/gm, '  '))
+  assert.doesNotMatch(written, /[\x7f-\x9f\u2028\u2029]/)
+  assert.equal(
+    written,
+    [
+      '  - id: case-1',
+      '    input: "a\\x7fb\\x80c\\Nd\\x9fe"',
+      '    expected_output: "first\\Lsecond\\nthird"',
+      '    "key\\P":',
+      '      - "x\\Ly"',
+      '      - plain',
+      '    note: "one\\Ptwo"',
+      '',
+    ].join('\n'),
+  )
+  assert.deepEqual(parse(`evalcases:\n${written}`), { evalcases: [r] })
+})
