@@ -7,12 +7,33 @@
  * character, a line or paragraph separator or a byte-order mark, text of several lines whose last
  * line or first line that is not empty holds only spaces, a key of several lines or past 128
  * characters) is handed to `yaml` (see `handedOver`). The result is byte for byte what `yaml`
- * writes for the whole record (a property test holds the two together).
+ * writes for the whole record with the YAML 1.1 guards of `yamlText` (a property test holds the
+ * two together), so that PyYAML reads back what `yaml` does.
  */
-import { parse, Scalar, stringify } from 'yaml'
+import { parse, Scalar, stringify, type ScalarTag, type Tags } from 'yaml'
 import { hasKeys } from '../model.ts'
 
-export const STRINGIFY_OPTIONS = { lineWidth: 0, minContentWidth: 0, aliasDuplicateObjects: false } as const
+/**
+ * A number JavaScript writes with an exponent and no point (`1e-7`, `5e-324`, `1e+21`), written
+ * with one (`1.0e-7`): YAML 1.1's floats have a point, and PyYAML reads the other as text.
+ */
+function withPoint(number: string): string {
+  return EXPONENT_WITHOUT_POINT.test(number) ? number.replace('e', '.0e') : number
+}
+const EXPONENT_WITHOUT_POINT = /^-?\d+e/
+
+/** `yaml`'s tags, those that write numbers writing them `withPoint`. */
+function numbersWithPoint(tags: Tags): Tags {
+  return tags.map((tag) => {
+    // A tag named by its id (`'binary'`) is not among the schema's own, which these are.
+    if (typeof tag === 'string') return tag
+    const { identify, stringify: write } = tag as ScalarTag
+    if (!write || !(identify?.(1e-7) || identify?.(1e21))) return tag
+    return { ...tag, stringify: (...args: Parameters<typeof write>) => withPoint(write(...args)) } as ScalarTag
+  })
+}
+
+export const STRINGIFY_OPTIONS = { lineWidth: 0, minContentWidth: 0, aliasDuplicateObjects: false, customTags: numbersWithPoint } as const
 
 const FRAGILE_BLOCK = /^\n* +(\n|$)/
 
@@ -39,8 +60,16 @@ function escapeFor11(ch: string): string {
   return NAMED_ESCAPES[ch] ?? `\\x${ch.charCodeAt(0).toString(16)}`
 }
 
+/**
+ * Text of one line holding a tab, which `yaml` writes plain where it can: PyYAML refuses a tab
+ * inside a plain scalar, file and all. It is written double-quoted, the tab as `\t`.
+ */
+function tabInOneLine(text: string): boolean {
+  return text.includes('\t') && !text.includes('\n')
+}
+
 function mustQuoteKey(key: string): boolean {
-  return key === MERGE_KEY || UNSAFE_FOR_YAML11.test(key) || readsOtherwiseInYaml11(key)
+  return key === MERGE_KEY || UNSAFE_FOR_YAML11.test(key) || tabInOneLine(key) || readsOtherwiseInYaml11(key)
 }
 
 function readsOtherwiseInYaml11(text: string): boolean {
@@ -59,7 +88,7 @@ function readsOtherwiseInYaml11(text: string): boolean {
  */
 function quoteFragile(value: unknown): unknown {
   if (typeof value === 'string') {
-    if (!FRAGILE_BLOCK.test(value) && !UNSAFE_FOR_YAML11.test(value) && !readsOtherwiseInYaml11(value)) return value
+    if (!FRAGILE_BLOCK.test(value) && !UNSAFE_FOR_YAML11.test(value) && !tabInOneLine(value) && !readsOtherwiseInYaml11(value)) return value
     return quoted(value)
   }
   if (value === null || typeof value !== 'object') return value
@@ -100,12 +129,12 @@ export function yamlText(value: unknown): string {
 /**
  * Text `yaml` writes plain and as it is, on one line, in a mapping or list: it starts with a letter,
  * `_` or `$` (evalferry's own keys, `$keys`), a character past ASCII (`✓`, `é`, an emoji), or a
- * digit (below); holds no line break, no control but a tab, no line or paragraph separator,
+ * digit (below); holds no line break, no control (a tab included), no line or paragraph separator,
  * byte-order mark or half a character (see `plainChars`), and nothing `NOT_PLAIN` finds (`: `,
  * ` #`, a space or `:` last; `http://x.y/z#a` holds none of those); and is read as text by YAML
  * 1.2 and 1.1 alike (not `true`, `null`, `yes`, `off`).
  */
-const PLAIN = /^[A-Za-z_$0-9\u00a0-\u2027\u202a-\udbff\ue000-\ufefe\uff00-\ufffd][^\x00-\x08\x0a-\x1f\x7f-\x9f\u2028\u2029\ufeff]*$/
+const PLAIN = /^[A-Za-z_$0-9\u00a0-\u2027\u202a-\udbff\ue000-\ufefe\uff00-\ufffd][^\x00-\x1f\x7f-\x9f\u2028\u2029\ufeff]*$/
 
 /** `PLAIN`'s characters, and no half of a character (which `yaml` writes quoted). */
 function plainChars(text: string): boolean {
@@ -140,10 +169,13 @@ const OWN_ESCAPES = /[\n\u2028\u2029\ufeff]/
 /**
  * Text of one line that cannot be plain, quoted as `yaml` quotes it: in single quotes when it holds
  * a double quote and no single one, else in double quotes, escaped as JSON escapes it (it holds no
- * character JSON writes otherwise but `"` and `\`).
+ * character JSON writes otherwise but `"`, `\` and a tab). Text with a tab is double-quoted, as
+ * `quoteFragile` has `yaml` write it.
  */
 function quotedLine(text: string): string | undefined {
-  if (!NOT_PLAIN.test(text) || OWN_ESCAPES.test(text) || (MAY_FORCE_QUOTES.test(text) && FORCES_QUOTES.test(text))) return undefined
+  if (OWN_ESCAPES.test(text) || (MAY_FORCE_QUOTES.test(text) && FORCES_QUOTES.test(text))) return undefined
+  if (text.includes('\t')) return JSON.stringify(text)
+  if (!NOT_PLAIN.test(text)) return undefined
   return text.includes('"') && !text.includes("'") ? `'${text}'` : JSON.stringify(text)
 }
 
@@ -164,7 +196,7 @@ function oneLine(text: string): string | undefined {
 /** A scalar written directly, or undefined when it is left to `yaml`. */
 function scalar(value: unknown): string | undefined {
   if (typeof value === 'string') return oneLine(value)
-  if (typeof value === 'number') return Number.isFinite(value) && !Object.is(value, -0) ? JSON.stringify(value) : undefined
+  if (typeof value === 'number') return Number.isFinite(value) && !Object.is(value, -0) ? withPoint(JSON.stringify(value)) : undefined
   if (typeof value === 'boolean') return value ? 'true' : 'false'
   if (value === null) return 'null'
   return undefined

@@ -93,3 +93,21 @@ test('DEL, the C1 controls, NEL and the line and paragraph separators are writte
   )
   assert.deepEqual(parse(`evalcases:\n${written}`), { evalcases: [r] })
 })
+
+test('a number JavaScript writes with an exponent and no point is written with one, as YAML 1.1 floats are', () => {
+  // PyYAML reads `1e-7` and `1e+21` as text; `1.0e-7` and `1.0e+21` as the numbers, as YAML 1.2 readers do.
+  const r = { tiny: 1e-7, huge: 1e21, least: 5e-324, list: [-1e-9, 1.5e-8, 0.25, 12] }
+  const written = yamlItem(r, '')
+  assert.equal(written, yamlText([r]))
+  assert.equal(written, ['- tiny: 1.0e-7', '  huge: 1.0e+21', '  least: 5.0e-324', '  list:', '    - -1.0e-9', '    - 1.5e-8', '    - 0.25', '    - 12', ''].join('\n'))
+  assert.deepEqual(parse(written), [r])
+})
+
+test('text of one line holding a tab is written double-quoted; text of several lines keeps it in its block', () => {
+  // PyYAML refuses a tab inside a plain scalar (`k: a<TAB>b`), value or key, file and all.
+  const r = { cell: 'a\tb', 'col\tname': 'x', '- lead': 'say "hi"\tthere', block: 'line\tone\nline two' }
+  const written = yamlItem(r, '')
+  assert.equal(written, yamlText([r]))
+  assert.equal(written, ['- cell: "a\\tb"', '  "col\\tname": x', '  "- lead": "say \\"hi\\"\\tthere"', '  block: |-', '    line\tone', '    line two', ''].join('\n'))
+  assert.deepEqual(parse(written), [r])
+})
