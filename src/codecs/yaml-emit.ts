@@ -47,17 +47,19 @@ const YAML11_SUSPECT = /^(?:[-+.]?\d[\w.:+-]*|[yn]|yes|no|on|off)$/i
 const MERGE_KEY = '<<'
 
 /**
- * Characters that `yaml` writes as they are and YAML 1.1 readers do not read back: DEL and the C1
- * controls, which PyYAML refuses, file and all; NEL, which it reads in quotes as a space; the line
- * and paragraph separators, line breaks to it, which it refuses in a plain or block scalar. Text
- * holding one is written double-quoted, with them escaped (`\x7f`, `\N`, `\L`, `\P`).
+ * Characters that `yaml` writes as they are and YAML 1.1 readers do not read back: DEL, the C1
+ * controls, U+FFFE and U+FFFF, which are no printable characters of YAML (PyYAML refuses them, file
+ * and all); NEL, which it reads in quotes as a space; the line and paragraph separators, line breaks
+ * to it, which it refuses in a plain or block scalar. Text holding one is written double-quoted,
+ * with them escaped (`\x7f`, `\N`, `\L`, `\P`, `\ufffe`).
  */
-const UNSAFE_FOR_YAML11 = /[\x7f-\x9f\u2028\u2029]/
-const UNSAFE_FOR_YAML11_ALL = /[\x7f-\x9f\u2028\u2029]/g
+const UNSAFE_FOR_YAML11 = /[\x7f-\x9f\u2028\u2029\ufffe\uffff]/
+const UNSAFE_FOR_YAML11_ALL = /[\x7f-\x9f\u2028\u2029\ufffe\uffff]/g
 const NAMED_ESCAPES: Record<string, string> = { '\x85': '\\N', '\u2028': '\\L', '\u2029': '\\P' }
 
 function escapeFor11(ch: string): string {
-  return NAMED_ESCAPES[ch] ?? `\\x${ch.charCodeAt(0).toString(16)}`
+  const code = ch.charCodeAt(0)
+  return NAMED_ESCAPES[ch] ?? (code < 0x100 ? `\\x${code.toString(16)}` : `\\u${code.toString(16)}`)
 }
 
 /**
@@ -130,11 +132,11 @@ export function yamlText(value: unknown): string {
  * Text `yaml` writes plain and as it is, on one line, in a mapping or list: it starts with a letter,
  * `_` or `$` (evalferry's own keys, `$keys`), a character past ASCII (`✓`, `é`, an emoji), or a
  * digit (below); holds no line break, no control (a tab included), no line or paragraph separator,
- * byte-order mark or half a character (see `plainChars`), and nothing `NOT_PLAIN` finds (`: `,
- * ` #`, a space or `:` last; `http://x.y/z#a` holds none of those); and is read as text by YAML
- * 1.2 and 1.1 alike (not `true`, `null`, `yes`, `off`).
+ * byte-order mark, U+FFFE, U+FFFF or half a character (see `plainChars`), and nothing `NOT_PLAIN`
+ * finds (`: `, ` #`, a space or `:` last; `http://x.y/z#a` holds none of those); and is read as
+ * text by YAML 1.2 and 1.1 alike (not `true`, `null`, `yes`, `off`).
  */
-const PLAIN = /^[A-Za-z_$0-9\u00a0-\u2027\u202a-\udbff\ue000-\ufefe\uff00-\ufffd][^\x00-\x1f\x7f-\x9f\u2028\u2029\ufeff]*$/
+const PLAIN = /^[A-Za-z_$0-9\u00a0-\u2027\u202a-\udbff\ue000-\ufefe\uff00-\ufffd][^\x00-\x1f\x7f-\x9f\u2028\u2029\ufeff\ufffe\uffff]*$/
 
 /** `PLAIN`'s characters, and no half of a character (which `yaml` writes quoted). */
 function plainChars(text: string): boolean {
@@ -173,7 +175,7 @@ const OWN_ESCAPES = /[\n\u2028\u2029\ufeff]/
  * `quoteFragile` has `yaml` write it.
  */
 function quotedLine(text: string): string | undefined {
-  if (OWN_ESCAPES.test(text) || (MAY_FORCE_QUOTES.test(text) && FORCES_QUOTES.test(text))) return undefined
+  if (OWN_ESCAPES.test(text) || UNSAFE_FOR_YAML11.test(text) || (MAY_FORCE_QUOTES.test(text) && FORCES_QUOTES.test(text))) return undefined
   if (text.includes('\t')) return JSON.stringify(text)
   if (!NOT_PLAIN.test(text)) return undefined
   return text.includes('"') && !text.includes("'") ? `'${text}'` : JSON.stringify(text)
