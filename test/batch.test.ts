@@ -116,6 +116,8 @@ test('--jobs takes a whole number written in digits', async () => {
     assert.equal(result.code, 2, bad)
     assert.equal(result.stderr, `evalferry: --jobs takes a whole number of at least 1, not "${bad}"\n`)
   }
+  const short = await runCli(['convert', join(dir, 'none.jsonl'), '--to', 'evals', '-o', join(dir, 'none.json'), '-j', '-2'])
+  assert.deepEqual([short.code, short.stderr], [2, 'evalferry: --jobs takes a whole number of at least 1, not "-2"\n'])
 })
 
 test('unasked, a batch takes one lane per 64 MiB of input, at most one per core and one per file', () => {

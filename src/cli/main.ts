@@ -43,18 +43,22 @@ function refuseRepeated(tokens: ReturnType<typeof parseArgs>['tokens'], options:
 }
 
 /**
- * `--jobs -1` as `--jobs=-1`: a negative number after a long option that takes a value is that
- * value (no option is named by a digit), so that it meets the option's own check and message, not
- * the parser's advice to write it with `=`.
+ * `--jobs -1` as `--jobs=-1` (`-j -1` as `-j-1`): a negative number after an option that takes a
+ * value is that value (no option is named by a digit), so that it meets the option's own check and
+ * message, not the parser's advice to write it with `=`.
  */
 function negativeValues(args: string[], options: Command['options']): string[] {
+  const takesValue = (arg: string): boolean => {
+    if (arg.startsWith('--')) return options[arg.slice(2)]?.type === 'string'
+    return /^-[A-Za-z]$/.test(arg) && Object.values(options).some((o) => o.short === arg[1] && o.type === 'string')
+  }
   const out: string[] = []
   for (let i = 0; i < args.length; i++) {
     const arg = args[i]!
     if (arg === '--') return out.concat(args.slice(i))
     const next = args[i + 1]
-    if (arg.startsWith('--') && options[arg.slice(2)]?.type === 'string' && next !== undefined && /^-\d/.test(next)) {
-      out.push(`${arg}=${next}`)
+    if (next !== undefined && /^-\d/.test(next) && takesValue(arg)) {
+      out.push(arg.startsWith('--') ? `${arg}=${next}` : arg + next)
       i++
     } else out.push(arg)
   }
