@@ -180,7 +180,7 @@ async function allocated(run: () => Promise<unknown>): Promise<number> {
   try {
     await session.post('HeapProfiler.enable')
     collectGarbage()
-    // These two parameters are in V8's protocol since 10.8 (Node 20 has 11.3), not yet in @types/node's.
+    // The two include… parameters are V8's protocol, which Node 20 takes, though @types/node's does not list them.
     const sampling = { samplingInterval: 16384, includeObjectsCollectedByMinorGC: true, includeObjectsCollectedByMajorGC: true }
     await session.post('HeapProfiler.startSampling', sampling as { samplingInterval: number })
     await run()
