@@ -96,17 +96,16 @@ export function lostFields(original: EvalCase, roundTripped: EvalCase, ignore: r
   const a = original as Record<string, unknown>
   const b = roundTripped as Record<string, unknown>
   // Every key of either side, once: the original's, then those only the round trip has.
-  for (const key in a) compare(carried, original, roundTripped, key, ignore)
-  for (const key in b) if (!Object.hasOwn(a, key)) compare(carried, original, roundTripped, key, ignore)
+  for (const key in a) compare(carried, a, b, key, ignore)
+  for (const key in b) if (!Object.hasOwn(a, key)) compare(carried, a, b, key, ignore)
   return carried
 }
 
-function compare(carried: JsonObject, original: EvalCase, roundTripped: EvalCase, key: string, ignore: readonly string[]): void {
+/** Puts into `carried` what `b` (the round trip) does not give back of `a`'s field `key`. */
+function compare(carried: JsonObject, a: Record<string, unknown>, b: Record<string, unknown>, key: string, ignore: readonly string[]): void {
   if (key === 'generated' || ignore.includes(key)) return
-  const a = original as Record<string, unknown>
-  const b = roundTripped as Record<string, unknown>
   if (key === 'extras') {
-    const extras = lostExtras(original.extras ?? {}, roundTripped.extras ?? {})
+    const extras = lostExtras((a.extras ?? {}) as Extras, (b.extras ?? {}) as Extras)
     if (extras) carried.extras = extras
   } else if (!deepEqual(a[key], b[key])) carried[key] = a[key] === undefined ? null : (a[key] as JsonValue)
 }

@@ -54,7 +54,7 @@ const MERGE_KEY = '<<'
  * with them escaped (`\x7f`, `\N`, `\L`, `\P`, `\ufffe`).
  */
 const UNSAFE_FOR_YAML11 = /[\x7f-\x9f\u2028\u2029\ufffe\uffff]/
-const UNSAFE_FOR_YAML11_ALL = /[\x7f-\x9f\u2028\u2029\ufffe\uffff]/g
+const UNSAFE_FOR_YAML11_ALL = new RegExp(UNSAFE_FOR_YAML11.source, 'g')
 const NAMED_ESCAPES: Record<string, string> = { '\x85': '\\N', '\u2028': '\\L', '\u2029': '\\P' }
 
 function escapeFor11(ch: string): string {
