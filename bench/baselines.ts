@@ -12,6 +12,9 @@ import { tableFromIPC } from 'apache-arrow'
 import { parse as parseYaml, stringify as stringifyYaml } from 'yaml'
 import { dump as dumpJsYaml, load as loadJsYaml } from 'js-yaml'
 
+/** evalferry's Parquet codec, compiled: the bench passes it in, as it times the library as users run it. */
+type ParquetCodec = Pick<typeof import('../src/codecs/parquet.ts'), 'readParquet'>
+
 /** The chunk size of evalferry's text source (`src/io.ts` `textSource`). */
 export const CHUNK_BYTES = 1 << 16
 
@@ -285,16 +288,14 @@ export function parquetArrowJsRows(path: string): Promise<number> {
  * evalferry's own Parquet reader producing plain row objects and nothing else: parsing the container
  * into records, as papaparse does for CSV. Shown beside the parquet-wasm baselines, not instead of them.
  */
-export async function parquetReaderRows(path: string): Promise<number> {
-  const { readParquet } = await import('../src/codecs/parquet.ts')
+export async function parquetReaderRows(path: string, { readParquet }: ParquetCodec): Promise<number> {
   let rows = 0
   for await (const _ of readParquet(path, { file: path, recordKeys: [], header: {}, columns: [] })) rows++
   return rows
 }
 
 /** evalferry's Parquet reader's row objects, each `JSON.stringify`'d onto its own line: the least a Parquet to JSON Lines conversion does. */
-export async function parquetReaderToJsonl(path: string, output: string): Promise<number> {
-  const { readParquet } = await import('../src/codecs/parquet.ts')
+export async function parquetReaderToJsonl(path: string, output: string, { readParquet }: ParquetCodec): Promise<number> {
   const out = lineWriter(output)
   let rows = 0
   for await (const record of readParquet(path, { file: path, recordKeys: [], header: {}, columns: [] })) {

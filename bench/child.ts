@@ -11,11 +11,17 @@ import { Session } from 'node:inspector/promises'
 import type { ConvertOptions } from '../src/index.ts'
 import { papaparseRows, parquetWasmRows } from './baselines.ts'
 
-export type ChildJob = ({ kind: 'convert'; options: ConvertOptions } | { kind: 'papaparse' | 'parquet-wasm'; path: string }) & {
+export type ChildJob = (
+  | {
+      kind: 'convert'
+      options: ConvertOptions
+      /** The URL of the library module to convert with: the compiled JavaScript, as users run it (and profiles show its lines). */
+      lib: string
+    }
+  | { kind: 'papaparse' | 'parquet-wasm'; path: string }
+) & {
   /** Write a CPU profile of a second run here. */
   profile?: string
-  /** The library module to convert with (compiled JavaScript, for profiles with real lines); the sources by default. */
-  lib?: string
 }
 
 export interface ChildResult {
@@ -38,7 +44,7 @@ function highWaterMark(): number | undefined {
 
 async function run(job: ChildJob): Promise<number> {
   if (job.kind === 'convert') {
-    const { convert } = (await import(job.lib ?? '../src/index.ts')) as typeof import('../src/index.ts')
+    const { convert } = (await import(job.lib)) as typeof import('../src/index.ts')
     return (await convert(job.options)).records.written
   }
   return job.kind === 'papaparse' ? papaparseRows(job.path) : parquetWasmRows(job.path)

@@ -5,7 +5,9 @@
  * same) and prints one row per measurement, each pairing evalferry with a baseline timed in the same
  * run on the same file. Ratios come first: evalferry throughput over the baseline's (1.00 = as fast
  * as parsing alone); absolute figures beside them. Every timing is one warm-up, then the best of
- * `--runs`, evalferry and baseline alternating. MB is 10^6 bytes.
+ * `--runs`, evalferry and baseline alternating. MB is 10^6 bytes. evalferry runs as users run it:
+ * the compiled JavaScript (`dist/`, or a build of the sources under `.bench/dist` when `dist/` is
+ * older than they are), in this process and in the command line's.
  *
  * Rows (`--size` S, default 10MB, is the size of each input unless said otherwise):
  * CSV and JSON Lines rows to JSON Lines also time the conversion in parts on every core (`threads`), after the
@@ -68,11 +70,11 @@ import { mkdir, readFile, rm, writeFile } from 'node:fs/promises'
 import { availableParallelism, loadavg } from 'node:os'
 import { dirname, join, relative, resolve } from 'node:path'
 import { Session } from 'node:inspector/promises'
-import { fileURLToPath } from 'node:url'
+import { fileURLToPath, pathToFileURL } from 'node:url'
 import { setFlagsFromString } from 'node:v8'
 import { runInNewContext } from 'node:vm'
 import { parse as parseYaml } from 'yaml'
-import { convert, read, write, type ConvertOptions, type EvalCase } from '../src/index.ts'
+import type { ConvertOptions, EvalCase } from '../src/index.ts'
 import {
   jsonParseLines,
   jsYamlDumpFile,
@@ -262,14 +264,14 @@ async function conversionRow(
   // CSV and JSON Lines to JSON Lines also convert in parts on every core (`threads`, the CLI's --jobs).
   const inParts = CORES > 1 && /\.(csv|jsonl)$/.test(input.path) && options.output.endsWith('.jsonl')
   const timings = await race(runs, [
-    async () => (await convert(job)).records.written,
+    async () => (await evalferry.convert(job)).records.written,
     ...baselines.map(([, run]) => () => run(input.path)),
-    ...(inParts ? [async () => (await convert({ ...job, threads: CORES })).records.written] : []),
+    ...(inParts ? [async () => (await evalferry.convert({ ...job, threads: CORES })).records.written] : []),
   ])
   // Allocation, against the least conversion writing JSON Lines where there is one (else parsing alone).
   const least = baselines.findIndex(([name]) => name.endsWith('→ JSONL'))
   const [leastName, leastRun] = baselines[least === -1 ? 0 : least]!
-  const ourAllocation = await allocated(() => convert(job))
+  const ourAllocation = await allocated(() => evalferry.convert(job))
   const theirAllocation = await allocated(() => leastRun(input.path))
   await rm(job.output, { force: true })
   const parts = inParts ? timings.pop() : undefined
@@ -298,18 +300,18 @@ async function yamlRows(data: Datasets, size: number, runs: number): Promise<Row
   const readTimes = await race(runs, [
     async () => {
       let n = 0
-      for await (const _ of read(input.path, { from: 'evalcase' })) n++
+      for await (const _ of evalferry.read(input.path, { from: 'evalcase' })) n++
       return n
     },
     () => yamlParseFile(input.path),
     () => jsYamlLoadFile(input.path),
   ])
   const cases: EvalCase[] = []
-  for await (const c of read(input.path, { from: 'evalcase' })) cases.push(c)
+  for await (const c of evalferry.read(input.path, { from: 'evalcase' })) cases.push(c)
   const doc: unknown = parseYaml(await readFile(input.path, 'utf8'))
   const output = join(OUT, 'evalcase-written.yaml')
   const writeTimes = await race(runs, [
-    async () => (await write(cases, output, { to: 'evalcase' })).records.written,
+    async () => (await evalferry.write(cases, output, { to: 'evalcase' })).records.written,
     () => yamlStringifyFile(doc, output),
     () => jsYamlDumpFile(doc, output),
   ])
@@ -395,7 +397,7 @@ async function memoryRow(data: Datasets, size: number, short = false): Promise<R
   const output = join(OUT, short ? 'short-x10.jsonl' : 'table-x10.jsonl')
   // What a user gets: the command line, which converts a large CSV in parts on worker threads with capped heaps.
   const ours = await peakOfConversion(input.path, 'csv', 'evalcase', output)
-  const library = await runChild({ kind: 'convert', options: { input: input.path, output, from: 'csv', to: 'evalcase' } })
+  const library = await runChild({ kind: 'convert', options: { input: input.path, output, from: 'csv', to: 'evalcase' }, lib: await compiledModule('index.js') })
   await rm(output, { force: true })
   const theirs = await runChild({ kind: 'papaparse', path: input.path })
   return {
@@ -489,6 +491,19 @@ async function compile(): Promise<string> {
   if (!existsSync(join(dir, 'src', 'cli', 'main.js'))) throw new Error('compiling the sources failed')
   return dir
 }
+
+/** A module of the compiled library, as a URL to import: `index.js`, `codecs/parquet.js`. */
+async function compiledModule(path: string): Promise<string> {
+  return pathToFileURL(join(await compiled(), 'src', path)).href
+}
+
+/**
+ * The library the in-process rows time: the compiled JavaScript, as users run it. Loaded from the
+ * sources through tsx, every function made at run time would also call esbuild's `__name` (tsx
+ * keeps functions' names): 5 to 15% of a CSV conversion's time against the compiled code, both
+ * timed in one process.
+ */
+let evalferry: typeof import('../src/index.ts')
 
 async function batchRow(data: Datasets, size: number, runs: number): Promise<Row> {
   const title = `batch of 8 CSV tables → evalcase JSONL, --jobs 1 vs ${CORES}`
@@ -632,7 +647,7 @@ async function profileRow(row: Row): Promise<string> {
   await rm(dir, { recursive: true, force: true })
   await mkdir(dir, { recursive: true })
   const path = join(dir, `${row.id}.cpuprofile`)
-  const lib = join(await compiled(), 'src', 'index.js')
+  const lib = await compiledModule('index.js')
   await runProcess(['--import', 'tsx', join(BENCH, 'child.ts'), JSON.stringify({ kind: 'convert', options: row.profileJob!, profile: path, lib } satisfies ChildJob)])
   await rm(row.profileJob!.output, { force: true })
   const { functions, files } = hotspots(JSON.parse(await readFile(path, 'utf8')))
@@ -660,6 +675,8 @@ async function main(): Promise<void> {
   const data = new Datasets(size)
   await mkdir(OUT, { recursive: true })
   const wanted = (id: string) => !options.only || options.only.has(id)
+  evalferry = (await import(await compiledModule('index.js'))) as typeof evalferry
+  const parquet = (await import(await compiledModule('codecs/parquet.js'))) as typeof import('../src/codecs/parquet.ts')
 
   const csvBaselines: [string, (path: string) => Promise<number>][] = [
     ['papaparse', papaparseRows],
@@ -669,8 +686,8 @@ async function main(): Promise<void> {
   const parquetBaselines: [string, (path: string) => Promise<number>][] = [
     ['parquet-wasm', parquetWasmRows],
     ['parquet-wasm+Arrow JS', parquetArrowJsRows],
-    ['readParquet rows', parquetReaderRows],
-    ['readParquet rows → JSONL', leastOutput(parquetReaderToJsonl)],
+    ['readParquet rows', (path) => parquetReaderRows(path, parquet)],
+    ['readParquet rows → JSONL', leastOutput((path, output) => parquetReaderToJsonl(path, output, parquet))],
   ]
   const plan: { ids: string[]; title: string; run: () => Promise<Row | Row[]> }[] = [
     {
