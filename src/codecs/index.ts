@@ -82,7 +82,7 @@ export async function recordWriter(container: Container, sink: Sink, layout: Fil
     case 'csv':
       return csvWriter(sink, layout, warn)
     case 'yaml': {
-      const { yamlWriter } = await import('./yaml.ts')
+      const { yamlWriter } = await import('./yaml-emit.ts')
       return yamlWriter(sink, layout)
     }
     case 'parquet': {

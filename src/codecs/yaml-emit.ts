@@ -8,10 +8,31 @@
  * line or first line that is not empty holds only spaces, a key of several lines or past 128
  * characters) is handed to `yaml` (see `handedOver`). The result is byte for byte what `yaml`
  * writes for the whole record with the YAML 1.1 guards of `yamlText` (a property test holds the
- * two together), so that PyYAML reads back what `yaml` does.
+ * two together), so that PyYAML reads back what `yaml` does. `yamlWriter` writes a document of
+ * records so; reading YAML is `yaml.ts`'s.
  */
-import { parse, Scalar, stringify, type ScalarTag, type Tags } from 'yaml'
-import { hasKeys } from '../model.ts'
+import { createRequire } from 'node:module'
+import type * as Yaml from 'yaml'
+import type { ScalarTag, Scalar, Tags } from 'yaml'
+import { DataError } from '../errors.ts'
+import { hasKeys, type JsonObject } from '../model.ts'
+import { depthOver, LIST_KEY, type RecordWriter, type Sink } from './types.ts'
+
+/**
+ * The `yaml` package, loaded the first time a value is handed to it: most files never need it,
+ * and loading it took a fifth of a small file's conversion to YAML (35 of 180 ms).
+ */
+let yamlPackage: typeof Yaml | undefined
+function yaml(): typeof Yaml {
+  return (yamlPackage ??= createRequire(import.meta.url)('yaml') as typeof Yaml)
+}
+
+/**
+ * Lists and mappings nested deeper are refused, read or written: the `yaml` parser reads some 800
+ * levels before its stack runs out (how many depends on the stack), and a limit of its own says
+ * the same thing at the same depth everywhere.
+ */
+export const MAX_DEPTH = 500
 
 /**
  * A number JavaScript writes with an exponent and no point (`1e-7`, `5e-324`, `1e+21`), written
@@ -77,7 +98,7 @@ function mustQuoteKey(key: string): boolean {
 function readsOtherwiseInYaml11(text: string): boolean {
   if (!YAML11_SUSPECT.test(text)) return false
   try {
-    return parse(text, { version: '1.1' }) !== text
+    return yaml().parse(text, { version: '1.1' }) !== text
   } catch {
     return false
   }
@@ -116,14 +137,14 @@ function quoteFragile(value: unknown): unknown {
 }
 
 function quoted(text: string): Scalar {
-  const scalar = new Scalar(text)
+  const scalar = new (yaml().Scalar)(text)
   scalar.type = 'QUOTE_DOUBLE'
   return scalar
 }
 
 /** `value` as `yaml` writes it, with the YAML 1.1 guards. */
 export function yamlText(value: unknown): string {
-  const text = stringify(quoteFragile(value), STRINGIFY_OPTIONS)
+  const text = yaml().stringify(quoteFragile(value), STRINGIFY_OPTIONS)
   // Every text holding one of these is double-quoted now, where an escape reads as the character.
   return UNSAFE_FOR_YAML11.test(text) ? text.replace(UNSAFE_FOR_YAML11_ALL, escapeFor11) : text
 }
@@ -347,4 +368,42 @@ export function yamlItem(record: Record<string, unknown>, indent: string): strin
 export function yamlMapping(keys: Record<string, unknown>): string {
   const text = mapping(keys, '')
   return text ? `${text}\n` : ''
+}
+
+const KEEP_CHOMPING = /[|>][1-9]?\+/
+
+/** A YAML document: header keys, then `listKey:` and one `- ` item per record. */
+export function yamlWriter(sink: Sink, layout: { header?: JsonObject; listKey?: string }): RecordWriter {
+  let opened = false
+  let lastKeepsTrailing = false
+  const indent = layout.listKey ? '  ' : ''
+  const open = async () => {
+    opened = true
+    let head = ''
+    const header = { ...layout.header }
+    delete header[LIST_KEY]
+    if (Object.keys(header).length) head += yamlMapping(header) + '\n'
+    if (layout.listKey) head += `${layout.listKey}:\n`
+    if (head) await sink.write(head)
+  }
+  let count = 0
+  return {
+    async write(record: JsonObject) {
+      if (!opened) await open()
+      if (depthOver(record, MAX_DEPTH)) {
+        throw new DataError('E_FIELD', `nested deeper than ${MAX_DEPTH} levels: too deep to write as YAML that reads back`)
+      }
+      const item = yamlItem(record, indent)
+      // A blank line between items reads well, but after a kept (`|+`) block scalar it would join its text.
+      await sink.write((count++ && !lastKeepsTrailing ? '\n' : '') + item)
+      lastKeepsTrailing = KEEP_CHOMPING.test(item)
+    },
+    async end() {
+      if (!opened) await open()
+      if (count === 0 && layout.listKey) {
+        // `key:` alone would read as null; an empty list must stay a list.
+        await sink.write(`${indent}[]\n`)
+      } else if (count === 0) await sink.write('[]\n')
+    },
+  }
 }

@@ -11,11 +11,11 @@
 import { StringDecoder } from 'node:string_decoder'
 import { CST, isMap, isScalar, isSeq, Lexer, LineCounter, parse, parseDocument, visit, type Document, type Node } from 'yaml'
 import { LEFT_TO_YAML, readBlockItem } from './yaml-block.ts'
-import { yamlItem, yamlMapping } from './yaml-emit.ts'
+import { MAX_DEPTH } from './yaml-emit.ts'
 import { DataError, type Location } from '../errors.ts'
 import { bigintToJson, keptWarning } from './json.ts'
 import type { JsonObject } from '../model.ts'
-import { countNewlines, depthOver, fieldPath, hasProtoKey, LIST_KEY, MAX_RECORD_CHARS, PendingLine, protoRefused, type ByteSource, type ReadOptions, type RecordWriter, type Sink, type SourceRecord } from './types.ts'
+import { countNewlines, depthOver, fieldPath, hasProtoKey, LIST_KEY, MAX_RECORD_CHARS, PendingLine, protoRefused, type ByteSource, type ReadOptions, type SourceRecord } from './types.ts'
 
 /** Text that may hold an integer past what a number holds exactly. */
 const LONG_DIGITS = /\d{16}/
@@ -44,12 +44,6 @@ function plainValues(value: unknown, notes: string[]): unknown {
   return out
 }
 
-/**
- * Lists and mappings nested deeper are refused, read or written: the `yaml` parser reads some 800
- * levels before its stack runs out (how many depends on the stack), and a limit of its own says
- * the same thing at the same depth everywhere.
- */
-const MAX_DEPTH = 500
 const TOO_DEEP = `lists or mappings nested deeper than ${MAX_DEPTH} levels`
 
 /**
@@ -957,42 +951,4 @@ export async function* readYaml(source: ByteSource, options: ReadOptions): Async
     throw new DataError('E_PARSE', 'expected a YAML mapping or list at the top of the document', where(0))
   }
   for (const node of (items ?? []).slice(rawSetters)) yield record(node)
-}
-
-const KEEP_CHOMPING = /[|>][1-9]?\+/
-
-/** A YAML document: header keys, then `listKey:` and one `- ` item per record. */
-export function yamlWriter(sink: Sink, layout: { header?: JsonObject; listKey?: string }): RecordWriter {
-  let opened = false
-  let lastKeepsTrailing = false
-  const indent = layout.listKey ? '  ' : ''
-  const open = async () => {
-    opened = true
-    let head = ''
-    const header = { ...layout.header }
-    delete header[LIST_KEY]
-    if (Object.keys(header).length) head += yamlMapping(header) + '\n'
-    if (layout.listKey) head += `${layout.listKey}:\n`
-    if (head) await sink.write(head)
-  }
-  let count = 0
-  return {
-    async write(record: JsonObject) {
-      if (!opened) await open()
-      if (depthOver(record, MAX_DEPTH)) {
-        throw new DataError('E_FIELD', `nested deeper than ${MAX_DEPTH} levels: too deep to write as YAML that reads back`)
-      }
-      const item = yamlItem(record, indent)
-      // A blank line between items reads well, but after a kept (`|+`) block scalar it would join its text.
-      await sink.write((count++ && !lastKeepsTrailing ? '\n' : '') + item)
-      lastKeepsTrailing = KEEP_CHOMPING.test(item)
-    },
-    async end() {
-      if (!opened) await open()
-      if (count === 0 && layout.listKey) {
-        // `key:` alone would read as null; an empty list must stay a list.
-        await sink.write(`${indent}[]\n`)
-      } else if (count === 0) await sink.write('[]\n')
-    },
-  }
 }

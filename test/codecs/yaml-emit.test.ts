@@ -138,3 +138,25 @@ test('PyYAML, a YAML 1.1 reader, reads back every record as written', { skip: py
   assert.equal(back.length, records.length)
   for (const [i, r] of records.entries()) assert.deepEqual(back[i], r, `record ${i}: ${yamlItem(r, '')}`)
 })
+
+test('writing evalcase YAML loads the `yaml` package only when a value is handed to it', () => {
+  // In a process of its own: this file loads `yaml` itself.
+  const script = `
+    import { createRequire } from 'node:module'
+    import { mkdtempSync } from 'node:fs'
+    import { tmpdir } from 'node:os'
+    import { join } from 'node:path'
+    const { write } = await import(${JSON.stringify(new URL('../../src/index.ts', import.meta.url).href)})
+    const loaded = () => Object.keys(createRequire(import.meta.url).cache).some((path) => path.includes('/node_modules/yaml/'))
+    const dir = mkdtempSync(join(tmpdir(), 'evalferry-yaml-load-'))
+    const input = [{ role: 'user', content: 'How many?' }]
+    await write([{ id: 'a', input, expected_output: '12 apples' }], join(dir, 'plain.yaml'), { to: 'evalcase' })
+    const afterPlain = loaded()
+    // Text YAML 1.1 may read as a number is told by the yaml package's own YAML 1.1 reading.
+    await write([{ id: 'b', input, expected_output: '1_000' }], join(dir, 'suspect.yaml'), { to: 'evalcase' })
+    console.log(JSON.stringify({ afterPlain, afterSuspect: loaded() }))
+  `
+  const run = spawnSync(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], { encoding: 'utf8', timeout: 60_000 })
+  assert.equal(run.status, 0, run.stderr)
+  assert.deepEqual(JSON.parse(run.stdout), { afterPlain: false, afterSuspect: true })
+})
