@@ -19,12 +19,12 @@ import { hasKeys, type JsonObject } from '../model.ts'
 import { depthOver, LIST_KEY, type RecordWriter, type Sink } from './types.ts'
 
 /**
- * The `yaml` package, loaded the first time a value is handed to it: most files never need it,
- * and loading it took a fifth of a small file's conversion to YAML (35 of 180 ms).
+ * The `yaml` package, loaded the first time it is needed: the writer hands it few values and the
+ * reader few items, and loading it took a fifth of converting a small file (35 of 180 ms).
  */
-let yamlPackage: typeof Yaml | undefined
-function yaml(): typeof Yaml {
-  return (yamlPackage ??= createRequire(import.meta.url)('yaml') as typeof Yaml)
+let loaded: typeof Yaml | undefined
+export function yamlPackage(): typeof Yaml {
+  return (loaded ??= createRequire(import.meta.url)('yaml') as typeof Yaml)
 }
 
 /**
@@ -98,7 +98,7 @@ function mustQuoteKey(key: string): boolean {
 function readsOtherwiseInYaml11(text: string): boolean {
   if (!YAML11_SUSPECT.test(text)) return false
   try {
-    return yaml().parse(text, { version: '1.1' }) !== text
+    return yamlPackage().parse(text, { version: '1.1' }) !== text
   } catch {
     return false
   }
@@ -137,14 +137,14 @@ function quoteFragile(value: unknown): unknown {
 }
 
 function quoted(text: string): Scalar {
-  const scalar = new (yaml().Scalar)(text)
+  const scalar = new (yamlPackage().Scalar)(text)
   scalar.type = 'QUOTE_DOUBLE'
   return scalar
 }
 
 /** `value` as `yaml` writes it, with the YAML 1.1 guards. */
 export function yamlText(value: unknown): string {
-  const text = yaml().stringify(quoteFragile(value), STRINGIFY_OPTIONS)
+  const text = yamlPackage().stringify(quoteFragile(value), STRINGIFY_OPTIONS)
   // Every text holding one of these is double-quoted now, where an escape reads as the character.
   return UNSAFE_FOR_YAML11.test(text) ? text.replace(UNSAFE_FOR_YAML11_ALL, escapeFor11) : text
 }

@@ -9,12 +9,12 @@
  * (yaml-emit.ts).
  */
 import { StringDecoder } from 'node:string_decoder'
-import { CST, isMap, isScalar, isSeq, Lexer, LineCounter, parse, parseDocument, visit, type Document, type Node } from 'yaml'
+import type { Document, Node, Scalar, YAMLMap, YAMLSeq } from 'yaml'
 import { LEFT_TO_YAML, readBlockItem } from './yaml-block.ts'
-import { MAX_DEPTH } from './yaml-emit.ts'
+import { MAX_DEPTH, yamlPackage } from './yaml-emit.ts'
 import { DataError, type Location } from '../errors.ts'
 import { bigintToJson, keptWarning } from './json.ts'
-import type { JsonObject } from '../model.ts'
+import { isJsonObject, type JsonObject } from '../model.ts'
 import { countNewlines, depthOver, fieldPath, hasProtoKey, LIST_KEY, MAX_RECORD_CHARS, PendingLine, protoRefused, type ByteSource, type ReadOptions, type SourceRecord } from './types.ts'
 
 /** Text that may hold an integer past what a number holds exactly. */
@@ -43,6 +43,11 @@ function plainValues(value: unknown, notes: string[]): unknown {
   for (const [key, item] of Object.entries(value)) out[key] = plainValues(item, notes)
   return out
 }
+
+// `yaml` is loaded when a file needs it (see `yamlPackage`): most items are read without it.
+const isMap = (node: unknown): node is YAMLMap => yamlPackage().isMap(node)
+const isSeq = (node: unknown): node is YAMLSeq => yamlPackage().isSeq(node)
+const isScalar = (node: unknown): node is Scalar => yamlPackage().isScalar(node)
 
 const TOO_DEEP = `lists or mappings nested deeper than ${MAX_DEPTH} levels`
 
@@ -79,6 +84,7 @@ function duplicateKey(error: { code: string; pos: [number, number] }, text: stri
  * `protoRefused`), is an error at its line in `file`.
  */
 export function parseYamlDocument(text: string, file: string): unknown {
+  const { LineCounter, parseDocument, visit } = yamlPackage()
   const lineCounter = new LineCounter()
   const doc = parseDocument(text, { ...MERGE_OPTIONS, lineCounter })
   const error = doc.errors[0]
@@ -204,13 +210,46 @@ class ItemAnchors {
   }
 }
 
+/** A line that starts a key of the mapping above the record list: `name:`, `description: …`. */
+const HEAD_KEY = /^[A-Za-z_$][\w$.-]*:(?: |$)/
+/** A line of a head that holds nothing: blank, or a comment. */
+const EMPTY_LINE = /^[ \t]*(?:#.*)?$/
+
+/**
+ * The keys above a file's record list (its head), read without `yaml` where they are written as
+ * datasets write them: each key at the start of its line, the values under it indented, nothing
+ * the block reader leaves to `yaml`. The head is read as a list item: `- ` before its first key,
+ * its lines indented by two, which is the same mapping one level in. Undefined where `yaml` must
+ * judge (any other line at the start, anchors or aliases, a merge key, a key `yaml` names apart
+ * from its value, `__proto__`).
+ */
+export function plainHead(head: string): JsonObject | undefined {
+  if (head.includes('\r') || head.includes('<<')) return undefined
+  const lines = head.split('\n')
+  let first = 0
+  while (first < lines.length && EMPTY_LINE.test(lines[first]!)) first++
+  if (first === lines.length) return {}
+  if (!HEAD_KEY.test(lines[first]!)) return undefined
+  const item: string[] = []
+  for (let k = first; k < lines.length; k++) {
+    const line = lines[k]!
+    if (line !== '' && line[0] !== ' ' && line[0] !== '#' && !HEAD_KEY.test(line)) return undefined
+    item.push(line === '' ? '' : `${k === first ? '- ' : '  '}${line}`)
+  }
+  const read = readBlockItem(item.join('\n'))
+  if (!read || read.anchors || read.used || !isJsonObject(read.value)) return undefined
+  // A key read as null is named '' by a mapping's values and 'null' by the head's keys (see `keyOf`).
+  if (Object.hasOwn(read.value, '') || hasProtoKey(read.value)) return undefined
+  return read.value
+}
+
 /** `yaml`'s words for an alias it finds no anchor for, and the alias's name. */
 const UNRESOLVED = /Unresolved alias [^:]*: (.*)$/
 
 /** The anchors set on `node` and inside it, each left to `yaml`. */
 function anchorsIn(node: Node): Map<string, unknown> {
   const anchors = new Map<string, unknown>()
-  visit(node, {
+  yamlPackage().visit(node, {
     Node(_, inner) {
       if (inner.anchor) anchors.set(inner.anchor, LEFT_TO_YAML)
     },
@@ -427,7 +466,7 @@ function fieldLines(node: Node, source: string, prefixLength: number, prefixLine
 
 /** `SourceRecord.fieldLine` of a list item read without `yaml`, whose text (from file line `line`) `yaml` reads when asked. */
 function itemFieldLine(text: string, line: number, field: string): number | undefined {
-  const list = parseDocument(text, PARSE_OPTIONS).contents
+  const list = yamlPackage().parseDocument(text, PARSE_OPTIONS).contents
   return isSeq(list) ? fieldLines(list.items[0] as Node, text, 0, 0, line)(field) : undefined
 }
 
@@ -443,6 +482,7 @@ export async function* readYaml(source: ByteSource, options: ReadOptions): Async
    */
   const parse = (prefix: string, text: string, line: number, many = true, check = true) => {
     const source = prefix + text
+    const { LineCounter, parseDocument } = yamlPackage()
     const lineCounter = many ? new LineCounter() : undefined
     // Integers too long for a number are read as bigints, then kept as their digits (see plainValues).
     const long = LONG_DIGITS.test(source)
@@ -536,6 +576,7 @@ export async function* readYaml(source: ByteSource, options: ReadOptions): Async
     unscannedHash = false
     if (!comments || (comments.line !== undefined && comments.line < line) || !text.includes('#')) return
     let previous = ''
+    const { CST, Lexer } = yamlPackage()
     for (const token of new Lexer().lex(text)) {
       if (token[0] === '#' && previous !== CST.SCALAR) {
         comments.line = Math.min(line, comments.line ?? line)
@@ -680,6 +721,13 @@ export async function* readYaml(source: ByteSource, options: ReadOptions): Async
   /** Parses the header keys before the list; false when the whole document must be parsed instead. */
   const startList = (): boolean => {
     if (unscannedHash) lexComment(head, 1)
+    const plain = plainHead(head)
+    // Keys the whole-document parser must judge (the list key given twice, an earlier record list) leave the head to `yaml` too.
+    if (plain && !Object.entries(plain).some(([key, value]) => key === keyLine!.key || (recordKeys.includes(key) && Array.isArray(value)))) {
+      Object.assign(header, plain)
+      header[LIST_KEY] = keyLine!.key
+      return true
+    }
     const { doc, toJs, where } = parse('', head, 1)
     const contents = doc.contents
     const pairs: [string, unknown][] = []
@@ -697,6 +745,7 @@ export async function* readYaml(source: ByteSource, options: ReadOptions): Async
     header[LIST_KEY] = keyLine!.key
     // Anchors above the list, for its items (`defaults: &defaults`, then `<<: *defaults` in each).
     if (head.includes('&')) {
+      const { visit } = yamlPackage()
       const set = new Map<string, unknown>()
       visit(doc, {
         Node(_, node) {

@@ -6,7 +6,8 @@ import fc from 'fast-check'
 import * as jsyaml from 'js-yaml'
 import { isSeq, LineCounter, parseDocument, stringify } from 'yaml'
 import { LEFT_TO_YAML, readBlockItem } from '../../src/codecs/yaml-block.ts'
-import { yamlItem } from '../../src/codecs/yaml-emit.ts'
+import { yamlItem, yamlMapping } from '../../src/codecs/yaml-emit.ts'
+import { plainHead } from '../../src/codecs/yaml.ts'
 import { read } from '../../src/index.ts'
 import { evalcaseCase, SampleGenerator } from '../../bench/data.ts'
 import { SHARED_FIXTURES } from '../helpers/cli.ts'
@@ -145,6 +146,65 @@ function listItems(text: string): string[] {
   }
   return items
 }
+
+/**
+ * `yaml` is the judge of a head (the keys above the record list) too: one read without it must be
+ * a mapping `yaml` reads without an error, to the same keys and values. Returns whether it was read.
+ */
+function headHoldsToYaml(text: string): boolean {
+  const head = plainHead(text)
+  if (head === undefined) return false
+  const doc = parseDocument(text, { uniqueKeys: true, strict: true, prettyErrors: false, merge: true })
+  assert.deepEqual(doc.errors.map((e) => e.message), [], `read what yaml refuses: ${JSON.stringify(text)}`)
+  assert.deepStrictEqual(head, doc.toJS({ maxAliasCount: 1000 }) ?? {}, JSON.stringify(text))
+  return true
+}
+
+/** How the tools write the keys above a list: `yaml` in its styles, js-yaml, and this project's writer. */
+const headWriter = fc.oneof(
+  fc
+    .record({ lineWidth: fc.constantFrom(0, 20, 80), indent: fc.constantFrom(2, 4), indentSeq: fc.boolean(), defaultStringType: fc.constantFrom('PLAIN', 'QUOTE_DOUBLE', 'BLOCK_LITERAL', 'BLOCK_FOLDED'), collectionStyle: fc.constantFrom('any', 'block', 'flow') })
+    .map((options) => (v: object) => stringify(v, options as never)),
+  fc.record({ lineWidth: fc.constantFrom(-1, 20, 80), indent: fc.constantFrom(2, 4), flowLevel: fc.constantFrom(-1, 1), forceQuotes: fc.boolean() }).map((options) => (v: object) => jsyaml.dump(v, options as never)),
+  fc.constant((v: object) => yamlMapping(v as never) + '\n'),
+)
+const headKeys = fc.dictionary(fc.oneof(fc.stringMatching(/^[a-z_][a-z0-9_.-]{0,12}$/), fc.constantFrom('name', 'description', 'execution', 'null', 'true', 'tags', 'x y')), value, { minKeys: 1, maxKeys: 5, noNullPrototype: true })
+
+test('the keys above a record list are read without yaml as yaml reads them, or left to it', () => {
+  let readHere = 0
+  let runs = 0
+  fc.assert(
+    fc.property(headKeys, headWriter, edits, (keys, write, changes) => {
+      runs++
+      if (headHoldsToYaml(edit(write(keys), changes))) readHere++
+    }),
+    { numRuns: 3000 },
+  )
+  // Keys with spaces, keys read as null, flow mappings and quoted keys are left to yaml.
+  assert.ok(readHere > runs / 10, `read ${readHere} of ${runs}`)
+  // Heads made of pieces of YAML, right or wrong, at the start of lines and under them.
+  fc.assert(fc.property(fc.array(line, { maxLength: 8 }), (lines) => void headHoldsToYaml(lines.join('\n') + '\n')), { numRuns: 4000 })
+  // The heads datasets have, as the tools write them, are all read without yaml.
+  const samples = new SampleGenerator(11)
+  for (let i = 0; i < 200; i++) {
+    const c = evalcaseCase(samples.next()) as { id: string; input: unknown; metadata?: unknown }
+    const keys = { name: c.id, description: c.input, version: '1.0', execution: { target: 'llm' }, tags: ['demo', c.id], metadata: c.metadata ?? {} }
+    for (const write of [(v: object) => yamlMapping(v as never) + '\n', (v: object) => stringify(v), (v: object) => jsyaml.dump(v)]) {
+      assert.ok(headHoldsToYaml(write(keys)), `left to yaml:\n${write(keys)}`)
+    }
+  }
+})
+
+test('what the head reader reads, and what it leaves to yaml', () => {
+  assert.deepEqual(plainHead(''), {})
+  assert.deepEqual(plainHead('\n# a comment\n  \n'), {})
+  assert.deepEqual(plainHead('# title\nname: demo\n\n# the target\nexecution:\n  target: llm\ntags: [a, b]\nversion: "1.0"\n'), { name: 'demo', execution: { target: 'llm' }, tags: ['a', 'b'], version: '1.0' })
+  // A block whose lines start with `#` holds them as text.
+  assert.deepEqual(plainHead('description: |\n  # Heading\n  text\nnote: x\n'), { description: '# Heading\ntext\n', note: 'x' })
+  for (const declined of ['---\nname: a\n', '%YAML 1.2\n---\n', 'a: &x 1\nb: *x\n', '<<: {a: 1}\n', 'name: a\r\n', '"quoted": 1\n', 'null: 1\n', '__proto__: 1\n', 'a: {__proto__: 1}\n', 'a: "one\ntwo"\n', 'a: b\n\tc: d\n', 'x\n']) {
+    assert.equal(plainHead(declined), undefined, JSON.stringify(declined))
+  }
+})
 
 test('every item of the real AgentV YAML files is read without yaml', () => {
   const dir = join(SHARED_FIXTURES, 'evalcase')

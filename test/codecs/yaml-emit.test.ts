@@ -139,24 +139,34 @@ test('PyYAML, a YAML 1.1 reader, reads back every record as written', { skip: py
   for (const [i, r] of records.entries()) assert.deepEqual(back[i], r, `record ${i}: ${yamlItem(r, '')}`)
 })
 
-test('writing evalcase YAML loads the `yaml` package only when a value is handed to it', () => {
+test('writing and reading evalcase YAML load the `yaml` package only when a value or an item is handed to it', () => {
   // In a process of its own: this file loads `yaml` itself.
   const script = `
     import { createRequire } from 'node:module'
-    import { mkdtempSync } from 'node:fs'
+    import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs'
     import { tmpdir } from 'node:os'
     import { join } from 'node:path'
-    const { write } = await import(${JSON.stringify(new URL('../../src/index.ts', import.meta.url).href)})
+    const { read, write } = await import(${JSON.stringify(new URL('../../src/index.ts', import.meta.url).href)})
     const loaded = () => Object.keys(createRequire(import.meta.url).cache).some((path) => path.includes('/node_modules/yaml/'))
     const dir = mkdtempSync(join(tmpdir(), 'evalferry-yaml-load-'))
     const input = [{ role: 'user', content: 'How many?' }]
     await write([{ id: 'a', input, expected_output: '12 apples' }], join(dir, 'plain.yaml'), { to: 'evalcase' })
     const afterPlain = loaded()
+    // A file of cases as datasets write them is read without it too, the keys above its list included.
+    writeFileSync(join(dir, 'headed.yaml'), '# A dataset\\nname: demo\\nexecution:\\n  target: llm\\n' + readFileSync(join(dir, 'plain.yaml'), 'utf8'))
+    const cases = []
+    for await (const c of read(join(dir, 'headed.yaml'))) cases.push(c)
+    const afterRead = loaded()
     // Text YAML 1.1 may read as a number is told by the yaml package's own YAML 1.1 reading.
     await write([{ id: 'b', input, expected_output: '1_000' }], join(dir, 'suspect.yaml'), { to: 'evalcase' })
-    console.log(JSON.stringify({ afterPlain, afterSuspect: loaded() }))
+    console.log(JSON.stringify({ afterPlain, afterRead, cases, afterSuspect: loaded() }))
   `
   const run = spawnSync(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], { encoding: 'utf8', timeout: 60_000 })
   assert.equal(run.status, 0, run.stderr)
-  assert.deepEqual(JSON.parse(run.stdout), { afterPlain: false, afterSuspect: true })
+  const seen = JSON.parse(run.stdout) as { afterPlain: boolean; afterRead: boolean; afterSuspect: boolean; cases: { id: string; expected_output: unknown; extras?: Record<string, unknown> }[] }
+  assert.deepEqual({ afterPlain: seen.afterPlain, afterRead: seen.afterRead, afterSuspect: seen.afterSuspect }, { afterPlain: false, afterRead: false, afterSuspect: true })
+  assert.equal(seen.cases.length, 1)
+  assert.equal(seen.cases[0]!.id, 'a')
+  assert.equal(seen.cases[0]!.expected_output, '12 apples')
+  assert.deepEqual((seen.cases[0]!.extras?.evalcase as { $file?: unknown } | undefined)?.$file, { name: 'demo', execution: { target: 'llm' } })
 })
