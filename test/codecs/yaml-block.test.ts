@@ -219,6 +219,21 @@ test('every item of the real AgentV YAML files is read without yaml', () => {
   assert.ok(count >= 15, `${count} items`)
 })
 
+test('the keys above the record list of every real AgentV YAML file are read without yaml', () => {
+  const dir = join(SHARED_FIXTURES, 'evalcase')
+  let count = 0
+  for (const name of readdirSync(dir, { recursive: true }) as string[]) {
+    if (!/\.ya?ml$/.test(name)) continue
+    const text = readFileSync(join(dir, name), 'utf8')
+    const list = /^(?:evalcases|tests|cases):\s*$/m.exec(text)
+    if (!list) continue
+    const head = text.slice(0, list.index)
+    assert.ok(headHoldsToYaml(head), `${name}:\n${head}`)
+    if (Object.keys(plainHead(head)!).length) count++
+  }
+  assert.ok(count >= 5, `${count} files with keys above their list`)
+})
+
 test('files PyYAML wrote are read without yaml, but for an integer past what a number holds', () => {
   // Written by PyYAML 6.0.3 from eleven cases: yaml.dump({'evalcases': cases}), and again with
   // allow_unicode=True, sort_keys=False, width=60. Long text is folded over lines, plain and quoted.
