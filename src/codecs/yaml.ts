@@ -224,17 +224,19 @@ const EMPTY_LINE = /^[ \t]*(?:#.*)?$/
  * from its value, `__proto__`).
  */
 export function plainHead(head: string): JsonObject | undefined {
-  if (head.includes('\r') || head.includes('<<')) return undefined
+  if (head.search(LONE_CR) !== -1 || head.includes('<<')) return undefined
+  // Lines without their CR, where they end in CRLF; the item keeps it.
   const lines = head.split('\n')
+  const bare = lines.map((line) => (line.endsWith('\r') ? line.slice(0, -1) : line))
   let first = 0
-  while (first < lines.length && EMPTY_LINE.test(lines[first]!)) first++
+  while (first < lines.length && EMPTY_LINE.test(bare[first]!)) first++
   if (first === lines.length) return {}
-  if (!HEAD_KEY.test(lines[first]!)) return undefined
+  if (!HEAD_KEY.test(bare[first]!)) return undefined
   const item: string[] = []
   for (let k = first; k < lines.length; k++) {
-    const line = lines[k]!
+    const line = bare[k]!
     if (line !== '' && line[0] !== ' ' && line[0] !== '#' && !HEAD_KEY.test(line)) return undefined
-    item.push(line === '' ? '' : `${k === first ? '- ' : '  '}${line}`)
+    item.push(line === '' ? lines[k]! : `${k === first ? '- ' : '  '}${lines[k]}`)
   }
   const read = readBlockItem(item.join('\n'))
   if (!read || read.anchors || read.used || !isJsonObject(read.value)) return undefined
