@@ -1,12 +1,12 @@
 /**
  * YAML documents. Reading cuts a plain block list into its items and reads each alone, so only the
- * current record's text is held: with `readBlockItem` (yaml-block.ts) where the item is in the YAML
- * datasets are written in, else with the `yaml` package. Anchors set in one item and used in later
- * ones are kept for them (`ItemAnchors`). Lines end at an LF, a CRLF or a lone CR. Whatever the
- * cutter is not sure of (several documents, a `?` key or a line that starts with a tab above the
- * list or at the list's own indentation) is parsed whole by `yaml`, from the item where it began.
- * Positions are kept, so an error names the file's line. Writing emits one list item per record
- * (yaml-emit.ts).
+ * current record's text is held: with `readBlockItem` (yaml-block.ts) where the item (or the keys
+ * above the list, `plainHead`) is in the YAML datasets are written in, else with the `yaml`
+ * package, loaded only then. Anchors set in one item and used in later ones are kept for them
+ * (`ItemAnchors`). Lines end at an LF, a CRLF or a lone CR. Whatever the cutter is not sure of
+ * (several documents, a `?` key or a line that starts with a tab above the list or at the list's
+ * own indentation) is parsed whole by `yaml`, from the item where it began. Positions are kept, so
+ * an error names the file's line. Writing is yaml-emit.ts's.
  */
 import { StringDecoder } from 'node:string_decoder'
 import type { Document, Node, Scalar, YAMLMap, YAMLSeq } from 'yaml'
