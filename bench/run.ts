@@ -468,8 +468,9 @@ function newestSource(dir = ROOT): number {
 
 /**
  * Compiled JavaScript of the sources: `dist/` when it is newer than every source, else a private
- * build under `.bench/dist` (made when stale). Batches run it, as users do, since a worker thread
- * that loads TypeScript through tsx spends its start-up compiling; profiles get real line numbers.
+ * build under `.bench/dist` (made when stale). Every row runs it, as users do (see `evalferry`); a
+ * worker thread that loaded TypeScript through tsx would also spend its start-up compiling, and
+ * profiles get real line numbers.
  */
 let compiling: Promise<string> | undefined
 function compiled(): Promise<string> {
