@@ -143,7 +143,7 @@ test('writing and reading evalcase YAML load the `yaml` package only when a valu
   // In a process of its own: this file loads `yaml` itself.
   const script = `
     import { createRequire } from 'node:module'
-    import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs'
+    import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
     import { tmpdir } from 'node:os'
     import { join } from 'node:path'
     const { read, write } = await import(${JSON.stringify(new URL('../../src/index.ts', import.meta.url).href)})
@@ -160,6 +160,7 @@ test('writing and reading evalcase YAML load the `yaml` package only when a valu
     // Text YAML 1.1 may read as a number is told by the yaml package's own YAML 1.1 reading.
     await write([{ id: 'b', input, expected_output: '1_000' }], join(dir, 'suspect.yaml'), { to: 'evalcase' })
     console.log(JSON.stringify({ afterPlain, afterRead, cases, afterSuspect: loaded() }))
+    rmSync(dir, { recursive: true, force: true })
   `
   const run = spawnSync(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], { encoding: 'utf8', timeout: 60_000 })
   assert.equal(run.status, 0, run.stderr)
