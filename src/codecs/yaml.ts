@@ -14,7 +14,7 @@ import { LEFT_TO_YAML, readBlockItem } from './yaml-block.ts'
 import { MAX_DEPTH, yamlPackage } from './yaml-emit.ts'
 import { DataError, type Location } from '../errors.ts'
 import { bigintToJson, keptWarning } from './json.ts'
-import { isJsonObject, type JsonObject } from '../model.ts'
+import { hasKeys, isJsonObject, type JsonObject } from '../model.ts'
 import { countNewlines, depthOver, fieldPath, hasProtoKey, LIST_KEY, MAX_RECORD_CHARS, PendingLine, protoRefused, type ByteSource, type ReadOptions, type SourceRecord } from './types.ts'
 
 /** Text that may hold an integer past what a number holds exactly. */
@@ -84,6 +84,9 @@ function duplicateKey(error: { code: string; pos: [number, number] }, text: stri
  * `protoRefused`), is an error at its line in `file`.
  */
 export function parseYamlDocument(text: string, file: string): unknown {
+  // Keys as datasets write them (a sidecar's description and execution) are read without `yaml`.
+  const plain = plainHead(text)
+  if (plain !== undefined && hasKeys(plain)) return plain
   const { LineCounter, parseDocument, visit } = yamlPackage()
   const lineCounter = new LineCounter()
   const doc = parseDocument(text, { ...MERGE_OPTIONS, lineCounter })

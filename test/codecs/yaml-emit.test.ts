@@ -157,17 +157,27 @@ test('writing and reading evalcase YAML load the `yaml` package only when a valu
     const cases = []
     for await (const c of read(join(dir, 'headed.yaml'))) cases.push(c)
     const afterRead = loaded()
+    // And the JSON Lines form, its file keys in a YAML sidecar beside it.
+    writeFileSync(join(dir, 'lines.jsonl'), JSON.stringify({ id: 'c', input: 'Why?', expected_output: 'Because.' }) + '\\n')
+    writeFileSync(join(dir, 'lines.yaml'), 'description: Lines\\nexecution:\\n  target: llm\\n')
+    for await (const c of read(join(dir, 'lines.jsonl'), { from: 'evalcase' })) cases.push(c)
+    const afterSidecar = loaded()
     // Text YAML 1.1 may read as a number is told by the yaml package's own YAML 1.1 reading.
     await write([{ id: 'b', input, expected_output: '1_000' }], join(dir, 'suspect.yaml'), { to: 'evalcase' })
-    console.log(JSON.stringify({ afterPlain, afterRead, cases, afterSuspect: loaded() }))
+    console.log(JSON.stringify({ afterPlain, afterRead, afterSidecar, cases, afterSuspect: loaded() }))
     rmSync(dir, { recursive: true, force: true })
   `
   const run = spawnSync(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], { encoding: 'utf8', timeout: 60_000 })
   assert.equal(run.status, 0, run.stderr)
-  const seen = JSON.parse(run.stdout) as { afterPlain: boolean; afterRead: boolean; afterSuspect: boolean; cases: { id: string; expected_output: unknown; extras?: Record<string, unknown> }[] }
-  assert.deepEqual({ afterPlain: seen.afterPlain, afterRead: seen.afterRead, afterSuspect: seen.afterSuspect }, { afterPlain: false, afterRead: false, afterSuspect: true })
-  assert.equal(seen.cases.length, 1)
-  assert.equal(seen.cases[0]!.id, 'a')
-  assert.equal(seen.cases[0]!.expected_output, '12 apples')
-  assert.deepEqual((seen.cases[0]!.extras?.evalcase as { $file?: unknown } | undefined)?.$file, { name: 'demo', execution: { target: 'llm' } })
+  const seen = JSON.parse(run.stdout) as { afterPlain: boolean; afterRead: boolean; afterSidecar: boolean; afterSuspect: boolean; cases: { id: string; expected_output: unknown; extras?: Record<string, unknown> }[] }
+  const { cases, ...loads } = seen
+  assert.deepEqual(loads, { afterPlain: false, afterRead: false, afterSidecar: false, afterSuspect: true })
+  assert.deepEqual(
+    cases.map((c) => c.id),
+    ['a', 'c'],
+  )
+  assert.equal(cases[0]!.expected_output, '12 apples')
+  const fileKeys = (c: (typeof cases)[number]) => (c.extras?.evalcase as { $file?: unknown } | undefined)?.$file
+  assert.deepEqual(fileKeys(cases[0]!), { name: 'demo', execution: { target: 'llm' } })
+  assert.deepEqual(fileKeys(cases[1]!), { description: 'Lines', execution: { target: 'llm' } })
 })
