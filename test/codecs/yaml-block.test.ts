@@ -218,19 +218,22 @@ test('every item of the real AgentV YAML files is read without yaml', () => {
   assert.ok(count >= 15, `${count} items`)
 })
 
-test('the keys above the record list of every real AgentV YAML file are read without yaml', () => {
+test('the keys above the record list of every real AgentV YAML file, and its sidecars, are read without yaml', () => {
   const dir = join(SHARED_FIXTURES, 'evalcase')
-  let count = 0
+  let heads = 0
+  let sidecars = 0
   for (const name of readdirSync(dir, { recursive: true }) as string[]) {
     if (!/\.ya?ml$/.test(name)) continue
     const text = readFileSync(join(dir, name), 'utf8')
     const list = /^(?:evalcases|tests|cases):\s*$/m.exec(text)
-    if (!list) continue
-    const head = text.slice(0, list.index)
+    // A file that is a list of cases has no keys above it.
+    if (!list && /^-( |$)/m.test(text)) continue
+    const head = list ? text.slice(0, list.index) : text
     assert.ok(headHoldsToYaml(head), `${name}:\n${head}`)
-    if (Object.keys(plainHead(head)!).length) count++
+    if (!list) sidecars++
+    else if (Object.keys(plainHead(head)!).length) heads++
   }
-  assert.ok(count >= 5, `${count} files with keys above their list`)
+  assert.ok(heads >= 5 && sidecars >= 1, `${heads} files with keys above their list, ${sidecars} sidecars`)
 })
 
 test('files PyYAML wrote are read without yaml, but for an integer past what a number holds', () => {
