@@ -53,8 +53,9 @@
  * - shard             the memory row's CSV as `--shard 1/4` … `4/4` one after another, against the
  *                     whole file in one thread; the ratio is of times.
  * - startup           the command line converting the bundled three-case example to DeepEval JSON
- *                     Lines, and to evalcase YAML, against Node.js starting and exiting with nothing
- *                     to do; the ratio is of times, evalferry's own milliseconds beside it.
+ *                     Lines, and to evalcase YAML, and those cases from evalcase YAML to DeepEval JSON
+ *                     Lines, against Node.js starting and exiting with nothing to do; the ratio is of
+ *                     times, evalferry's own milliseconds beside it.
  * Conversion rows also give what evalferry allocates on V8's heap per input byte, and that over the
  * least conversion's (`… → JSONL`, or the parser alone where a row has none), measured once after
  * the timings by V8's sampling heap profiler, collected objects included: unlike a time, it does not
@@ -565,17 +566,25 @@ async function startupRow(runs: number): Promise<Row> {
     await runProcess(args)
     return 3
   }
-  const convertTo = (output: string, to: string) => timed([cli, 'convert', example, '--to', to, '-o', join(outDir, output), '--quiet'])
+  const convertTo = (output: string, to: string, input = example) => timed([cli, 'convert', input, '--to', to, '-o', join(outDir, output), '--quiet'])
+  // The same cases as an AgentV user keeps them, read back from evalcase YAML.
+  const yamlInput = join(outDir, 'input.yaml')
+  await runProcess([cli, 'convert', example, '--to', 'evalcase', '-o', yamlInput, '--quiet'])
   // Start-up varies from run to run more than a conversion does: at least five rounds.
-  const [bare, jsonl, yaml] = (await race(Math.max(runs, 5), [timed(['-e', '0']), convertTo('goldens.jsonl', 'deepeval'), convertTo('goldens.yaml', 'evalcase')])) as [Timing, Timing, Timing]
+  const [bare, jsonl, yaml, fromYaml] = (await race(Math.max(runs, 5), [
+    timed(['-e', '0']),
+    convertTo('goldens.jsonl', 'deepeval'),
+    convertTo('goldens.yaml', 'evalcase'),
+    convertTo('from-yaml.jsonl', 'deepeval', yamlInput),
+  ])) as [Timing, Timing, Timing, Timing]
   await rm(outDir, { recursive: true, force: true })
   const ms = (t: Timing) => `${fixed(t.seconds * 1000, 0)} ms`
   const own = (t: Timing) => `${fixed((t.seconds - bare.seconds) * 1000, 0)} ms`
   return {
     id: 'startup',
-    title: 'start-up: 3 cases → DeepEval JSONL, → evalcase YAML',
-    ratio: `${fixed(jsonl.seconds / bare.seconds)} × node's start (JSONL), ${fixed(yaml.seconds / bare.seconds)} × (YAML); times`,
-    evalferry: `JSONL ${ms(jsonl)} (${own(jsonl)} its own), YAML ${ms(yaml)} (${own(yaml)} its own)`,
+    title: 'start-up: 3 cases → DeepEval JSONL, → evalcase YAML, from evalcase YAML',
+    ratio: `${fixed(jsonl.seconds / bare.seconds)} × node's start (JSONL), ${fixed(yaml.seconds / bare.seconds)} × (to YAML), ${fixed(fromYaml.seconds / bare.seconds)} × (from YAML); times`,
+    evalferry: `JSONL ${ms(jsonl)} (${own(jsonl)} its own), to YAML ${ms(yaml)} (${own(yaml)} its own), from YAML ${ms(fromYaml)} (${own(fromYaml)} its own)`,
     baseline: `node -e 0: ${ms(bare)}`,
   }
 }
