@@ -726,9 +726,11 @@ export async function* readYaml(source: ByteSource, options: ReadOptions): Async
   /** Parses the header keys before the list; false when the whole document must be parsed instead. */
   const startList = (): boolean => {
     if (unscannedHash) lexComment(head, 1)
+    // The list key given twice, or an earlier record list, is for the whole-document parser to judge.
+    const wholeDocumentKey = (key: string, isList: boolean): boolean => key === keyLine!.key || (recordKeys.includes(key) && isList)
     const plain = plainHead(head)
-    // Keys the whole-document parser must judge (the list key given twice, an earlier record list) leave the head to `yaml` too.
-    if (plain && !Object.entries(plain).some(([key, value]) => key === keyLine!.key || (recordKeys.includes(key) && Array.isArray(value)))) {
+    if (plain) {
+      if (Object.entries(plain).some(([key, value]) => wholeDocumentKey(key, Array.isArray(value)))) return false
       Object.assign(header, plain)
       header[LIST_KEY] = keyLine!.key
       return true
@@ -741,8 +743,7 @@ export async function* readYaml(source: ByteSource, options: ReadOptions): Async
       if (!isMap(contents)) return false
       for (const pair of contents.items) {
         const key = keyOf(pair.key)
-        // The list key given twice, or an earlier record list, is for the whole-document parser to judge.
-        if (key === keyLine!.key || (recordKeys.includes(key) && isSeq(pair.value))) return false
+        if (wholeDocumentKey(key, isSeq(pair.value))) return false
         pairs.push([key, headerValue(key, pair.value as Node, toJs, where)])
       }
     }

@@ -481,6 +481,7 @@ test('YAML: a second list of cases in one file is an error at its key, however t
     ['after an item read by `yaml` (a tag)', 'tests:\n  - id: a\n    input: !t x\neval_cases:\n  - id: b\n', 4, 'eval_cases', 'tests'],
     ['in a file parsed whole (a directive)', '%YAML 1.2\n---\ntests:\n  - id: a\nevalcases:\n  - id: b\n', 5, 'evalcases', 'tests'],
     ['a header key between the two', 'description: d\nevalcases:\n  - id: a\nexecution: {}\ntests: []\n', 5, 'tests', 'evalcases'],
+    ['a list in flow form above the list', 'name: n\ntests: [{id: a}]\nevalcases:\n  - id: b\n', 3, 'evalcases', 'tests'],
   ] as const) {
     for (const size of [1, 7, 4096]) {
       const read: unknown[] = []
