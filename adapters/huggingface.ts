@@ -394,7 +394,8 @@ function decode(record: unknown, ctx: DecodeContext): EvalCase | EvalCase[] {
     for (const [k, v] of Object.entries(row)) typed[k] = fromFeature(v, features[k])
     row = typed
   }
-  const columns = features ? Object.keys(features) : ctx.columns?.length ? ctx.columns : Object.keys(row)
+  // The file's own order: a JavaScript object lists keys such as "1" first, wherever the file has them.
+  const columns = features ? ((ctx.state.featureColumns as string[] | undefined) ??= inFileOrder(Object.keys(features), ctx.columns)) : ctx.columns?.length ? ctx.columns : Object.keys(row)
   // A viewer row's `row_idx` becomes a column of the table (below), the last of the header.
   rememberHeader(ctx, rowIdx !== undefined && !columns.includes('row_idx') ? [...columns, 'row_idx'] : columns)
   const decoded = mapRow(row, ctx.map, readRowOptions(options, columns, ctx.container === 'csv' || ctx.container === 'parquet'))
@@ -404,6 +405,15 @@ function decode(record: unknown, ctx: DecodeContext): EvalCase | EvalCase[] {
     decoded.metadata = { ...decoded.metadata, row_idx: rowIdx }
   }
   return decoded
+}
+
+/** `names` in the order of `order` (a file's columns), those it lacks after them. */
+function inFileOrder(names: string[], order: readonly string[] | undefined): string[] {
+  if (!order?.length) return names
+  const named = new Set(names)
+  const ordered = order.filter((c) => named.has(c))
+  const placed = new Set(ordered)
+  return [...ordered, ...names.filter((n) => !placed.has(n))]
 }
 
 function encode(original: EvalCase, ctx: EncodeContext): JsonObject {

@@ -437,6 +437,17 @@ test('JSON Lines rows with keys the first row lacks keep them as columns through
   }
 })
 
+test('a Parquet column named like a number ("1") keeps its place among the columns: no header carried for it', async () => {
+  // A JavaScript object lists such keys first, wherever they were put; the file's own order is the one read.
+  const cases: EvalCase[] = [{ input: [{ role: 'user', content: 'q' }], expected_output: [{ role: 'assistant', content: 'a' }], metadata: { '1': 'one', topic: 'x' } }]
+  const parquet = join(work, 'numbered.parquet')
+  await write(cases, parquet, { to: 'hf' })
+  const back = await collect(parquet)
+  assert.deepEqual(back, cases)
+  const table = tableFromIPC(readParquet(readFileSync(parquet)).intoIPCStream())
+  assert.deepEqual(table.schema.fields.map((f) => f.name), ['input', 'expected_output', '1', 'topic'])
+})
+
 test('an hf CSV cell that pandas reads as missing (the `datasets` CSV reader) is warned of once, by column; the text is kept', async () => {
   const source = join(work, 'missing-like.jsonl')
   writeFileSync(source, '{"question": "Is it known?", "answer": "N/A"}\n{"question": "null", "answer": "nan and more"}\n')
