@@ -15,8 +15,8 @@
  * - `$keys`: the keys as the record wrote them, in order (absent vs null, camelCase, aliases);
  * - `$form`: a list written joined with `|` where the container holds lists, or the other way
  *   round; `turns: 'text'` for turns written as a JSON string;
- * - `$text`: the exact JSON text of a cell (CSV) or string (turns) whose value re-serialised
- *   differently (other spacing, escaped non-ASCII); used again while the value is unchanged;
+ * - `$text`: the exact text of a cell (CSV) or string (turns) whose value re-serialised
+ *   differently (other spacing, escaped non-ASCII, a Python literal); used again while the value is unchanged;
  * - `$image`: older `MLLMImage` objects by position, used again while the URL is unchanged;
  * - `$columns`: on the first case of a CSV file, its columns when they are not save_as's.
  *
@@ -27,6 +27,7 @@
 import { extrasOf, fieldChecks, under, warnPandasMissing } from './fields.ts'
 import { deepEqual } from '../src/carry.ts'
 import { parseExact, stringifyJson } from '../src/codecs/json.ts'
+import { parsePythonLiteral } from '../src/codecs/python-literal.ts'
 import { fieldError } from '../src/errors.ts'
 import {
   CARRY_KEY,
@@ -292,16 +293,38 @@ function expectStrings(value: JsonValue, field: string): string[] {
   return expectList(value, field).map((item, i) => expectString(item, `${field}[${i}]`))
 }
 
-/** JSON text of a CSV cell (or old turns string); remembered when it re-serialises differently. */
+/** The text of a CSV cell (or old turns string) as its value; the text is remembered when it re-serialises differently. */
 function parseText(text: string, name: string, key: string, extras: JsonObject): JsonValue {
   let value: JsonValue
   try {
-    value = parseExact(text).value as JsonValue
+    value = readText(text, name)
   } catch (error) {
-    throw fieldError(key, `expected JSON text: ${(error as Error).message}`)
+    throw fieldError(key, (error as Error).message)
   }
   if (pythonJson(value) !== text) mark(extras, TEXT, name, text)
   return value
+}
+
+/**
+ * Columns DeepEval's CSV loader reads as JSON or, where that fails, as a Python literal
+ * (`ast.literal_eval`): a cell pandas wrote from a dict (`{'topic': 'billing', 'ok': True}`).
+ */
+const LITERAL_COLUMNS = new Set(['additional_metadata', 'custom_column_key_values'])
+
+/** The value of a cell's or string's text, as DeepEval reads that field; an error says why not. */
+function readText(text: string, name: string): JsonValue {
+  try {
+    return parseExact(text).value as JsonValue
+  } catch (error) {
+    if (!LITERAL_COLUMNS.has(name)) throw new Error(`expected JSON text: ${(error as Error).message}`)
+    try {
+      return parsePythonLiteral(text)
+    } catch (literalError) {
+      // The likelier of the two readings names the fault: Python's where the text has its quotes or names.
+      const python = /'|\b(?:True|False|None)\b/.test(text)
+      throw new Error(python ? `expected a Python literal (as DeepEval reads this column when it is not JSON): ${(literalError as Error).message}` : `expected JSON text: ${(error as Error).message}`)
+    }
+  }
 }
 
 function pythonJson(value: JsonValue): string {
@@ -670,14 +693,14 @@ function writeStructured(w: Writer, name: string, value: JsonValue | undefined):
   const asText = w.container === 'csv' || (name === 'turns' && objectOf(w.extras[FORM]).turns === 'text')
   if (!asText) return value
   const remembered = objectOf(w.extras[TEXT])[name]
-  if (typeof remembered === 'string' && sameJson(remembered, value)) return remembered
+  if (typeof remembered === 'string' && readsAs(remembered, name, value)) return remembered
   return pythonJson(value)
 }
 
 /** Whether `text` reads as `value`, read as `parseText` reads it (an integer past 2^53 as its digits). */
-function sameJson(text: string, value: JsonValue): boolean {
+function readsAs(text: string, name: string, value: JsonValue): boolean {
   try {
-    return deepEqual(parseExact(text).value, value)
+    return deepEqual(readText(text, name), value)
   } catch {
     return false
   }

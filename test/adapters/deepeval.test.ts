@@ -328,6 +328,29 @@ test('CSV cells stay text: NA, null and None are strings; numbers keep their spe
   assert.deepEqual(k2?.extras?.deepeval?.$text, { completion_time: '2.0' })
 })
 
+test('a CSV pandas wrote from dicts reads as DeepEval reads it: metadata cells as Python literals, written back as they were', async () => {
+  // pandas' `to_csv` of a DataFrame whose metadata column holds dicts (test/fixtures/deepeval/pandas_to_csv.csv).
+  const source = OWN + 'pandas_to_csv.csv'
+  const cases = await readAll(source)
+  assert.deepEqual(
+    cases.map((c) => c.metadata),
+    [
+      { topic: 'billing', reviewed: true, score: 0.75, reviewer: null, tags: ['a', 'b'], pair: [1, 2], small: 1e-7 },
+      { note: 'line one\nline two\ttab', unicode: 'café ☕ 日本', both: `it's "x"`, esc: '\\ backslash', ctrl: '\x07\u2028' },
+      { '1': 'one', big: '12345678901234567890', neg: -5, float: 2, nested: { deep: [{ x: false }] } },
+      { n: 1, ok: true },
+      undefined,
+    ],
+  )
+  assert.deepEqual(cases[0]?.extras?.deepeval?.custom_column_key_values, { team: "support's", quote: 'say "hi"' })
+  // Through DeepEval JSON Lines and back to CSV: every cell as pandas wrote it.
+  const lines = join(out, 'pandas.jsonl')
+  const back = join(out, 'pandas-back.csv')
+  await convert({ input: source, output: lines, to: 'deepeval' })
+  await convert({ input: lines, output: back, to: 'deepeval' })
+  assert.deepEqual(await records(readFileSync(back, 'utf8'), 'csv'), await records(readFileSync(source, 'utf8'), 'csv'))
+})
+
 test('CSV cells pandas reads as missing (N/A, None, NULL) are written as they are and warned of, per column; JSON is not', async () => {
   const cases: EvalCase[] = [
     { input: [{ role: 'user', content: 'Is it known?' }], expected_output: [{ role: 'assistant', content: 'N/A' }], actual_output: 'None' },
