@@ -1,0 +1,105 @@
+/**
+ * pandas is the CSV reader of DeepEval (`add_goldens_from_csv_file`) and of `datasets`: the CSV
+ * evalferry writes must read there cell for cell as evalferry reads it back, and each cell pandas
+ * reads as missing must have been warned of.
+ */
+import { test } from 'node:test'
+import assert from 'node:assert/strict'
+import { spawnSync } from 'node:child_process'
+import { rmSync } from 'node:fs'
+import { join } from 'node:path'
+import fc from 'fast-check'
+import type { FormatName } from '../adapters/types.ts'
+import { readRecords } from '../src/codecs/index.ts'
+import type { EvalCase } from '../src/model.ts'
+import { write } from '../src/pipeline.ts'
+import { newReport } from '../src/report.ts'
+import { tempDir } from './helpers/temp.ts'
+
+/** A Python with pandas (`.ci/run` installs Debian's python3-pandas). */
+const python = ['python3', '/usr/bin/python3'].find((p) => spawnSync(p, ['-c', 'import pandas'], { stdio: 'ignore' }).status === 0)
+
+const work = tempDir('evalferry-pandas-')
+process.on('exit', () => rmSync(work, { recursive: true, force: true }))
+
+/** Each file read twice: every cell as text (`dtype=str, keep_default_na=False`), and as DeepEval reads it (missing values as None). */
+const READ = `
+import json, sys, pandas as pd
+out = []
+for path in json.load(sys.stdin):
+    text = pd.read_csv(path, dtype=str, keep_default_na=False)
+    # pandas 2 reads "None" as missing too (Debian's pandas is 1.5).
+    deepeval = pd.read_csv(path, na_values=['None'] if int(pd.__version__.split('.')[0]) < 2 else None)
+    deepeval = deepeval.astype(object).where(pd.notna(deepeval), None)
+    missing = [[i, c] for i, row in enumerate(deepeval.to_dict('records')) for c, v in row.items() if v is None]
+    out.append({'columns': list(text.columns), 'rows': text.values.tolist(), 'missing': missing})
+sys.stdout.write(json.dumps(out, ensure_ascii=True))
+`
+
+// Text of the kinds a dataset holds and CSV must quote or pandas may read otherwise.
+const PIECES = ['a', 'b ', ' ', ',', '"', "'", '\n', '\r', '\r\n', '\t', 'é', '😀', '\uFEFF', '#', '|', ';', '\\', '007', '1e5', '-', 'NA', 'None']
+const text = fc.oneof(
+  { weight: 4, arbitrary: fc.array(fc.constantFrom(...PIECES), { minLength: 1, maxLength: 6 }).map((p) => p.join('')) },
+  { weight: 1, arbitrary: fc.constantFrom('', ' ', 'NA', 'N/A', 'None', 'null', 'nan', 'NULL', '#N/A', '"', '\n', '""', 'x') },
+)
+const aCase = fc.record(
+  {
+    input: text,
+    expected: fc.option(text, { nil: undefined }),
+    context: fc.option(fc.array(text.filter((t) => t !== '' && !t.includes('|')), { minLength: 1, maxLength: 3 }), { nil: undefined }),
+    notes: fc.option(text, { nil: undefined }),
+  },
+  { requiredKeys: ['input'] },
+)
+
+function toCase(r: { input: string; expected?: string; context?: string[]; notes?: string }): EvalCase {
+  const c: EvalCase = { input: [{ role: 'user', content: r.input }] }
+  if (r.expected !== undefined) c.expected_output = [{ role: 'assistant', content: r.expected }]
+  if (r.context) c.context = r.context
+  if (r.notes !== undefined) c.metadata = { notes: r.notes }
+  return c
+}
+
+/** The cells of a CSV file as evalferry's reader gives them, by column. */
+async function cellsOf(path: string): Promise<{ columns: string[]; rows: Record<string, unknown>[] }> {
+  const columns: string[] = []
+  const rows: Record<string, unknown>[] = []
+  for await (const r of readRecords('csv', path, { file: path, recordKeys: [], header: {}, columns })) rows.push(r.value as Record<string, unknown>)
+  return { columns, rows }
+}
+
+test('pandas reads every cell of the CSV evalferry writes as evalferry reads it, and each cell it reads as missing was warned of', { skip: python ? false : 'needs python3 with pandas (Debian python3-pandas)' }, async () => {
+  const formats: FormatName[] = ['deepeval', 'hf', 'csv', 'langsmith']
+  // DeepEval's and datasets' CSV readers are pandas: those writers warn of the cells it reads as missing.
+  const warnsMissing = new Set<FormatName>(['deepeval', 'hf'])
+  const files: { path: string; format: FormatName; warned: Set<string> }[] = []
+  for (let seed = 1; seed <= 40; seed++) {
+    const cases = fc.sample(aCase, { seed, numRuns: 25 }).map(toCase)
+    for (const format of formats) {
+      const path = join(work, `${format}-${seed}.csv`)
+      const report = newReport(format, format, [], path)
+      await write(cases, path, { to: format, report })
+      const warned = new Set(report.warnings.filter((w) => /read by pandas .* as a missing value/.test(w.message)).map((w) => `${w.location?.record}:${w.location?.field}`))
+      files.push({ path, format, warned })
+    }
+  }
+  const run = spawnSync(python!, ['-c', READ], { input: JSON.stringify(files.map((f) => f.path)), encoding: 'utf8', maxBuffer: 1 << 28 })
+  assert.equal(run.status, 0, run.stderr)
+  const read = JSON.parse(run.stdout) as { columns: string[]; rows: string[][]; missing: [number, string][] }[]
+  let cells = 0
+  let missingText = 0
+  for (const [i, file] of files.entries()) {
+    const ours = await cellsOf(file.path)
+    const theirs = read[i]!
+    assert.deepEqual(theirs.columns, ours.columns, file.path)
+    const rows = theirs.rows.map((row) => Object.fromEntries(row.map((cell, k) => [theirs.columns[k]!, cell])))
+    assert.deepEqual(rows, ours.rows, file.path)
+    cells += rows.length * theirs.columns.length
+    if (!warnsMissing.has(file.format)) continue
+    // A cell pandas reads as missing: empty (a field the case lacks), or text it takes for a missing value, which was warned of.
+    const missing = new Set(theirs.missing.filter(([row, column]) => ours.rows[row]![column] !== '').map(([row, column]) => `${row}:${column}`))
+    assert.deepEqual([...missing].sort(), [...file.warned].sort(), file.path)
+    missingText += missing.size
+  }
+  assert.ok(cells > 10_000 && missingText > 100, `${cells} cells, ${missingText} read as missing`)
+})
