@@ -14,6 +14,7 @@
 import type { FieldMapping, RowMapper } from '../adapters/types.ts'
 import { deepEqual, isCarry } from './carry.ts'
 import { isCompactJson, parseExact, stringifyJson } from './codecs/json.ts'
+import { parsePythonLiteral } from './codecs/python-literal.ts'
 import { UsageError, fieldError } from './errors.ts'
 import { CARRY_KEY, isJsonObject, isMessageList, own, singleText, type EvalCase, type JsonObject, type JsonValue, type Message } from './model.ts'
 
@@ -250,15 +251,29 @@ function isAbsent(value: JsonValue | undefined, options: RowOptions): boolean {
   return value === undefined || value === null || (options.text === true && value === '')
 }
 
-function parseJsonArray(text: string): JsonValue[] | undefined {
+/**
+ * The list a cell's text is: a JSON array, or a Python list as pandas' `to_csv` writes one
+ * (`['a', "it's"]`, what RAG datasets built in pandas hold). Numpy's array text (`['a' 'b']`), which
+ * Python would read as one string, is not a list. Undefined for any other text.
+ */
+function parseListCell(text: string): JsonValue[] | undefined {
   if (!text.startsWith('[')) return undefined
+  let parsed: unknown
   try {
-    const parsed: unknown = JSON.parse(text)
-    return Array.isArray(parsed) ? (parsed as JsonValue[]) : undefined
+    parsed = JSON.parse(text)
   } catch {
-    return undefined
+    try {
+      parsed = parsePythonLiteral(text, { joinStrings: false })
+    } catch {
+      return undefined
+    }
+    if (Array.isArray(parsed)) fromPython.add(parsed)
   }
+  return Array.isArray(parsed) ? (parsed as JsonValue[]) : undefined
 }
+
+/** Lists read from a Python list's text, whose cell `givesBack` cannot tell from the JSON text's length. */
+const fromPython = new WeakSet<object>()
 
 function isStringList(value: unknown): value is string[] {
   return Array.isArray(value) && value.every((v) => typeof v === 'string')
@@ -308,7 +323,7 @@ function cellToField(field: MappedField, value: JsonValue, options: RowOptions):
     case 'split': {
       if (isStringList(value)) return value
       if (typeof value !== 'string') return undefined
-      const list = options.text ? parseJsonArray(value) : undefined
+      const list = options.text ? parseListCell(value) : undefined
       if (list) return isStringList(list) ? list : undefined
       return kind === 'split' ? value : [value]
     }
@@ -319,7 +334,7 @@ function cellToField(field: MappedField, value: JsonValue, options: RowOptions):
       if (typeof value === 'string') return [{ role: 'assistant', content: value }]
       return chatMessages(value) ?? value
     case 'messages': {
-      const list = typeof value === 'string' && options.text ? parseJsonArray(value) : value
+      const list = typeof value === 'string' && options.text ? parseListCell(value) : value
       return chatMessages(list)
     }
   }
@@ -360,7 +375,7 @@ function fieldToCell(field: MappedField, value: unknown, options: RowOptions): J
 function givesBack(field: MappedField, canonical: unknown, value: JsonValue, options: RowOptions): boolean {
   const kind = FIELD_KINDS[field]
   // A list read from its JSON text (not a text taken as a one-item list) is told without writing that text again.
-  if ((kind === 'list' || kind === 'split') && options.text && typeof value === 'string' && isStringList(canonical) && canonical[0] !== value) {
+  if ((kind === 'list' || kind === 'split') && options.text && typeof value === 'string' && isStringList(canonical) && canonical[0] !== value && !fromPython.has(canonical)) {
     // A list of one plain text is written as that text.
     const asText = kind === 'list' && canonical.length === 1 && canonical[0] !== '' && !canonical[0]!.startsWith('[')
     const same = asText ? false : isCompactJson(value, canonical)

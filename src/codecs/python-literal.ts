@@ -28,9 +28,13 @@ interface PyNumber {
   integer: boolean
 }
 
-/** A Python literal's value, or an error whose message names what is wrong and at which character. */
-export function parsePythonLiteral(source: string): Value {
-  return new LiteralReader(source).read()
+/**
+ * A Python literal's value, or an error whose message names what is wrong and at which character.
+ * `joinStrings: false` refuses strings side by side (`['a' 'b']`), which Python joins into one but
+ * numpy writes for an array of two.
+ */
+export function parsePythonLiteral(source: string, options: { joinStrings?: boolean } = {}): Value {
+  return new LiteralReader(source, options.joinStrings ?? true).read()
 }
 
 class LiteralReader {
@@ -38,7 +42,10 @@ class LiteralReader {
   private at = 0
   private depth = 0
 
-  constructor(source: string) {
+  constructor(
+    source: string,
+    private readonly joinStrings: boolean,
+  ) {
     // Python reads its source with universal newlines; `literal_eval` strips leading spaces and tabs.
     this.text = source.replace(/\r\n?/g, '\n').replace(/^[ \t]+/, '')
   }
@@ -307,6 +314,7 @@ class LiteralReader {
       if (c === "'" || c === '"') prefix = ''
       else if (name !== undefined && PREFIX.test(name) && /['"]/.test(this.text[this.at + name.length] ?? '')) prefix = name
       else return text
+      if (!this.joinStrings) this.fail('strings side by side, as numpy writes an array, where a list has commas')
     }
   }
 

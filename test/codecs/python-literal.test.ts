@@ -103,6 +103,12 @@ test('what literal_eval refuses, or what JSON cannot hold, is refused with its p
   assert.equal(JSON.stringify(parsePythonLiteral('['.repeat(200) + ']'.repeat(200))), '['.repeat(200) + ']'.repeat(200))
 })
 
+test("strings side by side are joined, as Python joins them, or refused where numpy's array text is no list", () => {
+  assert.deepEqual(parsePythonLiteral("['a' 'b', 'c']"), ['ab', 'c'])
+  assert.throws(() => parsePythonLiteral("['a' 'b']", { joinStrings: false }), /strings side by side, as numpy writes an array/)
+  assert.deepEqual(parsePythonLiteral("['a', 'b']", { joinStrings: false }), ['a', 'b'])
+})
+
 /** A Python 3 on this machine: every machine of the kind has one, and CI runs on one. */
 const python = ['python3', '/usr/bin/python3'].find((p) => spawnSync(p, ['-c', 'import ast, pprint'], { stdio: 'ignore' }).status === 0)
 const needsPython = { skip: python ? false : 'needs python3, the judge of what a Python literal means' }
