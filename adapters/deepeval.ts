@@ -14,7 +14,7 @@
  * where the source differs from what this adapter would write anyway:
  * - `$keys`: the keys as the record wrote them, in order (absent vs null, camelCase, aliases);
  * - `$form`: a list written joined with `|` where the container holds lists, or the other way
- *   round; `turns: 'text'` for turns written as a JSON string;
+ *   round; `'text'` for turns or a tool-call list written as a JSON string;
  * - `$text`: the exact text of a cell (CSV) or string (turns) whose value re-serialised
  *   differently (other spacing, escaped non-ASCII, a Python literal); used again while the value is unchanged;
  * - `$image`: older `MLLMImage` objects by position, used again while the URL is unchanged;
@@ -366,10 +366,16 @@ function readStrings(r: Reader, name: string, key: string, value: JsonValue): st
   return expectStrings(list, key)
 }
 
-/** A structured field: JSON text in CSV cells, the value itself elsewhere. */
+/**
+ * A structured field: JSON text in CSV cells, the value itself elsewhere, except tool calls, which
+ * DeepEval's JSON Lines loader also takes as JSON text (kept as text when written back).
+ */
 function readStructured(r: Reader, name: string, key: string, value: JsonValue): JsonValue {
-  if (r.container === 'csv' && typeof value === 'string') return parseText(value, name, key, r.extras)
-  return value
+  if (typeof value !== 'string') return value
+  if (r.container === 'csv') return parseText(value, name, key, r.extras)
+  if (name !== 'tools_called' && name !== 'expected_tools') return value
+  mark(r.extras, FORM, name, 'text')
+  return parseText(value, name, key, r.extras)
 }
 
 function isImageObject(value: JsonValue): value is JsonObject {
@@ -690,7 +696,7 @@ function writeStrings(w: Writer, name: string, items: string[] | undefined): Jso
 /** JSON text where the container needs it (CSV cells, old-style turns), reusing the source's text. */
 function writeStructured(w: Writer, name: string, value: JsonValue | undefined): JsonValue | undefined {
   if (value === undefined) return undefined
-  const asText = w.container === 'csv' || (name === 'turns' && objectOf(w.extras[FORM]).turns === 'text')
+  const asText = w.container === 'csv' || objectOf(w.extras[FORM])[name] === 'text'
   if (!asText) return value
   const remembered = objectOf(w.extras[TEXT])[name]
   if (typeof remembered === 'string' && readsAs(remembered, name, value)) return remembered

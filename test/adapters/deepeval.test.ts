@@ -328,6 +328,24 @@ test('CSV cells stay text: NA, null and None are strings; numbers keep their spe
   assert.deepEqual(k2?.extras?.deepeval?.$text, { completion_time: '2.0' })
 })
 
+test('tool calls given as JSON text in JSON Lines, as DeepEval\'s JSON Lines loader takes them, are tool calls, written back as text', async () => {
+  const source = join(out, 'tools-text.jsonl')
+  const line = JSON.stringify({ input: 'q', tools_called: '[{"name": "search", "inputParameters": {"q": "refunds"}}]', expected_tools: '[{"name": "search"}]' })
+  writeFileSync(source, line + '\n')
+  const [c] = await readAll(source)
+  assert.deepEqual(c?.tools_called, [{ name: 'search', arguments: { q: 'refunds' } }])
+  assert.deepEqual(c?.expected_tools, [{ name: 'search' }])
+  // Through evalcase YAML and back: the same record, its tool calls text again.
+  const yaml = join(out, 'tools-text.yaml')
+  const back = join(out, 'tools-text-back.jsonl')
+  await convert({ input: source, output: yaml, to: 'evalcase' })
+  await convert({ input: yaml, output: back, to: 'deepeval' })
+  assert.deepEqual(await records(readFileSync(back, 'utf8'), 'jsonl'), [JSON.parse(line)])
+  // Text that is not a list of tool calls is an error at the field.
+  writeFileSync(source, JSON.stringify({ input: 'q', tools_called: 'search' }) + '\n')
+  await assert.rejects(readAll(source), (e: unknown) => e instanceof EvalferryError && e.location.line === 1 && e.location.field === 'tools_called' && /^expected JSON text/.test(e.message))
+})
+
 test('a CSV pandas wrote from dicts reads as DeepEval reads it: metadata cells as Python literals, written back as they were', async () => {
   // pandas' `to_csv` of a DataFrame whose metadata column holds dicts (test/fixtures/deepeval/pandas_to_csv.csv).
   const source = OWN + 'pandas_to_csv.csv'
