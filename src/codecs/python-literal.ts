@@ -39,15 +39,18 @@ export function parsePythonLiteral(source: string, options: { joinStrings?: bool
 
 class LiteralReader {
   private readonly text: string
+  /** The leading spaces and tabs `literal_eval` strips. */
+  private readonly lead: number
   private at = 0
   private depth = 0
 
   constructor(
-    source: string,
+    private readonly source: string,
     private readonly joinStrings: boolean,
   ) {
-    // Python reads its source with universal newlines; `literal_eval` strips leading spaces and tabs.
-    this.text = source.replace(/\r\n?/g, '\n').replace(/^[ \t]+/, '')
+    this.lead = /^[ \t]*/.exec(source)![0].length
+    // Python reads its source with universal newlines.
+    this.text = source.slice(this.lead).replace(/\r\n?/g, '\n')
   }
 
   read(): Value {
@@ -80,7 +83,14 @@ class LiteralReader {
   }
 
   private fail(message: string, at = this.at): never {
-    throw new Error(`${message} at character ${at + 1}`)
+    throw new Error(`${message} at character ${this.place(at) + 1}`)
+  }
+
+  /** Where the character at `at` of the text read is in the text given (its CRLFs read as one line break). */
+  private place(at: number): number {
+    let i = this.lead
+    for (let n = 0; n < at && i < this.source.length; n++) i += this.source.startsWith('\r\n', i) ? 2 : 1
+    return i
   }
 
   private describe(): string {
@@ -126,7 +136,7 @@ class LiteralReader {
     if (c === '{') return this.dict()
     if (c === '[') return this.list(']')
     if (c === '(') return this.parenthesised()
-    if (c === '-' || c === '+') return this.signed()
+    if (c === '-' || c === '+') return this.signedNumber().value
     if (c === "'" || c === '"') return this.strings('')
     if (c !== undefined && /[0-9.]/.test(c)) return this.number().value
     NAME.lastIndex = this.at
@@ -155,13 +165,11 @@ class LiteralReader {
   }
 
   /** Items up to `end`, separated by commas, a comma after the last allowed. */
-  private items(end: string, item: () => void): number {
-    let count = 0
+  private items(end: string, item: () => void): void {
     for (;;) {
       this.space()
-      if (this.text[this.at] === end) return count
+      if (this.text[this.at] === end) return
       item()
-      count++
       this.space()
       if (this.text[this.at] === ',') this.at++
       else if (this.text[this.at] !== end) this.fail(`expected "," or "${end}", found ${this.describe()}`)
@@ -253,10 +261,6 @@ class LiteralReader {
   }
 
   /** A number after `-` or `+`, possibly in brackets: `literal_eval` takes a sign on nothing else. */
-  private signed(): Value {
-    return this.signedNumber().value
-  }
-
   private signedNumber(): PyNumber {
     const negative = this.text[this.at] === '-'
     const signAt = this.at

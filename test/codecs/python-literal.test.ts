@@ -64,6 +64,9 @@ test('Python literals read as literal_eval reads them, as the values JSON holds'
 test('what literal_eval refuses, or what JSON cannot hold, is refused with its place', () => {
   const refused: [string, RegExp][] = [
     ["{'a': tru}", /the name tru, which is no literal at character 7$/],
+    // the place in the text as given: leading spaces and CRLFs counted
+    ["  {'a': tru}", /the name tru, which is no literal at character 9$/],
+    ["{'a':\r\n\r\n tru}", /the name tru, which is no literal at character 11$/],
     ["{'a': 1", /expected "," or "}", found end of text at character 8$/],
     ["{'a' 1}", /expected ":", found "1" at character 6$/],
     ["'open", /a string that does not end at character 1$/],
