@@ -14,7 +14,7 @@
 import type { FieldMapping, RowMapper } from '../adapters/types.ts'
 import { deepEqual, isCarry } from './carry.ts'
 import { isCompactJson, parseExact, stringifyJson } from './codecs/json.ts'
-import { parsePythonLiteral } from './codecs/python-literal.ts'
+import { parseNumpyArray, parsePythonLiteral } from './codecs/python-literal.ts'
 import { UsageError, fieldError } from './errors.ts'
 import { CARRY_KEY, isJsonObject, isMessageList, own, singleText, type EvalCase, type JsonObject, type JsonValue, type Message } from './model.ts'
 
@@ -252,9 +252,10 @@ function isAbsent(value: JsonValue | undefined, options: RowOptions): boolean {
 }
 
 /**
- * The list a cell's text is: a JSON array, or a Python list as pandas' `to_csv` writes one
- * (`['a', "it's"]`, what RAG datasets built in pandas hold). Numpy's array text (`['a' 'b']`), which
- * Python would read as one string, is not a list. Undefined for any other text.
+ * The list a cell's text is: a JSON array; a Python list as pandas' `to_csv` writes one (`['a',
+ * "it's"]`, what RAG datasets built in pandas hold); or a numpy array as it writes one of those
+ * (`['a' 'b']`, what `datasets`' `to_csv` writes for a list column), which Python itself would read
+ * as one joined string. Undefined for any other text.
  */
 function parseListCell(text: string): JsonValue[] | undefined {
   if (!text.startsWith('[')) return undefined
@@ -262,17 +263,26 @@ function parseListCell(text: string): JsonValue[] | undefined {
   try {
     parsed = JSON.parse(text)
   } catch {
-    try {
-      parsed = parsePythonLiteral(text, { joinStrings: false })
-    } catch {
-      return undefined
-    }
-    if (Array.isArray(parsed)) fromPython.add(parsed)
+    parsed = pythonList(text)
+    if (parsed) fromPython.add(parsed)
   }
   return Array.isArray(parsed) ? (parsed as JsonValue[]) : undefined
 }
 
-/** Lists read from a Python list's text, whose cell `givesBack` cannot tell from the JSON text's length. */
+function pythonList(text: string): JsonValue[] | undefined {
+  try {
+    const list = parsePythonLiteral(text, { joinStrings: false })
+    return Array.isArray(list) ? list : undefined
+  } catch {
+    try {
+      return parseNumpyArray(text)
+    } catch {
+      return undefined
+    }
+  }
+}
+
+/** Lists read from Python's text, whose cell `givesBack` cannot tell from the JSON text's length. */
 const fromPython = new WeakSet<object>()
 
 function isStringList(value: unknown): value is string[] {

@@ -34,8 +34,21 @@ interface PyNumber {
  * numpy writes for an array of two.
  */
 export function parsePythonLiteral(source: string, options: { joinStrings?: boolean } = {}): Value {
-  return new LiteralReader(source, options.joinStrings ?? true).read()
+  return new LiteralReader(source, options.joinStrings === false ? 'refuse' : 'join').read()
 }
+
+/**
+ * The items of a one-dimensional numpy array as `str()` writes it, and so pandas' `to_csv` for a
+ * column of arrays (what `datasets`' `to_csv` writes for a list column): Python literals between
+ * brackets, separated by spaces and line breaks, not commas (`['a' "it's"\n 'c']`). An array numpy
+ * shortened (`['a' 'b' ... 'y' 'z']`, past a thousand items) is refused: its middle is not there.
+ */
+export function parseNumpyArray(source: string): Value[] {
+  return new LiteralReader(source, 'split').readArray()
+}
+
+/** What strings side by side are: one string, as Python reads them; an error; or items of an array. */
+type SideBySide = 'join' | 'refuse' | 'split'
 
 class LiteralReader {
   private readonly text: string
@@ -46,7 +59,7 @@ class LiteralReader {
 
   constructor(
     private readonly source: string,
-    private readonly joinStrings: boolean,
+    private readonly sideBySide: SideBySide,
   ) {
     this.lead = /^[ \t]*/.exec(source)![0].length
     // Python reads its source with universal newlines.
@@ -80,6 +93,28 @@ class LiteralReader {
     this.skipBlankLines()
     if (this.at < this.text.length) this.fail(`unexpected ${this.describe()} after the value`)
     return value
+  }
+
+  readArray(): Value[] {
+    this.space()
+    if (this.text[this.at] !== '[') this.fail(`expected "[", found ${this.describe()}`)
+    this.open()
+    const items: Value[] = []
+    for (;;) {
+      this.space()
+      const c = this.text[this.at]
+      if (c === ']') break
+      if (this.text.startsWith('...', this.at)) this.fail('an array numpy shortened ("..."): its middle items are not there')
+      if (c === ',') this.fail('a comma between the items, where numpy writes none')
+      items.push(this.value())
+      // A space after each item (a string's own is already read), or the end of the array.
+      if (!/[\s\]]/.test(this.text[this.at] ?? '') && !/\s/.test(this.text[this.at - 1]!)) this.fail(`expected a space or "]", found ${this.describe()}`)
+    }
+    this.close()
+    this.space()
+    this.skipBlankLines()
+    if (this.at < this.text.length) this.fail(`unexpected ${this.describe()} after the array`)
+    return items
   }
 
   private fail(message: string, at = this.at): never {
@@ -318,7 +353,8 @@ class LiteralReader {
       if (c === "'" || c === '"') prefix = ''
       else if (name !== undefined && PREFIX.test(name) && /['"]/.test(this.text[this.at + name.length] ?? '')) prefix = name
       else return text
-      if (!this.joinStrings) this.fail('strings side by side, as numpy writes an array, where a list has commas')
+      if (this.sideBySide === 'split') return text
+      if (this.sideBySide === 'refuse') this.fail('strings side by side, as numpy writes an array, where a list has commas')
     }
   }
 

@@ -2,7 +2,7 @@ import { test } from 'node:test'
 import assert from 'node:assert/strict'
 import { spawnSync } from 'node:child_process'
 import fc from 'fast-check'
-import { parsePythonLiteral } from '../../src/codecs/python-literal.ts'
+import { parseNumpyArray, parsePythonLiteral } from '../../src/codecs/python-literal.ts'
 
 test('Python literals read as literal_eval reads them, as the values JSON holds', () => {
   const cases: [string, unknown][] = [
@@ -110,6 +110,18 @@ test("strings side by side are joined, as Python joins them, or refused where nu
   assert.deepEqual(parsePythonLiteral("['a' 'b', 'c']"), ['ab', 'c'])
   assert.throws(() => parsePythonLiteral("['a' 'b']", { joinStrings: false }), /strings side by side, as numpy writes an array/)
   assert.deepEqual(parsePythonLiteral("['a', 'b']", { joinStrings: false }), ['a', 'b'])
+})
+
+test('numpy array text: items between brackets with spaces and line breaks between them; a shortened array is refused', () => {
+  assert.deepEqual(parseNumpyArray(`['a' "it's" 'x\\ny']`), ['a', "it's", 'x\ny'])
+  assert.deepEqual(parseNumpyArray("['word 0' 'word 1'\n 'word 2']"), ['word 0', 'word 1', 'word 2'])
+  assert.deepEqual(parseNumpyArray('[1 2.5 None]'), [1, 2.5, null])
+  assert.deepEqual(parseNumpyArray('[1.  2.5]'), [1, 2.5])
+  assert.deepEqual(parseNumpyArray('[]'), [])
+  assert.throws(() => parseNumpyArray("['w0' 'w1' ... 'w9']"), /an array numpy shortened/)
+  assert.throws(() => parseNumpyArray("['a', 'b']"), /expected a space or "\]", found ","/)
+  assert.throws(() => parseNumpyArray("['a''b']"), /expected a space or "\]"/)
+  assert.throws(() => parseNumpyArray("['a'] x"), /unexpected "x" after the array/)
 })
 
 /** A Python 3 on this machine: every machine of the kind has one, and CI runs on one. */
@@ -258,3 +270,26 @@ function canonical(v: unknown): unknown {
   if (v !== null && typeof v === 'object') return Object.fromEntries(Object.entries(v).map(([k, x]) => [k, canonical(x)]))
   return v
 }
+
+/** A Python with numpy, installed with pandas (`.ci/run`: Debian's python3-pandas). */
+const numpy = ['python3', '/usr/bin/python3'].find((p) => spawnSync(p, ['-c', 'import numpy'], { stdio: 'ignore' }).status === 0)
+
+test("numpy's own text of 500 random arrays of text reads as their items; an array it shortens is refused", { skip: numpy ? false : 'needs python3 with numpy (Debian python3-numpy)' }, () => {
+  const lists = fc.sample(fc.array(text, { maxLength: 30 }), { seed: 21, numRuns: 500 })
+  lists.push(Array.from({ length: 1200 }, (_, i) => `item ${i}`))
+  const script = 'import json, sys, numpy\nfor line in sys.stdin:\n    print(json.dumps(str(numpy.array(json.loads(line), dtype=object))))'
+  const run = spawnSync(numpy!, ['-c', script], { input: lists.map((l) => JSON.stringify(l)).join('\n') + '\n', encoding: 'utf8', maxBuffer: 1 << 28 })
+  assert.equal(run.status, 0, run.stderr)
+  const texts = run.stdout.split('\n').slice(0, -1).map((line) => JSON.parse(line) as string)
+  assert.equal(texts.length, lists.length)
+  let wrapped = 0
+  for (const [i, t] of texts.entries()) {
+    if (i === lists.length - 1) {
+      assert.throws(() => parseNumpyArray(t), /an array numpy shortened/)
+      continue
+    }
+    if (t.includes('\n ')) wrapped++
+    assert.deepEqual(parseNumpyArray(t), lists[i], t)
+  }
+  assert.ok(wrapped > 50, `${wrapped} arrays over several lines`)
+})
