@@ -8,6 +8,8 @@
  * `...`, keys that are tuples or numbers with a point. Keys that are whole numbers, `True`,
  * `False` or `None` become the text `json.dumps` gives them (`"1"`, `"true"`, `"null"`).
  * Integers past 2^53 are kept as their decimal digits, as `parseExact` keeps them in JSON.
+ * Numpy's text of an array (`['a' 'b']`), which pandas writes for a column of arrays, is read by
+ * the same reader, its items split where Python would join them.
  */
 import { protoRefused } from './types.ts'
 
