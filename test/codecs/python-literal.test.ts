@@ -128,8 +128,9 @@ test('numpy array text: items between brackets with spaces and line breaks betwe
 const python = ['python3', '/usr/bin/python3'].find((p) => spawnSync(p, ['-c', 'import ast, pprint'], { stdio: 'ignore' }).status === 0)
 const needsPython = { skip: python ? false : 'needs python3, the judge of what a Python literal means' }
 
-function runPython(script: string, lines: string[]): string[] {
-  const run = spawnSync(python!, ['-c', script], { input: lines.join('\n') + '\n', encoding: 'utf8', maxBuffer: 1 << 28 })
+/** The lines `script` prints, given `lines` on its standard input. */
+function runPython(script: string, lines: string[], executable = python!): string[] {
+  const run = spawnSync(executable, ['-c', script], { input: lines.join('\n') + '\n', encoding: 'utf8', maxBuffer: 1 << 28 })
   assert.equal(run.status, 0, run.stderr)
   return run.stdout.split('\n').slice(0, -1)
 }
@@ -278,9 +279,7 @@ test("numpy's own text of 500 random arrays of text reads as their items; an arr
   const lists = fc.sample(fc.array(text, { maxLength: 30 }), { seed: 21, numRuns: 500 })
   lists.push(Array.from({ length: 1200 }, (_, i) => `item ${i}`))
   const script = 'import json, sys, numpy\nfor line in sys.stdin:\n    print(json.dumps(str(numpy.array(json.loads(line), dtype=object))))'
-  const run = spawnSync(numpy!, ['-c', script], { input: lists.map((l) => JSON.stringify(l)).join('\n') + '\n', encoding: 'utf8', maxBuffer: 1 << 28 })
-  assert.equal(run.status, 0, run.stderr)
-  const texts = run.stdout.split('\n').slice(0, -1).map((line) => JSON.parse(line) as string)
+  const texts = runPython(script, lists.map((l) => JSON.stringify(l)), numpy).map((line) => JSON.parse(line) as string)
   assert.equal(texts.length, lists.length)
   let wrapped = 0
   for (const [i, t] of texts.entries()) {
