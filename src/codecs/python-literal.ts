@@ -20,6 +20,11 @@ const NUMBER = /(?:0[xX](?:_?[0-9a-fA-F])+|0[oO](?:_?[0-7])+|0[bB](?:_?[01])+|(?
 const NAME = /[\p{L}\p{Nl}_][\p{L}\p{Nl}\p{Mn}\p{Mc}\p{Nd}\p{Pc}_]*/uy
 /** String prefixes Python takes: `u` and `r` give text; `b` bytes and `f` f-strings, which are refused. */
 const PREFIX = /^(?:[rRuUbBfF]|[bB][rR]|[rR][bBfF]|[fF][rR])$/
+/** A string's plain characters: by quote (`'`, `"`), then one-line or triple-quoted. */
+const PLAIN = [
+  [/[^\\'\n]+/y, /[^\\']+/y],
+  [/[^\\"\n]+/y, /[^\\"]+/y],
+]
 const DECIMAL_INTEGER = /^(?:0(?:_?0)*|[1-9](?:_?\d)*)$/
 
 type Value = string | number | boolean | null | Value[] | { [key: string]: Value }
@@ -366,16 +371,25 @@ class LiteralReader {
     const triple = this.text.startsWith(quote.repeat(3), this.at)
     const close = triple ? quote.repeat(3) : quote
     this.at += close.length
-    let out = ''
+    // Runs of characters up to the next backslash, quote or line break are taken whole.
+    const plain = PLAIN[quote === "'" ? 0 : 1]![triple ? 1 : 0]!
+    const parts: string[] = []
     for (;;) {
+      plain.lastIndex = this.at
+      const run = plain.exec(this.text)?.[0]
+      if (run) {
+        parts.push(run)
+        this.at += run.length
+      }
       const c = this.text[this.at]
       if (c === undefined || (c === '\n' && !triple)) this.fail('a string that does not end', start)
       if (this.text.startsWith(close, this.at)) {
         this.at += close.length
-        return out
+        return parts.join('')
       }
       if (c !== '\\') {
-        out += c
+        // A quote that does not end a triple-quoted string, or a line break inside one.
+        parts.push(c)
         this.at++
         continue
       }
@@ -383,12 +397,12 @@ class LiteralReader {
       if (next === undefined) this.fail('a string that does not end', start)
       if (raw) {
         // A raw string keeps the backslash; it still keeps the quote after it from ending the string.
-        out += c + next
+        parts.push(c + next)
         this.at += 2
         continue
       }
       this.at += 2
-      out += this.escape(next)
+      parts.push(this.escape(next))
     }
   }
 
