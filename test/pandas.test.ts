@@ -5,7 +5,6 @@
  */
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
-import { spawnSync } from 'node:child_process'
 import { rmSync } from 'node:fs'
 import { join } from 'node:path'
 import fc from 'fast-check'
@@ -14,10 +13,11 @@ import { readRecords } from '../src/codecs/index.ts'
 import type { EvalCase } from '../src/model.ts'
 import { write } from '../src/pipeline.ts'
 import { newReport } from '../src/report.ts'
+import { pythonWith, runPython } from './helpers/python.ts'
 import { tempDir } from './helpers/temp.ts'
 
 /** A Python with pandas (`.ci/run` installs Debian's python3-pandas). */
-const python = ['python3', '/usr/bin/python3'].find((p) => spawnSync(p, ['-c', 'import pandas'], { stdio: 'ignore' }).status === 0)
+const python = pythonWith('pandas')
 
 const work = tempDir('evalferry-pandas-')
 process.on('exit', () => rmSync(work, { recursive: true, force: true }))
@@ -83,9 +83,7 @@ test('pandas reads every cell of the CSV evalferry writes as evalferry reads it,
       files.push({ path, format, warned })
     }
   }
-  const run = spawnSync(python!, ['-c', READ], { input: JSON.stringify(files.map((f) => f.path)), encoding: 'utf8', maxBuffer: 1 << 28 })
-  assert.equal(run.status, 0, run.stderr)
-  const read = JSON.parse(run.stdout) as { columns: string[]; rows: string[][]; missing: [number, string][] }[]
+  const read = JSON.parse(runPython(python!, READ, JSON.stringify(files.map((f) => f.path)))) as { columns: string[]; rows: string[][]; missing: [number, string][] }[]
   let cells = 0
   let missingText = 0
   for (const [i, file] of files.entries()) {

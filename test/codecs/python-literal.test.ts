@@ -1,8 +1,8 @@
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
-import { spawnSync } from 'node:child_process'
 import fc from 'fast-check'
 import { parseNumpyArray, parsePythonLiteral } from '../../src/codecs/python-literal.ts'
+import { pythonWith, runPython } from '../helpers/python.ts'
 
 test('Python literals read as literal_eval reads them, as the values JSON holds', () => {
   const cases: [string, unknown][] = [
@@ -125,14 +125,12 @@ test('numpy array text: items between brackets with spaces and line breaks betwe
 })
 
 /** A Python 3 on this machine: every machine of the kind has one, and CI runs on one. */
-const python = ['python3', '/usr/bin/python3'].find((p) => spawnSync(p, ['-c', 'import ast, pprint'], { stdio: 'ignore' }).status === 0)
+const python = pythonWith('ast, pprint')
 const needsPython = { skip: python ? false : 'needs python3, the judge of what a Python literal means' }
 
 /** The lines `script` prints, given `lines` on its standard input. */
-function runPython(script: string, lines: string[], executable = python!): string[] {
-  const run = spawnSync(executable, ['-c', script], { input: lines.join('\n') + '\n', encoding: 'utf8', maxBuffer: 1 << 28 })
-  assert.equal(run.status, 0, run.stderr)
-  return run.stdout.split('\n').slice(0, -1)
+function printedLines(script: string, lines: string[], executable = python!): string[] {
+  return runPython(executable, script, lines.join('\n') + '\n').split('\n').slice(0, -1)
 }
 
 // Values as a user's dict holds them: text of every kind (lone surrogates, quotes, line breaks),
@@ -176,7 +174,7 @@ for line in sys.stdin:
 
 test("Python's repr and pprint of 3,000 random values read as those values", needsPython, () => {
   const values = fc.sample(value, { seed: 11, numRuns: 3000 })
-  const texts = runPython(WRITE_AS_PYTHON, values.map((v) => JSON.stringify(v))).map((line) => JSON.parse(line) as string)
+  const texts = printedLines(WRITE_AS_PYTHON, values.map((v) => JSON.stringify(v))).map((line) => JSON.parse(line) as string)
   assert.equal(texts.length, values.length)
   let multiline = 0
   for (const [i, t] of texts.entries()) {
@@ -237,7 +235,7 @@ test('literal_eval is the judge of 6,000 texts, right and wrong: the same values
       return t.slice(0, i) + piece + t.slice(cut ? i + 1 : i)
     })
   const texts = [...fc.sample(fromPieces, { seed: 3, numRuns: 3000 }), ...fc.sample(mutated, { seed: 4, numRuns: 3000 })]
-  const verdicts = runPython(JUDGE, texts.map((t) => JSON.stringify(t))).map((line) => JSON.parse(line) as { value?: unknown; refused?: true; unsupported?: true })
+  const verdicts = printedLines(JUDGE, texts.map((t) => JSON.stringify(t))).map((line) => JSON.parse(line) as { value?: unknown; refused?: true; unsupported?: true })
   assert.equal(verdicts.length, texts.length)
   const counts = { read: 0, refused: 0, unsupported: 0 }
   for (const [i, t] of texts.entries()) {
@@ -273,13 +271,13 @@ function canonical(v: unknown): unknown {
 }
 
 /** A Python with numpy, installed with pandas (`.ci/run`: Debian's python3-pandas). */
-const numpy = ['python3', '/usr/bin/python3'].find((p) => spawnSync(p, ['-c', 'import numpy'], { stdio: 'ignore' }).status === 0)
+const numpy = pythonWith('numpy')
 
 test("numpy's own text of 500 random arrays of text reads as their items; an array it shortens is refused", { skip: numpy ? false : 'needs python3 with numpy (Debian python3-numpy)' }, () => {
   const lists = fc.sample(fc.array(text, { maxLength: 30 }), { seed: 21, numRuns: 500 })
   lists.push(Array.from({ length: 1200 }, (_, i) => `item ${i}`))
   const script = 'import json, sys, numpy\nfor line in sys.stdin:\n    print(json.dumps(str(numpy.array(json.loads(line), dtype=object))))'
-  const texts = runPython(script, lists.map((l) => JSON.stringify(l)), numpy).map((line) => JSON.parse(line) as string)
+  const texts = printedLines(script, lists.map((l) => JSON.stringify(l)), numpy).map((line) => JSON.parse(line) as string)
   assert.equal(texts.length, lists.length)
   let wrapped = 0
   for (const [i, t] of texts.entries()) {

@@ -4,6 +4,7 @@ import { spawnSync } from 'node:child_process'
 import fc from 'fast-check'
 import { parse } from 'yaml'
 import { yamlItem, yamlMapping, yamlText } from '../../src/codecs/yaml-emit.ts'
+import { pythonWith, runPython } from '../helpers/python.ts'
 
 /** Text of every kind the emitter must either write plain or hand to `yaml`. */
 const text = fc.oneof(
@@ -114,7 +115,7 @@ test('text of one line holding a tab is written double-quoted; text of several l
 })
 
 /** A Python whose PyYAML loads a file given and prints it as JSON, or undefined (`.ci/run` installs Debian's python3-yaml). */
-const pyyaml = ['python3', '/usr/bin/python3'].find((python) => spawnSync(python, ['-c', 'import yaml'], { stdio: 'ignore' }).status === 0)
+const pyyaml = pythonWith('yaml')
 const LOAD_AS_JSON = 'import json, sys, yaml\nsys.stdout.write(json.dumps(yaml.safe_load(sys.stdin.buffer), ensure_ascii=True))'
 
 test('PyYAML, a YAML 1.1 reader, reads back every record as written', { skip: pyyaml ? false : 'needs python3 with PyYAML (Debian python3-yaml)' }, () => {
@@ -132,9 +133,7 @@ test('PyYAML, a YAML 1.1 reader, reads back every record as written', { skip: py
             : true
   const records = fc.sample(record, { seed: 5, numRuns: 3000 }).filter(writable)
   const text = `evalcases:\n${records.map((r) => yamlItem(r, '  ')).join('')}`
-  const loaded = spawnSync(pyyaml!, ['-c', LOAD_AS_JSON], { input: text, encoding: 'utf8', maxBuffer: 1 << 28 })
-  assert.equal(loaded.status, 0, loaded.stderr)
-  const back = (JSON.parse(loaded.stdout) as { evalcases: unknown[] }).evalcases
+  const back = (JSON.parse(runPython(pyyaml!, LOAD_AS_JSON, text)) as { evalcases: unknown[] }).evalcases
   assert.equal(back.length, records.length)
   for (const [i, r] of records.entries()) assert.deepEqual(back[i], r, `record ${i}: ${yamlItem(r, '')}`)
 })
