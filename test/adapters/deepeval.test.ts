@@ -328,6 +328,19 @@ test('CSV cells stay text: NA, null and None are strings; numbers keep their spe
   assert.deepEqual(k2?.extras?.deepeval?.$text, { completion_time: '2.0' })
 })
 
+test('a metadata cell neither JSON nor a Python literal is an error in the words of the reading its text is closer to', async () => {
+  const source = join(out, 'bad-metadata.csv')
+  const cases: [string, RegExp][] = [
+    ['"{""reviewed"": tru}"', /^expected JSON text: /],
+    ["\"{'reviewed': tru}\"", /^expected a Python literal \(as DeepEval reads this column when it is not JSON\): the name tru, which is no literal at character 14$/],
+    ['"{""reviewed"": True"', /^expected a Python literal .*: expected "," or "\}", found end of text at character 18$/],
+  ]
+  for (const [cell, message] of cases) {
+    writeFileSync(source, `input,additional_metadata\nq,${cell}\n`)
+    await assert.rejects(readAll(source), (e: unknown) => e instanceof EvalferryError && e.location.line === 2 && e.location.field === 'additional_metadata' && message.test(e.message), cell)
+  }
+})
+
 test('tool calls given as JSON text in JSON Lines, as DeepEval\'s JSON Lines loader takes them, are tool calls, written back as text', async () => {
   const source = join(out, 'tools-text.jsonl')
   const line = JSON.stringify({ input: 'q', tools_called: '[{"name": "search", "inputParameters": {"q": "refunds"}}]', expected_tools: '[{"name": "search"}]' })
