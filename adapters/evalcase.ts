@@ -407,7 +407,12 @@ function spelling(c: EvalCase, field: string): { key?: string; shape?: string } 
 
 /** The dialect a case is written in: that of the layout's list key, or `--dialect`. */
 function writesAgentv(ctx: EncodeContext): boolean {
-  return isAgentv(ctx.layout ? ctx.layout.listKey : dialectListKey(ctx.container, ctx.dialect))
+  return isAgentv(writtenListKey(ctx))
+}
+
+/** The list key of the file being written (none for JSON Lines without `--dialect`, or a bare list). */
+function writtenListKey(ctx: EncodeContext): string | undefined {
+  return ctx.layout ? ctx.layout.listKey : dialectListKey(ctx.container, ctx.dialect)
 }
 
 /** The list key `--dialect` asks for, or, without one, the default of the container. */
@@ -480,7 +485,54 @@ function encodeCase(c: EvalCase, ctx: EncodeContext): JsonObject {
   }
   for (const key of OBJECT_FIELDS) if (c[key] !== undefined) out[key] = c[key] as JsonObject
   writeExtras(out, ownExtras(c))
-  return out
+  return gradersFor(out, writtenListKey(ctx) === 'tests', ctx.warn)
+}
+
+// ---------------------------------------------------------------------------------------------
+// graders
+
+/** AgentV's first names of its judging graders, which AgentV 4 knows only by their new ones. */
+const JUDGE_NAMES: Record<string, string> = { llm_judge: 'llm-grader', 'llm-judge': 'llm-grader', code_judge: 'code-grader', 'code-judge': 'code-grader' }
+/** The keys of a case, a file, its `execution` or a composite grader that hold a list of graders. */
+const GRADER_LISTS = ['assertions', 'assert', 'evaluators'] as const
+
+/**
+ * A case's or a file's keys with its judging graders named as the file written reads them.
+ * AgentV 4 refuses a file whose `evaluator` is `llm_judge` or `code_judge` and skips a grader of
+ * either type: in a `tests:` file (`--dialect agentv`) they become `llm-grader` and `code-grader`,
+ * the names it asks for, and the check of each written record carries the source's names. Other
+ * files keep them as they came. Either way the first place is warned of.
+ */
+function gradersFor(keys: JsonObject, forAgentv4: boolean, warn: (message: string, field: string) => void): JsonObject {
+  if (!('evaluator' in keys || 'execution' in keys || GRADER_LISTS.some((key) => key in keys))) return keys
+  let first: { name: string; path: string } | undefined
+  const rename = (name: JsonValue, path: string): JsonValue => {
+    if (typeof name !== 'string' || !Object.hasOwn(JUDGE_NAMES, name)) return name
+    first ??= { name, path }
+    return forAgentv4 ? JUDGE_NAMES[name]! : name
+  }
+  const graderLists = (o: JsonObject, path: string): JsonObject => {
+    for (const key of GRADER_LISTS) if (Array.isArray(o[key])) o[key] = (o[key] as JsonValue[]).map((g, i) => grader(g, `${path}${key}[${i}]`))
+    return o
+  }
+  const grader = (g: JsonValue, path: string): JsonValue => {
+    if (!isJsonObject(g)) return g
+    const out: JsonObject = { ...g }
+    if (g.type !== undefined) out.type = rename(g.type, `${path}.type`)
+    if (isJsonObject(g.aggregator) && g.aggregator.type !== undefined) out.aggregator = { ...g.aggregator, type: rename(g.aggregator.type, `${path}.aggregator.type`) }
+    return graderLists(out, `${path}.`)
+  }
+  const out = graderLists({ ...keys }, '')
+  if (keys.evaluator !== undefined) out.evaluator = rename(keys.evaluator, 'evaluator')
+  if (isJsonObject(keys.execution)) out.execution = graderLists({ ...keys.execution }, 'execution.')
+  if (!first) return keys
+  const now = JUDGE_NAMES[first.name]
+  if (forAgentv4) {
+    warn(`the grader \`${first.name}\` is written \`${now}\`, the name AgentV 4 reads (it refuses the earlier one)`, first.path)
+    return out
+  }
+  warn(`the grader \`${first.name}\` is written as the source named it, which AgentV 4 refuses (it reads \`${now}\`); --dialect agentv writes \`${now}\``, first.path)
+  return keys
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -526,10 +578,11 @@ function layout(container: Container, sample: EvalCase[], ctx: EncodeContext): F
     ctx.dialect === undefined && container === 'yaml' && typeof remembered === 'string' && RECORD_KEYS.includes(remembered)
       ? remembered
       : dialectListKey(container, ctx.dialect)
-  if (listKey === undefined) return { header }
+  const named = gradersFor(header, listKey === 'tests', ctx.warn)
+  if (listKey === undefined) return { header: named }
   // The JSON Lines writer ignores the list key; it still tells the dialect.
-  header[LIST_KEY] = listKey
-  return { header, listKey }
+  named[LIST_KEY] = listKey
+  return { header: named, listKey }
 }
 
 const evalcase: Adapter = {

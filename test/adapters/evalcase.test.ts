@@ -288,6 +288,87 @@ test('--dialect agentv writes input for input_messages, which AgentV 4 no longer
   ])
 })
 
+/** Every grader type, aggregator type and `evaluator` in a written document, outside what the check carried. */
+function graderNames(value: unknown, out: string[] = []): string[] {
+  if (Array.isArray(value)) for (const item of value) graderNames(item, out)
+  else if (value !== null && typeof value === 'object') {
+    for (const [key, item] of Object.entries(value)) {
+      if (key === 'evalferry') continue
+      if ((key === 'type' || key === 'evaluator') && typeof item === 'string') out.push(item)
+      else graderNames(item, out)
+    }
+  }
+  return out
+}
+
+test("AgentV's first grader names (llm_judge, code_judge), which AgentV 4 refuses, are written as it names them in its dialect, and come back from the carry", async () => {
+  const source = join(REAL, 'agentv-2026-02/composite--dataset.yaml')
+  const output = join(scratch, 'composite-agentv.yaml')
+  const report = await convert({ input: source, output, to: 'evalcase', dialect: 'agentv' })
+  const written = parseYaml(readFileSync(output, 'utf8')) as { tests: JsonObject[] }
+  const names = graderNames(written.tests)
+  assert.deepEqual([...new Set(names)].sort(), ['code-grader', 'composite', 'llm-grader', 'weighted_average'])
+  assert.equal(names.filter((n) => n === 'llm-grader').length, 10)
+  assert.equal(names.filter((n) => n === 'code-grader').length, 1)
+  // The source's graders, nested in composites and as aggregators, all had the first names.
+  const sourceNames = graderNames((parseYaml(readFileSync(source, 'utf8')) as { evalcases: unknown }).evalcases)
+  assert.deepEqual(names, sourceNames.map((n) => ({ llm_judge: 'llm-grader', code_judge: 'code-grader' })[n] ?? n))
+  // Each case warns once, at the first grader renamed, on the source's line.
+  assert.deepEqual(
+    report.warnings.filter((w) => w.message.startsWith('the grader')).map((w) => [w.location.line, w.location.field, w.message]),
+    [
+      [10, 'execution.evaluators[0].evaluators[0].type', 'the grader `llm_judge` is written `llm-grader`, the name AgentV 4 reads (it refuses the earlier one)'],
+      [38, 'execution.evaluators[0].aggregator.type', 'the grader `code_judge` is written `code-grader`, the name AgentV 4 reads (it refuses the earlier one)'],
+      [64, 'execution.evaluators[0].aggregator.type', 'the grader `llm_judge` is written `llm-grader`, the name AgentV 4 reads (it refuses the earlier one)'],
+      [91, 'execution.evaluators[0].evaluators[0].evaluators[0].type', 'the grader `llm_judge` is written `llm-grader`, the name AgentV 4 reads (it refuses the earlier one)'],
+    ],
+  )
+  // Read back, the graders are the source's, first names and all.
+  const sourceCases = await readCases(source)
+  assert.deepEqual((await readCases(output)).map((c) => c.execution), sourceCases.map((c) => c.execution))
+  assert.equal(sourceCases.length, 4)
+  // The earlier dialect keeps the names, and says what AgentV 4 does with them.
+  const kept = join(scratch, 'composite-evalcase.yaml')
+  const keptReport = await convert({ input: source, output: kept, to: 'evalcase' })
+  assert.deepEqual(graderNames((parseYaml(readFileSync(kept, 'utf8')) as { evalcases: unknown }).evalcases), sourceNames)
+  assert.equal(keptReport.warnings.filter((w) => w.message === 'the grader `llm_judge` is written as the source named it, which AgentV 4 refuses (it reads `llm-grader`); --dialect agentv writes `llm-grader`').length, 3)
+})
+
+test("a file's evaluator: llm_judge, over which AgentV 4 refuses the whole file, is written llm-grader in its dialect; kept and warned of elsewhere", async () => {
+  const dir = join(scratch, 'judge-sidecar')
+  mkdirSync(dir)
+  const input = join(dir, 'cases.jsonl')
+  writeFileSync(input, readFileSync(join(REAL, 'agentv-2026-02/basic-jsonl--dataset.jsonl')))
+  writeFileSync(join(dir, 'cases.yaml'), readFileSync(join(REAL, 'agentv-2026-02/basic-jsonl--dataset.yaml')))
+  const output = join(dir, 'agentv.yaml')
+  const report = await convert({ input, output, to: 'evalcase', dialect: 'agentv' })
+  const written = parseYaml(readFileSync(output, 'utf8')) as JsonObject
+  assert.equal(written.evaluator, 'llm-grader')
+  assert.deepEqual(
+    report.warnings.filter((w) => w.message.startsWith('the grader')).map((w) => w.location),
+    [{ file: output, field: 'evaluator' }],
+  )
+  assert.deepEqual(await readCases(output), await readCases(input))
+  // JSON Lines without --dialect keeps the sidecar's name, with the warning.
+  const same = join(dir, 'same', 'cases.jsonl')
+  const sameReport = await convert({ input, output: same, to: 'evalcase' })
+  assert.equal((parseYaml(readFileSync(join(dir, 'same', 'cases.yaml'), 'utf8')) as JsonObject).evaluator, 'llm_judge')
+  assert.deepEqual(
+    sameReport.warnings.filter((w) => w.message.startsWith('the grader')).map((w) => w.location),
+    [{ file: same, field: 'evaluator' }],
+  )
+})
+
+test('graders AgentV 4 names already (llm-grader, code-grader) are written as they are, with no warning', async () => {
+  const source = join(REAL, 'agentv-4.42.4/basic--dataset.eval.yaml')
+  const output = join(scratch, 'basic-4.yaml')
+  const report = await convert({ input: source, output, to: 'evalcase', dialect: 'agentv' })
+  assert.deepEqual(report.warnings.filter((w) => w.message.startsWith('the grader')), [])
+  const names = graderNames((parseYaml(readFileSync(output, 'utf8')) as { tests: unknown }).tests)
+  assert.ok(names.includes('llm-grader') && names.includes('code-grader'))
+  assert.deepEqual(await readCases(output), await readCases(source))
+})
+
 test('tool calls: OpenAI arguments text kept exactly, AgentV runtime shape kept', () => {
   const c = evalcase.decode(
     {
