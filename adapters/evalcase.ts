@@ -437,8 +437,9 @@ function encodeCase(c: EvalCase, ctx: EncodeContext): JsonObject {
   if (c.description !== undefined) out.description = c.description
   if (c.note !== undefined) out.note = c.note
 
+  // `--dialect agentv` writes `criteria`, which AgentV 4 reads without a deprecation warning.
   if (c.expected_outcome !== undefined) {
-    out[spelling(c, 'expected_outcome').key ?? (agentv ? 'criteria' : 'expected_outcome')] = c.expected_outcome
+    out[ctx.dialect === 'agentv' ? 'criteria' : (spelling(c, 'expected_outcome').key ?? (agentv ? 'criteria' : 'expected_outcome'))] = c.expected_outcome
   }
 
   // AgentV 4 no longer reads `input_messages` or `expected_messages`: `--dialect agentv`, and a

@@ -273,10 +273,13 @@ test('cases from other formats with --dialect agentv: tests, criteria and rubric
   assert.deepEqual(await readCases(output), withFile(foreign, 'tests'))
 })
 
-test('--dialect agentv writes input for input_messages, which AgentV 4 no longer reads; the default dialect keeps it and warns', async () => {
+test('--dialect agentv writes input for input_messages, which AgentV 4 no longer reads, and criteria for expected_outcome; the default dialect keeps them and warns', async () => {
   const cases = await readCases(join(REAL, 'agentv-2026-02/basic-jsonl--dataset.jsonl'))
   const record = evalcase.encode(cases[0]!, encodeContext('yaml', 0, 'agentv'))
   assert.ok('input' in record && !('input_messages' in record))
+  // The JSON Lines file spelled `expected_outcome`, which AgentV 4 reads only with a deprecation warning.
+  assert.equal(cases[0]?.extras?.evalcase?.$form && (cases[0].extras.evalcase.$form as JsonObject).expected_outcome, 'expected_outcome')
+  assert.ok('criteria' in record && !('expected_outcome' in record))
   assert.ok('expected_output' in record && !('expected_messages' in record))
   // The default dialect writes the source's spelling, and says what AgentV 4 does with it.
   const warnings: [string, string | undefined][] = []
