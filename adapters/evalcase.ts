@@ -383,6 +383,18 @@ function encodeMessage(m: Message): JsonObject {
   return out
 }
 
+/** The first image block of `messages` whose value is a URL (a `data:` one too), with its field path. */
+function imageUrl(messages: unknown, key: string): { url: string; field: string } | undefined {
+  if (!isMessageList(messages)) return undefined
+  for (const [i, m] of messages.entries()) {
+    if (typeof m.content === 'string') continue
+    for (const [j, b] of m.content.entries()) {
+      if (b.type === 'image' && /^(?:[a-z][a-z0-9+.-]*:\/\/|data:)/i.test(b.value)) return { url: b.value, field: `${key}[${i}].content[${j}]` }
+    }
+  }
+  return undefined
+}
+
 function encodeRubric(r: Rubric, agentv: boolean): JsonValue {
   const extras = ownExtras(r)
   const textKey = typeof extras.$text_key === 'string' ? extras.$text_key : undefined
@@ -473,6 +485,9 @@ function encodeCase(c: EvalCase, ctx: EncodeContext): JsonObject {
       out[key] = value as JsonValue
     }
   }
+
+  const image = imageUrl(input, 'input') ?? imageUrl(c.expected_output, 'expected_output')
+  if (image) ctx.warn(`an image given as a URL (${image.url.slice(0, 80)}), which AgentV reads only from a file beside the dataset: it leaves the image out`, image.field)
 
   if (out.expected_outcome === undefined && out.criteria === undefined && c.expected_output === undefined && !('assertions' in ownExtras(c)) && !('assert' in ownExtras(c))) {
     ctx.warn('the case has no criteria, expected output or assertions; AgentV skips such a case', 'expected_outcome')

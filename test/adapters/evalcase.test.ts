@@ -372,6 +372,23 @@ test('graders AgentV 4 names already (llm-grader, code-grader) are written as th
   assert.deepEqual(await readCases(output), await readCases(source))
 })
 
+test('an image given as a URL, which AgentV reads only from a file and leaves out, is warned of at its block; a path is not', () => {
+  const warned = (value: string, where: 'input' | 'expected_output' = 'input') => {
+    const warnings: [string, string | undefined][] = []
+    const message = { role: where === 'input' ? ('user' as const) : ('assistant' as const), content: [{ type: 'text' as const, value: 'Look' }, { type: 'image' as const, value }] }
+    const c: EvalCase = { id: 'i', input: [{ role: 'user', content: 'Hi' }], expected_outcome: 'x', ...(where === 'input' ? { input: [{ role: 'user', content: 'Hi' }, message] } : { expected_output: [message] }) }
+    const record = evalcase.encode(c, { ...encodeContext('yaml', 0), warn: (m, f) => warnings.push([m, f]) }) as JsonObject
+    assert.ok(JSON.stringify(record[where]).includes(JSON.stringify(value)))
+    return warnings
+  }
+  assert.deepEqual(warned('https://example.com/cat.png'), [
+    ['an image given as a URL (https://example.com/cat.png), which AgentV reads only from a file beside the dataset: it leaves the image out', 'input[1].content[1]'],
+  ])
+  assert.deepEqual(warned('data:image/png;base64,iVBORw0KGgo=', 'expected_output').map(([, f]) => f), ['expected_output[0].content[1]'])
+  assert.deepEqual(warned('./images/dog.jpg'), [])
+  assert.deepEqual(warned('C:\\images\\dog.jpg'), [])
+})
+
 test('tool calls: OpenAI arguments text kept exactly, AgentV runtime shape kept', () => {
   const c = evalcase.decode(
     {
