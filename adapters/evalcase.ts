@@ -386,9 +386,11 @@ function encodeMessage(m: Message): JsonObject {
 /** The first image block of `messages` whose value is a URL (a `data:` one too), with its field path. */
 function imageUrl(messages: unknown, key: string): { url: string; field: string } | undefined {
   if (!isMessageList(messages)) return undefined
-  for (const [i, m] of messages.entries()) {
-    if (typeof m.content === 'string') continue
-    for (const [j, b] of m.content.entries()) {
+  for (let i = 0; i < messages.length; i++) {
+    const content = messages[i]!.content
+    if (typeof content === 'string') continue
+    for (let j = 0; j < content.length; j++) {
+      const b = content[j]!
       if (b.type === 'image' && /^(?:[a-z][a-z0-9+.-]*:\/\/|data:)/i.test(b.value)) return { url: b.value, field: `${key}[${i}].content[${j}]` }
     }
   }

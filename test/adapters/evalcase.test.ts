@@ -376,7 +376,8 @@ test('an image given as a URL, which AgentV reads only from a file and leaves ou
   const warned = (value: string, where: 'input' | 'expected_output' = 'input') => {
     const warnings: [string, string | undefined][] = []
     const message = { role: where === 'input' ? ('user' as const) : ('assistant' as const), content: [{ type: 'text' as const, value: 'Look' }, { type: 'image' as const, value }] }
-    const c: EvalCase = { id: 'i', input: [{ role: 'user', content: 'Hi' }], expected_outcome: 'x', ...(where === 'input' ? { input: [{ role: 'user', content: 'Hi' }, message] } : { expected_output: [message] }) }
+    const hi = { role: 'user' as const, content: 'Hi' }
+    const c: EvalCase = where === 'input' ? { id: 'i', input: [hi, message], expected_outcome: 'x' } : { id: 'i', input: [hi], expected_output: [message] }
     const record = evalcase.encode(c, { ...encodeContext('yaml', 0), warn: (m, f) => warnings.push([m, f]) }) as JsonObject
     assert.ok(JSON.stringify(record[where]).includes(JSON.stringify(value)))
     return warnings
