@@ -48,6 +48,8 @@ import {
 import type { Adapter, Container, DecodeContext, EncodeContext, FileLayout, SniffSample } from './types.ts'
 
 const FORMAT = 'deepeval'
+/** pandas reads an empty input cell as missing, and the golden it makes fails its own validation, taking the file with it. */
+const CSV_INPUT_REFUSED = "which DeepEval's CSV loader reads as a missing input, and so refuses the whole file"
 const { describeType, expectString, expectObject } = fieldChecks()
 const { toExtraKey, fromExtraKey, ownExtras: own, setExtras: withExtras } = extrasOf(FORMAT)
 const KEYS = '$keys'
@@ -849,10 +851,11 @@ function recordValues(c: EvalCase, w: Writer): Record<string, JsonValue | undefi
     // A golden's input is required: a case without one (a scenario of its own, say) is written with an empty one.
     if (c.input === undefined) {
       // pandas reads an empty cell as missing, and the golden refuses it there too.
-      const written = w.container === 'csv' ? "as an empty cell, which DeepEval's CSV reader takes for a missing input" : 'as ""'
+      const written = w.container === 'csv' ? `as an empty cell, ${CSV_INPUT_REFUSED}` : 'as ""'
       w.ctx.warn(`the case has no input, which a DeepEval golden requires: written ${written}`, 'input')
     }
     values.input = writeMessage(w, 'input', c.input, 'user') ?? ''
+    if (c.input !== undefined && values.input === '' && w.container === 'csv') w.ctx.warn(`the input is empty: written as an empty cell, ${CSV_INPUT_REFUSED}`, 'input')
     values.actual_output = c.actual_output ?? (x.actual_output === undefined ? undefined : writeStructured(w, 'actual_output', x.actual_output))
     values.expected_output = writeExpected(w, c.expected_output)
     values.retrieval_context = writeStrings(w, 'retrieval_context', c.retrieval_context)
@@ -898,7 +901,7 @@ function encode(c: EvalCase, ctx: EncodeContext): JsonObject {
       record[column] = cell(w.extras[toExtraKey(column)])
     }
   }
-  warnPandasMissing(record, ctx, "DeepEval's CSV reader")
+  warnPandasMissing(record, ctx, "DeepEval's CSV reader", kind === 'single' ? { input: "; DeepEval's CSV loader refuses the whole file over a missing input" } : undefined)
   return record
 }
 

@@ -34,11 +34,14 @@ const PANDAS_NA = new Set(['#N/A', '#N/A N/A', '#NA', '-1.#IND', '-1.#QNAN', '-N
 /**
  * Warns of each cell of a CSV row that `reader`, which reads CSV through pandas, takes for a
  * missing value (`N/A`, `None`, `null`…): the text is written as it is, and evalferry reads it back.
+ * `consequences`: what a column's missing value leads to, added to its warning.
  */
-export function warnPandasMissing(row: JsonObject, ctx: EncodeContext, reader: string): void {
+export function warnPandasMissing(row: JsonObject, ctx: EncodeContext, reader: string, consequences?: Record<string, string>): void {
   for (const column in row) {
     const value = row[column]
-    if (typeof value === 'string' && PANDAS_NA.has(value)) ctx.warn(`the cell "${value}" is read by pandas (${reader}) as a missing value, not as this text`, column)
+    if (typeof value === 'string' && PANDAS_NA.has(value)) {
+      ctx.warn(`the cell "${value}" is read by pandas (${reader}) as a missing value, not as this text${(consequences && Object.hasOwn(consequences, column) && consequences[column]) || ''}`, column)
+    }
   }
 }
 

@@ -329,11 +329,34 @@ test('a case without an input written where one is required (a DeepEval golden, 
   const cases: EvalCase[] = [{ expected_output: 'a' }, { input: [{ role: 'user', content: 'q' }] }]
   for (const [to, extension, message] of [
     ['deepeval', 'json', 'the case has no input, which a DeepEval golden requires: written as ""'],
-    ['deepeval', 'csv', 'the case has no input, which a DeepEval golden requires: written as an empty cell, which DeepEval\'s CSV reader takes for a missing input'],
+    ['deepeval', 'csv', 'the case has no input, which a DeepEval golden requires: written as an empty cell, which DeepEval\'s CSV loader reads as a missing input, and so refuses the whole file'],
     ['evals', 'jsonl', 'the case has no input, which the EvalCase schema requires: written as ""'],
   ] as const) {
     const output = join(dir, `no-input.${to}.${extension}`)
     const report = await write(cases, output, { to })
     assert.deepEqual(report.warnings, [{ message, location: { file: output, record: 0, field: 'input' } }], `${to} ${extension}`)
   }
+})
+
+test('a DeepEval CSV input that pandas reads as missing, which makes DeepEval refuse the whole file, is warned of as such; JSON keeps an empty input', async () => {
+  const cases: EvalCase[] = [
+    { input: [{ role: 'user', content: '' }], expected_output: 'a' },
+    { input: [{ role: 'user', content: 'NA' }], expected_output: 'b' },
+    { input: [{ role: 'user', content: 'N/A is the answer' }], expected_output: 'c' },
+  ]
+  const csv = join(dir, 'empty-input.deepeval.csv')
+  const report = await write(cases, csv, { to: 'deepeval' })
+  assert.deepEqual(
+    report.warnings.map((w) => [w.location.record, w.location.field, w.message]),
+    [
+      [0, 'input', "the input is empty: written as an empty cell, which DeepEval's CSV loader reads as a missing input, and so refuses the whole file"],
+      [1, 'input', `the cell "NA" is read by pandas (DeepEval's CSV reader) as a missing value, not as this text; DeepEval's CSV loader refuses the whole file over a missing input`],
+    ],
+  )
+  // evalferry itself reads the cells back as they were written.
+  const back: EvalCase[] = []
+  for await (const c of read(csv)) back.push(c)
+  assert.deepEqual(back.map((c) => c.input?.[0]?.content), ['', 'NA', 'N/A is the answer'])
+  const json = join(dir, 'empty-input.deepeval.json')
+  assert.deepEqual((await write(cases, json, { to: 'deepeval' })).warnings, [])
 })
