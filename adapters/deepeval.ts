@@ -24,7 +24,7 @@
  * contestant with `metadata.arena = {group, contestant, hyperparameters?}`; consecutive cases of one
  * group are written back as one arena record (in CSV, as plain test cases that keep that metadata).
  */
-import { extrasOf, fieldChecks, under, warnPandasMissing } from './fields.ts'
+import { extrasOf, fieldChecks, pandasReadsAs, under, warnPandasMissing } from './fields.ts'
 import { deepEqual } from '../src/carry.ts'
 import { parseExact, stringifyJson } from '../src/codecs/json.ts'
 import { parsePythonLiteral } from '../src/codecs/python-literal.ts'
@@ -947,9 +947,6 @@ function csvColumns(kind: Kind, sample: EvalCase[]): string[] {
   return [...columns]
 }
 
-/** Text pandas reads as a number (`42`, `-0.5`, `1e3`, `007`). */
-const NUMBER_TEXT = /^[-+]?(\d+(\.\d*)?|\.\d+)([eE][-+]?\d+)?$/
-
 /** The text columns of a golden, as its CSV row holds them. */
 const TEXT_COLUMNS: [string, (c: EvalCase) => unknown][] = [
   ['input', (c) => (c.input ? singleText(c.input, 'user') : undefined)],
@@ -960,15 +957,17 @@ const TEXT_COLUMNS: [string, (c: EvalCase) => unknown][] = [
 ]
 
 /**
- * A text column whose every cell among the first cases looks like a number is read by pandas
- * (DeepEval's CSV reader) as numbers, which DeepEval's text fields refuse: warned of once. The
- * cells are written as they are; a column that holds other text too is read as text.
+ * A text column whose every cell among the first cases is one pandas (DeepEval's CSV reader) reads
+ * as a number or a boolean is read as numbers or booleans, which DeepEval's text fields refuse, and
+ * its loader with them the whole file: warned of once. The cells are written as they are; a column
+ * that holds other text too is read as text.
  */
 function warnNumberColumns(sample: EvalCase[], ctx: EncodeContext): void {
   for (const [column, textOf] of TEXT_COLUMNS) {
     const cells = sample.map(textOf).filter((v) => v !== undefined && v !== '')
-    if (cells.length && cells.every((v) => typeof v === 'string' && NUMBER_TEXT.test(v))) {
-      ctx.warn(`every cell of the column among the first cases reads as a number ("${cells[0]}"): pandas, which DeepEval reads CSV with, gives numbers, and DeepEval's text fields refuse them`, column)
+    const reads = typeof cells[0] === 'string' ? pandasReadsAs(cells[0]) : undefined
+    if (reads && cells.every((v) => typeof v === 'string' && pandasReadsAs(v) === reads)) {
+      ctx.warn(`every cell of the column among the first cases reads as ${reads} ("${cells[0]}"): pandas, which DeepEval reads CSV with, gives ${reads === 'a number' ? 'numbers' : 'booleans'}, which DeepEval's text fields refuse, and its CSV loader the whole file`, column)
     }
   }
 }

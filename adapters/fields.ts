@@ -45,6 +45,16 @@ export function warnPandasMissing(row: JsonObject, ctx: EncodeContext, reader: s
   }
 }
 
+/** A cell pandas' `read_csv` reads as a number (`2`, ` 2.5`, `1e5`, `inf`) or a boolean (`True`, `false`): where every cell of a column is one, the column's values are no longer text. */
+export function pandasReadsAs(cell: string): 'a number' | 'a boolean' | undefined {
+  if (PANDAS_NUMBER.test(cell)) return 'a number'
+  if (PANDAS_BOOLEAN.test(cell)) return 'a boolean'
+  return undefined
+}
+
+const PANDAS_NUMBER = /^(?:[ \t]*[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?[ \t]*|[+-]?[iI][nN][fF](?:[iI][nN][iI][tT][yY])?)$/
+const PANDAS_BOOLEAN = /^(?:true|false)$/i
+
 /** Runs `fn`, prefixing `prefix` onto the field path of any error it throws. */
 export function under<T>(prefix: string, fn: () => T): T {
   try {

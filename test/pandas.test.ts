@@ -13,6 +13,7 @@ import { readRecords } from '../src/codecs/index.ts'
 import type { EvalCase } from '../src/model.ts'
 import { write } from '../src/pipeline.ts'
 import { newReport } from '../src/report.ts'
+import { pandasReadsAs } from '../adapters/fields.ts'
 import { pythonWith, runPython } from './helpers/python.ts'
 import { tempDir } from './helpers/temp.ts'
 
@@ -100,4 +101,33 @@ test('pandas reads every cell of the CSV evalferry writes as evalferry reads it,
     missingText += missing.size
   }
   assert.ok(cells > 10_000 && missingText > 100, `${cells} cells, ${missingText} read as missing`)
+})
+
+/** The dtype pandas gives a column of one cell, read as DeepEval reads it (missing values aside). */
+const KINDS = `
+import io, json, sys, pandas as pd
+out = []
+for cell in json.load(sys.stdin):
+    kind = str(pd.read_csv(io.StringIO('c\\n"' + cell + '"\\n'), keep_default_na=False).dtypes['c'])
+    out.append('a number' if kind.startswith(('int', 'uint', 'float')) else 'a boolean' if kind == 'bool' else None)
+sys.stdout.write(json.dumps(out))
+`
+
+test("the cells pandas reads as numbers or booleans are those evalferry's CSV warnings name", { skip: python ? false : 'needs python3 with pandas (Debian python3-pandas)' }, () => {
+  const pieces = ['0', '1', '7', '.', 'e', 'E', '+', '-', ' ', '\t', 'inf', 'INF', 'Infinity', 'True', 'tRUE', 'false', 'x', '_', ',', '0x']
+  const anyText = fc.array(fc.constantFrom(...pieces), { minLength: 1, maxLength: 5 }).map((p) => p.join(''))
+  const space = fc.constantFrom('', '', ' ', '\t', '  ')
+  const numberLike = fc
+    .tuple(space, fc.constantFrom('', '', '+', '-'), fc.stringMatching(/^\d{0,3}$/), fc.constantFrom('', '.'), fc.stringMatching(/^\d{0,2}$/), fc.constantFrom('', '', 'e5', 'E-2', 'e+', 'e', 'x'), space)
+    .map((p) => p.join(''))
+  const booleanLike = fc.tuple(space, fc.constantFrom('true', 'True', 'TRUE', 'tRuE', 'false', 'FALSE', 'fAlsE', 'yes', 'T', 'truee'), space).map((p) => p.join(''))
+  const cells = fc.sample(fc.oneof(anyText, numberLike, booleanLike), { numRuns: 4000, seed: 5 })
+  // pandas reads these as missing: the missing-value warnings tell of them.
+  const judged = [...new Set(cells)].filter((c) => c.trim() !== '' && !/^[+-]?nan$/i.test(c.trim()))
+  const kinds = JSON.parse(runPython(python!, KINDS, JSON.stringify(judged))) as (string | null)[]
+  const differ = judged.filter((cell, i) => (pandasReadsAs(cell) ?? null) !== kinds[i])
+  assert.deepEqual(differ, [])
+  // The sample holds each kind many times over.
+  const count = (kind: string) => kinds.filter((k) => k === kind).length
+  assert.ok(count('a number') > 300 && count('a boolean') > 5, `${count('a number')} numbers, ${count('a boolean')} booleans of ${kinds.length}`)
 })

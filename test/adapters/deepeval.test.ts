@@ -563,7 +563,7 @@ test('the tool calls of an expected assistant message are shown as the expected 
   }
 })
 
-test('a DeepEval CSV column whose every cell reads as a number is warned of once, as pandas gives DeepEval numbers there; a column of other text too is not', async () => {
+test('a DeepEval CSV column whose every cell reads as a number or a boolean is warned of once, as pandas gives DeepEval numbers or booleans there; a column of other text too is not', async () => {
   const dir = tempDir('evalferry-deepeval-numbers-')
   const golden = (input: string, answer: string): EvalCase => ({ input: [{ role: 'user', content: input }], expected_output: [{ role: 'assistant', content: answer }] })
   const numbers = await write([golden('2+2?', '4'), golden('Bond?', '007'), golden('Big?', '1e3')], join(dir, 'numbers.csv'), { to: 'deepeval' })
@@ -573,6 +573,15 @@ test('a DeepEval CSV column whose every cell reads as a number is warned of once
   assert.deepEqual(mixed.warnings, [])
   const json = await write([golden('2+2?', '4')], join(dir, 'numbers.json'), { to: 'deepeval' })
   assert.deepEqual(json.warnings, [])
+  // pandas reads `True` and `false` as booleans, ` 2` and `inf` as numbers; numbers beside booleans stay text.
+  const booleans = await write([golden('Is it?', 'True'), golden('Is it not?', 'false')], join(dir, 'booleans.csv'), { to: 'deepeval' })
+  assert.deepEqual(booleans.warnings.map((w) => [w.location.field, w.message]), [
+    ['expected_output', `every cell of the column among the first cases reads as a boolean ("True"): pandas, which DeepEval reads CSV with, gives booleans, which DeepEval's text fields refuse, and its CSV loader the whole file`],
+  ])
+  const spaced = await write([golden('Pad?', ' 2'), golden('Limit?', 'inf')], join(dir, 'spaced.csv'), { to: 'deepeval' })
+  assert.deepEqual(spaced.warnings.map((w) => w.message.slice(0, w.message.indexOf(':'))), ['every cell of the column among the first cases reads as a number (" 2")'])
+  const both = await write([golden('Is it?', 'True'), golden('How many?', '2')], join(dir, 'both.csv'), { to: 'deepeval' })
+  assert.deepEqual(both.warnings, [])
 })
 
 test('a persona without a user description gives the DeepEval CSV its user_description, where DeepEval reads the simulated user from', async () => {
