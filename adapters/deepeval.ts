@@ -763,7 +763,12 @@ function writeExpected(w: Writer, expected: EvalCase['expected_output']): JsonVa
   if (expected === undefined) return undefined
   if (typeof expected === 'string') return expected
   if (Array.isArray(expected) && expected.every((m) => isJsonObject(m) && typeof m.role === 'string')) {
-    return writeMessage(w, 'expected_output', expected as Message[], 'assistant')
+    const messages = expected as Message[]
+    if (messages.some((m) => typeof m.content === 'string' || m.content.some((b) => b.type === 'text'))) return writeMessage(w, 'expected_output', messages, 'assistant')
+    // No text to give: a JSON answer as its JSON text, as a structured answer is written; files or
+    // images alone are no answer DeepEval reads, so none is written (not an empty one). The carry keeps the blocks.
+    const values = messages.flatMap((m) => (m.content as ContentBlock[]).flatMap((b) => (b.type === 'json' ? [b.value] : [])))
+    return values.length === 0 ? undefined : pythonJson(values.length === 1 ? values[0]! : values)
   }
   // A structured answer has no DeepEval form: its JSON text, with the value carried exactly.
   return pythonJson(expected as JsonValue)

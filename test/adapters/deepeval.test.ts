@@ -563,6 +563,26 @@ test('the tool calls of an expected assistant message are shown as the expected 
   }
 })
 
+test('an expected answer with no text is written as DeepEval reads one: a JSON answer as its JSON text, files alone as none, not an empty answer', async () => {
+  const dir = tempDir('evalferry-deepeval-notext-')
+  const answer = { invoice: 'INV-1', total: 1889, lines: [{ sku: 'A', qty: 2 }] }
+  const cases: EvalCase[] = [
+    { input: [{ role: 'user', content: 'Extract the invoice' }], expected_output: [{ role: 'assistant', content: [{ type: 'json', value: answer }] }] },
+    { input: [{ role: 'user', content: 'Write the function' }], expected_output: [{ role: 'assistant', content: [{ type: 'file', value: './snippets/solution.md' }] }] },
+    { input: [{ role: 'user', content: 'Say nothing' }], expected_output: [{ role: 'assistant', content: '' }] },
+  ]
+  for (const extension of ['json', 'jsonl']) {
+    const output = join(dir, `cases.${extension}`)
+    await write(cases, output, { to: 'deepeval' })
+    const text = readFileSync(output, 'utf8')
+    const records = (extension === 'json' ? JSON.parse(text) : text.trim().split('\n').map((l) => JSON.parse(l))) as { expected_output: unknown }[]
+    assert.deepEqual(JSON.parse(records[0]!.expected_output as string), answer, extension)
+    // An answer kept in a file is none DeepEval can read; an empty answer given as such stays one.
+    assert.deepEqual(records.slice(1).map((r) => r.expected_output), [null, ''], extension)
+    assert.deepEqual((await readAll(output)).map((c) => c.expected_output), cases.map((c) => c.expected_output), extension)
+  }
+})
+
 test('a DeepEval CSV column whose every cell reads as a number or a boolean is warned of once, as pandas gives DeepEval numbers or booleans there; a column of other text too is not', async () => {
   const dir = tempDir('evalferry-deepeval-numbers-')
   const golden = (input: string, answer: string): EvalCase => ({ input: [{ role: 'user', content: input }], expected_output: [{ role: 'assistant', content: answer }] })
