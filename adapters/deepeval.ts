@@ -50,6 +50,8 @@ import type { Adapter, Container, DecodeContext, EncodeContext, FileLayout, Snif
 const FORMAT = 'deepeval'
 /** pandas reads an empty input cell as missing, and the golden it makes fails its own validation, taking the file with it. */
 const CSV_INPUT_REFUSED = "which DeepEval's CSV loader reads as a missing input, and so refuses the whole file"
+/** What follows, for a golden's CSV row, from an input cell pandas reads as missing (`NA`). */
+const MISSING_INPUT = { input: "; DeepEval's CSV loader refuses the whole file over a missing input" }
 const { describeType, expectString, expectObject } = fieldChecks()
 const { toExtraKey, fromExtraKey, ownExtras: own, setExtras: withExtras } = extrasOf(FORMAT)
 const KEYS = '$keys'
@@ -906,7 +908,7 @@ function encode(c: EvalCase, ctx: EncodeContext): JsonObject {
       record[column] = cell(w.extras[toExtraKey(column)])
     }
   }
-  warnPandasMissing(record, ctx, "DeepEval's CSV reader", kind === 'single' ? { input: "; DeepEval's CSV loader refuses the whole file over a missing input" } : undefined)
+  warnPandasMissing(record, ctx, "DeepEval's CSV reader", kind === 'single' ? MISSING_INPUT : undefined)
   return record
 }
 

@@ -522,7 +522,8 @@ const GRADER_LISTS = ['assertions', 'assert', 'evaluators'] as const
  * files keep them as they came. Either way the first place is warned of.
  */
 function gradersFor(keys: JsonObject, forAgentv4: boolean, warn: (message: string, field: string) => void): JsonObject {
-  if (!('evaluator' in keys || 'execution' in keys || GRADER_LISTS.some((key) => key in keys))) return keys
+  // Most cases hold no grader: told by their keys alone, with nothing made.
+  if (!('evaluator' in keys || 'execution' in keys || 'assertions' in keys || 'assert' in keys || 'evaluators' in keys)) return keys
   let first: { name: string; path: string } | undefined
   const rename = (name: JsonValue, path: string): JsonValue => {
     if (typeof name !== 'string' || !Object.hasOwn(JUDGE_NAMES, name)) return name
