@@ -210,7 +210,12 @@ export async function* readJson(source: ByteSource, options: ReadOptions): Async
             i = n
             continue
           }
-          currentKey = JSON.parse(text.slice(i, end + 1)) as string
+          try {
+            currentKey = JSON.parse(text.slice(i, end + 1)) as string
+          } catch (error) {
+            // A line end or another control character inside the quotes, or a bad escape.
+            fail(`a key in the top-level object is not a JSON string: ${parserWords(error)}`)
+          }
           mode = Mode.TopObjectColon
           i = end + 1
           continue
