@@ -52,6 +52,40 @@ const isScalar = (node: unknown): node is Scalar => yamlPackage().isScalar(node)
 const TOO_DEEP = `lists or mappings nested deeper than ${MAX_DEPTH} levels`
 
 /**
+ * The first key under `node` that is a list or a mapping (`? [a, b]`, `[a, b]: c`), found before
+ * `yaml` reads the node: it would write the key as its YAML text, with a warning of its own on the
+ * process. `field` is the path of the mapping that holds the key.
+ */
+function collectionKey(node: unknown, doc: Document, path: string): { field: string; start: number; end: number } | undefined {
+  if (isSeq(node)) {
+    for (let i = 0; i < node.items.length; i++) {
+      const found = collectionKey(node.items[i], doc, `${path}[${i}]`)
+      if (found) return found
+    }
+  } else if (isMap(node)) {
+    for (const pair of node.items) {
+      const written = pair.key as Node | null
+      const key = yamlPackage().isAlias(written) ? written.resolve(doc) : written
+      if (isMap(key) || isSeq(key)) return { field: path, start: written!.range?.[0] ?? 0, end: written!.range?.[1] ?? 0 }
+      const name = String(isScalar(key) ? key.value : key)
+      const found = collectionKey(pair.value, doc, path ? `${path}.${name}` : name)
+      if (found) return found
+    }
+  }
+  return undefined
+}
+
+/** Refuses a key that is a list or a mapping under `node`: JSON, and every format written, has text keys only. */
+function refuseCollectionKey(node: unknown, doc: Document, source: string, path: string, where: (offset: number) => Location): void {
+  const found = collectionKey(node, doc, path)
+  if (!found) return
+  const text = source.slice(found.start, found.end).replace(/\s+/g, ' ').trim()
+  const shown = text.length > 40 ? `${text.slice(0, 39)}…` : text
+  const message = `a key that is a list or a mapping (${shown}) cannot be kept: JSON, and every format evalferry writes, takes text keys only; write the key as text`
+  throw new DataError('E_FIELD', message, { ...where(found.start), ...(found.field ? { field: found.field } : {}) })
+}
+
+/**
  * Refuses `value`, read from `text`, if it is nested past `MAX_DEPTH`. Each level takes at least
  * two characters of text, so a shorter text is not walked.
  */
@@ -95,6 +129,7 @@ export function parseYamlDocument(text: string, file: string): unknown {
     const { line, col } = lineCounter.linePos(error.pos[0])
     throw new DataError('E_PARSE', `invalid YAML: ${parserWords(error.message)}${duplicateKey(error, text)}`, { file, line, column: col })
   }
+  refuseCollectionKey(doc.contents, doc, text, '', (offset) => ({ file, line: lineCounter.linePos(offset).line }))
   let value: unknown
   try {
     value = doc.toJS({ maxAliasCount: MAX_ALIASES })
@@ -508,7 +543,8 @@ export async function* readYaml(source: ByteSource, options: ReadOptions): Async
       throw new DataError('E_PARSE', `invalid YAML: ${what}${duplicateKey(firstError, source)}`, where(firstError.pos[0]))
     }
     const binary = source.includes('!!binary')
-    const toJs = (node: unknown, notes?: string[]): unknown => {
+    const toJs = (node: unknown, notes?: string[], field = ''): unknown => {
+      refuseCollectionKey(node, doc as Document, source, field, where)
       let value: unknown
       try {
         value = (node as Node).toJS ? (node as Node).toJS(doc as Document, { maxAliasCount: MAX_ALIASES }) : node
@@ -533,9 +569,9 @@ export async function* readYaml(source: ByteSource, options: ReadOptions): Async
   }
   const keyOf = (key: unknown) => String((key as Node & { value?: unknown })?.toJSON?.() ?? key)
   /** A header key's value; what reading it changed is told at its line. */
-  const headerValue = (key: string, node: Node, toJs: (node: unknown, notes?: string[]) => unknown, where: (offset: number | undefined) => { line: number }) => {
+  const headerValue = (key: string, node: Node, toJs: (node: unknown, notes?: string[], field?: string) => unknown, where: (offset: number | undefined) => { line: number }) => {
     const notes: string[] = []
-    const value = toJs(node, notes)
+    const value = toJs(node, notes, key)
     if (key === '__proto__' || hasProtoKey(value)) throw new DataError('E_FIELD', protoRefused(), { ...where(node?.range?.[0]), field: key })
     for (const message of notes) options.headerWarnings?.push({ message, line: where(node?.range?.[0]).line, field: key })
     return value

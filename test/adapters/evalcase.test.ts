@@ -567,6 +567,49 @@ test('a key __proto__ in the sidecar of a JSON Lines dataset, plain or written w
   }
 })
 
+test('a key that is a list or a mapping is refused at its line and field, and yaml prints no warning of its own', async () => {
+  const dir = tempDir('evalferry-collection-key-')
+  const warnings: string[] = []
+  const onWarning = (warning: Error) => warnings.push(warning.message)
+  process.on('warning', onWarning)
+  try {
+    const cases = [
+      // A block sequence as a key, in a list inside a case.
+      ['nested.yaml', 'evalcases:\n  - id: a\n    input: hi\n    metadata:\n      nested:\n        - ? - x\n            - y\n          : 1\n', 6, 'metadata.nested[0]'],
+      // A flow sequence as an implicit key, in a flow mapping.
+      ['flow.yaml', 'evalcases:\n  - id: b\n    input: hi\n    metadata: {[a, b]: c}\n', 4, 'metadata'],
+      // A mapping as a key among the file's own keys.
+      ['header.yaml', 'description: d\nexecution:\n  ? {a: 1}\n  : x\nevalcases:\n  - id: c\n    input: hi\n', 3, 'execution'],
+    ] as const
+    for (const [name, text, line, field] of cases) {
+      writeFileSync(join(dir, name), text)
+      await assert.rejects(readCases(join(dir, name)), (error: DataError) => {
+        assert.equal(error.code, 'E_FIELD', name)
+        assert.equal(error.location.file, join(dir, name))
+        assert.equal(error.location.line, line, name)
+        assert.equal(error.location.field, field, name)
+        assert.match(error.message, /a key that is a list or a mapping \(.+\) cannot be kept/)
+        return true
+      })
+    }
+    // The sidecar of a JSON Lines dataset, whose top-level key is a list.
+    writeFileSync(join(dir, 'dataset.jsonl'), '{"id": "a", "input": "hello"}\n')
+    writeFileSync(join(dir, 'dataset.yaml'), 'description: d\n? [a]\n: b\n')
+    await assert.rejects(readCases(join(dir, 'dataset.jsonl')), (error: DataError) => {
+      assert.deepEqual([error.code, error.location], ['E_FIELD', { file: join(dir, 'dataset.yaml'), line: 2 }])
+      return true
+    })
+    // A `?` key that is text reads as the text.
+    writeFileSync(join(dir, 'scalar.yaml'), 'evalcases:\n  - id: d\n    input: hi\n    metadata:\n      ? long key\n      : v\n')
+    assert.deepEqual((await readCases(join(dir, 'scalar.yaml')))[0]!.metadata, { 'long key': 'v' })
+    await new Promise((resolve) => setImmediate(resolve))
+    assert.deepEqual(warnings, [])
+  } finally {
+    process.off('warning', onWarning)
+    rmSync(dir, { recursive: true, force: true })
+  }
+})
+
 test('a key written empty (note:, metadata:, expected_output: null) is read, written back as it was, and carried elsewhere as the extra it is', async () => {
   const dir = tempDir('evalferry-evalcase-null-')
   try {
