@@ -144,7 +144,7 @@ export async function* readParquet(path: string, options: ReadOptions, sliceByte
   const opened = await openBlob(path)
   let parquet: ParquetFile
   try {
-    parquet = await wasm.ParquetFile.fromFile(opened.blob)
+    parquet = await trapsFail(wasm.ParquetFile.fromFile(opened.blob))
   } catch (error) {
     await opened.close()
     throw parseError(file, error)
@@ -295,7 +295,7 @@ function columnTypeOfArrow(type: DataType): ColumnType | undefined {
 /** The number of rows in a Parquet file, from its footer alone. */
 export async function countParquetRows(path: string): Promise<number> {
   const opened = await openBlob(path)
-  const parquet = await wasm.ParquetFile.fromFile(opened.blob).catch(async (error: unknown) => {
+  const parquet = await trapsFail(wasm.ParquetFile.fromFile(opened.blob)).catch(async (error: unknown) => {
     await opened.close()
     throw parseError(path, error)
   })
@@ -430,9 +430,10 @@ function onTrap(error: Error): void {
 }
 
 /**
- * `promise`, failed by a trap of parquet-wasm while it waits. A corrupt page makes its Rust code
- * panic inside a task it runs in a microtask, where no promise hears it: uncaught, it would end the
- * process with a wasm stack trace. The reader's memory is then beyond use, so the read fails.
+ * `promise`, failed by a trap of parquet-wasm while it waits. A corrupt page, or a footer corrupt
+ * in some ways, makes its Rust code panic inside a task it runs in a microtask, where no promise
+ * hears it: uncaught, it would end the process with a wasm stack trace. The reader's memory is
+ * then beyond use, so the read fails.
  */
 function trapsFail<T>(promise: Promise<T>): Promise<T> {
   return new Promise<T>((resolve, reject) => {
