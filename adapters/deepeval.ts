@@ -764,8 +764,8 @@ function writeMessage(w: Writer, name: string, messages: Message[] | undefined, 
 function writeExpected(w: Writer, expected: EvalCase['expected_output']): JsonValue | undefined {
   if (expected === undefined) return undefined
   if (typeof expected === 'string') return expected
-  if (Array.isArray(expected) && expected.every((m) => isJsonObject(m) && typeof m.role === 'string')) {
-    const messages = expected as Message[]
+  if (isMessageList(expected)) {
+    const messages = expected
     if (messages.some((m) => typeof m.content === 'string' || m.content.some((b) => b.type === 'text'))) return writeMessage(w, 'expected_output', messages, 'assistant')
     // No text to give: a JSON answer as its JSON text, as a structured answer is written; files or
     // images alone are no answer DeepEval reads, so none is written (not an empty one). The carry keeps the blocks.

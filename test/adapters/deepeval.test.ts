@@ -583,6 +583,21 @@ test('an expected answer with no text is written as DeepEval reads one: a JSON a
   }
 })
 
+test('a structured answer of objects that have a role but are not messages is written as its JSON text, in every DeepEval container', async () => {
+  const dir = tempDir('evalferry-deepeval-roles-')
+  // A Hugging Face row whose answer is a list of records with a role (a cast list, say): a value, not a chat.
+  const answer = [{ role: 'assistant', line: 'I am the answer' }, { role: 'narrator' }]
+  const cases: EvalCase[] = [{ id: 'r1', input: [{ role: 'user', content: 'Who speaks?' }], expected_output: answer }]
+  for (const extension of ['json', 'jsonl', 'csv']) {
+    const output = join(dir, `cases.${extension}`)
+    await write(cases, output, { to: 'deepeval' })
+    const [back] = await readAll(output)
+    assert.deepEqual(back!.expected_output, answer, extension)
+  }
+  const record = (JSON.parse(readFileSync(join(dir, 'cases.json'), 'utf8')) as { expected_output: string }[])[0]!
+  assert.deepEqual(JSON.parse(record.expected_output), answer)
+})
+
 test('a DeepEval CSV column whose every cell reads as a number or a boolean is warned of once, as pandas gives DeepEval numbers or booleans there; a column of other text too is not', async () => {
   const dir = tempDir('evalferry-deepeval-numbers-')
   const golden = (input: string, answer: string): EvalCase => ({ input: [{ role: 'user', content: input }], expected_output: [{ role: 'assistant', content: answer }] })
