@@ -149,10 +149,12 @@ function isHeader(columns: JsonValue | undefined): columns is string[] {
   return Array.isArray(columns) && columns.every((c) => typeof c === 'string')
 }
 
-/** A source header and the metadata keys of the sample's cases it lacks (JSON Lines rows have their own keys). */
+/** A source header and the metadata keys of the sample's cases it lacks (JSON Lines rows have their own keys), and the carry's column where a case has its own. */
 export function extendedHeader(columns: string[], sample: EvalCase[]): string[] {
   let header = [...columns]
   for (const c of sample) header = withOwnColumns(header, c)
+  // A case's own metadata.evalferry (a source column of that name) goes in the carry's column.
+  if (!header.includes(CARRY_KEY) && sample.some((c) => c.metadata?.[CARRY_KEY] !== undefined)) header.push(CARRY_KEY)
   return header
 }
 

@@ -586,7 +586,7 @@ test('an expected answer with no text is written as DeepEval reads one: a JSON a
 test('a structured answer of objects that have a role but are not messages is written as its JSON text, in every DeepEval container', async () => {
   const dir = tempDir('evalferry-deepeval-roles-')
   // A Hugging Face row whose answer is a list of records with a role (a cast list, say): a value, not a chat.
-  const answer = [{ role: 'assistant', line: 'I am the answer' }, { role: 'narrator' }]
+  const answer: JsonValue = [{ role: 'assistant', line: 'I am the answer' }, { role: 'narrator' }]
   const cases: EvalCase[] = [{ id: 'r1', input: [{ role: 'user', content: 'Who speaks?' }], expected_output: answer }]
   for (const extension of ['json', 'jsonl', 'csv']) {
     const output = join(dir, `cases.${extension}`)

@@ -539,3 +539,26 @@ test('a Parquet chat column stays the one column of a table written from it, whe
     assert.deepEqual(await rows(back), chats.map((messages) => ({ messages })), extension)
   }
 })
+
+test('a column named evalferry in a dataset with features is written in the carry column of a table, and read back as it was', async () => {
+  // A viewer response whose features name text and label, and whose first row has only a column "evalferry".
+  const source = join(work, 'evalferry-column.json')
+  const features = [
+    { feature_idx: 0, name: 'text', type: { dtype: 'string', _type: 'Value' } },
+    { feature_idx: 1, name: 'label', type: { names: ['neg', 'pos'], _type: 'ClassLabel' } },
+  ]
+  const rows = [
+    { row_idx: 0, row: { evalferry: { reviewer: 'a' } }, truncated_cells: [] },
+    { row_idx: 1, row: { text: 'Great film', label: 1 }, truncated_cells: [] },
+  ]
+  writeFileSync(source, JSON.stringify({ features, rows, num_rows_total: 2, num_rows_per_page: 100, partial: false }))
+  const cases = await collect(source)
+  assert.deepEqual(cases[0]!.metadata, { evalferry: { reviewer: 'a' }, row_idx: 0 })
+  for (const [to, name] of [['hf', 'rows.csv'], ['csv', 'table.csv'], ['hf', 'rows.parquet']] as const) {
+    const output = join(work, name)
+    await write(cases, output, { to })
+    const back: EvalCase[] = []
+    for await (const c of read(output, { from: to })) back.push(c)
+    assert.deepEqual(back.map((c) => c.metadata), cases.map((c) => c.metadata), `${to} ${name}`)
+  }
+})
