@@ -165,7 +165,8 @@ export function parseBlobUrl(url: string, hostList: Map<string, HostConfig> | st
   let authority = m[2]!.toLowerCase()
   const userinfo = authority.includes('@')
   authority = authority.slice(authority.lastIndexOf('@') + 1)
-  if (!HOST_NAME.test(authority)) return undefined
+  // A name WHATWG URLs refuse (a label `xn--` that is no punycode) is no host a file is fetched from.
+  if (!HOST_NAME.test(authority) || !URL.canParse(`${scheme}://${authority}`)) return undefined
   if ((scheme === 'https' && authority.endsWith(':443')) || (scheme === 'http' && authority.endsWith(':80'))) {
     authority = authority.replace(/:\d+$/, '')
   }

@@ -108,6 +108,8 @@ test('what is not a blob URL is left alone', () => {
     'http://gitlab.com/g/p/blob/main/a',
     './docs/orders.md',
     'see https://github.com/o/r/blob/main/a.txt',
+    // A GitLab page's shape on a name URLs refuse: `xn--example` is no punycode.
+    'https://gitlab.xn--example.org/a/b/-/raw/main/c',
   ]) {
     assert.equal(parseBlobUrl(url, hosts), undefined, url)
   }
