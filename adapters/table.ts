@@ -142,7 +142,9 @@ export function sampleColumns(sample: EvalCase[], format: string, options: RowOp
   const keys = fileKeys(sample, format)
   const columns = keys.columns
   if (isHeader(columns)) return extendedHeader(columns, sample)
-  return unionColumns(sample.map((c, i) => defaultColumns(withoutGenerated(i === 0 ? withoutFileKeys(c, format) : c), options)))
+  const union = unionColumns(sample.map((c, i) => defaultColumns(withoutGenerated(i === 0 ? withoutFileKeys(c, format) : c), options)))
+  // A table of cases with no field at all still needs a column for its rows: the carry's, whose empty cells read back as nothing.
+  return union.length ? union : [CARRY_KEY]
 }
 
 function isHeader(columns: JsonValue | undefined): columns is string[] {

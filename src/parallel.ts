@@ -283,7 +283,7 @@ class RowScanner {
         this.line++
         // A CRLF or a lone LF ends a row (see RowEnds in the CSV codec); a row of nothing else is blank.
         const length = position + nl + 1 - this.rowStart
-        const blank = length === 1 || (length === 2 && (nl > 0 ? bytes[nl - 1]! : this.previous) === CR) || quotedNothing(bytes, nl, length, this.previous)
+        const blank = length === 1 || (length === 2 && (nl > 0 ? bytes[nl - 1]! : this.previous) === CR)
         this.rowEnd(bytes, nl, position, blank)
       }
       if (quote === -1) break
@@ -313,20 +313,6 @@ class RowScanner {
     }
   }
 
-}
-
-/**
- * Whether the row that ends at the LF at `nl`, `length` bytes long, is `""` alone (before a CRLF
- * or an LF): the reader reads its one empty cell as a blank line. `previous`: the last byte of the
- * chunk before. A row that may be one, but whose first byte lies further back, is left to one thread.
- */
-function quotedNothing(bytes: Buffer, nl: number, length: number, previous: number): boolean {
-  if (length !== 3 && length !== 4) return false
-  const start = nl - length + 1
-  // The last byte of the chunk before stands at -1; one further back is not at hand.
-  for (let i = Math.max(start, -1); i < nl; i++) if ((i < 0 ? previous : bytes[i]) !== (i - start < 2 ? QUOTE : CR)) return false
-  if (start < -1) throw new Serial('a row that may be an empty quoted cell, across chunks')
-  return true
 }
 
 /** Whether bytes[from, to) hold more than ASCII space; a non-ASCII first character means one thread must decide. */

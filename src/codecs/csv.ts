@@ -74,10 +74,26 @@ export async function* readCsv(source: ByteSource, options: ReadOptions): AsyncG
     // The next parse starts after every newline of this one, cells' own included.
     line += countNewlines(consumed)
     const data = result.data
+    // Where this parse's lines start in its text, found only for a row of one empty cell (see `blank`).
+    let own: ChunkLines | undefined
+    let starts: number[] | undefined
+    /**
+     * Whether row `r`, one empty cell, is a blank line, or `""`: a row of one empty cell, as
+     * Python's csv writer writes it so that it is not taken for a blank line, and as Python's
+     * reader and pandas read it.
+     */
+    const blank = (r: number): boolean => {
+      own ??= new ChunkLines(data, 0)
+      if (!starts) {
+        starts = [0]
+        for (let i = consumed.indexOf('\n'); i !== -1; i = consumed.indexOf('\n', i + 1)) starts.push(i + 1)
+      }
+      return consumed.charCodeAt(starts[own.lineOf(r)]!) !== 0x22
+    }
     for (let r = 0; r < data.length; r++) {
       const cells = data[r]!
       // A blank line (before the header, a byte-order mark alone is one too).
-      if (cells.length === 1 && (cells[0] === '' || (!columns && cells[0] === '\ufeff'))) continue
+      if (cells.length === 1 && ((cells[0] === '' && blank(r)) || (!columns && cells[0] === '\ufeff'))) continue
       // Excel's `sep=;` line, which names the delimiter, comes before the header.
       if (sepLine) {
         sepLine = false

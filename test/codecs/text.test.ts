@@ -240,6 +240,19 @@ test('CSV: rows end at CRLF, LF or CR in any mix, as Python reads them; quoted c
   }
 })
 
+test('CSV: a row written `""` is a row of one empty cell, as Python\'s csv writes and reads it; a blank line is no row', async () => {
+  // Python's csv.reader gives [''] for each `""` row and [] for the blank line; pandas keeps the `""` rows too.
+  const text = 'q\n""\na\n\n""\r\n""'
+  for (let size = 1; size <= text.length; size++) {
+    const records = await collect(readCsv(chunks(text, size), options()))
+    assert.deepEqual(
+      records.map((r) => [r.value, r.line]),
+      [[{ q: '' }, 2], [{ q: 'a' }, 3], [{ q: '' }, 5], [{ q: '' }, 6]],
+      `in chunks of ${size}`,
+    )
+  }
+})
+
 test('CSV: any cells, written as Python quotes them with any mix of row ends, read back whole in any chunks', async () => {
   const piece = fc.constantFrom('a', ',', '"', '\r', '\n', '\r\n', ' ', 'ü', '""', '\n\r')
   const cellText = fc.array(piece, { maxLength: 5 }).map((p) => p.join(''))
