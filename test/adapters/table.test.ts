@@ -207,3 +207,25 @@ test('a header read with --map is not written as Hugging Face rows: its rows wou
     evalferry: { extras: { csv: { $file: { columns: ['q', 'a', 'topic'], map: { input: 'q', expected_output: 'a' } } } } },
   })
 })
+
+test('rows with no field at all are written under the carry column, one `""` row each, and read back as such rows', async () => {
+  // JSON Lines rows of no column: a table of them needs a header, and a row each.
+  const source = join(work, 'no-columns.jsonl')
+  writeFileSync(source, '{}\n{}\n')
+  for (const to of ['csv', 'hf'] as const) {
+    const output = join(work, `no-columns-${to}.csv`)
+    await convert({ input: source, output, from: 'hf', to })
+    assert.equal(readFileSync(output, 'utf8'), 'evalferry\n""\n""\n', to)
+    assert.deepEqual(await collect(output, { from: to }), [{}, {}], to)
+  }
+})
+
+test('a one-column table keeps its rows of an empty cell, written `""` as Python writes them', async () => {
+  const source = join(work, 'one-column.jsonl')
+  writeFileSync(source, '{"q": "a"}\n{"q": ""}\n{"q": "b"}\n')
+  const output = join(work, 'one-column.csv')
+  await convert({ input: source, output, from: 'hf', to: 'csv', extras: false })
+  assert.equal(readFileSync(output, 'utf8'), 'q\na\n""\nb\n')
+  // An empty cell is no value in a table: the row reads as a case with nothing in it.
+  assert.deepEqual(await collect(output), [{ metadata: { q: 'a' } }, {}, { metadata: { q: 'b' } }])
+})
