@@ -144,7 +144,6 @@ for (const fixture of fixtures()) {
     try {
       await convert({ input, output, to: target.format, ...(from ? { from } : {}), onError: random() < 0.3 ? 'skip' : 'fail' })
       counts.converted++
-      if (warnings.length) finding('warning', mutant, basename(input), warnings.join('\n'), how)
       try {
         for await (const _ of read(output, { from: target.format })) continue
       } catch (error) {
@@ -159,6 +158,9 @@ for (const fixture of fixtures()) {
         if (left.length) finding('left behind', mutant, basename(input), left.join(' '), how)
       }
     }
+    // A warning is emitted on the next tick.
+    await new Promise((resolve) => setImmediate(resolve))
+    if (warnings.length) finding('warning', mutant, basename(input), warnings.join('\n'), how)
     rmSync(dir, { recursive: true, force: true })
   }
 }
