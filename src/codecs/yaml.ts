@@ -52,11 +52,11 @@ const isScalar = (node: unknown): node is Scalar => yamlPackage().isScalar(node)
 const TOO_DEEP = `lists or mappings nested deeper than ${MAX_DEPTH} levels`
 
 /**
- * The first key under `node` that is a list or a mapping (`? [a, b]`, `[a, b]: c`), found before
+ * The first key under `node` that is a list, a mapping (`? [a, b]`, `[a, b]: c`) or binary data, found before
  * `yaml` reads the node: it would write the key as its YAML text, with a warning of its own on the
  * process. `field` is the path of the mapping that holds the key.
  */
-function collectionKey(node: unknown, doc: Document, path: string): { field: string; start: number; end: number } | undefined {
+function collectionKey(node: unknown, doc: Document, path: string): { field: string; start: number; end: number; tag?: string } | undefined {
   if (isSeq(node)) {
     for (let i = 0; i < node.items.length; i++) {
       const found = collectionKey(node.items[i], doc, `${path}[${i}]`)
@@ -66,8 +66,12 @@ function collectionKey(node: unknown, doc: Document, path: string): { field: str
     for (const pair of node.items) {
       const written = pair.key as Node | null
       const key = yamlPackage().isAlias(written) ? written.resolve(doc) : written
-      if (isMap(key) || isSeq(key)) return { field: path, start: written!.range?.[0] ?? 0, end: written!.range?.[1] ?? 0 }
-      const name = String(isScalar(key) ? key.value : key)
+      const scalar = isScalar(key) ? key.value : undefined
+      // A scalar key whose value is an object (`!!binary` gives bytes) is written as one too.
+      if (isMap(key) || isSeq(key) || (typeof scalar === 'object' && scalar !== null)) {
+        return { field: path, start: written!.range?.[0] ?? 0, end: written!.range?.[1] ?? 0, ...(isScalar(key) && key.tag ? { tag: key.tag } : {}) }
+      }
+      const name = String(isScalar(key) ? scalar : key)
       const found = collectionKey(pair.value, doc, path ? `${path}.${name}` : name)
       if (found) return found
     }
@@ -79,9 +83,9 @@ function collectionKey(node: unknown, doc: Document, path: string): { field: str
 function refuseCollectionKey(node: unknown, doc: Document, source: string, path: string, where: (offset: number) => Location): void {
   const found = collectionKey(node, doc, path)
   if (!found) return
-  const text = source.slice(found.start, found.end).replace(/\s+/g, ' ').trim()
+  const text = `${found.tag ? `!!${found.tag.slice(found.tag.lastIndexOf(':') + 1)} ` : ''}${source.slice(found.start, found.end).replace(/\s+/g, ' ').trim()}`
   const shown = text.length > 40 ? `${text.slice(0, 39)}…` : text
-  const message = `a key that is a list or a mapping (${shown}) cannot be kept: JSON, and every format evalferry writes, takes text keys only; write the key as text`
+  const message = `a key that is a list, a mapping or binary data (${shown}) cannot be kept: JSON, and every format evalferry writes, takes text keys only; write the key as text`
   throw new DataError('E_FIELD', message, { ...where(found.start), ...(found.field ? { field: found.field } : {}) })
 }
 

@@ -567,7 +567,7 @@ test('a key __proto__ in the sidecar of a JSON Lines dataset, plain or written w
   }
 })
 
-test('a key that is a list or a mapping is refused at its line and field, and yaml prints no warning of its own', async () => {
+test('a key that is a list, a mapping or binary data is refused at its line and field, and yaml prints no warning of its own', async () => {
   const dir = tempDir('evalferry-collection-key-')
   const warnings: string[] = []
   const onWarning = (warning: Error) => warnings.push(warning.message)
@@ -580,6 +580,8 @@ test('a key that is a list or a mapping is refused at its line and field, and ya
       ['flow.yaml', 'evalcases:\n  - id: b\n    input: hi\n    metadata: {[a, b]: c}\n', 4, 'metadata'],
       // A mapping as a key among the file's own keys.
       ['header.yaml', 'description: d\nexecution:\n  ? {a: 1}\n  : x\nevalcases:\n  - id: c\n    input: hi\n', 3, 'execution'],
+      // Binary data (bytes) as a key.
+      ['binary.yaml', 'evalcases:\n  - id: e\n    input: hi\n    metadata:\n      !!binary aGk=: 1\n', 5, 'metadata'],
     ] as const
     for (const [name, text, line, field] of cases) {
       writeFileSync(join(dir, name), text)
@@ -588,7 +590,7 @@ test('a key that is a list or a mapping is refused at its line and field, and ya
         assert.equal(error.location.file, join(dir, name))
         assert.equal(error.location.line, line, name)
         assert.equal(error.location.field, field, name)
-        assert.match(error.message, /a key that is a list or a mapping \(.+\) cannot be kept/)
+        assert.match(error.message, /a key that is a list, a mapping or binary data \(.+\) cannot be kept/)
         return true
       })
     }
