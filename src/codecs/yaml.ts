@@ -9,7 +9,7 @@
  * an error names the file's line. Writing is yaml-emit.ts's.
  */
 import { StringDecoder } from 'node:string_decoder'
-import type { Document, Node, Scalar, YAMLMap, YAMLSeq } from 'yaml'
+import type { Document, Node, Pair, Scalar, YAMLMap, YAMLSeq } from 'yaml'
 import { LEFT_TO_YAML, readBlockItem } from './yaml-block.ts'
 import { MAX_DEPTH, yamlPackage } from './yaml-emit.ts'
 import { DataError, type Location } from '../errors.ts'
@@ -51,40 +51,49 @@ const isScalar = (node: unknown): node is Scalar => yamlPackage().isScalar(node)
 
 const TOO_DEEP = `lists or mappings nested deeper than ${MAX_DEPTH} levels`
 
-/**
- * The first key under `node` that is a list, a mapping (`? [a, b]`, `[a, b]: c`) or binary data, found before
- * `yaml` reads the node: it would write the key as its YAML text, with a warning of its own on the
- * process. `field` is the path of the mapping that holds the key.
- */
-function collectionKey(node: unknown, doc: Document, path: string): { field: string; start: number; end: number; tag?: string } | undefined {
+/** A key `yaml` would write as its YAML text, with a warning of its own on the process: where it stands. */
+interface TextlessKey {
+  /** The path of the mapping that holds the key. */
+  field: string
+  start: number
+  /** The key as JSON would write it (a list or a mapping), or its text in the file and its tag. */
+  shown: string
+}
+
+/** The key of `pair` if it is a list, a mapping (`? [a, b]`, `[a, b]: c`) or binary data (`!!binary` gives bytes). */
+function textlessKey(pair: Pair, doc: Document, path: string, source: string): TextlessKey | undefined {
+  const written = pair.key as Node | null
+  const key = yamlPackage().isAlias(written) ? written.resolve(doc) : written
+  const start = written?.range?.[0] ?? 0
+  if (isMap(key) || isSeq(key)) return { field: path, start, shown: JSON.stringify(key.toJSON()) }
+  if (!isScalar(key) || typeof key.value !== 'object' || key.value === null) return undefined
+  const tag = key.tag ? `!!${key.tag.slice(key.tag.lastIndexOf(':') + 1)} ` : ''
+  return { field: path, start, shown: tag + source.slice(start, written!.range?.[1] ?? start).trim() }
+}
+
+/** The first key under `node` that is a list, a mapping or binary data (see `textlessKey`), found before `yaml` reads the node. */
+function collectionKey(node: unknown, doc: Document, path: string, source: string): TextlessKey | undefined {
   if (isSeq(node)) {
     for (let i = 0; i < node.items.length; i++) {
-      const found = collectionKey(node.items[i], doc, `${path}[${i}]`)
+      const found = collectionKey(node.items[i], doc, `${path}[${i}]`, source)
       if (found) return found
     }
   } else if (isMap(node)) {
     for (const pair of node.items) {
-      const written = pair.key as Node | null
-      const key = yamlPackage().isAlias(written) ? written.resolve(doc) : written
-      const scalar = isScalar(key) ? key.value : undefined
-      // A scalar key whose value is an object (`!!binary` gives bytes) is written as one too.
-      if (isMap(key) || isSeq(key) || (typeof scalar === 'object' && scalar !== null)) {
-        return { field: path, start: written!.range?.[0] ?? 0, end: written!.range?.[1] ?? 0, ...(isScalar(key) && key.tag ? { tag: key.tag } : {}) }
-      }
-      const name = String(isScalar(key) ? scalar : key)
-      const found = collectionKey(pair.value, doc, path ? `${path}.${name}` : name)
+      const bad = textlessKey(pair, doc, path, source)
+      if (bad) return bad
+      const name = String(isScalar(pair.key) ? pair.key.value : pair.key)
+      const found = collectionKey(pair.value, doc, path ? `${path}.${name}` : name, source)
       if (found) return found
     }
   }
   return undefined
 }
 
-/** Refuses a key that is a list or a mapping under `node`: JSON, and every format written, has text keys only. */
-function refuseCollectionKey(node: unknown, doc: Document, source: string, path: string, where: (offset: number) => Location): void {
-  const found = collectionKey(node, doc, path)
+/** Refuses `found`, a key that is not text: JSON, and every format written, has text keys only. */
+function refuseTextlessKey(found: TextlessKey | undefined, where: (offset: number) => Location): void {
   if (!found) return
-  const text = `${found.tag ? `!!${found.tag.slice(found.tag.lastIndexOf(':') + 1)} ` : ''}${source.slice(found.start, found.end).replace(/\s+/g, ' ').trim()}`
-  const shown = text.length > 40 ? `${text.slice(0, 39)}…` : text
+  const shown = found.shown.length > 40 ? `${found.shown.slice(0, 39)}…` : found.shown
   const message = `a key that is a list, a mapping or binary data (${shown}) cannot be kept: JSON, and every format evalferry writes, takes text keys only; write the key as text`
   throw new DataError('E_FIELD', message, { ...where(found.start), ...(found.field ? { field: found.field } : {}) })
 }
@@ -133,7 +142,7 @@ export function parseYamlDocument(text: string, file: string): unknown {
     const { line, col } = lineCounter.linePos(error.pos[0])
     throw new DataError('E_PARSE', `invalid YAML: ${parserWords(error.message)}${duplicateKey(error, text)}`, { file, line, column: col })
   }
-  refuseCollectionKey(doc.contents, doc, text, '', (offset) => ({ file, line: lineCounter.linePos(offset).line }))
+  refuseTextlessKey(collectionKey(doc.contents, doc, '', text), (offset) => ({ file, line: lineCounter.linePos(offset).line }))
   let value: unknown
   try {
     value = doc.toJS({ maxAliasCount: MAX_ALIASES })
@@ -548,7 +557,9 @@ export async function* readYaml(source: ByteSource, options: ReadOptions): Async
     }
     const binary = source.includes('!!binary')
     const toJs = (node: unknown, notes?: string[], field = ''): unknown => {
-      refuseCollectionKey(node, doc as Document, source, field, where)
+      // A key with no value (`tags:`) has no node.
+      if (node === null || node === undefined) return null
+      refuseTextlessKey(collectionKey(node, doc as Document, field, source), where)
       let value: unknown
       try {
         value = (node as Node).toJS ? (node as Node).toJS(doc as Document, { maxAliasCount: MAX_ALIASES }) : node
@@ -569,7 +580,7 @@ export async function* readYaml(source: ByteSource, options: ReadOptions): Async
       if (notes.length) read.warnings = notes
       return read
     }
-    return { doc, where, toJs, record }
+    return { doc, source, where, toJs, record }
   }
   const keyOf = (key: unknown) => String((key as Node & { value?: unknown })?.toJSON?.() ?? key)
   /** A header key's value; what reading it changed is told at its line. */
@@ -782,6 +793,7 @@ export async function* readYaml(source: ByteSource, options: ReadOptions): Async
     if (contents !== null && !(isScalar(contents) && contents.value === null)) {
       if (!isMap(contents)) return false
       for (const pair of contents.items) {
+        refuseTextlessKey(textlessKey(pair, doc as Document, '', head), where)
         const key = keyOf(pair.key)
         if (wholeDocumentKey(key, isSeq(pair.value))) return false
         pairs.push([key, headerValue(key, pair.value as Node, toJs, where)])
@@ -994,7 +1006,7 @@ export async function* readYaml(source: ByteSource, options: ReadOptions): Async
   if (mode !== 'raw') return
 
   lexComment(raw, rawLine)
-  const { doc, where, toJs, record } = parse(prefix, raw, rawLine)
+  const { doc, source: parsed, where, toJs, record } = parse(prefix, raw, rawLine)
   raw = ''
   const contents = doc.contents
   const whole = rawKind === 'whole'
@@ -1009,6 +1021,7 @@ export async function* readYaml(source: ByteSource, options: ReadOptions): Async
     if (whole) header[LIST_KEY] = ''
   } else if (isMap(contents)) {
     for (const pair of contents.items) {
+      refuseTextlessKey(textlessKey(pair, doc as Document, '', parsed), where)
       const key = keyOf(pair.key)
       if (((pair.key as Node | null)?.range?.[0] ?? 0) < prefix.length) {
         // Read already, before the list; only the list's own items, from the pending one on, are new.

@@ -582,6 +582,9 @@ test('a key that is a list, a mapping or binary data is refused at its line and 
       ['header.yaml', 'description: d\nexecution:\n  ? {a: 1}\n  : x\nevalcases:\n  - id: c\n    input: hi\n', 3, 'execution'],
       // Binary data (bytes) as a key.
       ['binary.yaml', 'evalcases:\n  - id: e\n    input: hi\n    metadata:\n      !!binary aGk=: 1\n', 5, 'metadata'],
+      // A list as a key of the file, before the cases and after them.
+      ['top.yaml', 'description: d\n? [a]\n: b\nevalcases:\n  - id: f\n    input: hi\n', 2, undefined],
+      ['tail.yaml', 'description: d\nevalcases:\n  - id: g\n    input: hi\n? [z]\n: b\n', 5, undefined],
     ] as const
     for (const [name, text, line, field] of cases) {
       writeFileSync(join(dir, name), text)
@@ -601,9 +604,11 @@ test('a key that is a list, a mapping or binary data is refused at its line and 
       assert.deepEqual([error.code, error.location], ['E_FIELD', { file: join(dir, 'dataset.yaml'), line: 2 }])
       return true
     })
-    // A `?` key that is text reads as the text.
+    // A `?` key that is text reads as the text; one with no value, as a key whose value is null.
     writeFileSync(join(dir, 'scalar.yaml'), 'evalcases:\n  - id: d\n    input: hi\n    metadata:\n      ? long key\n      : v\n')
     assert.deepEqual((await readCases(join(dir, 'scalar.yaml')))[0]!.metadata, { 'long key': 'v' })
+    writeFileSync(join(dir, 'no-value.yaml'), 'description: d\n? version\nevalcases:\n  - id: h\n    input: hi\n')
+    assert.deepEqual((await readCases(join(dir, 'no-value.yaml')))[0]!.extras?.evalcase?.$file, { description: 'd', version: null })
     await new Promise((resolve) => setImmediate(resolve))
     assert.deepEqual(warnings, [])
   } finally {
