@@ -402,7 +402,15 @@ export function csvWriter(sink: Sink, layout: { columns?: string[]; newline?: '\
     return cells.map((c) => csvCell(c, delimiter)).join(delimiter) + newline
   }
   // A column named as the reader names one without a name, at that place, is written without one.
-  const head = (names: string[]): string => row(names.map((c, i) => (c === `Unnamed: ${i}` ? '' : c)))
+  const head = (names: string[]): string => {
+    const cells = names.map((c, i) => (c === `Unnamed: ${i}` ? '' : c))
+    const line = row(cells)
+    // The reader tells the delimiter from the header row: where a name holds another delimiter more
+    // often than the header holds this one (`a;b;c` alone), the names that hold one are quoted.
+    if (sniffDelimiter(line) === delimiter) return line
+    const other = (c: string) => DELIMITERS.some((d) => d !== delimiter && c.includes(d))
+    return cells.map((c) => (other(c) ? `"${c.replace(/"/g, '""')}"` : csvCell(c, delimiter))).join(delimiter) + newline
+  }
 
   return {
     async write(record: JsonObject) {

@@ -229,3 +229,18 @@ test('a one-column table keeps its rows of an empty cell, written `""` as Python
   // An empty cell is no value in a table: the row reads as a case with nothing in it.
   assert.deepEqual(await collect(output), [{ metadata: { q: 'a' } }, {}, { metadata: { q: 'b' } }])
 })
+
+test('column names that hold another delimiter are quoted where the header would read as delimited by it', async () => {
+  for (const [row, header] of [
+    [{ 'x;y;z': '1' }, '"x;y;z"'],
+    [{ 'a;b;c': '1', d: '2' }, '"a;b;c",d'],
+    [{ 'a;b': '1', c: '2', d: '3' }, 'a;b,c,d'],
+  ] as const) {
+    const source = join(work, 'delimiters.jsonl')
+    writeFileSync(source, JSON.stringify(row) + '\n')
+    const output = join(work, 'delimiters.csv')
+    await convert({ input: source, output, from: 'hf', to: 'csv', extras: false })
+    assert.equal(readFileSync(output, 'utf8').split('\n')[0], header)
+    assert.deepEqual(await collect(output), [{ metadata: row }])
+  }
+})
