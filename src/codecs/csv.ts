@@ -78,8 +78,8 @@ export async function* readCsv(source: ByteSource, options: ReadOptions): AsyncG
     let own: ChunkLines | undefined
     let starts: number[] | undefined
     /**
-     * Whether row `r`, one empty cell, is a blank line, or `""`: a row of one empty cell, as
-     * Python's csv writer writes it so that it is not taken for a blank line, and as Python's
+     * Whether row `r`, one empty cell, was a blank line rather than `""`: a row of one empty cell,
+     * as Python's csv writer writes it so that it is not taken for a blank line, and as Python's
      * reader and pandas read it.
      */
     const blank = (r: number): boolean => {

@@ -72,10 +72,10 @@ function textlessKey(pair: Pair, doc: Document, path: string, source: string): T
 }
 
 /** The first key under `node` that is a list, a mapping or binary data (see `textlessKey`), found before `yaml` reads the node. */
-function collectionKey(node: unknown, doc: Document, path: string, source: string): TextlessKey | undefined {
+function firstTextlessKey(node: unknown, doc: Document, path: string, source: string): TextlessKey | undefined {
   if (isSeq(node)) {
     for (let i = 0; i < node.items.length; i++) {
-      const found = collectionKey(node.items[i], doc, `${path}[${i}]`, source)
+      const found = firstTextlessKey(node.items[i], doc, `${path}[${i}]`, source)
       if (found) return found
     }
   } else if (isMap(node)) {
@@ -83,7 +83,7 @@ function collectionKey(node: unknown, doc: Document, path: string, source: strin
       const bad = textlessKey(pair, doc, path, source)
       if (bad) return bad
       const name = String(isScalar(pair.key) ? pair.key.value : pair.key)
-      const found = collectionKey(pair.value, doc, path ? `${path}.${name}` : name, source)
+      const found = firstTextlessKey(pair.value, doc, path ? `${path}.${name}` : name, source)
       if (found) return found
     }
   }
@@ -142,7 +142,7 @@ export function parseYamlDocument(text: string, file: string): unknown {
     const { line, col } = lineCounter.linePos(error.pos[0])
     throw new DataError('E_PARSE', `invalid YAML: ${parserWords(error.message)}${duplicateKey(error, text)}`, { file, line, column: col })
   }
-  refuseTextlessKey(collectionKey(doc.contents, doc, '', text), (offset) => ({ file, line: lineCounter.linePos(offset).line }))
+  refuseTextlessKey(firstTextlessKey(doc.contents, doc, '', text), (offset) => ({ file, line: lineCounter.linePos(offset).line }))
   let value: unknown
   try {
     value = doc.toJS({ maxAliasCount: MAX_ALIASES })
@@ -557,9 +557,9 @@ export async function* readYaml(source: ByteSource, options: ReadOptions): Async
     }
     const binary = source.includes('!!binary')
     const toJs = (node: unknown, notes?: string[], field = ''): unknown => {
-      // A key with no value (`tags:`) has no node.
+      // A key with no value (`? version`) has no node.
       if (node === null || node === undefined) return null
-      refuseTextlessKey(collectionKey(node, doc as Document, field, source), where)
+      refuseTextlessKey(firstTextlessKey(node, doc as Document, field, source), where)
       let value: unknown
       try {
         value = (node as Node).toJS ? (node as Node).toJS(doc as Document, { maxAliasCount: MAX_ALIASES }) : node
