@@ -301,7 +301,7 @@ function decodeLangChainMessage(raw: unknown): Message {
     prefix = ''
     extras.$shape = 'flat'
   }
-  let role = LANGCHAIN_ROLES[type]
+  let role = Object.hasOwn(LANGCHAIN_ROLES, type) ? LANGCHAIN_ROLES[type] : undefined
   if (type === 'chat' && typeof fields.role === 'string' && (ROLES as readonly string[]).includes(fields.role)) role = fields.role as Role
   if (role === undefined) throw fieldError(prefix === 'kwargs.' ? 'kwargs.type' : 'type', `expected one of ${Object.keys(LANGCHAIN_ROLES).join(', ')} or chat, got ${describeType(type)}`)
   if (LANGCHAIN_TYPES[role] !== type) extras.$type = type
@@ -330,7 +330,8 @@ function decodeLangChainMessage(raw: unknown): Message {
 /** The message type a `dumpd` constructor names by its class (`[…, "HumanMessage"]`). */
 function constructorType(id: unknown): string {
   const name = Array.isArray(id) ? id[id.length - 1] : undefined
-  const type = typeof name === 'string' ? CONSTRUCTOR_TYPES[name.replace(/Chunk$/, '')] : undefined
+  const bare = typeof name === 'string' ? name.replace(/Chunk$/, '') : undefined
+  const type = bare !== undefined && Object.hasOwn(CONSTRUCTOR_TYPES, bare) ? CONSTRUCTOR_TYPES[bare] : undefined
   if (type === undefined) throw fieldError('id', `expected a LangChain message class (${Object.keys(CONSTRUCTOR_TYPES).join(', ')}), got ${describeType(name)}`)
   return type
 }

@@ -320,3 +320,27 @@ test('an id that is no UUID is carried, not written as the example id, which Lan
   assert.deepEqual(same.carried, {})
   assert.deepEqual(fileRecords(again), fileRecords(handMade))
 })
+
+test('a message type or class named as a property every object has (constructor, __proto__, toString) is an error at its field', async () => {
+  const dir = tempDir()
+  const messages: [unknown, string][] = [
+    [{ type: 'constructor', data: { content: 'hi' } }, 'inputs.input[0].type'],
+    [{ lc: 1, type: 'constructor', id: ['langchain', 'schema', 'messages', 'toString'], kwargs: { content: 'hi' } }, 'inputs.input[0].id'],
+    [{ lc: 1, type: 'constructor', id: ['langchain', 'schema', 'messages', 'hasOwnPropertyChunk'], kwargs: { content: 'hi' } }, 'inputs.input[0].id'],
+  ]
+  for (const [i, [message, field]] of messages.entries()) {
+    const file = join(dir, `names-${i}.jsonl`)
+    writeFileSync(file, JSON.stringify({ inputs: { input: [message] }, outputs: { output: 'x' } }) + '\n')
+    await assert.rejects(readAll(file, { from: 'langsmith' }), (error: unknown) => {
+      assert.ok(error instanceof DataError, String(error))
+      assert.deepEqual([error.code, error.location], ['E_FIELD', { file, line: 1, field }])
+      return true
+    })
+  }
+  // A flat object of type `__proto__` is no LangChain message: the inputs are kept as the data they are.
+  const file = join(dir, 'proto-type.jsonl')
+  const inputs = { input: [{ type: '__proto__', content: 'hi' }] }
+  writeFileSync(file, JSON.stringify({ inputs, outputs: { output: 'x' } }) + '\n')
+  const [c] = await readAll(file, { from: 'langsmith' })
+  assert.deepEqual(c!.extras?.langsmith?.$inputs, inputs)
+})
