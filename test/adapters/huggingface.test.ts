@@ -562,3 +562,16 @@ test('a column named evalferry in a dataset with features is written in the carr
     assert.deepEqual(back.map((c) => c.metadata), cases.map((c) => c.metadata), `${to} ${name}`)
   }
 })
+
+test('a feature whose dtype is named as a property every object has (constructor) is no known type: the column is written from its values', async () => {
+  const source = join(work, 'dtype-constructor.json')
+  const features = [{ feature_idx: 0, name: 'text', type: { dtype: 'constructor', _type: 'Value' } }]
+  writeFileSync(source, JSON.stringify({ features, rows: [{ row_idx: 0, row: { text: 'hello' }, truncated_cells: [] }], num_rows_total: 1, num_rows_per_page: 100, partial: false }))
+  const cases = await collect(source)
+  const output = join(work, 'dtype-constructor.parquet')
+  await write(cases, output, { to: 'hf' })
+  const back: EvalCase[] = []
+  for await (const c of read(output, { from: 'hf' })) back.push(c)
+  assert.deepEqual(back.map((c) => c.metadata), [{ text: 'hello', row_idx: 0 }])
+  assert.deepEqual(back[0]!.extras?.hf?.$file, cases[0]!.extras?.hf?.$file)
+})
