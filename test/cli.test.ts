@@ -1150,3 +1150,11 @@ test('each command\'s --help names every option it takes', async () => {
     }
   }
 })
+
+test('a command named as a property every object has (constructor, toString) is an unknown command, exit 2', async () => {
+  for (const verb of ['constructor', 'toString', '__proto__']) {
+    const result = await runCli([verb])
+    assert.equal(result.code, 2, `${verb}: ${result.stderr}`)
+    assert.equal(result.stderr, `evalferry: unknown command "${verb}"; expected one of convert, detect, validate, prefetch, resolve, cache\n`)
+  }
+})

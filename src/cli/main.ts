@@ -114,7 +114,7 @@ export async function run(argv: string[], io: RunIO): Promise<number> {
       io.stdout.write(version() + '\n')
       return 0
     }
-    const load = COMMANDS[verb]
+    const load = Object.hasOwn(COMMANDS, verb) ? COMMANDS[verb] : undefined
     if (!load) throw new UsageError(`unknown command "${verb}"; expected one of ${Object.keys(COMMANDS).join(', ')}`)
     const command = (await load()).default
     const options = { ...SHARED_OPTIONS, ...command.options }
