@@ -283,7 +283,7 @@ function columnTypeOf(feature: Feature | undefined): ColumnType | undefined {
     const dtype = String((feature as JsonObject).dtype)
     const stamp = /^timestamp\[(s|ms|us|ns)(?:, tz=([^\]]+))?\]$/.exec(dtype)
     if (stamp) return { timestamp: TIME_UNITS.indexOf(stamp[1]!) as 0 | 1 | 2 | 3, ...(stamp[2] ? { zone: stamp[2] } : {}) }
-    return Object.hasOwn(DTYPES, dtype) ? DTYPES[dtype] : undefined
+    return own(DTYPES, dtype)
   }
   if (t === 'ClassLabel') return 'int64'
   // As `datasets` stores them: a struct of one text per language (sorted), or of two aligned lists.

@@ -36,6 +36,7 @@ import { WELL_KNOWN_NAMES } from '../src/mapping.ts'
 import {
   isJsonObject,
   isMessageList,
+  own,
   ROLES,
   singleText,
   type Content,
@@ -301,7 +302,7 @@ function decodeLangChainMessage(raw: unknown): Message {
     prefix = ''
     extras.$shape = 'flat'
   }
-  let role = Object.hasOwn(LANGCHAIN_ROLES, type) ? LANGCHAIN_ROLES[type] : undefined
+  let role = own(LANGCHAIN_ROLES, type)
   if (type === 'chat' && typeof fields.role === 'string' && (ROLES as readonly string[]).includes(fields.role)) role = fields.role as Role
   if (role === undefined) throw fieldError(prefix === 'kwargs.' ? 'kwargs.type' : 'type', `expected one of ${Object.keys(LANGCHAIN_ROLES).join(', ')} or chat, got ${describeType(type)}`)
   if (LANGCHAIN_TYPES[role] !== type) extras.$type = type
@@ -330,8 +331,7 @@ function decodeLangChainMessage(raw: unknown): Message {
 /** The message type a `dumpd` constructor names by its class (`[…, "HumanMessage"]`). */
 function constructorType(id: unknown): string {
   const name = Array.isArray(id) ? id[id.length - 1] : undefined
-  const bare = typeof name === 'string' ? name.replace(/Chunk$/, '') : undefined
-  const type = bare !== undefined && Object.hasOwn(CONSTRUCTOR_TYPES, bare) ? CONSTRUCTOR_TYPES[bare] : undefined
+  const type = typeof name === 'string' ? own(CONSTRUCTOR_TYPES, name.replace(/Chunk$/, '')) : undefined
   if (type === undefined) throw fieldError('id', `expected a LangChain message class (${Object.keys(CONSTRUCTOR_TYPES).join(', ')}), got ${describeType(name)}`)
   return type
 }

@@ -6,6 +6,7 @@ import { dirname, join } from 'node:path'
 import { fileURLToPath, pathToFileURL } from 'node:url'
 import { EvalferryError, UsageError } from '../errors.ts'
 import { isStopping, plainEnvironment } from '../io.ts'
+import { own } from '../model.ts'
 import { SHARED_OPTIONS, type Command } from './command.ts'
 
 const COMMANDS: Record<string, () => Promise<{ default: Command }>> = {
@@ -114,7 +115,7 @@ export async function run(argv: string[], io: RunIO): Promise<number> {
       io.stdout.write(version() + '\n')
       return 0
     }
-    const load = Object.hasOwn(COMMANDS, verb) ? COMMANDS[verb] : undefined
+    const load = own(COMMANDS, verb)
     if (!load) throw new UsageError(`unknown command "${verb}"; expected one of ${Object.keys(COMMANDS).join(', ')}`)
     const command = (await load()).default
     const options = { ...SHARED_OPTIONS, ...command.options }
