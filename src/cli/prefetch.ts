@@ -6,7 +6,7 @@ import { containerOf } from '../codecs/index.ts'
 import { STDIO, assertWritable, isDirectory, isStopping, onInterrupt, removeOwnTemps } from '../io.ts'
 import { filesRead } from '../pipeline.ts'
 import { expandInputs, namesBatch } from './inputs.ts'
-import { checkSetting, PrefetchError, type PrefetchOptions, type PrefetchResult, prefetch, prefetchSummary, releaseHeldLocks, rewriteDataset, writeManifest } from '../resolver/index.ts'
+import { checkSetting, PrefetchError, type PrefetchFailure, type PrefetchOptions, type PrefetchResult, prefetch, prefetchSummary, releaseHeldLocks, rewriteDataset, writeManifest } from '../resolver/index.ts'
 import { type Command, type CommandContext, type OptionValues, listOption, stringOption } from './command.ts'
 import { formatOption } from './options.ts'
 
@@ -34,6 +34,12 @@ export function resolverOptions(values: OptionValues, ctx: CommandContext): Pref
   return options
 }
 
+/** What `--json` prints: the entries, the counts of the summary line, and the failures when there are. */
+export function jsonResult(result: PrefetchResult, errors?: PrefetchFailure[]): string {
+  const { entries, files, fetched, cached } = result
+  return `${JSON.stringify({ entries, files, fetched, cached, ...(errors ? { errors } : {}) }, null, 2)}\n`
+}
+
 /**
  * When some references failed: with --json, print the entries that succeeded and the errors; else
  * `print` what succeeded. The failure goes to stderr; resolves to its exit code. Other errors are rethrown.
@@ -41,7 +47,7 @@ export function resolverOptions(values: OptionValues, ctx: CommandContext): Pref
 export function partialFailure(error: unknown, ctx: CommandContext, print: (result: PrefetchResult) => void): number {
   // Interrupted, the references failed because their git was stopped: the signal's handler exits.
   if (!(error instanceof PrefetchError) || isStopping()) throw error
-  if (ctx.values.json) ctx.stdout.write(`${JSON.stringify({ entries: error.result.entries, errors: error.failures }, null, 2)}\n`)
+  if (ctx.values.json) ctx.stdout.write(jsonResult(error.result, error.failures))
   else print(error.result)
   ctx.stderr.write(`evalferry: ${error.describe()}\n`)
   return error.exitCode
@@ -141,7 +147,7 @@ fetches the files into the repository cache: one ref listing and one fetch per r
           env: ctx.env,
         })
       }
-      if (ctx.values.json) ctx.stdout.write(`${JSON.stringify({ entries: result.entries }, null, 2)}\n`)
+      if (ctx.values.json) ctx.stdout.write(jsonResult(result))
       else if (!ctx.values.quiet) ctx.stderr.write(`${prefetchSummary(result)}\n`)
       return 0
     } finally {

@@ -6,7 +6,7 @@ import { type PrefetchResult, hostTable, parseBlobUrl, prefetchUrls, releaseHeld
 import { notAFileHint } from '../resolver/prefetch.ts'
 import { redactUrl } from '../resolver/url.ts'
 import type { Command } from './command.ts'
-import { FETCH_OPTIONS, partialFailure, resolverOptions } from './prefetch.ts'
+import { FETCH_OPTIONS, jsonResult, partialFailure, resolverOptions } from './prefetch.ts'
 
 /** True unless `url` is plainly not a blob URL of a known host (an unsafe one is still refused later, as a fetch error). */
 function isBlobUrl(url: string, hosts: ReturnType<typeof hostTable>): boolean {
@@ -23,8 +23,9 @@ const command: Command = {
   usage: `Usage: evalferry resolve <url...> [--offline] [--refresh] [--concurrency n] [--timeout s] [--json]
 
 Prints, one a line, the cached copy of each blob URL's file, fetching what is not cached.
-With --json, prints { entries: [{ url, host, repository, ref, commit, path, local_path, bytes, sha256 }] },
-plus errors: [{ url, message }] when some fail. A URL that fails is left out and named on stderr.`,
+With --json, prints { entries: [{ url, host, repository, ref, commit, path, local_path, bytes, sha256 }],
+files, fetched, cached }, plus errors: [{ url, message }] when some fail. A URL that fails gets an
+empty line, and is named on stderr.`,
   options: FETCH_OPTIONS,
   async run(ctx) {
     if (ctx.positionals.length === 0) throw new UsageError(`name at least one URL\n\n${command.usage}`)
@@ -34,11 +35,11 @@ plus errors: [{ url, message }] when some fail. A URL that fails is left out and
     if (bad.length > 0) {
       throw new UsageError(bad.map((u) => `${redactUrl(u)}: not a blob URL naming a file on a known host (${notAFileHint(u, hosts)})`).join('\n'))
     }
-    // One line per URL given, in its order, a URL given twice twice: a script can pair them with its arguments.
+    // One line per URL given, in its order, a URL given twice twice, one that failed empty: a script
+    // can pair them with its arguments.
     const print = (result: PrefetchResult): void => {
       const pathOf = new Map(result.entries.map((e) => [e.url, e.local_path]))
-      const paths = ctx.positionals.map((url) => pathOf.get(url)).filter((path) => path !== undefined)
-      ctx.stdout.write(paths.map((path) => `${path}\n`).join(''))
+      ctx.stdout.write(ctx.positionals.map((url) => `${pathOf.get(url) ?? ''}\n`).join(''))
     }
     let result: PrefetchResult
     // Interrupted, the git running stops with the process, and the cache's locks are released.
@@ -50,7 +51,7 @@ plus errors: [{ url, message }] when some fail. A URL that fails is left out and
     } finally {
       release()
     }
-    if (ctx.values.json) ctx.stdout.write(`${JSON.stringify({ entries: result.entries }, null, 2)}\n`)
+    if (ctx.values.json) ctx.stdout.write(jsonResult(result))
     else print(result)
     return 0
   },

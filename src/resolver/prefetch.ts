@@ -375,6 +375,8 @@ async function prefetchCommit(
             maxBytes: session.setting('maxFileBytes'),
             describe,
           })
+          // What this process brought in: another may have fetched the rest while this one waited for the lock.
+          for (const path of [...how.viaGit, ...how.viaRaw]) outcome.fetched.add(commitFile(work.layout, commit, path))
           for (const note of how.notes) session.progress(note)
           if (how.viaGit.length) session.progress(`fetched ${how.viaGit.length} file(s) of ${remote.label} at ${commit.slice(0, 12)} with git`)
           if (how.viaRaw.length) session.progress(`fetched ${how.viaRaw.length} file(s) of ${remote.label} at ${commit.slice(0, 12)} over HTTP`)
@@ -416,7 +418,6 @@ async function prefetchCommit(
         continue
       }
       outcome.entries.push(entry)
-      if (missing.includes(u)) outcome.fetched.add(local)
     } catch (error) {
       // Read after the lock was released: a clear or prune may have removed it since.
       const why = (error as NodeJS.ErrnoException).code === 'ENOENT' ? REMOVED : (error as Error).message

@@ -26,6 +26,9 @@ interface Failure {
 }
 interface JsonOut {
   entries: { url: string; local_path: string }[]
+  files: number
+  fetched: number
+  cached: number
   errors?: Failure[]
 }
 
@@ -49,7 +52,7 @@ test('resolve of what is not a blob URL of a known host is a usage error (exit 2
   assert.equal(fx.server.requests.length, since)
 })
 
-test('resolve with one failing URL prints the others, in order, and names the failure; --json adds an errors list', async () => {
+test('resolve with one failing URL prints an empty line in its place, the others in order, and names the failure; --json adds an errors list', async () => {
   const [a, b] = [fx.repos[0]!, fx.repos[2]!]
   const good1 = blobUrl(a, 'main', 'data/file-1.txt')
   const missing = blobUrl(a, 'main', 'data/no-such-file.txt')
@@ -57,10 +60,13 @@ test('resolve with one failing URL prints the others, in order, and names the fa
   const cache = fx.newCache()
   const plain = await runCli(['resolve', good1, missing, good2, '--cache-dir', cache, ...hostArgs])
   assert.equal(plain.code, 3, plain.stderr)
-  const lines = plain.stdout.trim().split('\n')
-  assert.equal(lines.length, 2, plain.stdout)
+  // One line per URL given, so that a script pairs them with its arguments.
+  const lines = plain.stdout.split('\n')
+  assert.equal(lines.length, 4, plain.stdout)
   assert.ok(lines[0]!.endsWith(join('commits', a.main, 'data', 'file-1.txt')), lines[0])
-  assert.ok(lines[1]!.endsWith(join('commits', b.main, 'data', 'file-2.txt')), lines[1])
+  assert.equal(lines[1], '')
+  assert.ok(lines[2]!.endsWith(join('commits', b.main, 'data', 'file-2.txt')), lines[2])
+  assert.equal(lines[3], '')
   assert.ok(plain.stderr.includes(missing), plain.stderr)
   assert.ok(!plain.stderr.includes('internal error'))
 
@@ -71,6 +77,8 @@ test('resolve with one failing URL prints the others, in order, and names the fa
     out.entries.map((e) => e.url),
     [good1, good2],
   )
+  // The first run fetched both files: this one finds them cached.
+  assert.deepEqual([out.files, out.fetched, out.cached], [2, 0, 2])
   assert.equal(out.errors?.length, 1)
   assert.equal(out.errors![0]!.url, missing)
   assert.match(out.errors![0]!.message, /no file 'data\/no-such-file\.txt'/)

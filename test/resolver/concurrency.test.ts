@@ -36,12 +36,19 @@ function assertCompleteCache(cache: string): void {
   }
 }
 
-test('eight prefetch processes at once on one cold cache all succeed, fetching each repository about once', { timeout: 150_000 }, async () => {
+test('eight prefetch processes at once on one cold cache all succeed, fetching each repository about once and each file once', { timeout: 150_000 }, async () => {
   const cache = fx.newCache()
   const start = fx.server.requests.length
-  const runs = await Promise.all(Array.from({ length: 8 }, () => runCli(['prefetch', dataset, '--cache-dir', cache, ...hostArgs, '--quiet'], {}, 120_000)))
+  const runs = await Promise.all(Array.from({ length: 8 }, () => runCli(['prefetch', dataset, '--cache-dir', cache, ...hostArgs, '--json'], {}, 120_000)))
   for (const run of runs) assert.equal(run.code, 0, run.stderr)
   assertCompleteCache(cache)
+  // A process that waited for the lock and found the files there counts them cached, not fetched.
+  const counts = runs.map((run) => {
+    const { files, fetched, cached } = JSON.parse(run.stdout) as { files: number; fetched: number; cached: number }
+    return { files, fetched, cached }
+  })
+  for (const c of counts) assert.deepEqual([c.files, c.fetched + c.cached], [expected().length, expected().length])
+  assert.equal(counts.reduce((sum, c) => sum + c.fetched, 0), expected().length, JSON.stringify(counts))
   const seen = fx.server.requests.slice(start)
   for (const repo of fx.repos) {
     // The lock makes the first process list and fetch while the others wait and then find it done;
