@@ -23,7 +23,7 @@
 
 import envPaths from 'env-paths'
 import { isAbsolute, join, relative, resolve, sep } from 'node:path'
-import { FetchError, UsageError } from '../src/errors.ts'
+import { FetchError, quoted, UsageError } from '../src/errors.ts'
 
 export interface CacheLocationOptions {
   /** The cache root; wins over `EVALFERRY_CACHE_DIR` and the platform's cache directory. */
@@ -80,7 +80,7 @@ export function repoLayout(root: string, host: string, repository: string): Repo
 
 /** The cached copy of `path` at `commit`. `path` has been checked: no `..`, no empty segment. */
 export function commitFile(layout: RepoLayout, commit: string, path: string): string {
-  return below(join(layout.commits, commit), join(layout.commits, commit, ...path.split('/')), `the cached file '${path}'`)
+  return below(join(layout.commits, commit), join(layout.commits, commit, ...path.split('/')), `the cached file ${quoted(path)}`)
 }
 
 export const CACHEDIR_TAG = 'Signature: 8a477f597d28d172789f06886806bc55\n# This directory is a cache of git files made by evalferry.\n'

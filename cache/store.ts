@@ -4,7 +4,7 @@ import { createHash } from 'node:crypto'
 import { createReadStream } from 'node:fs'
 import { mkdir, readdir, readFile, rm, stat, utimes } from 'node:fs/promises'
 import { join, posix } from 'node:path'
-import { FetchError } from '../src/errors.ts'
+import { FetchError, quoted } from '../src/errors.ts'
 import { cacheError, writeAtomic } from './fs.ts'
 import { type GitRemote, type GitRunOptions, type TreeEntry, fetchBlobs, fetchCommit, hasCommit, listTree, objectType, prepareMirror, readBlobs } from './git.ts'
 import { CACHEDIR_TAG, type RepoLayout, commitFile } from './layout.ts'
@@ -299,9 +299,9 @@ export async function fetchFiles(layout: RepoLayout, commit: string, paths: stri
     const links = new Map<string, TreeEntry>()
     for (const [path, w] of wanted) {
       const entry = entries.get(w.current)
-      if (!entry) throw new MissingFileError('E_FETCH', `${options.describe(path)}: no file '${w.current}' at commit ${commit}`)
-      if (entry.type === 'tree') throw new FetchError('E_FETCH', `${options.describe(path)}: '${w.current}' is a directory, not a file`)
-      if (entry.type !== 'blob') throw new FetchError('E_FETCH', `${options.describe(path)}: '${w.current}' is a submodule, not a file`)
+      if (!entry) throw new MissingFileError('E_FETCH', `${options.describe(path)}: no file ${quoted(w.current)} at commit ${commit}`)
+      if (entry.type === 'tree') throw new FetchError('E_FETCH', `${options.describe(path)}: ${quoted(w.current)} is a directory, not a file`)
+      if (entry.type !== 'blob') throw new FetchError('E_FETCH', `${options.describe(path)}: ${quoted(w.current)} is a submodule, not a file`)
       if (entry.mode === '120000') links.set(path, entry)
       else {
         resolved.set(path, entry)
@@ -321,7 +321,7 @@ export async function fetchFiles(layout: RepoLayout, commit: string, paths: stri
       const target = blob.content.toString('utf8')
       const next = posix.normalize(posix.join(posix.dirname(w.current), target))
       if (posix.isAbsolute(target) || next === '..' || next.startsWith('../') || next === '.') {
-        throw new FetchError('E_UNSAFE', `${options.describe(path)}: '${w.current}' is a symlink to '${target}', outside the repository`)
+        throw new FetchError('E_UNSAFE', `${options.describe(path)}: ${quoted(w.current)} is a symlink to ${quoted(target)}, outside the repository`)
       }
       if (++w.hops > MAX_SYMLINK_HOPS) throw new FetchError('E_UNSAFE', `${options.describe(path)}: too many levels of symlinks`)
       w.current = next

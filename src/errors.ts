@@ -120,6 +120,19 @@ export function formatLocation(loc: Location): string {
   return parts.length ? parts.join(': ') + ': ' : ''
 }
 
+/**
+ * A message for a terminal: the control characters data or a server put in it (an escape sequence,
+ * a carriage return, a bell) shown as `\x1b`, so that none acts on the terminal; tabs and line ends stay.
+ */
+export function printable(message: string): string {
+  return message.replace(/[\x00-\x08\x0b-\x1f\x7f-\x9f]/g, (c) => `\\x${c.charCodeAt(0).toString(16).padStart(2, '0')}`)
+}
+
+/** A name from data or a repository in a message: in single quotes, or as a JSON string when it holds a control character (a line end). */
+export function quoted(name: string): string {
+  return /[\x00-\x1f\x7f-\x9f]/.test(name) ? JSON.stringify(name) : `'${name}'`
+}
+
 /** Prefix a field path with the path of the object it sits in: `turns[1]` + `role`. */
 export function withFieldPrefix(error: unknown, prefix: string): unknown {
   if (error instanceof EvalferryError) {

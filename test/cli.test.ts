@@ -1158,3 +1158,12 @@ test('a command named as a property every object has (constructor, toString) is 
     assert.equal(result.stderr, `evalferry: unknown command "${verb}"; expected one of convert, detect, validate, prefetch, resolve, cache\n`)
   }
 })
+
+test('an error message holding control characters from the data shows them escaped: no escape sequence reaches the terminal', async () => {
+  const csv = join(dir, 'escape.csv')
+  writeFileSync(csv, 'input,\x1b[2Jx\x07,\x1b[2Jx\x07\n1,2,3\n')
+  const run = await runCli(['convert', csv, '--from', 'csv', '--to', 'evalcase', '-o', join(dir, 'escape.yaml')])
+  assert.equal(run.code, 1, run.stderr)
+  assert.doesNotMatch(run.stderr, /[\x00-\x08\x0b-\x1f\x7f]/)
+  assert.match(run.stderr, /the header names the column "\\x1b\[2Jx\\x07" twice/)
+})

@@ -2,7 +2,7 @@ import { basename, extname, join } from 'node:path'
 import { getAdapter } from '../../adapters/index.ts'
 import type { Container, FormatName } from '../../adapters/types.ts'
 import { containerOf } from '../codecs/index.ts'
-import { EvalferryError, UsageError } from '../errors.ts'
+import { EvalferryError, printable, UsageError } from '../errors.ts'
 import { AtomicFile, assertWritable, exists, isDirectory, isSpecialFile, joinShares, onInterrupt, removeOwnTemps, removeShares, shareOf, STDIO, stdoutAsDash } from '../io.ts'
 import { stopWorkers } from '../workers.ts'
 import { parseShard, partName, runBatch, shardJobs, totalBytes, type BatchJob, type BatchProgress } from '../batch.ts'
@@ -214,7 +214,7 @@ const command: Command = {
     try {
       // A failed run's report says why it stopped.
       const files = batch && failure !== undefined ? batchFiles(planned, reports, failed) : undefined
-      if (files) stderr.write(`evalferry: the batch stopped: ${filesLine(files)}\n`)
+      if (files) stderr.write(`evalferry: the batch stopped: ${printable(filesLine(files))}\n`)
       const failedText = failure instanceof EvalferryError ? { failed: { message: failure.describe(), code: failure.code, location: failure.location } } : failure !== undefined ? { failed: { message: String((failure as Error)?.message ?? failure) } } : {}
       const reportText = JSON.stringify({ ...total, ...failedText, ...(files ? { files } : {}) }, null, 2) + '\n'
       if (reportFile) {
@@ -235,7 +235,7 @@ const command: Command = {
       if (!batch && planned[0]!.output === STDIO && !closed && !(failure instanceof UsageError)) stderr.write('evalferry: standard output holds only the records converted before the error below, not the whole dataset\n')
       throw failure
     }
-    if (!values.json && !values.quiet) stderr.write(summarize(total) + '\n')
+    if (!values.json && !values.quiet) stderr.write(printable(summarize(total)) + '\n')
     return 0
   },
 }

@@ -1,5 +1,5 @@
 import { detect, errorEntry, type Detection } from '../detect.ts'
-import { EvalferryError, formatLocation, UsageError } from '../errors.ts'
+import { EvalferryError, formatLocation, printable, UsageError } from '../errors.ts'
 import type { Command } from './command.ts'
 import { containerOption } from './options.ts'
 import { expandInputs, filesProgress } from './inputs.ts'
@@ -49,7 +49,7 @@ const command: Command = {
     } finally {
       bar?.stop()
     }
-    for (const failure of failures) stderr.write(`evalferry: ${failure}\n`)
+    for (const failure of failures) stderr.write(`evalferry: ${printable(failure)}\n`)
     if (values.json) {
       stdout.write(JSON.stringify(entries, null, 2) + '\n')
       return exitCode

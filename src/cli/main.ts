@@ -4,7 +4,7 @@ import { parseArgs } from 'node:util'
 import { existsSync, readFileSync } from 'node:fs'
 import { dirname, join } from 'node:path'
 import { fileURLToPath, pathToFileURL } from 'node:url'
-import { EvalferryError, UsageError } from '../errors.ts'
+import { EvalferryError, printable, UsageError } from '../errors.ts'
 import { isStopping, plainEnvironment } from '../io.ts'
 import { own } from '../model.ts'
 import { SHARED_OPTIONS, type Command } from './command.ts'
@@ -147,13 +147,13 @@ export async function run(argv: string[], io: RunIO): Promise<number> {
     // Interrupted: what failed failed because the run was stopping (a worker ended under it), and the signal's handler exits.
     if (isStopping()) return new Promise<never>(() => {})
     if (error instanceof EvalferryError) {
-      io.stderr.write(`evalferry: ${error.describe()}\n`)
+      io.stderr.write(`evalferry: ${printable(error.describe())}\n`)
       return error.exitCode
     }
     // The reader of standard output closed it (`| head`): stop quietly, as a tool ended by SIGPIPE.
     if ((error as NodeJS.ErrnoException)?.code === 'EPIPE') return 141
     const message = error instanceof Error ? error.message : String(error)
-    io.stderr.write(`evalferry: internal error: ${message}\n`)
+    io.stderr.write(`evalferry: internal error: ${printable(message)}\n`)
     if (io.env.EVALFERRY_DEBUG && error instanceof Error && error.stack) io.stderr.write(error.stack + '\n')
     return 1
   }

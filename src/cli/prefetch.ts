@@ -1,7 +1,7 @@
 /** `evalferry prefetch <dataset...>`: fetch every referenced git file into the cache. */
 
 import { basename, join } from 'node:path'
-import { UsageError } from '../errors.ts'
+import { printable, UsageError } from '../errors.ts'
 import { containerOf } from '../codecs/index.ts'
 import { STDIO, assertWritable, isDirectory, isStopping, onInterrupt, removeOwnTemps } from '../io.ts'
 import { filesRead } from '../pipeline.ts'
@@ -30,7 +30,7 @@ export function resolverOptions(values: OptionValues, ctx: CommandContext): Pref
   }
   const from = formatOption(values, 'from')
   if (from !== undefined) options.from = from
-  if (!values.quiet && !values.json) options.onProgress = (message) => ctx.stderr.write(`${message}\n`)
+  if (!values.quiet && !values.json) options.onProgress = (message) => ctx.stderr.write(`${printable(message)}\n`)
   return options
 }
 
@@ -49,7 +49,7 @@ export function partialFailure(error: unknown, ctx: CommandContext, print: (resu
   if (!(error instanceof PrefetchError) || isStopping()) throw error
   if (ctx.values.json) ctx.stdout.write(jsonResult(error.result, error.failures))
   else print(error.result)
-  ctx.stderr.write(`evalferry: ${error.describe()}\n`)
+  ctx.stderr.write(`evalferry: ${printable(error.describe())}\n`)
   return error.exitCode
 }
 

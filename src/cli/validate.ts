@@ -1,4 +1,4 @@
-import { EvalferryError, UsageError, formatLocation } from '../errors.ts'
+import { EvalferryError, UsageError, formatLocation, printable } from '../errors.ts'
 import { read } from '../pipeline.ts'
 import { newReport } from '../report.ts'
 import { stringOption, type Command } from './command.ts'
@@ -49,9 +49,9 @@ const command: Command = {
         results.push({ file, cases: report.records.read, errors: report.errors, warnings: report.warnings })
         if (!values.json) {
           bar?.clear()
-          for (const e of report.errors) stderr.write(`${formatLocation(e.location)}${e.message}\n`)
+          for (const e of report.errors) stderr.write(`${printable(formatLocation(e.location) + e.message)}\n`)
           if (!values.quiet) {
-            for (const w of report.warnings) stderr.write(`warning: ${formatLocation(w.location)}${w.message}\n`)
+            for (const w of report.warnings) stderr.write(`warning: ${printable(formatLocation(w.location) + w.message)}\n`)
             stdout.write(`${file}: ${report.records.read} case${report.records.read === 1 ? '' : 's'}, ${report.errors.length} error${report.errors.length === 1 ? '' : 's'}\n`)
           }
         }

@@ -27,7 +27,7 @@ import {
   withLock,
   writeRefListing,
 } from '../../cache/index.ts'
-import { type ErrorCode, EvalferryError, FetchError, type Location, UsageError, formatLocation } from '../errors.ts'
+import { type ErrorCode, EvalferryError, FetchError, type Location, UsageError, formatLocation, quoted } from '../errors.ts'
 import { interruptSignal } from '../io.ts'
 import { type Credential, credentialFor } from './credentials.ts'
 import { type HostConfig, type HostType, cloneUrl, hostTable, rawFileUrl, servesRawPath } from './hosts.ts'
@@ -357,7 +357,7 @@ async function prefetchCommit(
       for (const u of missing) {
         const damaged = checked.get(u.url)?.state === 'mismatch'
         const why = damaged ? 'its cached copy no longer matches the sha256 recorded when it was fetched (run online to fetch it again)' : 'is not in the cache'
-        fail(u.url, new FetchError(damaged ? 'E_CACHE' : 'E_OFFLINE', `${u.url}: offline, and ${pathOf(u)} at ${commit.slice(0, 12)} ${why}`))
+        fail(u.url, new FetchError(damaged ? 'E_CACHE' : 'E_OFFLINE', `${u.url}: offline, and ${quoted(pathOf(u))} at ${commit.slice(0, 12)} ${why}`))
       }
       urls = urls.filter((u) => !missing.includes(u))
     } else {
@@ -414,7 +414,7 @@ async function prefetchCommit(
       // The pointer is what git holds, so it stays cached (a later run tells without a fetch), but it is never served as the file.
       const lfsSize = entry.bytes < LFS_POINTER_LIMIT ? lfsPointerSize(await readFile(local)) : undefined
       if (lfsSize !== undefined) {
-        fail(u.url, new FetchError('E_FETCH', `${u.url}: '${entry.path}' is a Git LFS pointer: its content (${lfsSize} bytes) is stored with Git LFS, which is not fetched`))
+        fail(u.url, new FetchError('E_FETCH', `${u.url}: ${quoted(entry.path)} is a Git LFS pointer: its content (${lfsSize} bytes) is stored with Git LFS, which is not fetched`))
         continue
       }
       outcome.entries.push(entry)

@@ -119,3 +119,12 @@ test('prefetch names the dataset, the case and the field holding a failing refer
     ],
   )
 })
+
+test('a path a URL decodes to control characters reaches the terminal escaped: no escape sequence acts, no line is forged', async () => {
+  const hostile = blobUrl(fx.repos[0]!, 'main', 'x\x1b]0;owned\x07\r\nevalferry: all good\n.txt')
+  const run = await runCli(['resolve', hostile, '--cache-dir', fx.newCache(), ...hostArgs])
+  assert.equal(run.code, 3, run.stderr)
+  assert.doesNotMatch(run.stderr, /[\x00-\x08\x0b-\x1f\x7f]/)
+  assert.deepEqual(run.stderr.split('\n').filter((l) => l.startsWith('evalferry:')).length, 1, run.stderr)
+  assert.ok(run.stderr.includes(`no file "x\\u001b]0;owned\\u0007\\r\\nevalferry: all good\\n.txt" at commit ${fx.repos[0]!.main}`), run.stderr)
+})
