@@ -33,6 +33,8 @@ export interface GitRunOptions {
   env?: NodeJS.ProcessEnv
   /** Strings that must never show in an error message. */
   secrets?: string[]
+  /** The variable the token sent came from, named when the server refuses it. */
+  credentialSource?: string
   /** Aborted, it stops the git running (an interrupted run stops its git, which would go on writing the mirror). */
   signal?: AbortSignal
 }
@@ -109,6 +111,9 @@ function gitFailure(error: unknown, remote: GitRemote, step: string, options: Gi
     return new FetchError('E_FETCH', `${remote.label}: ${step} timed out (no progress for ${Math.round(options.timeoutMs / 1000)} s)`)
   }
   if (/could not read (Username|Password)|terminal prompts disabled|Authentication failed|HTTP Basic: Access denied|\b401\b|\b403\b/i.test(text)) {
+    if (options.credentialSource) {
+      return new FetchError('E_AUTH', `${remote.label}: the server refused the token from ${options.credentialSource} (expired, revoked, or without access to this repository)`)
+    }
     return new FetchError(
       'E_AUTH',
       `${remote.label}: the server asks for credentials; set GH_TOKEN/GITHUB_TOKEN (github.com), GH_ENTERPRISE_TOKEN, GITLAB_TOKEN or BITBUCKET_TOKEN (or BITBUCKET_EMAIL + BITBUCKET_API_TOKEN)`,

@@ -8,6 +8,7 @@ import { readFile } from 'node:fs/promises'
 import {
   type CachedState,
   type GitRemote,
+  type GitRunOptions,
   MissingFileError,
   NotACommitError,
   type RepoLayout,
@@ -163,8 +164,14 @@ export class Session {
     return listing
   }
 
-  gitOptions(credential: Credential | undefined): { timeoutMs: number; env: NodeJS.ProcessEnv; secrets: string[]; signal: AbortSignal } {
-    return { timeoutMs: this.setting('timeoutSeconds') * 1000, env: this.env, secrets: credential?.secrets ?? [], signal: interruptSignal }
+  gitOptions(credential: Credential | undefined): GitRunOptions & { timeoutMs: number } {
+    return {
+      timeoutMs: this.setting('timeoutSeconds') * 1000,
+      env: this.env,
+      secrets: credential?.secrets ?? [],
+      signal: interruptSignal,
+      ...(credential ? { credentialSource: credential.source } : {}),
+    }
   }
 
   lockOptions(work: RepoWork): { onWait: () => void } {

@@ -38,6 +38,16 @@ test('a server that asks for credentials fails the run fast, with a message sayi
   assert.ok(run.ms < 30_000, `${run.ms} ms`)
 })
 
+test('a token the server refuses is told apart from no token: the message names its variable, never its value', { timeout: 60_000 }, async () => {
+  const wrong = 'ghp_ExpiredT0kenValue9876543210'
+  const url = blobUrl(fx.repos[0]!, 'main', 'data/file-1.txt')
+  const run = await runCli(['resolve', url, '--cache-dir', fx.newCache(), ...hostArgs], { GH_TOKEN: wrong }, 45_000)
+  assert.equal(run.code, 3, run.stderr)
+  assert.match(run.stderr, /github\.com\/acme\/widgets: the server refused the token from GH_TOKEN \(expired, revoked, or without access to this repository\)/)
+  assert.doesNotMatch(run.stderr, /asks for credentials/)
+  assert.ok(!run.stderr.includes(wrong) && !run.stdout.includes(wrong), 'the token in the output')
+})
+
 test('tokens reach the server as a header only: never in an argument list, a URL, the output or the cache', { timeout: 60_000 }, async () => {
   const cache = fx.newCache()
   const trace = join(fx.dir, 'git-trace.log')
