@@ -28,6 +28,7 @@ export { PrefetchError } from './resolver/prefetch.ts'
 export type {
   PrefetchOptions,
   PrefetchResult,
+  UndeclaredHost,
   PrefetchFailure,
   CaseSource,
   ManifestEntry,

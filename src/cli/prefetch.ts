@@ -36,8 +36,17 @@ export function resolverOptions(values: OptionValues, ctx: CommandContext): Pref
 
 /** What `--json` prints: the entries, the counts of the summary line, and the failures when there are. */
 export function jsonResult(result: PrefetchResult, errors?: PrefetchFailure[]): string {
-  const { entries, files, fetched, cached } = result
-  return `${JSON.stringify({ entries, files, fetched, cached, ...(errors ? { errors } : {}) }, null, 2)}\n`
+  const { entries, files, fetched, cached, undeclared } = result
+  return `${JSON.stringify({ entries, files, fetched, cached, ...(undeclared ? { undeclared } : {}), ...(errors ? { errors } : {}) }, null, 2)}\n`
+}
+
+/** The warning for each host the datasets name in file URLs but no --host declares: those URLs were not fetched. */
+function warnUndeclared(result: PrefetchResult, ctx: CommandContext): void {
+  if (ctx.values.quiet) return
+  for (const { host, references, first } of result.undeclared ?? []) {
+    const which = references === 1 ? `${first} is a file URL` : `${references} values are file URLs (the first ${first})`
+    ctx.stderr.write(printable(`evalferry: warning: ${which} of ${host}, which is not a declared host: not fetched; declare it with --host ${host}=<base-url>\n`))
+  }
 }
 
 /**
@@ -47,6 +56,7 @@ export function jsonResult(result: PrefetchResult, errors?: PrefetchFailure[]): 
 export function partialFailure(error: unknown, ctx: CommandContext, print: (result: PrefetchResult) => void): number {
   // Interrupted, the references failed because their git was stopped: the signal's handler exits.
   if (!(error instanceof PrefetchError) || isStopping()) throw error
+  warnUndeclared(error.result, ctx)
   if (ctx.values.json) ctx.stdout.write(jsonResult(error.result, error.failures))
   else print(error.result)
   ctx.stderr.write(`evalferry: ${printable(error.describe())}\n`)
@@ -138,6 +148,7 @@ fetches the files into the repository cache: one ref listing and one fetch per r
       } catch (error) {
         return partialFailure(error, ctx, () => undefined)
       }
+      warnUndeclared(result, ctx)
       if (manifest !== undefined) await writeManifest(manifest, result.entries)
       for (const { dataset, output } of rewrites) {
         await rewriteDataset(dataset, output, result.entries, {

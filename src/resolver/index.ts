@@ -4,14 +4,15 @@ import type { Location } from '../errors.ts'
 import { AtomicFile } from '../io.ts'
 import type { FormatOption } from '../../adapters/types.ts'
 import type { EvalCase } from '../model.ts'
-import type { CaseSource, ManifestEntry, PrefetchOptions, PrefetchResult } from './options.ts'
-import { Session, prefetchUrls } from './prefetch.ts'
-import { findReferences } from './references.ts'
+import type { CaseSource, ManifestEntry, PrefetchOptions, PrefetchResult, UndeclaredHost } from './options.ts'
+import { PrefetchError, Session, prefetchUrls } from './prefetch.ts'
+import { findReferences, undeclaredReferences } from './references.ts'
 import { rewriteCases } from './rewrite.ts'
+import { redactUrl } from './url.ts'
 
 export { credentialFor, type Credential } from './credentials.ts'
 export { BUILTIN_HOSTS, type HostConfig, type HostType, cloneUrl, hostTable, parseHostSpec, rawFileUrl } from './hosts.ts'
-export type { CaseSource, ManifestEntry, PrefetchOptions, PrefetchResult, ResolverOptions } from './options.ts'
+export type { CaseSource, ManifestEntry, PrefetchOptions, PrefetchResult, ResolverOptions, UndeclaredHost } from './options.ts'
 export { MAX_TIMEOUT_SECONDS } from './options.ts'
 export { checkSetting, PrefetchError, type PrefetchFailure, prefetchSummary, prefetchUrls, resolve } from './prefetch.ts'
 export { findReferences, replaceReferences, type Reference, type Replacement } from './references.ts'
@@ -58,13 +59,25 @@ export async function prefetch(source: string | string[] | CaseSource, options: 
   const session = new Session(options)
   const urls: string[] = []
   const places = new Map<string, Location>()
+  const undeclared = new Map<string, UndeclaredHost>()
   for await (const { c, place } of casesOf(source, options.from)) {
     for (const ref of findReferences(c, session.hosts)) {
       urls.push(ref.url)
       if (!places.has(ref.url)) places.set(ref.url, { ...place, field: fieldPath(ref.pointer) })
     }
+    for (const { host, url } of undeclaredReferences(c, session.hosts)) {
+      const seen = undeclared.get(host)
+      if (seen) seen.references++
+      else undeclared.set(host, { host, references: 1, first: redactUrl(url) })
+    }
   }
-  return prefetchUrls(urls, options, session, places)
+  const told = undeclared.size > 0 ? { undeclared: [...undeclared.values()] } : {}
+  try {
+    return { ...(await prefetchUrls(urls, options, session, places)), ...told }
+  } catch (error) {
+    if (error instanceof PrefetchError) Object.assign(error.result, told)
+    throw error
+  }
 }
 
 /** Write the manifest: `{ entries: [{ url, host, repository, ref, commit, path, local_path, bytes, sha256 }] }`. */

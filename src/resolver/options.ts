@@ -61,6 +61,20 @@ export interface PrefetchResult {
   fetched: number
   /** Files served from the cache without any network request. */
   cached: number
+  /**
+   * Hosts not declared whose URLs in the cases are shaped as a file's page on GitHub Enterprise or
+   * Bitbucket Server (`/<owner>/<repo>/blob/<ref>/<path>`): not fetched, since they need `--host`
+   * (`hosts`) to say where the host's git is. Only from `prefetch`, and only when there are some.
+   */
+  undeclared?: UndeclaredHost[]
+}
+
+export interface UndeclaredHost {
+  host: string
+  /** How many values name it so. */
+  references: number
+  /** The first of them. */
+  first: string
 }
 
 export type CaseSource = AsyncIterable<EvalCase> | Iterable<EvalCase>

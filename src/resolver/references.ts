@@ -25,6 +25,37 @@ function isReferenceUrl(value: string, hosts: Map<string, HostConfig>): boolean 
   }
 }
 
+// A file's page on GitHub Enterprise (`/<owner>/<repo>/blob/<ref>/<path>`) or Bitbucket Server
+// (`/projects/<KEY>/repos/<slug>/browse/<path>`); no other shape of an unknown host is taken for one.
+const FILE_PAGE_SHAPE = /^https?:\/\/([^/?#\s]+)\/(?:[^/?#\s]+\/[^/?#\s]+\/blob\/[^/?#\s]+\/[^?#\s]|projects\/[^/?#\s]+\/repos\/[^/?#\s]+\/browse\/[^?#\s])[^\s]*$/i
+
+/**
+ * The host of a value that is wholly a URL shaped as a file's page on a host not in `hosts`, which
+ * prefetch cannot fetch until the host is declared; else undefined.
+ */
+export function undeclaredFileHost(value: string, hosts: Map<string, HostConfig>): string | undefined {
+  const url = value.trim()
+  const match = url.length <= 4096 ? FILE_PAGE_SHAPE.exec(url) : null
+  if (!match) return undefined
+  const host = match[1]!.toLowerCase()
+  if (hosts.has(host) || hosts.has(host.replace(/^www\./, '')) || isReferenceUrl(url, hosts)) return undefined
+  return host
+}
+
+/** Each value of the case that is wholly a URL `undeclaredFileHost` finds, with its host. */
+export function undeclaredReferences(c: EvalCase, hosts: Map<string, HostConfig>): { host: string; url: string }[] {
+  const found: { host: string; url: string }[] = []
+  const walk = (value: unknown): void => {
+    if (typeof value === 'string') {
+      const host = undeclaredFileHost(value, hosts)
+      if (host !== undefined) found.push({ host, url: value.trim() })
+    } else if (Array.isArray(value)) value.forEach(walk)
+    else if (typeof value === 'object' && value !== null) Object.values(value).forEach(walk)
+  }
+  walk(c)
+  return found
+}
+
 function isFileBlock(value: unknown): value is { type: 'file'; value: string } {
   return typeof value === 'object' && value !== null && (value as { type?: unknown }).type === 'file'
 }

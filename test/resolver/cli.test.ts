@@ -97,6 +97,30 @@ test('resolve prints local paths; --json prints entries', async () => {
   assert.match(unknown.stderr, /a self-hosted one needs --host <name>=<base-url>/)
 })
 
+test('prefetch warns of file URLs on a host no --host declares, which it cannot fetch; --json lists them; declared, they are fetched', async () => {
+  const dataset = join(fx.dir, 'undeclared.yaml')
+  const good = blobUrl(fx.repos[0]!, 'main', 'data/file-1.txt')
+  const ghe = ['https://ghe.corp.example/team/app/blob/main/a.md', 'https://ghe.corp.example/team/app/blob/main/b.md#L2']
+  writeEvalcaseDataset(dataset, [good, ...ghe])
+  const run = await runCli(['prefetch', dataset, '--cache-dir', cache, ...hostArgs])
+  assert.equal(run.code, 0, run.stderr)
+  assert.ok(
+    run.stderr.includes(`evalferry: warning: 2 values are file URLs (the first ${ghe[0]}) of ghe.corp.example, which is not a declared host: not fetched; declare it with --host ghe.corp.example=<base-url>\n`),
+    run.stderr,
+  )
+  assert.match(run.stderr, /^1 file\(s\) from 1 repository/m)
+  const json = await runCli(['prefetch', dataset, '--cache-dir', cache, ...hostArgs, '--json'])
+  assert.equal(json.code, 0, json.stderr)
+  assert.deepEqual((JSON.parse(json.stdout) as { undeclared: unknown }).undeclared, [{ host: 'ghe.corp.example', references: 2, first: ghe[0] }])
+  const quiet = await runCli(['prefetch', dataset, '--cache-dir', cache, ...hostArgs, '--quiet'])
+  assert.equal(quiet.stderr, '')
+  // Declared, the host's URLs are references: fetched (here they fail, the host being unreachable), not warned of.
+  const declared = await runCli(['prefetch', dataset, '--cache-dir', cache, ...hostArgs, '--host', 'ghe.corp.example=http://127.0.0.1:9', '--timeout', '5'])
+  assert.equal(declared.code, 3, declared.stderr)
+  assert.doesNotMatch(declared.stderr, /not a declared host/)
+  assert.ok(declared.stderr.includes(ghe[0]!), declared.stderr)
+})
+
 test('cache dir, list, prune and clear', async () => {
   const dir = await runCli(['cache', 'dir', '--cache-dir', cache])
   assert.equal(dir.stdout.trim(), cache)

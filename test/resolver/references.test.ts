@@ -5,7 +5,7 @@ import { test } from 'node:test'
 import { FetchError } from '../../src/errors.ts'
 import type { EvalCase } from '../../src/model.ts'
 import { hostTable } from '../../src/resolver/hosts.ts'
-import { findReferences, replaceReferences } from '../../src/resolver/references.ts'
+import { findReferences, replaceReferences, undeclaredFileHost, undeclaredReferences } from '../../src/resolver/references.ts'
 import type { ManifestEntry } from '../../src/resolver/options.ts'
 import { rewriteCases, textOf } from '../../src/resolver/rewrite.ts'
 import { tempDir } from '../helpers/temp.ts'
@@ -163,4 +163,27 @@ test('--rewrite keeps a line anchor after the local path, as #L10-L20 whatever t
   } finally {
     rmSync(dir, { recursive: true, force: true })
   }
+})
+
+test('a file URL of a host not declared is told, shaped as GitHub Enterprise or Bitbucket Server pages; a declared host, a known one and other pages are not', () => {
+  const ghe = 'https://GHE.corp.io/team/app/blob/main/docs/a.md#L3'
+  const server = 'https://git.corp.io/projects/PROJ/repos/app/browse/src/x.py?at=main'
+  assert.equal(undeclaredFileHost(ghe, hosts), 'ghe.corp.io')
+  assert.equal(undeclaredFileHost(` ${server} `, hosts), 'git.corp.io')
+  for (const other of [
+    U1, // github.com names it: a reference, fetched
+    'https://github.com/o/r/blob/main/', // a known host: its own message when resolved, not this one
+    'https://corp.io/g/p/-/blob/main/a.md', // read as GitLab from its path: a reference
+    'https://example.com/docs/guide', // a page
+    'https://ghe.corp.io/team/app/tree/main/docs', // a directory
+    `see ${ghe}`, // not wholly a URL
+  ]) {
+    assert.equal(undeclaredFileHost(other, hosts), undefined, other)
+  }
+  assert.equal(undeclaredFileHost(ghe, hostTable(['ghe.corp.io=https://ghe.corp.io'], {})), undefined)
+  const c: EvalCase = { id: 'c', input: [{ role: 'user', content: [{ type: 'file', value: ghe }] }], metadata: { source: server, also: U1 } }
+  assert.deepEqual(undeclaredReferences(c, hosts), [
+    { host: 'ghe.corp.io', url: ghe },
+    { host: 'git.corp.io', url: server },
+  ])
 })
