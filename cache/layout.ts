@@ -7,7 +7,8 @@
  *                                directory, and `cache clear` refuses a root without it
  *   <host>/<owner…>/<repo>/      one directory per repository (a port in the host is written `_<port>`)
  *     repo.json                  { host, repository }: what `cache list` and `cache prune` look for
- *     refs.json                  the last ref listing, { listed_at, refs }, replaced by rename
+ *     refs.json                  the last ref listing, { listed_at, refs, earlier }, replaced by rename;
+ *                                `earlier`: per branch, the commits it had in earlier listings
  *     lock                       exclusive lock (O_EXCL) holding { pid, hostname, acquired_at }; its mtime is the heartbeat
  *     lock.steal/                a short-lived mutex taken (mkdir) to remove a lock whose holder died
  *     git/                       bare partial mirror (shallow, blob:none); built in tmp/ and renamed into place

@@ -15,7 +15,15 @@ export interface RefListing {
   listed_at: string
   /** Full ref name to commit, tags peeled. */
   refs: Record<string, string>
+  /**
+   * Per branch, the commits earlier listings gave it, the latest first: offline, a file cached at
+   * one of them is still served after another run listed the branch further on.
+   */
+  earlier?: Record<string, string[]>
 }
+
+/** How many earlier commits of each branch a listing remembers. */
+const EARLIER_KEPT = 16
 
 export async function readRefListing(layout: RepoLayout): Promise<RefListing | undefined> {
   try {
@@ -26,8 +34,24 @@ export async function readRefListing(layout: RepoLayout): Promise<RefListing | u
   }
 }
 
+/** The commits `listing` remembers for `ref` before its current one, the latest first. */
+export function earlierCommits(listing: RefListing | undefined, ref: string): string[] {
+  const earlier = listing?.earlier
+  const commits = earlier && typeof earlier === 'object' && Object.hasOwn(earlier, ref) ? earlier[ref] : undefined
+  return Array.isArray(commits) ? commits.filter((c) => typeof c === 'string') : []
+}
+
+/** Replace the listing (under the repository's lock); a branch that moved remembers where it was. */
 export async function writeRefListing(layout: RepoLayout, refs: Record<string, string>): Promise<RefListing> {
-  const listing = { listed_at: new Date().toISOString(), refs }
+  const previous = await readRefListing(layout)
+  const earlier = new Map<string, string[]>()
+  for (const name of Object.keys(refs)) {
+    if (!name.startsWith('refs/heads/') && name !== 'HEAD') continue
+    const before = previous && Object.hasOwn(previous.refs, name) ? [previous.refs[name]!] : []
+    const commits = [...new Set([...before, ...earlierCommits(previous, name)])].filter((c) => c !== refs[name]).slice(0, EARLIER_KEPT)
+    if (commits.length > 0) earlier.set(name, commits)
+  }
+  const listing: RefListing = { listed_at: new Date().toISOString(), refs, ...(earlier.size > 0 ? { earlier: Object.fromEntries(earlier) } : {}) }
   await writeAtomic(layout.refs, `${JSON.stringify(listing, null, 1)}\n`, layout.tmp)
   return listing
 }

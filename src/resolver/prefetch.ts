@@ -16,6 +16,7 @@ import {
   checkCacheRoot,
   checkCachedFile,
   commitFile,
+  earlierCommits,
   fetchFiles,
   initRepoDir,
   lsRemote,
@@ -278,15 +279,20 @@ async function prefetchRepository(session: Session, work: RepoWork, outcome: Out
   const { resolved, cachedListing } = await resolveRefs(session, work, remote, credential, fail)
 
   // A file missing at a branch resolved from a cached listing may have been pushed since: those
-  // are kept aside, and tried again once at the commits a new listing gives.
+  // are kept aside, and tried again once at the commits a new listing gives. Offline, a file not
+  // cached at the commit a branch was last listed at may be cached at one it had before.
   const missingAtCachedBranch = new Map<BlobUrl, unknown>()
+  const notCachedOffline = new Map<BlobUrl, unknown>()
   const byUrl = new Map(work.urls.map((u) => [u.url, u]))
   const failOrRelist = (url: string, error: unknown): void => {
     const u = byUrl.get(url)
-    if (u && cachedListing !== undefined && error instanceof MissingFileError && resolved.get(url)?.kind === 'branch') missingAtCachedBranch.set(u, error)
+    const branch = resolved.get(url)?.kind === 'branch'
+    if (u && branch && cachedListing !== undefined && error instanceof MissingFileError) missingAtCachedBranch.set(u, error)
+    else if (u && branch && session.offline && error instanceof FetchError && error.code === 'E_OFFLINE') notCachedOffline.set(u, error)
     else fail(url, error)
   }
   await prefetchAtCommits(session, work, remote, credential, work.urls, resolved, outcome, failOrRelist)
+  if (notCachedOffline.size > 0) await serveEarlierCommits(session, work, remote, notCachedOffline, resolved, outcome, fail)
   if (missingAtCachedBranch.size === 0) return
 
   let refs: RefMap
@@ -310,6 +316,43 @@ async function prefetchRepository(session: Session, work: RepoWork, outcome: Out
     else again.push(u)
   }
   await prefetchAtCommits(session, work, remote, credential, again, resolved, outcome, fail)
+}
+
+/**
+ * Offline, each of these branch URLs whose file is not cached at the branch's listed commit is
+ * served from the latest commit the branch had before at which the file is cached (another run
+ * listed the branch further on since this file was prefetched); a URL with none fails as it did.
+ */
+async function serveEarlierCommits(
+  session: Session,
+  work: RepoWork,
+  remote: GitRemote,
+  notCached: Map<BlobUrl, unknown>,
+  resolved: Map<string, ResolvedRef>,
+  outcome: Outcome,
+  fail: (url: string, e: unknown) => void,
+): Promise<void> {
+  const listing = await readRefListing(work.layout)
+  const again: BlobUrl[] = []
+  for (const [u, error] of notCached) {
+    const ref = resolved.get(u.url)!
+    let found: string | undefined
+    for (const commit of earlierCommits(listing, ref.fullRef)) {
+      const state = await checkCachedFile(work.layout, commit, ref.path, await readSums(work.layout, commit))
+      if (state.state === 'ok' || state.state === 'unrecorded') {
+        found = commit
+        break
+      }
+    }
+    if (found === undefined) {
+      fail(u.url, error)
+      continue
+    }
+    session.progress(`offline: ${ref.ref} of ${remote.label} was listed at ${ref.commit.slice(0, 12)}, where ${quoted(ref.path)} is not cached; serving it as cached at ${found.slice(0, 12)}, where the branch was before`)
+    resolved.set(u.url, { ...ref, commit: found })
+    again.push(u)
+  }
+  await prefetchAtCommits(session, work, remote, undefined, again, resolved, outcome, fail)
 }
 
 /** Fetch the files these URLs name, one commit at a time. */

@@ -194,6 +194,35 @@ test('a file missing at a branch whose listing was cached lists the refs again o
   assert.equal(listings(), before + 3)
 })
 
+test('offline, a file prefetched at a branch is still served after another run listed the branch further on', async () => {
+  const bitbucket = fx.repos[2]!
+  const cacheDir = fx.newCache()
+  const at = (path: string): string => blobUrl(bitbucket, 'feature/x/y', path)
+  const first = await prefetchUrls([at('x/feature-only.txt')], { ...options(), cacheDir })
+  assert.equal(first.entries[0]!.commit, bitbucket.feature)
+  // The branch moves, and another dataset's run lists it again and fetches its file at the new commit.
+  const moved = pushToBranch(fx.server, bitbucket, 'feature/x/y', 'later.md', 'pushed later\n')
+  assert.equal((await prefetchUrls([at('later.md')], { ...options(), cacheDir, refresh: true })).entries[0]!.commit, moved)
+  const listing = JSON.parse(readFileSync(join(cacheDir, bitbucket.repository, 'refs.json'), 'utf8')) as { refs: Record<string, string>; earlier: Record<string, string[]> }
+  assert.equal(listing.refs['refs/heads/feature/x/y'], moved)
+  assert.deepEqual(listing.earlier['refs/heads/feature/x/y'], [bitbucket.feature])
+
+  const requests = fx.server.requests.length
+  const notes: string[] = []
+  const offline = await prefetchUrls([at('x/feature-only.txt'), at('later.md')], { ...options(), cacheDir, offline: true, onProgress: (m) => notes.push(m) })
+  assert.deepEqual(offline.entries.map((e) => e.commit), [bitbucket.feature, moved])
+  assert.deepEqual(readFileSync(offline.entries[0]!.local_path), bitbucket.featureFiles.get('x/feature-only.txt'))
+  assert.deepEqual(notes, [
+    `offline: feature/x/y of bitbucket.org/${bitbucket.path} was listed at ${moved.slice(0, 12)}, where 'x/feature-only.txt' is not cached; serving it as cached at ${bitbucket.feature.slice(0, 12)}, where the branch was before`,
+  ])
+  assert.equal(fx.server.requests.length, requests, 'no request offline')
+  // A file cached at none of the branch's commits still fails, naming the commit listed last.
+  await assert.rejects(
+    prefetchUrls([at('data/file-1.txt')], { ...options(), cacheDir, offline: true }),
+    (e: unknown) => e instanceof FetchError && e.code === 'E_OFFLINE' && e.message.includes(`'data/file-1.txt' at ${moved.slice(0, 12)} is not in the cache`),
+  )
+})
+
 test('resolve gives the local path', async () => {
   const path = await resolve(blobUrl(fx.repos[0]!, 'main', 'data/file-5.txt'), options())
   assert.deepEqual(readFileSync(path), fx.repos[0]!.files.get('data/file-5.txt'))
