@@ -60,12 +60,18 @@ const FRAGILE_BLOCK = /^\n* +(\n|$)/
 
 /**
  * Plain text that YAML 1.1 readers (PyYAML, and so most Python tools) take for something else: the
- * booleans yes, no, on and off, numbers like 1_000, 0b101 or 12:30:00 (base 60), and dates. YAML
- * 1.2 reads them as text, so `yaml` writes them plain; they are quoted for both to read the same.
+ * booleans yes, no, on and off, numbers like 1_000, 0b101 or 12:30:00 (base 60), and dates, with a
+ * time after a `T` or spaces (`2024-01-01 10:00:00 +02:00`). YAML 1.2 reads them as text, so `yaml`
+ * writes them plain; they are quoted for both to read the same.
  */
-const YAML11_SUSPECT = /^(?:[-+.]?\d[\w.:+-]*|[yn]|yes|no|on|off)$/i
+const YAML11_SUSPECT = /^(?:[-+.]?\d[\w.:+-]*|\d{4}-\d\d?-\d\d?[\t ]+[\w.:+-]+(?:[\t ]+[\w.:+-]+)?|[yn]|yes|no|on|off)$/i
 
 const MERGE_KEY = '<<'
+/**
+ * Text YAML 1.1 gives a type no reader constructs: the merge key `<<` and the value key `=`, which
+ * PyYAML refuses as a value (and `=` as a key), file and all.
+ */
+const YAML11_UNCONSTRUCTED = new Set([MERGE_KEY, '='])
 
 /**
  * Characters that `yaml` writes as they are and YAML 1.1 readers do not read back: DEL, the C1
@@ -92,10 +98,11 @@ function tabInOneLine(text: string): boolean {
 }
 
 function mustQuoteKey(key: string): boolean {
-  return key === MERGE_KEY || UNSAFE_FOR_YAML11.test(key) || tabInOneLine(key) || readsOtherwiseInYaml11(key)
+  return UNSAFE_FOR_YAML11.test(key) || tabInOneLine(key) || readsOtherwiseInYaml11(key)
 }
 
 function readsOtherwiseInYaml11(text: string): boolean {
+  if (YAML11_UNCONSTRUCTED.has(text)) return true
   if (!YAML11_SUSPECT.test(text)) return false
   try {
     return yamlPackage().parse(text, { version: '1.1' }) !== text

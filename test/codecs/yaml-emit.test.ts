@@ -30,7 +30,7 @@ const text = fc.oneof(
       '.inf', '.nan', '1ac80610-e9d6-40bf-aa38-a4c550a0ac81', '0xab', '0b1x', '0o17q', '1e5', '1e5a', '2001-12-14t21:59:43.10z', '2001-12-14 x', '12_000y', '3 apples', '1-2-3k', '0.5.6q', '9z', 'ab-12', '__proto__', 'constructor', 'e5', 'inf', 'nan', 'NaN', 'café', 'Zürich', 'Ωmega', 'こんにちは', '中文', 'a\u2028b', 'a\u0085b', 'a\ud800', '😀', 'a😀',
       '---', '...', 'a\n---\nb', '😀\nline', 'a\ud800\nb', 'tab\tin\nblock', 'a\n\n\nb\n', 'x\n \ny', 'ends in space \nnext', 'last\n  ', 'kept\n\n', 'a\u2028b\nc', '%x', '@x', '`x', 'a\tb', "it's", 'say "hi"', 'x'.repeat(200), 'k'.repeat(1100),
       'answer ', 'two  ', 'say "hi" ', "it's ", `both "a" 'b' `, 'back\\slash ', '$keys', '$raw', '$ x', '$', '1 ', 'true ', 'yes ', 'a: b ', 'a #b ', '- a ', 'café ',
-      '2024-12-12T15:15:50.000Z', '12:30:00', '🚀 launch', '🚀 ', '😀x: y', '😀#', '\ud83d alone', 'a\udc00b', '\ud83d\ude80\ud83d',
+      '2024-12-12T15:15:50.000Z', '12:30:00', '2024-01-01 10:00:00', '2024-1-1 1:00:00', '2024-01-01  10:00:00 +02:00', '2024-01-01 10:00:00.5Z', '2024-01-01 x y', '10 things', '=', '<<', '= x', '<< x', '🚀 launch', '🚀 ', '😀x: y', '😀#', '\ud83d alone', 'a\udc00b', '\ud83d\ude80\ud83d',
     ),
     weight: 4,
   },

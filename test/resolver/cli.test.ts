@@ -115,7 +115,7 @@ test('prefetch warns of file URLs on a host no --host declares, which it cannot 
   const quiet = await runCli(['prefetch', dataset, '--cache-dir', cache, ...hostArgs, '--quiet'])
   assert.equal(quiet.stderr, '')
   // Declared, the host's URLs are references: fetched (here they fail, the host being unreachable), not warned of.
-  const declared = await runCli(['prefetch', dataset, '--cache-dir', cache, ...hostArgs, '--host', 'ghe.corp.example=http://127.0.0.1:9', '--timeout', '5'])
+  const declared = await runCli(['prefetch', dataset, '--cache-dir', fx.newCache(), ...hostArgs, '--host', 'ghe.corp.example=http://127.0.0.1:9', '--timeout', '5'])
   assert.equal(declared.code, 3, declared.stderr)
   assert.doesNotMatch(declared.stderr, /not a declared host/)
   assert.ok(declared.stderr.includes(ghe[0]!), declared.stderr)
