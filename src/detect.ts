@@ -4,6 +4,7 @@ import type { Container, FormatName, SniffSample } from '../adapters/types.ts'
 import { containerOf, readRecords } from './codecs/index.ts'
 import { DataError, EvalferryError, UsageError, type Location } from './errors.ts'
 import { isJsonObject, type JsonObject } from './model.ts'
+import { missingInput } from './io.ts'
 
 export interface Detection {
   file: string
@@ -40,7 +41,7 @@ export async function detect(file: string, options: DetectOptions = {}): Promise
   const adapters = await allAdapters()
   const recordKeys = [...new Set(adapters.flatMap((a) => a.recordKeys))]
   let container = options.container ?? containerOf(file)
-  if (!container) throw new UsageError(`cannot tell the container of ${file} from its extension`)
+  if (!container) throw missingInput(file) ?? new UsageError(`cannot tell the container of ${file} from its extension`)
 
   const sampleOf = async (c: Container, strict = false) => {
     const header: JsonObject = {}

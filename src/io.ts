@@ -1,5 +1,5 @@
 /** Files in and out: text sources, buffered sinks with back-pressure, and atomic outputs. */
-import { createReadStream, createWriteStream, fdatasync, type Stats, type WriteStream } from 'node:fs'
+import { createReadStream, createWriteStream, fdatasync, statSync, type Stats, type WriteStream } from 'node:fs'
 import { chmod, lstat, mkdir, mkdtemp, open, readdir, readlink, realpath, rename, rm, stat, type FileHandle } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { pipeline } from 'node:stream/promises'
@@ -722,6 +722,20 @@ export async function isDirectory(path: string): Promise<boolean> {
 
 export async function exists(path: string): Promise<boolean> {
   return (await statOf(path)) !== undefined
+}
+
+/**
+ * When an input whose container its name does not tell is not there either, the error that says so
+ * (exit 1, as for any missing input), rather than one asking for its container.
+ */
+export function missingInput(path: string): EvalferryError | undefined {
+  if (path === STDIO) return undefined
+  try {
+    statSync(path)
+    return undefined
+  } catch (error) {
+    return ioError(path, error)
+  }
 }
 
 /** An input that cannot be opened, as a data error naming the file. */

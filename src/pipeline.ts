@@ -16,7 +16,7 @@ import { LIST_KEY, SINGLE_KEY, type ColumnType, type HeaderWarning, type Sink, t
 import { detect, type DetectOptions } from './detect.ts'
 import { DataError, EvalferryError, LayoutError, UsageError, type Location } from './errors.ts'
 import { grown, IdSet, ownString, SEEN, StringTable, WRITTEN } from './ids.ts'
-import { assertWritable, AtomicFile, BytesSink, exists, isFile, isPipe, STDIO, type Written } from './io.ts'
+import { assertWritable, AtomicFile, BytesSink, exists, isFile, isPipe, missingInput, STDIO, type Written } from './io.ts'
 import { checkCaseShape } from './mapping.ts'
 import { CARRY_KEY, hasKeys, isJsonObject, isMessageList, own, roughSize, withHeaderOf, withoutFileKeys, withoutGenerated, type EvalCase, type Extras, type JsonObject, type JsonValue } from './model.ts'
 import { addWarning, countField, newReport, type ConversionReport } from './report.ts'
@@ -142,6 +142,10 @@ function requireContainer(path: string, given: Container | undefined, role: 'inp
   }
   const container = given ?? named
   if (!container) {
+    if (role === 'input') {
+      const missing = missingInput(path)
+      if (missing) throw missing
+    }
     throw new UsageError(
       path === STDIO
         ? `standard ${role === 'input' ? 'input' : 'output'} needs its container named (--${role === 'input' ? 'from-container' : 'to-container'} json|jsonl|csv|yaml|parquet)`

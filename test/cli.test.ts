@@ -461,9 +461,10 @@ test('convert: NaN and the infinities of a YAML dataset come back from DeepEval 
 
 test('an input that does not exist is named as missing, in every container and command, with exit 1', async () => {
   const out = join(dir, 'missing-out.jsonl')
-  const formats = { csv: 'csv', json: 'deepeval', jsonl: 'langsmith', yaml: 'evalcase', parquet: 'hf' }
-  for (const [extension, format] of Object.entries(formats)) {
-    const input = join(dir, `missing.${extension}`)
+  // A name without an extension, or a directory's, is missing before its container is asked for.
+  const formats = { 'missing.csv': 'csv', 'missing.json': 'deepeval', 'missing.jsonl': 'langsmith', 'missing.yaml': 'evalcase', 'missing.parquet': 'hf', missing: 'deepeval', 'missing-dir/': 'evals' }
+  for (const [name, format] of Object.entries(formats)) {
+    const input = join(dir, name)
     for (const args of [
       ['convert', input, '--to', 'evalcase', '-o', out],
       ['convert', input, '--from', format, '--to', 'deepeval', '-o', out],
