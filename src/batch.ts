@@ -28,9 +28,11 @@ export function parseShard(text: string): Shard {
   const index = Number(match?.[1])
   const count = Number(match?.[2])
   if (!match || !Number.isSafeInteger(count) || count < 1 || index < 1 || index > count) {
-    // The example names the shards of the count given, where it is one.
-    const n = Number.isSafeInteger(count) && count >= 1 ? count : 4
-    throw new UsageError(`--shard takes i/n with 1 ≤ i ≤ n (the shards of ${n} are ${n === 1 ? '1/1' : `1/${n} … ${n}/${n}`}), not "${text}"`)
+    // The example names the shards of the count given (`x/3`), where it is one.
+    const given = Number(/\/(\d+)$/.exec(text.trim())?.[1])
+    const n = Number.isSafeInteger(given) && given >= 1 ? given : undefined
+    const example = n === undefined ? 'for example, the shards of 4 are 1/4 … 4/4' : `the shards of ${n} are ${n === 1 ? '1/1' : `1/${n} … ${n}/${n}`}`
+    throw new UsageError(`--shard takes i/n with 1 ≤ i ≤ n (${example}), not "${text}"`)
   }
   return { index, count }
 }

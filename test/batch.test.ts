@@ -106,7 +106,11 @@ test('--shard refuses numbers outside 1..n', () => {
   // The example names the shards of the count given, where there is one.
   assert.throws(() => parseShard('3/2'), { message: '--shard takes i/n with 1 ≤ i ≤ n (the shards of 2 are 1/2 … 2/2), not "3/2"' })
   assert.throws(() => parseShard('2/1'), { message: '--shard takes i/n with 1 ≤ i ≤ n (the shards of 1 are 1/1), not "2/1"' })
-  assert.throws(() => parseShard('abc'), { message: '--shard takes i/n with 1 ≤ i ≤ n (the shards of 4 are 1/4 … 4/4), not "abc"' })
+  assert.throws(() => parseShard('x/3'), { message: '--shard takes i/n with 1 ≤ i ≤ n (the shards of 3 are 1/3 … 3/3), not "x/3"' })
+  // Without a count, an example that says it is one.
+  for (const text of ['abc', '1/0', '2/2.5']) {
+    assert.throws(() => parseShard(text), { message: `--shard takes i/n with 1 ≤ i ≤ n (for example, the shards of 4 are 1/4 … 4/4), not "${text}"` })
+  }
 })
 
 test('--jobs takes a whole number written in digits', async () => {
