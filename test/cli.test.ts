@@ -1120,6 +1120,14 @@ test('--from-container names the container of a file whose extension names none,
   assert.equal(ontoFile.code, 2, ontoFile.stderr)
   assert.equal(ontoFile.stderr, `evalferry: a batch of inputs needs -o <directory>; ${out} is a file\n`)
   assert.equal(existsSync(join(dir, 'stdin-batch', '-.jsonl')), false)
+  // Named as a dataset file and not there, it is refused, not made a directory; with a slash, it is one.
+  const slip = join(dir, 'all-of-them.json')
+  const named = await runCli(['convert', lines, noExtension, '--from', 'deepeval', '--from-container', 'jsonl', '--to', 'evals', '-o', slip])
+  assert.deepEqual([named.code, named.stderr], [2, `evalferry: a batch of inputs needs -o <directory>; ${slip} is named as a json file (end it with / to make a directory of that name)\n`])
+  assert.equal(existsSync(slip), false)
+  const meant = await runCli(['convert', lines, '--from', 'deepeval', '--to', 'evals', '-o', `${slip}/`, '--quiet'])
+  assert.equal(meant.code, 0, meant.stderr)
+  assert.ok(existsSync(join(slip, 'contradicts.jsonl')))
 })
 
 test('a sidecar whose header holds a list as PyYAML writes it is still read with its dataset; an earlier output of cases beside a JSON Lines input is no sidecar, and is written again', async () => {

@@ -101,6 +101,9 @@ const command: Command = {
     const batch = inputs.length > 1 || (await namesBatch(positionals)) || (output !== STDIO && (output.endsWith('/') || (await isDirectory(output))))
     if (batch && output === STDIO) throw new UsageError('a batch of inputs needs -o <directory>')
     if (batch && (await exists(output)) && !(await isDirectory(output))) throw new UsageError(`a batch of inputs needs -o <directory>; ${output} is a file`)
+    // A name a dataset file would have is most likely a slip, not a directory to make: `-o all.json`.
+    const fileNamed = batch && output !== STDIO && !output.endsWith('/') && containerOf(output) !== undefined && !(await exists(output))
+    if (fileNamed) throw new UsageError(`a batch of inputs needs -o <directory>; ${output} is named as a ${containerOf(output)} file (end it with / to make a directory of that name)`)
     if (batch && inputs.includes(STDIO)) throw new UsageError('standard input cannot be one of a batch, which names each output after its input: convert it on its own')
     const named = batch || output === STDIO ? undefined : containerOf(output)
     if (toContainer && named && toContainer !== named) {
