@@ -6,7 +6,7 @@ export type { Detection, DetectOptions } from './detect.ts'
 export { EvalferryError, DataError, LayoutError, UsageError, FetchError } from './errors.ts'
 export type { ErrorCode, Location } from './errors.ts'
 export { newReport } from './report.ts'
-export type { ConversionReport, Warning } from './report.ts'
+export type { ConversionReport, RecordError, Warning } from './report.ts'
 export type {
   EvalCase,
   Message,

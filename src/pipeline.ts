@@ -368,7 +368,7 @@ async function* readFile_(
       if (options.onError !== 'skip' || located instanceof UsageError) throw located
       if (report) {
         report.records.skipped++
-        report.errors.push({ message: located.message, location: located.location })
+        report.errors.push({ message: located.message, code: located.code, location: located.location })
       }
       options.onReject?.({ error: located.message, code: located.code, location: located.location, record: record.raw ?? record.value })
       continue

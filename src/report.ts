@@ -1,8 +1,13 @@
-import { formatLocation, type Location } from './errors.ts'
+import { type ErrorCode, formatLocation, type Location } from './errors.ts'
 
 export interface Warning {
   message: string
   location: Location
+}
+
+/** A record refused: what its error says, its code (as a rejects line and `detect` give it) and where. */
+export interface RecordError extends Warning {
+  code: ErrorCode
 }
 
 /** What a conversion did (SPEC section 3): printed as a summary, written as JSON with `--report`. */
@@ -19,7 +24,7 @@ export interface ConversionReport {
   warnings: Warning[]
   /** Warnings beyond those listed, counted only. */
   more_warnings: number
-  errors: Warning[]
+  errors: RecordError[]
 }
 
 const MAX_LISTED_WARNINGS = 200

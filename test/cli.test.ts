@@ -578,6 +578,11 @@ test('validate lists every bad record with file:line and exits 1', async () => {
   assert.match(lines[0]!, /validate\.jsonl:2: input: /)
   assert.match(lines[1]!, /validate\.jsonl:4: input: /)
   assert.match(result.stdout, /2 cases, 2 errors/)
+  // --json gives each error its code, as rejects and detect do.
+  const json = await runCli(['validate', input, '--from', 'deepeval', '--json'])
+  assert.equal(json.code, 1)
+  const [entry] = JSON.parse(json.stdout) as { errors: { code: string; location: { line: number } }[] }[]
+  assert.deepEqual(entry!.errors.map((e) => [e.code, e.location.line]), [['E_FIELD', 2], ['E_FIELD', 4]])
 })
 
 test('standard input and output need the container named', async () => {
@@ -876,7 +881,7 @@ test('a row mapper that throws an Error rejects its row; one that fails with a T
   }
   const skipped = await convert({ input, output: join(dir, 'mapper-picky.jsonl'), from: 'table', to: 'evalcase', map: picky, onError: 'skip' })
   assert.deepEqual(skipped.records, { read: 2, written: 2, skipped: 1 })
-  assert.deepEqual(skipped.errors, [{ message: 'no question in this row', location: { file: input, line: 3 } }])
+  assert.deepEqual(skipped.errors, [{ message: 'no question in this row', code: 'E_FIELD', location: { file: input, line: 3 } }])
   const typo = (row: Record<string, unknown>): EvalCase => ({ input: [{ role: 'user', content: (row.questoin as string).trim() }] })
   await assert.rejects(convert({ input, output: join(dir, 'mapper-typo.jsonl'), from: 'table', to: 'evalcase', map: typo, onError: 'skip' }), TypeError)
   assert.equal(existsSync(join(dir, 'mapper-typo.jsonl')), false)

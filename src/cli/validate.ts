@@ -42,7 +42,7 @@ const command: Command = {
         } catch (error) {
           // A container that cannot be parsed ends the file; usage errors still end the run.
           if (!(error instanceof EvalferryError) || error.exitCode === 2) throw error
-          report.errors.push({ message: error.message, location: error.location })
+          report.errors.push({ message: error.message, code: error.code, location: error.location })
         }
         bar?.fileDone()
         bad += report.errors.length
