@@ -316,7 +316,9 @@ function decodeCase(record: unknown, ctx: DecodeContext): EvalCase {
   if (outcomeKey !== undefined) {
     c.expected_outcome = expectString(r[outcomeKey], outcomeKey)
     if (outcomeKey !== (agentv ? 'criteria' : 'expected_outcome')) f.expected_outcome = outcomeKey
-    if (outcomeKey === 'expected_outcome' && agentv) ctx.warn('AgentV 4 reads `expected_outcome` as the deprecated spelling of `criteria`', outcomeKey)
+    // A lint of the source as AgentV reads it: of no concern when the cases go to another format.
+    const forAgentv = ctx.target === undefined || ctx.target === 'evalcase'
+    if (outcomeKey === 'expected_outcome' && agentv && forAgentv) ctx.warn('AgentV 4 reads `expected_outcome` as the deprecated spelling of `criteria`', outcomeKey)
   }
   if (given('rubrics')) {
     if (!Array.isArray(r.rubrics)) throw fieldError('rubrics', `expected a list, got ${describeType(r.rubrics)}`)

@@ -42,6 +42,8 @@ export interface DecodeContext {
   columnTypes?: Record<string, ColumnType>
   /** Scratch space that lives as long as one file is read (e.g. which kind of record came first). */
   state: Record<string, unknown>
+  /** The format the cases will be written in, when a conversion reads them (see `ReadOptions.target`). */
+  target?: FormatName
   /** Report a warning about the current record (a truncated cell, a deprecated key). */
   warn(message: string, field?: string): void
 }

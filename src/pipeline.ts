@@ -62,6 +62,11 @@ export interface ReadOptions {
   comments?: 'warn'
   /** An evalcase file's includes (`- file://cases.yaml`), whose cases are read in their place, are warned of as not kept (as a conversion reads). */
   includes?: 'warn'
+  /**
+   * The format the cases are read to be written in (as a conversion reads): what the source's own
+   * tool would warn of in the file (a deprecated key) is told only when it is that format too.
+   */
+  target?: FormatName
 }
 
 const COMMENTS_NOT_CARRIED = "comments are not carried (YAML comments are not data); this is the file's first"
@@ -282,6 +287,7 @@ async function* readFile_(
     schemaMetadata,
     columnTypes,
     state,
+    ...(options.target ? { target: options.target } : {}),
     warn: () => {},
   }
 
@@ -1211,6 +1217,7 @@ async function convertOnce(
       ...(fileKeys ? { fileKeys } : options.input !== STDIO ? { lateKeys: 'retry' as const } : {}),
       comments: 'warn',
       includes: 'warn',
+      target: to,
       ...(options.map ? { map: options.map } : {}),
       onError: options.onError ?? 'fail',
       report,
@@ -1338,6 +1345,7 @@ export async function convertPart(
       from: options.from,
       onError: options.onError ?? 'fail',
       report,
+      target: target.name,
       ...(options.map ? { map: options.map } : {}),
       onReject: (r) => rejects.push(JSON.stringify(r)),
     },

@@ -641,3 +641,17 @@ test('a key written empty (note:, metadata:, expected_output: null) is read, wri
     rmSync(dir, { recursive: true, force: true })
   }
 })
+
+test("a source's AgentV 4 deprecation (`expected_outcome` for `criteria`) is told when the cases are read for evalcase or validated, not when they go to another format", async () => {
+  const dir = tempDir('evalferry-lint-')
+  const input = join(REAL, 'agentv-2026-02', 'basic-jsonl--dataset.jsonl')
+  const lint = (report: { warnings: { message: string }[] }): number => report.warnings.filter((w) => /deprecated spelling of `criteria`/.test(w.message)).length
+  const cases = readFileSync(input, 'utf8').split('\n').filter((l) => l.includes('"expected_outcome"')).length
+  assert.ok(cases > 0)
+  assert.equal(lint(await convert({ input, output: join(dir, 'same.jsonl'), to: 'evalcase' })), cases)
+  assert.equal(lint(await convert({ input, output: join(dir, 'other.json'), to: 'deepeval' })), 0)
+  const { newReport } = await import('../../src/report.ts')
+  const report = newReport()
+  for await (const _ of read(input, { report })) void _
+  assert.equal(lint(report), cases)
+})
