@@ -1181,3 +1181,24 @@ test('an error message holding control characters from the data shows them escap
   assert.doesNotMatch(run.stderr, /[\x00-\x08\x0b-\x1f\x7f]/)
   assert.match(run.stderr, /the header names the column "\\x1b\[2Jx\\x07" twice/)
 })
+
+test('a glob of YAML files leaves out the sidecar of a JSON Lines dataset beside them, which holds no cases, though the dataset is not in the glob', async () => {
+  const folder = join(dir, 'glob-sidecar')
+  mkdirSync(folder)
+  writeFileSync(join(folder, 'lines.jsonl'), '{"id": "a", "input": "hi", "criteria": "greets"}\n')
+  writeFileSync(join(folder, 'lines.yaml'), 'description: smoke cases\nexecution:\n  target: default\n')
+  writeFileSync(join(folder, 'cases.yaml'), 'tests:\n  - id: b\n    input: hello\n    criteria: greets back\n')
+  const out = join(dir, 'glob-sidecar-out')
+  const converted = await runCli(['convert', join(folder, '*.yaml'), '--to', 'evals', '-o', `${out}/`, '--quiet'])
+  assert.equal(converted.code, 0, converted.stderr)
+  assert.deepEqual(readdirSync(out), ['cases.json'])
+  const validated = await runCli(['validate', join(folder, '*.yaml')])
+  assert.equal(validated.code, 0, validated.stderr)
+  assert.equal(validated.stdout, `${join(folder, 'cases.yaml')}: 1 case, 0 errors\n`)
+  // Named by itself, it is read as what it is.
+  const named = await runCli(['validate', join(folder, 'lines.yaml')])
+  assert.equal(named.code, 1, named.stderr)
+  // Only sidecars: no dataset.
+  const only = await runCli(['validate', join(folder, 'lines.y*ml')])
+  assert.deepEqual([only.code, only.stderr], [2, `evalferry: no dataset files in ${join(folder, 'lines.y*ml')}: only the sidecars of JSON Lines datasets not named\n`])
+})

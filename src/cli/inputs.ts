@@ -27,10 +27,12 @@ export async function namesBatch(inputs: string[]): Promise<boolean> {
  * (quoted, so the shell left it) as the dataset files it matches, both in name order; anything else
  * as it is. A glob that matches no dataset file is an error naming it, and so are inputs that come
  * to no file at all (empty directories). The sidecar of a JSON Lines dataset in the list (AgentV's
- * `x.yaml` beside `x.jsonl`) is read with it, not as a dataset.
+ * `x.yaml` beside `x.jsonl`) is read with it, not as a dataset; one a glob or a directory gave is
+ * no dataset even when its dataset is not in the list (a glob of `.yaml` files).
  */
 export async function expandInputs(inputs: string[]): Promise<string[]> {
   const files: string[] = []
+  const found = new Set<string>()
   for (const input of inputs) {
     if (await isGlob(input)) {
       const { glob } = await import('tinyglobby')
@@ -39,24 +41,33 @@ export async function expandInputs(inputs: string[]): Promise<string[]> {
         .sort()
       if (!matched.length) throw new EvalferryError('E_IO', 'no dataset file matches', { file: input })
       files.push(...matched)
+      for (const file of matched) found.add(file)
     } else if (input !== STDIO && (await isDirectory(input))) {
       const entries = (await readdir(input, { withFileTypes: true })).filter((e) => containerOf(e.name) !== undefined && !e.name.startsWith('.'))
       const named: string[] = []
       for (const e of entries) if (e.isFile() || (e.isSymbolicLink() && (await isFile(join(input, e.name))))) named.push(join(input, e.name))
       files.push(...named.sort())
+      for (const file of named) found.add(file)
     } else files.push(input)
   }
   if (!files.length) throw new UsageError(`no dataset files in ${inputs.join(', ')}`)
-  return withoutSidecars(files)
+  const datasets = await withoutSidecars(files, found)
+  if (!datasets.length) throw new UsageError(`no dataset files in ${inputs.join(', ')}: only the sidecars of JSON Lines datasets not named`)
+  return datasets
 }
 
-async function withoutSidecars(files: string[]): Promise<string[]> {
+/** `files` without the sidecars of JSON Lines datasets among them, nor those `found` (by a glob or in a directory) of datasets beside them. */
+async function withoutSidecars(files: string[], found: Set<string>): Promise<string[]> {
   const sidecars = new Set<string>()
   const named = new Set(files)
   for (const adapter of await allAdapters()) {
+    if (!adapter.sidecar) continue
     for (const file of files) {
-      const sidecar = containerOf(file) === 'jsonl' ? adapter.sidecar?.(file, 'jsonl') : undefined
+      const sidecar = containerOf(file) === 'jsonl' ? adapter.sidecar(file, 'jsonl') : undefined
       if (sidecar && named.has(sidecar) && !(await holdsCases(sidecar, adapter))) sidecars.add(sidecar)
+      // A sidecar a glob or a directory gave, whose dataset is beside it but not in the list.
+      const dataset = containerOf(file) === 'yaml' && found.has(file) ? file.replace(/\.ya?ml$/i, '.jsonl') : undefined
+      if (dataset && !named.has(dataset) && adapter.sidecar(dataset, 'jsonl') === file && (await isFile(dataset)) && !(await holdsCases(file, adapter))) sidecars.add(file)
     }
   }
   return files.filter((file) => !sidecars.has(file))
