@@ -196,7 +196,8 @@ function encodeOpenAIToolCall(tc: ToolCall): JsonObject {
   const extras = ownExtras(tc)
   const out: JsonObject = {}
   if (tc.id !== undefined) out.id = tc.id
-  out.type = tc.type ?? 'function'
+  // OpenAI's calls are of type `function`: DeepEval's own types (FUNCTION, MCP) are no OpenAI type, and are carried.
+  out.type = tc.type === undefined || tc.type === 'FUNCTION' || tc.type === 'MCP' ? 'function' : tc.type
   const fn: JsonObject = { name: tc.name }
   if (tc.arguments !== undefined) fn.arguments = encodeArguments(tc.arguments, extras)
   for (const [k, v] of Object.entries(extras)) if (k.startsWith('$function.')) fn[k.slice('$function.'.length)] = v

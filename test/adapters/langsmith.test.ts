@@ -344,3 +344,21 @@ test('a message type or class named as a property every object has (constructor,
   const [c] = await readAll(file, { from: 'langsmith' })
   assert.deepEqual(c!.extras?.langsmith?.$inputs, inputs)
 })
+
+test("DeepEval's tool-call types (FUNCTION, MCP) are written as OpenAI's `function` in chat messages, and carried back", async () => {
+  const dir = tempDir()
+  const calls = (type: string): EvalCase => ({
+    id: type,
+    input: [
+      { role: 'user', content: 'Cancel my plan' },
+      { role: 'assistant', content: 'Done.', tool_calls: [{ name: 'cancel', type, arguments: { plan: 'pro' } }] },
+    ],
+  })
+  const cases = [calls('FUNCTION'), calls('MCP'), calls('function')]
+  const out = join(dir, 'tool-types.jsonl')
+  await write(cases, out, { to: 'langsmith' })
+  const written = readFileSync(out, 'utf8').trim().split('\n').map((l) => JSON.parse(l) as { inputs: { messages: { tool_calls?: { type: string }[] }[] } })
+  assert.deepEqual(written.map((r) => r.inputs.messages[1]!.tool_calls!.map((t) => t.type)), [['function'], ['function'], ['function']])
+  const back = await readAll(out, { from: 'langsmith' })
+  assert.deepEqual(back.map((c) => (c.input![1]!.tool_calls![0]!.type)), ['FUNCTION', 'MCP', 'function'])
+})
