@@ -7,6 +7,13 @@
  */
 import { CARRY_KEY, CASE_FIELDS, hasKeys, isJsonObject, type EvalCase, type Extras, type JsonObject, type JsonValue } from './model.ts'
 
+/**
+ * The carry's key for metadata values alone: a table cell gives back `3` as `"3"`, and only that
+ * value travels, not every column of the row again. The keys came back, in their order; reading,
+ * the values are put back in their place.
+ */
+export const METADATA_VALUES = '$metadata'
+
 export function deepEqual(a: unknown, b: unknown): boolean {
   if (a === b) return true
   if (typeof a === 'number' && typeof b === 'number') return Number.isNaN(a) && Number.isNaN(b)
@@ -29,8 +36,11 @@ export function deepEqual(a: unknown, b: unknown): boolean {
   return count === 0
 }
 
-/** What a carry holds: fields of the case (`generated` names those evalferry made), and a table's file keys (`$file`). */
-const CARRIED_KEYS = new Set<string>([...CASE_FIELDS, '$file'])
+/**
+ * What a carry holds: fields of the case (`generated` names those evalferry made), a table's file
+ * keys (`$file`), and the metadata values that did not come back where the keys all did (`$metadata`).
+ */
+const CARRIED_KEYS = new Set<string>([...CASE_FIELDS, '$file', METADATA_VALUES])
 
 /**
  * Whether `value`, found under `metadata.evalferry`, is a carry: an object of the keys a carry
@@ -56,7 +66,9 @@ export function applyCarry(c: EvalCase): EvalCase {
   const target = c as Record<string, unknown>
   for (const [field, value] of Object.entries(carried)) {
     if (field === 'extras' && isJsonObject(value)) applyExtras(c, value)
-    else if (value === null) delete target[field]
+    else if (field === METADATA_VALUES) {
+      if (isJsonObject(value)) c.metadata = { ...c.metadata, ...value }
+    } else if (value === null) delete target[field]
     else target[field] = value
   }
   return c
@@ -107,7 +119,24 @@ function compare(carried: JsonObject, a: Record<string, unknown>, b: Record<stri
   if (key === 'extras') {
     const extras = lostExtras((a.extras ?? {}) as Extras, (b.extras ?? {}) as Extras)
     if (extras) carried.extras = extras
+  } else if (key === 'metadata' && isJsonObject(a.metadata) && isJsonObject(b.metadata) && sameKeys(a.metadata, b.metadata)) {
+    const values = lostValues(a.metadata, b.metadata)
+    if (values) carried[METADATA_VALUES] = values
   } else if (!deepEqual(a[key], b[key])) carried[key] = a[key] === undefined ? null : (a[key] as JsonValue)
+}
+
+/** Whether two objects have the same keys in the same order. */
+function sameKeys(a: JsonObject, b: JsonObject): boolean {
+  const ak = Object.keys(a)
+  const bk = Object.keys(b)
+  return ak.length === bk.length && ak.every((k, i) => k === bk[i])
+}
+
+/** The values of `a` that `b` holds otherwise at the same keys, or undefined when there are none. */
+function lostValues(a: JsonObject, b: JsonObject): JsonObject | undefined {
+  let lost: JsonObject | undefined
+  for (const key of Object.keys(a)) if (!deepEqual(a[key], b[key])) (lost ??= {})[key] = a[key]!
+  return lost
 }
 
 function lostExtras(a: Extras, b: Extras): JsonObject | undefined {

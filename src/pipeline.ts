@@ -9,7 +9,7 @@ import { open, readFile } from 'node:fs/promises'
 import { availableParallelism } from 'node:os'
 import { allAdapters, getAdapter } from '../adapters/index.ts'
 import type { Adapter, Container, DecodeContext, EncodeContext, FieldMapping, FileLayout, FormatName, FormatOption, RowMapper } from '../adapters/types.ts'
-import { applyCarry, deepEqual, hasOwnSlot, isCarry, lostFields, withCarry, withoutCarrySlot } from './carry.ts'
+import { applyCarry, deepEqual, hasOwnSlot, isCarry, lostFields, METADATA_VALUES, withCarry, withoutCarrySlot } from './carry.ts'
 import { namedDelimiter } from './codecs/csv.ts'
 import { containerOf, readRecords, recordWriter } from './codecs/index.ts'
 import { LIST_KEY, SINGLE_KEY, type ColumnType, type HeaderWarning, type Sink, type SourceRecord } from './codecs/types.ts'
@@ -1053,7 +1053,10 @@ class CaseEncoder {
       if (renamed[i] !== undefined) carried.id = renamed[i]
       if (generated[i]!.length) carried.generated = generated[i]!
       // A carry takes the place of the case's own value at its key: the metadata travels in it, that value with it.
-      if (this.options.extras !== false && hasKeys(carried) && !('metadata' in carried) && hasOwnSlot(c)) carried.metadata = c.metadata!
+      if (this.options.extras !== false && hasKeys(carried) && !('metadata' in carried) && hasOwnSlot(c)) {
+        carried.metadata = c.metadata!
+        delete carried[METADATA_VALUES]
+      }
       return carried
     })
     if (!carriedAll.some(hasKeys)) return record
@@ -1094,6 +1097,10 @@ function fieldNames(carried: JsonObject, given: Extras = {}): string[] {
   const names: string[] = []
   for (const [field, value] of Object.entries(carried)) {
     if (field === 'generated') continue
+    if (field === METADATA_VALUES && isJsonObject(value)) {
+      for (const key of Object.keys(value)) names.push(`metadata.${key}`)
+      continue
+    }
     if (field !== 'extras' || !isJsonObject(value)) {
       names.push(field)
       continue

@@ -42,6 +42,22 @@ test('what a record does not give back is carried, and applying it restores the 
   assert.deepEqual(JSON.parse(JSON.stringify(restored)), JSON.parse(JSON.stringify(original)))
 })
 
+test('metadata whose keys all came back, in order, carries only the values that did not; other metadata travels whole', () => {
+  const original: EvalCase = { input: [{ role: 'user', content: 'q' }], metadata: { review: 'long text', stars: 3, tags: ['a'] } }
+  // A table's cells: text comes back, a number and a list as their text.
+  const back: EvalCase = { input: [{ role: 'user', content: 'q' }], metadata: { review: 'long text', stars: '3', tags: '["a"]' } }
+  const carried = lostFields(original, back)
+  assert.deepEqual(carried, { $metadata: { stars: 3, tags: ['a'] } })
+  assert.ok(isCarry(carried))
+  const restored = applyCarry({ ...back, metadata: { ...back.metadata, evalferry: carried } })
+  assert.deepEqual(restored, original)
+  assert.deepEqual(Object.keys(restored.metadata!), ['review', 'stars', 'tags'])
+  // A key lost, or added, or the keys in another order with a value changed: the metadata is carried whole, as it was.
+  for (const other of [{ review: 'long text', stars: 3 }, { review: 'long text', stars: 3, tags: ['a'], more: 1 }, { stars: '3', review: 'long text', tags: ['a'] }]) {
+    assert.deepEqual(lostFields(original, { ...back, metadata: other }), { metadata: original.metadata! })
+  }
+})
+
 test('ids generated for a target are marked and not carried as lost', () => {
   const carried = lostFields({ input: [] }, { id: 'case-1', input: [] }, ['id'])
   assert.deepEqual(carried, {})
