@@ -163,6 +163,10 @@ function requireContainer(path: string, given: Container | undefined, role: 'inp
 /** The canonical cases of one dataset file (or `-`), in order. */
 export async function* read(input: string, options: ReadOptions = {}): AsyncGenerator<EvalCase> {
   requireText('read()', 'the input path', input)
+  // `read(file, 'deepeval')` from JavaScript: the format goes in the options.
+  if (typeof options !== 'object' || options === null || Array.isArray(options)) {
+    throw new UsageError(`read() takes its options as an object (read(file, { from: 'deepeval' })), not ${typeof options === 'string' ? JSON.stringify(options) : String(options)}`)
+  }
   requireChoice('read(): the option onError', options.onError, ON_ERROR)
   requireChoice('read(): the option comments', options.comments, ['warn'])
   requireChoice('read(): the option includes', options.includes, ['warn'])

@@ -1,7 +1,7 @@
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
 import { applyCarry, deepEqual, isCarry, lostFields, withCarry } from '../src/carry.ts'
-import type { EvalCase } from '../src/model.ts'
+import type { EvalCase, JsonObject } from '../src/model.ts'
 import type { FormatName } from '../adapters/types.ts'
 import { readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
@@ -53,7 +53,8 @@ test('metadata whose keys all came back, in order, carries only the values that 
   assert.deepEqual(restored, original)
   assert.deepEqual(Object.keys(restored.metadata!), ['review', 'stars', 'tags'])
   // A key lost, or added, or the keys in another order with a value changed: the metadata is carried whole, as it was.
-  for (const other of [{ review: 'long text', stars: 3 }, { review: 'long text', stars: 3, tags: ['a'], more: 1 }, { stars: '3', review: 'long text', tags: ['a'] }]) {
+  const others: JsonObject[] = [{ review: 'long text', stars: 3 }, { review: 'long text', stars: 3, tags: ['a'], more: 1 }, { stars: '3', review: 'long text', tags: ['a'] }]
+  for (const other of others) {
     assert.deepEqual(lostFields(original, { ...back, metadata: other }), { metadata: original.metadata! })
   }
 })

@@ -258,6 +258,7 @@ test('a library option the command line would refuse is refused too, before anyt
   await assert.rejects(write([], output, { to: 'agentv', dialect: 'tests' } as unknown as Parameters<typeof write>[2]), usage('write(): the option dialect takes agentv or evalcase, not "tests"'))
   await assert.rejects(read(input, { onError: 'ignore' } as unknown as Parameters<typeof read>[1]).next(), usage('read(): the option onError takes fail or skip, not "ignore"'))
   await assert.rejects(read(input, { comments: true } as unknown as Parameters<typeof read>[1]).next(), usage('read(): the option comments takes warn, not true'))
+  await assert.rejects(read(input, 'deepeval' as unknown as Parameters<typeof read>[1]).next(), usage(`read() takes its options as an object (read(file, { from: 'deepeval' })), not "deepeval"`))
   await assert.rejects(read(input, { includes: 'keep' } as unknown as Parameters<typeof read>[1]).next(), usage('read(): the option includes takes warn, not "keep"'))
   for (const [threads, shown] of [[0, '0'], [-3, '-3'], [2.5, '2.5'], [Number.NaN, 'NaN'], ['4', '"4"']] as const) {
     await assert.rejects(
