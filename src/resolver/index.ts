@@ -6,7 +6,7 @@ import type { FormatOption } from '../../adapters/types.ts'
 import type { EvalCase } from '../model.ts'
 import type { CaseSource, ManifestEntry, PrefetchOptions, PrefetchResult, UndeclaredHost } from './options.ts'
 import { PrefetchError, Session, prefetchUrls } from './prefetch.ts'
-import { findReferences, undeclaredReferences } from './references.ts'
+import { fieldPath, findReferences, undeclaredReferences } from './references.ts'
 import { rewriteCases } from './rewrite.ts'
 import { redactUrl } from './url.ts'
 
@@ -43,11 +43,6 @@ async function* casesOf(source: string | string[] | CaseSource, from: FormatOpti
   }
   let record = 0
   for await (const c of source as CaseSource) yield { c, place: { record: record++ } }
-}
-
-/** `['input', 0, 'content', 1, 'value']` as `input[0].content[1].value`. */
-function fieldPath(pointer: (string | number)[]): string {
-  return pointer.map((key, i) => (typeof key === 'number' ? `[${key}]` : i === 0 ? key : `.${key}`)).join('')
 }
 
 /**
@@ -102,11 +97,11 @@ export async function rewriteDataset(
   entries: ManifestEntry[],
   options: { from?: FormatOption; embed?: boolean; hosts?: string[]; env?: NodeJS.ProcessEnv } = {},
 ): Promise<void> {
-  const { read, write } = await import('../pipeline.ts')
+  const { read, write, placeOf } = await import('../pipeline.ts')
   const { detect } = await import('../detect.ts')
   const detected = await detect(input)
   const from = options.from ?? detected.format
   const session = new Session({ ...(options.hosts ? { hosts: options.hosts } : {}), ...(options.env ? { env: options.env } : {}) })
-  const cases = rewriteCases(read(input, { from, container: detected.container }), entries, { embed: options.embed === true, hosts: session.hosts, file: input })
+  const cases = rewriteCases(read(input, { from, container: detected.container }), entries, { embed: options.embed === true, hosts: session.hosts, file: input, placeOf })
   await write(cases, output, { to: from, container: detected.container })
 }

@@ -56,6 +56,11 @@ export function undeclaredReferences(c: EvalCase, hosts: Map<string, HostConfig>
   return found
 }
 
+/** `['input', 0, 'content', 1, 'value']` as `input[0].content[1].value`. */
+export function fieldPath(pointer: (string | number)[]): string {
+  return pointer.map((key, i) => (typeof key === 'number' ? `[${key}]` : i === 0 ? key : `.${key}`)).join('')
+}
+
 function isFileBlock(value: unknown): value is { type: 'file'; value: string } {
   return typeof value === 'object' && value !== null && (value as { type?: unknown }).type === 'file'
 }

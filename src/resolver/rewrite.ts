@@ -1,11 +1,11 @@
 /** `--rewrite` and `--embed`: a copy of the dataset whose references point at cached files, or hold their text. */
 
 import { readFile } from 'node:fs/promises'
-import { FetchError } from '../errors.ts'
+import { FetchError, type Location } from '../errors.ts'
 import type { EvalCase } from '../model.ts'
 import type { HostConfig } from './hosts.ts'
 import type { CaseSource, ManifestEntry } from './options.ts'
-import { findReferences, isCaseId, replaceReferences } from './references.ts'
+import { fieldPath, findReferences, isCaseId, replaceReferences } from './references.ts'
 import { parseBlobUrl } from './url.ts'
 
 export interface RewriteOptions {
@@ -14,6 +14,8 @@ export interface RewriteOptions {
   hosts: Map<string, HostConfig>
   /** The dataset the cases come from, for error messages. */
   file?: string
+  /** Where in the dataset a case was read (its line), for error messages. */
+  placeOf?: (c: EvalCase) => Location | undefined
 }
 
 const utf8 = new TextDecoder('utf-8', { fatal: true })
@@ -78,7 +80,9 @@ export async function* rewriteCases(cases: CaseSource, entries: ManifestEntry[],
           text = textOf(await readFile(entry.local_path), lines)
         } catch (error) {
           if (!(error instanceof FetchError)) throw error
-          throw new FetchError(error.code, `${ref.url}: ${error.message}`, { ...(options.file !== undefined ? { file: options.file } : {}), record })
+          // Named as a prefetch failure is: the case's line where it is known, and the field.
+          const place = options.placeOf?.(c) ?? { ...(options.file !== undefined ? { file: options.file } : {}), record }
+          throw new FetchError(error.code, `${ref.url}: ${error.message}`, { ...place, field: fieldPath(ref.pointer) })
         }
       }
       replacements.set(ref.url, { path: entry.local_path, anchor: lineAnchor(lines), ...(options.embed && text !== undefined ? { text } : {}) })

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict'
 import { rmSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { test } from 'node:test'
-import { FetchError } from '../../src/errors.ts'
+import { FetchError, formatLocation, type Location } from '../../src/errors.ts'
 import type { EvalCase } from '../../src/model.ts'
 import { hostTable } from '../../src/resolver/hosts.ts'
 import { findReferences, replaceReferences, undeclaredFileHost, undeclaredReferences } from '../../src/resolver/references.ts'
@@ -158,7 +158,20 @@ test('--rewrite keeps a line anchor after the local path, as #L10-L20 whatever t
       (async () => {
         for await (const _ of rewriteCases(cases, [entry(past, lf)], { hosts, file: 'cases.yaml' })) void _
       })(),
-      (e: unknown) => e instanceof FetchError && e.code === 'E_REF' && e.message === `${past}: lines 3-9: the file has 3 line(s)` && e.location.record === 1,
+      (e: unknown) => {
+        assert.ok(e instanceof FetchError && e.code === 'E_REF')
+        assert.equal(e.message, `${past}: lines 3-9: the file has 3 line(s)`)
+        assert.deepEqual(e.location, { file: 'cases.yaml', record: 1, field: 'context[0]' })
+        return true
+      },
+    )
+    // Where the case was read from a file, its line names it, as a failed prefetch does.
+    const lines = new Map<EvalCase, Location>([[cases[1]!, { file: 'cases.yaml', line: 7 }]])
+    await assert.rejects(
+      (async () => {
+        for await (const _ of rewriteCases(cases, [entry(past, lf)], { hosts, file: 'cases.yaml', placeOf: (c) => lines.get(c) })) void _
+      })(),
+      (e: unknown) => e instanceof FetchError && formatLocation(e.location) === 'cases.yaml:7: context[0]: ',
     )
   } finally {
     rmSync(dir, { recursive: true, force: true })
