@@ -47,8 +47,8 @@ const CASELESS_HOSTS = new Set(['github.com', 'bitbucket.org'])
 const URL_SHAPE = /^(https?):\/\/([^/?#\s]+)(\/[^?#\s]*)?(\?[^#\s]*)?(#\S*)?$/i
 
 // Query parameters that carry a secret: GitHub's private raw links (`?token=`), GitLab's `?private_token=`
-// and `?access_token=`, and the like.
-const SECRET_PARAMETER = /token|secret|passw(?:or)?d|credential|signature|api[-_]?key/i
+// and `?access_token=`, a signed link's `sig` (Azure) or `X-Amz-Signature`, a `key` or `access_key`, and the like.
+const SECRET_PARAMETER = /token|secret|passw(?:or)?d|credential|signature|api[-_]?key|^sig$|^(?:.*[-_])?key$|^auth(?:orization)?$/i
 
 /** A query parameter's name as a server reads it (percent-decoded, `+` a space). */
 function parameterName(raw: string): string {

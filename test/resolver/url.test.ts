@@ -190,6 +190,11 @@ test('a token in the query is refused like one in the user info, naming the para
     ['https://github.com/o/r/blob/main/a.md?plain=1&Private%5FToken=SECRETVALUE', 'Private_Token'],
     ['https://bitbucket.org/ws/repo/src/main/a.md?access_token=SECRETVALUE', 'access_token'],
     ['https://unknown.example.org/g/p/-/blob/main/a.md?job_token=SECRETVALUE', 'job_token'],
+    // A signed link's signature, and keys by any name.
+    ['https://github.com/o/r/blob/main/a.md?sv=2024&sig=SECRETVALUE', 'sig'],
+    ['https://github.com/o/r/blob/main/a.md?X-Amz-Signature=SECRETVALUE', 'X-Amz-Signature'],
+    ['https://gitlab.com/g/p/-/blob/main/a.md?key=SECRETVALUE', 'key'],
+    ['https://gitlab.com/g/p/-/blob/main/a.md?access_key=SECRETVALUE', 'access_key'],
   ]
   for (const [url, name] of CASES) {
     assert.throws(
