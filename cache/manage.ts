@@ -99,6 +99,9 @@ export function parseDuration(text: string): number {
 
 export interface PruneResult {
   removed: { host: string; repository: string; commit: string; bytes: number }[]
+  /** Mirrors removed with those commits (rebuilt on demand), and their bytes. */
+  mirrors: { host: string; repository: string; bytes: number }[]
+  /** Bytes freed: the commits' files and the mirrors. */
   bytes: number
 }
 
@@ -108,7 +111,7 @@ export interface PruneResult {
  * commit (see `pruneEmpty`). What dead processes left in a repository's tmp/ is removed too.
  */
 export async function pruneCache(root: string, olderThanMs: number): Promise<PruneResult> {
-  const result: PruneResult = { removed: [], bytes: 0 }
+  const result: PruneResult = { removed: [], mirrors: [], bytes: 0 }
   const cutoff = Date.now() - olderThanMs
   try {
     for (const repo of await listCache(root)) {
@@ -132,7 +135,12 @@ export async function pruneCache(root: string, olderThanMs: number): Promise<Pru
           result.removed.push({ host: repo.host, repository: repo.repository, commit: c.commit, bytes: c.bytes })
           result.bytes += c.bytes
         }
+        const mirror = (await sizeOf(layout.git)).bytes
         await discard(layout, layout.git)
+        if (mirror > 0) {
+          result.mirrors.push({ host: repo.host, repository: repo.repository, bytes: mirror })
+          result.bytes += mirror
+        }
         if (old.length === repo.commits.length) await emptyRepository(layout)
       })
       // As in clear: the directory stays when another process took its lock meanwhile.

@@ -1,5 +1,6 @@
 /** `evalferry cache dir|list|prune|clear`: show or clean the repository cache. */
 
+import { readdir } from 'node:fs/promises'
 import { UsageError } from '../errors.ts'
 import { onInterrupt } from '../io.ts'
 import { cacheRoot, clearCache, listCache, parseDuration, pruneCache, releaseHeldLocks } from '../resolver/index.ts'
@@ -62,13 +63,16 @@ const command: Command = {
           for (const c of r.commits) lines.push(`  ${c.commit}  ${c.files} file(s)  ${human(c.bytes)}  last used ${c.last_used}`)
         }
         ctx.stdout.write(lines.length ? `${lines.join('\n')}\n` : '')
-        if (!ctx.values.quiet && lines.length === 0) ctx.stderr.write(`the cache at ${root} is empty\n`)
+        if (!ctx.values.quiet && lines.length === 0) ctx.stderr.write(`${await noRepositories(root)}\n`)
         return 0
       }
       case 'prune': {
         const result = await releasingLocks(() => pruneCache(root, parseDuration(olderThan ?? '30d')))
         if (json) ctx.stdout.write(`${JSON.stringify(result, null, 2)}\n`)
-        else if (!ctx.values.quiet) ctx.stderr.write(`removed ${result.removed.length} commit(s), ${human(result.bytes)}\n`)
+        else if (!ctx.values.quiet) {
+          const mirrors = result.mirrors.length ? ` and ${result.mirrors.length} mirror(s)` : ''
+          ctx.stderr.write(`removed ${result.removed.length} commit(s)${mirrors}, ${human(result.bytes)}\n`)
+        }
         return 0
       }
       case 'clear':
@@ -80,6 +84,14 @@ const command: Command = {
         throw new UsageError(`${action === undefined ? 'name an action' : `unknown action "${action}"`}: dir, list, prune or clear\n\n${command.usage}`)
     }
   },
+}
+
+/** Why a listing shows nothing: no cache there yet, a directory that is no cache, or an empty cache. */
+async function noRepositories(root: string): Promise<string> {
+  const names = await readdir(root).catch(() => undefined)
+  if (names === undefined) return `no cache at ${root} yet`
+  if (names.length > 0 && !names.includes('CACHEDIR.TAG')) return `${root} is not an evalferry cache (it has no CACHEDIR.TAG): nothing listed`
+  return `the cache at ${root} is empty`
 }
 
 export default command

@@ -148,7 +148,7 @@ test('prune sweeps what dead processes left in tmp/, and does not wait for a rep
   // A live process (this one) is writing under the repository's lock: a prune has nothing to do there.
   mkdirSync(join(layout.tmp, `${process.pid}-in-flight`))
   writeFileSync(layout.lock, JSON.stringify({ pid: process.pid, hostname: hostname(), acquired_at: new Date().toISOString(), token: 'another' }))
-  assert.deepEqual(await pruneCache(root, parseDuration('30d')), { removed: [], bytes: 0 })
+  assert.deepEqual(await pruneCache(root, parseDuration('30d')), { removed: [], mirrors: [], bytes: 0 })
   rmSync(layout.lock)
   // No process has this pid (past Linux's pid_max): what it left goes, under the lock.
   mkdirSync(join(layout.tmp, '999999999-left'))

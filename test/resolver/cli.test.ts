@@ -136,8 +136,13 @@ test('cache dir, list, prune and clear', async () => {
   const keep = await runCli(['cache', 'prune', '--older-than', '30d', '--cache-dir', cache, '--json'])
   assert.equal((JSON.parse(keep.stdout) as { removed: unknown[] }).removed.length, 0)
   await new Promise((r) => setTimeout(r, 1100))
+  const before = (JSON.parse((await runCli(['cache', 'list', '--cache-dir', cache, '--json'])).stdout) as { repositories: { mirror_bytes: number; commits: { bytes: number }[] }[] }).repositories
   const prune = await runCli(['cache', 'prune', '--older-than', '1s', '--cache-dir', cache, '--json'])
-  assert.equal((JSON.parse(prune.stdout) as { removed: unknown[] }).removed.length, 6)
+  const pruned = JSON.parse(prune.stdout) as { removed: unknown[]; mirrors: { bytes: number }[]; bytes: number }
+  assert.equal(pruned.removed.length, 6)
+  // The bytes freed count the mirrors removed with the commits, as the listing counted them.
+  assert.deepEqual(pruned.mirrors.map((m) => m.bytes).sort(), before.map((r) => r.mirror_bytes).filter((b) => b > 0).sort())
+  assert.equal(pruned.bytes, before.reduce((sum, r) => sum + r.mirror_bytes + r.commits.reduce((s, c) => s + c.bytes, 0), 0))
   assert.ok(!existsSync(join(cache, 'github.com', 'acme', 'widgets')))
   const bad = await runCli(['cache', 'prune', '--older-than', 'soon', '--cache-dir', cache])
   assert.equal(bad.code, 2)
@@ -146,6 +151,13 @@ test('cache dir, list, prune and clear', async () => {
   const refused = await runCli(['cache', 'clear', '--cache-dir', fx.dir])
   assert.equal(refused.code, 3)
   assert.match(refused.stderr, /does not look like an evalferry cache/)
+  // Listing what is no cache, or none yet, says so rather than that the cache is empty.
+  const notCache = await runCli(['cache', 'list', '--cache-dir', fx.dir])
+  assert.deepEqual([notCache.code, notCache.stdout, notCache.stderr], [0, '', `${fx.dir} is not an evalferry cache (it has no CACHEDIR.TAG): nothing listed\n`])
+  const none = await runCli(['cache', 'list', '--cache-dir', join(fx.dir, 'no-cache-here')])
+  assert.equal(none.stderr, `no cache at ${join(fx.dir, 'no-cache-here')} yet\n`)
+  const emptied = await runCli(['cache', 'list', '--cache-dir', cache])
+  assert.equal(emptied.stderr, `the cache at ${cache} is empty\n`)
 })
 
 test('the prefetch summary counts files: URLs naming one file (line anchors, a raw form) count once, and it says how many URLs there were', async () => {
