@@ -11,9 +11,13 @@
  *   first well-known expected key (`output`, `answer`...): a string is one assistant message, any
  *   other value a structured `expected_output`.
  * - `metadata` ⇄ `metadata`, except `metadata.dataset_split` (a list) ⇄ `split` (one split as a string).
- * - Everything else stays in `extras.langsmith`: the other keys of `inputs` and `outputs` under
- *   `$inputs`/`$outputs`, which key and message style each field came from under `$form`, and the
- *   example's other keys as they are (`dataset_id`, timestamps, `source_run_id`, `attachments`).
+ * - The other keys of `inputs` and `outputs` are metadata, as a table's other columns are (their
+ *   names under `$form`'s `input_keys`/`output_keys`, so that they go back where they were); one
+ *   the metadata has already, or the carry's or the split's key, stays in `extras.langsmith` under
+ *   `$inputs`/`$outputs`.
+ * - Everything else stays in `extras.langsmith`: which key and message style each field came from
+ *   under `$form`, and the example's other keys as they are (`dataset_id`, timestamps,
+ *   `source_run_id`, `attachments`).
  *   Attachments keep name, MIME type and presigned URL and are never fetched: the URLs expire, so
  *   they are not turned into `file` blocks that a resolver would try to follow.
  *
@@ -34,6 +38,7 @@ import { mayBeJson, parseExact, stringifyJson } from '../src/codecs/json.ts'
 import { fieldError, UsageError } from '../src/errors.ts'
 import { WELL_KNOWN_NAMES } from '../src/mapping.ts'
 import {
+  CARRY_KEY,
   isJsonObject,
   isMessageList,
   own,
@@ -500,14 +505,9 @@ function decodeExample(record: unknown, ctx: DecodeContext): EvalCase {
   if (r.inputs === undefined) throw fieldError('inputs', 'an example needs `inputs` (an object)')
   const inputs = expectObject(r.inputs, 'inputs')
   const restInputs = decodeInputs(inputs, c, form, preferred)
-  if (Object.keys(restInputs).length) extras[INPUTS] = restInputs
-
-  if (isJsonObject(r.outputs)) {
-    const restOutputs = decodeOutputs(r.outputs, c, form, preferred)
-    if (Object.keys(restOutputs).length || c.expected_output === undefined) extras[OUTPUTS] = restOutputs
-  } else if (r.outputs !== undefined && r.outputs !== null) {
-    throw fieldError('outputs', `expected an object or null, got ${describeType(r.outputs)}`)
-  }
+  let restOutputs: JsonObject | undefined
+  if (isJsonObject(r.outputs)) restOutputs = decodeOutputs(r.outputs, c, form, preferred)
+  else if (r.outputs !== undefined && r.outputs !== null) throw fieldError('outputs', `expected an object or null, got ${describeType(r.outputs)}`)
 
   let metadata: JsonObject | undefined
   if (isJsonObject(r.metadata)) metadata = r.metadata
@@ -519,6 +519,16 @@ function decodeExample(record: unknown, ctx: DecodeContext): EvalCase {
     if (Object.keys(rest).length || splitKey === undefined) c.metadata = rest
   }
 
+  // The other keys of inputs and outputs join the metadata; those that cannot stay as they were.
+  const hadMetadata = c.metadata !== undefined
+  const keptInputs = toMetadata(restInputs, c, form, 'input_keys')
+  if (Object.keys(keptInputs).length) extras[INPUTS] = keptInputs
+  if (restOutputs !== undefined) {
+    const keptOutputs = toMetadata(restOutputs, c, form, 'output_keys')
+    if (Object.keys(keptOutputs).length || c.expected_output === undefined) extras[OUTPUTS] = keptOutputs
+  }
+  if (!hadMetadata && c.metadata !== undefined) form.metadata = 'moved'
+
   for (const [k, v] of Object.entries(r)) {
     if (EXAMPLE_KEYS.includes(k) && !(k !== 'id' && v === null)) continue
     if (k === 'split' && form.split === 'top') continue
@@ -527,6 +537,38 @@ function decodeExample(record: unknown, ctx: DecodeContext): EvalCase {
   trimForm(c, form)
   if (Object.keys(form).length) extras[FORM] = form
   return setExtras(c, extras)
+}
+
+/**
+ * Moves the keys of `rest` (inputs' or outputs' other keys) into the case's metadata, their names
+ * listed in `form[listKey]`; gives back those that cannot go there (a key the metadata has, the
+ * carry's key, the split's).
+ */
+function toMetadata(rest: JsonObject, c: EvalCase, form: JsonObject, listKey: 'input_keys' | 'output_keys'): JsonObject {
+  const kept: JsonObject = {}
+  const moved: string[] = []
+  for (const [k, v] of Object.entries(rest)) {
+    if (k === CARRY_KEY || k === 'dataset_split' || (c.metadata !== undefined && Object.hasOwn(c.metadata, k))) kept[k] = v
+    else {
+      c.metadata = { ...c.metadata, [k]: v }
+      moved.push(k)
+    }
+  }
+  if (moved.length) form[listKey] = moved
+  return kept
+}
+
+/** The metadata keys `form[listKey]` names, taken out of `metadata` (in place) with their values. */
+function fromMetadata(metadata: JsonObject | undefined, form: JsonObject, listKey: 'input_keys' | 'output_keys'): JsonObject {
+  const taken: JsonObject = {}
+  const keys = form[listKey]
+  if (!metadata || !Array.isArray(keys)) return taken
+  for (const k of keys) {
+    if (typeof k !== 'string' || !Object.hasOwn(metadata, k)) continue
+    taken[k] = metadata[k]!
+    delete metadata[k]
+  }
+  return taken
 }
 
 /** Forgets the spellings that encoding would choose anyway, so a case from elsewhere reads back unmarked. */
@@ -559,7 +601,7 @@ function trimForm(c: EvalCase, form: JsonObject): void {
 // ---------------------------------------------------------------------------------------------
 // encoding a case
 
-function encodeInputs(c: EvalCase, form: JsonObject, extras: JsonObject): JsonObject {
+function encodeInputs(c: EvalCase, form: JsonObject, extras: JsonObject, moved: JsonObject): JsonObject {
   const inputs: JsonObject = {}
   const key = typeof form.input_key === 'string' ? form.input_key : undefined
   const style = form.input_style === 'langchain' ? 'langchain' : form.input_style === 'openai' ? 'openai' : undefined
@@ -574,14 +616,15 @@ function encodeInputs(c: EvalCase, form: JsonObject, extras: JsonObject): JsonOb
     if (!Object.hasOwn(inputs, contextKey)) inputs[contextKey] = c.context
   }
   const rest = extras[INPUTS]
+  for (const [k, v] of Object.entries(moved)) if (!Object.hasOwn(inputs, k)) inputs[k] = v
   if (isJsonObject(rest)) for (const [k, v] of Object.entries(rest)) if (!Object.hasOwn(inputs, k)) inputs[k] = v
   return inputs
 }
 
-function encodeOutputs(c: EvalCase, form: JsonObject, extras: JsonObject): JsonObject | undefined {
+function encodeOutputs(c: EvalCase, form: JsonObject, extras: JsonObject, moved: JsonObject): JsonObject | undefined {
   const rest = extras[OUTPUTS]
   const expected = c.expected_output
-  if (expected === undefined && !isJsonObject(rest)) return undefined
+  if (expected === undefined && !isJsonObject(rest) && !Object.keys(moved).length) return undefined
   const outputs: JsonObject = {}
   const key = typeof form.expected_key === 'string' ? form.expected_key : undefined
   if (expected !== undefined) {
@@ -599,6 +642,7 @@ function encodeOutputs(c: EvalCase, form: JsonObject, extras: JsonObject): JsonO
       else outputs.message = encodeOpenAIMessage(expected[0]!)
     }
   }
+  for (const [k, v] of Object.entries(moved)) if (!Object.hasOwn(outputs, k)) outputs[k] = v
   if (isJsonObject(rest)) for (const [k, v] of Object.entries(rest)) if (!Object.hasOwn(outputs, k)) outputs[k] = v
   return outputs
 }
@@ -612,11 +656,15 @@ function encodeExample(c: EvalCase): JsonObject {
   // LangSmith's example ids are UUIDs, and an upload with any other is refused: an id from another
   // format that is none is carried; one a LangSmith file had is written back as it was.
   if (c.id !== undefined && (UUID.test(c.id) || form.id === 'as written')) out.id = c.id
-  out.inputs = encodeInputs(c, form, extras)
-  const outputs = encodeOutputs(c, form, extras)
+  // The metadata that came from inputs and outputs goes back there.
+  let metadata: JsonObject | undefined = c.metadata === undefined ? undefined : { ...c.metadata }
+  const movedInputs = fromMetadata(metadata, form, 'input_keys')
+  const movedOutputs = fromMetadata(metadata, form, 'output_keys')
+  if (form.metadata === 'moved' && metadata !== undefined && !Object.keys(metadata).length) metadata = undefined
+  out.inputs = encodeInputs(c, form, extras, movedInputs)
+  const outputs = encodeOutputs(c, form, extras, movedOutputs)
   if (outputs !== undefined) out.outputs = outputs
 
-  let metadata: JsonObject | undefined = c.metadata === undefined ? undefined : { ...c.metadata }
   if (c.split !== undefined) {
     if (form.split === 'top') out.split = c.split
     else {

@@ -176,7 +176,8 @@ test('a dotted --map path picks the input and expected keys of JSON examples', (
   const c = langsmith.decode(record, decodeContext({ map: { input: 'inputs.text', expected_output: 'outputs.gold' } })) as EvalCase
   assert.deepEqual(c.input, [{ role: 'user', content: 'Use me' }])
   assert.deepEqual(c.expected_output, [{ role: 'assistant', content: 'yes' }])
-  assert.deepEqual(c.extras?.langsmith?.$inputs, { question: 'ignored as input' })
+  // The keys not taken are metadata, and go back to inputs and outputs.
+  assert.deepEqual(c.metadata, { question: 'ignored as input', answer: 'no' })
   assert.deepEqual(langsmith.encode(c, encodeContext()), record)
 })
 
@@ -337,12 +338,13 @@ test('a message type or class named as a property every object has (constructor,
       return true
     })
   }
-  // A flat object of type `__proto__` is no LangChain message: the inputs are kept as the data they are.
+  // A flat object of type `__proto__` is no LangChain message: the inputs are kept as the data they are (metadata).
   const file = join(dir, 'proto-type.jsonl')
   const inputs = { input: [{ type: '__proto__', content: 'hi' }] }
   writeFileSync(file, JSON.stringify({ inputs, outputs: { output: 'x' } }) + '\n')
   const [c] = await readAll(file, { from: 'langsmith' })
-  assert.deepEqual(c!.extras?.langsmith?.$inputs, inputs)
+  assert.deepEqual(c!.metadata, inputs)
+  assert.deepEqual(c!.extras?.langsmith?.$form, { expected_key: 'output', input_keys: ['input'], metadata: 'moved' })
 })
 
 test("DeepEval's tool-call types (FUNCTION, MCP) are written as OpenAI's `function` in chat messages, and carried back", async () => {
