@@ -1,8 +1,9 @@
 /**
  * DeepEval goldens and test cases, single- and multi-turn, as `EvaluationDataset.save_as` writes
  * them (JSON, JSON Lines, CSV) and as Confident AI's API spells them (camelCase keys in
- * `{finalized, version?, goldens | conversationalGoldens}`), plus the older forms DeepEval's own
- * loaders still read (turns as JSON text, missing columns, tool calls with an `input` key).
+ * `{finalized, version?, goldens | conversationalGoldens}`, read, and written as save_as writes
+ * them: DeepEval's loaders read no other), plus the older forms DeepEval's own loaders still read
+ * (turns as JSON text, missing columns, tool calls with an `input` key).
  *
  * Canonical mapping: `input` is one user message and `expected_output` one assistant message
  * (older multimodal lists become text and `image` blocks); `additional_metadata` (test cases:
@@ -831,7 +832,7 @@ function metadataOf(c: EvalCase, w: Writer): JsonObject | undefined {
 
 /**
  * `extras` with the record's remembered keys in snake_case: the camelCase spelling is Confident AI's
- * JSON, and DeepEval's JSON Lines reader takes only save_as's names (the spelling is carried).
+ * JSON, and DeepEval's loaders take only save_as's names (the spelling is carried).
  */
 function snakeKeys(shape: Shape, extras: JsonObject): JsonObject {
   const keys = stringsOf(extras[KEYS])
@@ -894,8 +895,7 @@ function encode(c: EvalCase, ctx: EncodeContext): JsonObject {
   const w: Writer = { kind, container: ctx.container, extras: own(c), ctx, carried: objectOf(c.metadata?.[CARRY_KEY]) }
   const values = recordValues(c, w)
   const shape = shapeOf(kind, ctx.container)
-  if (ctx.container === 'jsonl') return assemble(shape, values, snakeKeys(shape, w.extras))
-  if (ctx.container !== 'csv') return assemble(shape, values, w.extras)
+  if (ctx.container !== 'csv') return assemble(shape, values, snakeKeys(shape, w.extras))
   const columns = ctx.layout?.columns ?? csvColumns(kind, [c])
   const record: JsonObject = {}
   const used = new Set<string>()
@@ -984,13 +984,9 @@ function layout(container: Container, sample: EvalCase[], ctx: EncodeContext): F
   const kind = caseKind(first)
   const result: FileLayout = { indent: 4, pythonSpacing: true, newline: '\r\n' }
   const extras = own(first)
-  if (container === 'json') {
-    const file = extras.$file
-    if (isJsonObject(file) && Object.keys(file).length) {
-      result.header = file
-      result.listKey = kind === 'multi' ? 'conversationalGoldens' : 'goldens'
-    }
-  } else if (container === 'csv') {
+  // Confident AI's `{finalized, goldens: [...]}` is not what DeepEval's JSON loader reads (a list of
+  // goldens in save_as's names): its file keys and spellings are carried, the file written as save_as writes it.
+  if (container === 'csv') {
     result.columns = stringsOf(extras[COLUMNS]) ?? csvColumns(kind, sample)
     warnNumberColumns(sample, ctx)
   }

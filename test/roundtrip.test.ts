@@ -38,6 +38,8 @@ const scratch = (ext: string) => join(work, `f${counter++}${ext}`)
 const EXT: Record<Container, string> = { json: '.json', jsonl: '.jsonl', csv: '.csv', yaml: '.yaml', parquet: '.parquet' }
 
 const all = fixtures()
+/** Fixtures whose shape their format does not write back: Confident AI's JSON is written as DeepEval's JSON loader reads it (save_as's list), its spelling carried. */
+const WRITTEN_OTHERWISE = new Set(['deepeval/confident.json', 'deepeval/confident_multi.json'])
 
 test('the fixture folders hold datasets of every format', () => {
   const formats = new Set(all.map((f) => f.format))
@@ -54,7 +56,7 @@ for (const fixture of all) {
 
     const direct = scratch(EXT[writeBack])
     await write(original, direct, { to: fixture.format })
-    if (!fixture.includes && writeBack === fixture.container) {
+    if (!fixture.includes && writeBack === fixture.container && !WRITTEN_OTHERWISE.has(name)) {
       assert.deepEqual(await records(direct, fixture.format), await records(fixture.path, fixture.format), 'writing the cases back as they came gives the same records')
     }
     const expected = await records(direct, fixture.format)
