@@ -752,10 +752,10 @@ test('keys after the record list reach the first case: the file is read again; r
   const output = join(dir, 'late-keys-out.json')
   const report = await convert({ input, output, from: 'deepeval', to: 'deepeval' })
   assert.deepEqual([report.dropped, report.warnings], [{}, []])
-  const written = JSON.parse(readFileSync(output, 'utf8')) as Record<string, unknown>
-  // The keys are written before the list, as DeepEval writes its own.
-  assert.deepEqual(Object.entries(written).filter(([k]) => k !== 'goldens'), [['myNotes', 'n'], ['version', '1'], ['finalized', false]])
-  assert.deepEqual(written.goldens, [{ input: 'q1', expected_output: 'a1' }, { input: 'q2' }])
+  // Written as DeepEval's JSON loader reads it, a list of goldens: the file's keys, those after the list too, travel with the first.
+  const written = JSON.parse(readFileSync(output, 'utf8')) as { input: string; additional_metadata?: { evalferry: { extras: { deepeval: { $file: unknown } } } } }[]
+  assert.deepEqual(written.map((g) => g.input), ['q1', 'q2'])
+  assert.deepEqual(written[0]!.additional_metadata?.evalferry.extras.deepeval.$file, { myNotes: 'n', version: '1', finalized: false })
 
   const { newReport, read } = await import('../src/index.ts')
   const seen = newReport()
