@@ -340,6 +340,11 @@ function splitJoined(text: string): string[] {
   return text === '' ? [] : text.split(DELIMITER)
 }
 
+/** Whether DeepEval's split of the list joined with `|` gives it back: no item holds `|`, and it is not one empty item. */
+function joinsExactly(items: unknown[]): boolean {
+  return items.every((item) => typeof item === 'string' && !item.includes(DELIMITER)) && !(items.length === 1 && items[0] === '')
+}
+
 /** Whether the container writes this list field `|`-joined. */
 function joinedByDefault(name: string, kind: Kind, container: Container): boolean {
   if (container === 'csv') return true
@@ -360,7 +365,8 @@ function readStrings(r: Reader, name: string, key: string, value: JsonValue): st
     return splitJoined(value)
   }
   const list = expectList(value, key)
-  if (joined) mark(r.extras, FORM, name, 'list')
+  // A list no join would give back is how JSON Lines is written for it: no mark.
+  if (joined && (r.container === 'csv' || joinsExactly(list))) mark(r.extras, FORM, name, 'list')
   if (list.some((item) => isImageObject(item))) {
     list.forEach((item, i) => {
       if (typeof item !== 'string' && !isImageObject(item)) throw fieldError(`${key}[${i}]`, `expected a string or an image, got ${describeType(item)}`)
@@ -681,7 +687,10 @@ interface Writer {
   carried: JsonObject
 }
 
-/** A list field in the container's form; a `|` inside an item does not survive DeepEval's split. */
+/**
+ * A list field in the container's form. A `|` inside an item does not survive DeepEval's split: in
+ * JSON Lines, whose loader takes a list as it is, such a list is written as one; in CSV it is warned of.
+ */
 function writeStrings(w: Writer, name: string, items: string[] | undefined): JsonValue | undefined {
   if (items === undefined) {
     const raw = w.extras[name] // a list with images, kept raw
@@ -690,7 +699,7 @@ function writeStrings(w: Writer, name: string, items: string[] | undefined): Jso
   const form = objectOf(w.extras[FORM])[name]
   // Only DeepEval's CSV and JSON Lines readers split a joined list: in JSON it is written as a list, its form carried.
   const joined = w.container === 'csv' || (w.container === 'jsonl' && (form === 'list' ? false : form === 'joined' || joinedByDefault(name, w.kind, w.container)))
-  if (!joined) return items
+  if (!joined || (w.container === 'jsonl' && !joinsExactly(items))) return items
   const piped = items.findIndex((item) => item.includes(DELIMITER))
   if (piped !== -1 && !Object.hasOwn(w.carried, name)) {
     w.ctx.warn(`item ${piped + 1} of ${name} contains "|", which DeepEval splits on when reading; the exact list is carried under evalferry`, name)

@@ -199,15 +199,19 @@ test('cases from another format get the full save_as layout, with nulls', async 
   )
 })
 
-test('a list item holding `|` warns in joined containers and travels whole under evalferry', async () => {
-  const c: EvalCase = { input: [{ role: 'user', content: 'q' }], context: ['a|b', 'c'] }
+test('a list item holding `|` is a list in JSON Lines, whose loader takes one as it is; in CSV it warns and travels whole under evalferry', async () => {
+  const c: EvalCase = { input: [{ role: 'user', content: 'q' }], context: ['a|b', 'c'], retrieval_context: [''] }
   const { text, report } = await writeAll([c], 'piped.jsonl')
-  assert.equal(report.warnings.length, 1)
-  assert.equal(report.warnings[0]?.location.field, 'context')
-  assert.deepEqual(report.carried, { context: 1 })
-  assert.equal((JSON.parse(text) as { context: string }).context, 'a|b|c')
+  assert.deepEqual([report.warnings, report.carried], [[], {}])
+  const record = JSON.parse(text) as { context: unknown; retrieval_context: unknown }
+  // add_goldens_from_jsonl_file's parse_context returns a list unchanged; "" would split to [].
+  assert.deepEqual([record.context, record.retrieval_context], [['a|b', 'c'], ['']])
   const [back] = await readAll(join(out, 'piped.jsonl'))
-  assert.deepEqual(back?.context, ['a|b', 'c'])
+  assert.deepEqual(back, c)
+  const { text: csv, report: csvReport } = await writeAll([c], 'piped.csv')
+  assert.deepEqual(csvReport.warnings.map((w) => w.location.field), ['context'])
+  assert.deepEqual(csvReport.carried, { context: 1, retrieval_context: 1 })
+  assert.match(csv, /a\|b\|c/)
   const { report: jsonReport } = await writeAll([c], 'piped.json')
   assert.equal(jsonReport.warnings.length, 0) // JSON keeps lists
 })
@@ -231,22 +235,14 @@ test('a CSV metadata cell with an integer past 2^53 is written back as its text,
   assert.deepEqual(backReport.carried, {})
 })
 
-test('a carry in additional_metadata of a record without that key: JSON to JSON Lines and back adds no key', async () => {
+test('lists a join would not give back: JSON to JSON Lines and back gives the same file, and a null key stays', async () => {
   const source = readFileSync(OWN + 'piped_context.json', 'utf8')
+  // Lists a join would not give back are written as lists, which DeepEval's JSON Lines loader takes as they are: nothing carried.
   const { text: jsonl, report } = await writeAll(await readAll(OWN + 'piped_context.json'), 'piped_context.jsonl')
-  assert.deepEqual(report.carried, { context: 1, retrieval_context: 1 })
+  assert.deepEqual(report.carried, {})
   assert.deepEqual(await records(jsonl, 'jsonl'), [
-    {
-      input: 'Which plans exist?',
-      context: 'Plans: basic|pro',
-      additional_metadata: { evalferry: { context: ['Plans: basic|pro'], extras: { deepeval: { $keys: ['input', 'context'] } } } },
-    },
-    {
-      input: 'Anything retrieved?',
-      retrieval_context: '',
-      name: 'empty chunk',
-      additional_metadata: { evalferry: { retrieval_context: [''], extras: { deepeval: { $keys: ['input', 'retrieval_context', 'name'] } } } },
-    },
+    { input: 'Which plans exist?', context: ['Plans: basic|pro'] },
+    { input: 'Anything retrieved?', retrieval_context: [''], name: 'empty chunk' },
   ])
   const { text: back } = await writeAll(await readAll(join(out, 'piped_context.jsonl')), 'piped_context-back.json')
   assert.deepEqual(await records(back, 'json'), [
@@ -257,7 +253,7 @@ test('a carry in additional_metadata of a record without that key: JSON to JSON 
   // A null key stays: its `$keys` have it, so the carry needs no extras
   const withNull: EvalCase = { input: [{ role: 'user', content: 'b' }], context: ['x|y'], extras: { deepeval: { $keys: ['input', 'context', 'additional_metadata'] } } }
   const { text: nullJsonl } = await writeAll([withNull], 'null-metadata.jsonl')
-  assert.equal(nullJsonl, '{"input": "b", "context": "x|y", "additional_metadata": {"evalferry": {"context": ["x|y"]}}}\n')
+  assert.equal(nullJsonl, '{"input": "b", "context": ["x|y"], "additional_metadata": null}\n')
   const { text: nullBack } = await writeAll(await readAll(join(out, 'null-metadata.jsonl')), 'null-metadata.json')
   assert.deepEqual(await records(nullBack, 'json'), [{ input: 'b', context: ['x|y'], additional_metadata: null }])
 })
