@@ -493,8 +493,12 @@ function encodeCase(c: EvalCase, ctx: EncodeContext): JsonObject {
   const image = imageUrl(input, 'input') ?? imageUrl(c.expected_output, 'expected_output')
   if (image) ctx.warn(`an image given as a URL (${image.url.slice(0, 80)}), which AgentV reads only from a file beside the dataset: it leaves the image out`, image.field)
 
-  if (out.expected_outcome === undefined && out.criteria === undefined && c.expected_output === undefined && !('assertions' in ownExtras(c)) && !('assert' in ownExtras(c))) {
+  const graded = out.expected_outcome !== undefined || out.criteria !== undefined || c.expected_output !== undefined
+  if (!graded && !('assertions' in ownExtras(c)) && !('assert' in ownExtras(c))) {
     ctx.warn('the case has no criteria, expected output or assertions; AgentV skips such a case', 'expected_outcome')
+  } else if (!graded && ctx.container === 'jsonl' && !('assert' in ownExtras(c))) {
+    // AgentV's JSON Lines loader counts a case complete by `assert` alone of the grader lists.
+    ctx.warn('the case is graded only by `assertions`, which AgentV\'s JSON Lines loader does not count: it skips the case (give it criteria, or write YAML)', 'assertions')
   }
   if (c.rubrics !== undefined) {
     const rubrics = c.rubrics.map((r) => encodeRubric(r, agentv))
@@ -632,6 +636,9 @@ const evalcase: Adapter = {
     const path = record.slice(INCLUDE_PREFIX.length).trim()
     return path === '' ? undefined : path
   },
+
+  // AgentV's JSON Lines loader reads these of the sidecar, and nothing else.
+  sidecarKeys: ['description', 'name', 'execution', 'evaluator'],
 
   sidecar(file, container) {
     if (container !== 'jsonl' || !/\.jsonl$/i.test(file)) return undefined

@@ -175,6 +175,8 @@ export interface Adapter {
 
   /** A sibling file whose top-level keys are this file's header (evalcase `x.jsonl` → `x.yaml`). */
   sidecar?(file: string, container: Container): string | undefined
+  /** The sidecar's keys the format's own tool applies (AgentV's); others are written, and warned of. */
+  sidecarKeys?: readonly string[]
 
   /**
    * The group of cases that one record holds together in `container` (DeepEval arena contestants),

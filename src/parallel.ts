@@ -566,7 +566,7 @@ export async function convertInParts(
     }
     while (inFlight.length) await settleNext()
     const sidecarPath = options.output !== STDIO ? target.sidecar?.(options.output, 'jsonl') : undefined
-    sidecarFile = await startSidecar(sidecarPath, (sidecar ?? {}) as JsonObject, options.output, target.name, report)
+    sidecarFile = await startSidecar(sidecarPath, (sidecar ?? {}) as JsonObject, options.output, target, report)
     await file.commit()
     await sidecarFile?.commit()
     await rejects?.commit()

@@ -581,7 +581,7 @@ async function writeFile(cases: AsyncIterable<ReadCase>, output: string, options
   let sidecar: AtomicFile | undefined
   try {
     const layout = await writeCases(cases, adapter, container, file, options, report, sidecarPath !== undefined)
-    sidecar = await startSidecar(sidecarPath, sidecarHeader(layout), output, adapter.name, report)
+    sidecar = await startSidecar(sidecarPath, sidecarHeader(layout), output, adapter, report)
     await file.commit()
     await sidecar?.commit()
   } catch (error) {
@@ -601,9 +601,14 @@ async function* placed(cases: AsyncIterable<EvalCase> | Iterable<EvalCase>): Asy
  * Begins the JSON Lines sidecar at `path` holding `header`. With no header for it, a sidecar there
  * is left as it was and told of: it may be the user's own settings for `output`, or an earlier dataset's.
  */
-export async function startSidecar(path: string | undefined, header: JsonObject, output: string, format: string, report: ConversionReport): Promise<AtomicFile | undefined> {
+export async function startSidecar(path: string | undefined, header: JsonObject, output: string, adapter: Adapter, report: ConversionReport): Promise<AtomicFile | undefined> {
   if (!path) return undefined
+  const format = adapter.name
   if (hasKeys(header)) {
+    const applied = adapter.sidecarKeys
+    for (const key of applied ? Object.keys(header).filter((k) => !applied.includes(k)) : []) {
+      addWarning(report, `${format} readers take only ${applied!.join(', ')} from a JSON Lines dataset's sidecar: this key is kept for evalferry, not applied to ${output} (a YAML dataset applies it)`, { file: path, field: key })
+    }
     // Written as an evalcase YAML file's own keys are, so that YAML 1.1 readers read it alike.
     const { yamlMapping } = await import('./codecs/yaml-emit.ts')
     const file = await AtomicFile.create(path)

@@ -655,3 +655,45 @@ test("a source's AgentV 4 deprecation (`expected_outcome` for `criteria`) is tol
   for await (const _ of read(input, { report })) void _
   assert.equal(lint(report), cases)
 })
+
+test("written as JSON Lines, what AgentV's JSON Lines loader does not apply is warned of: sidecar keys other than its four, a case graded by `assertions` alone", async () => {
+  const dir = tempDir('evalferry-jsonl-agentv-')
+  const source = join(dir, 'suite.yaml')
+  writeFileSync(
+    source,
+    [
+      'description: smoke',
+      'input: You are terse.',
+      'assertions:',
+      '  - type: contains',
+      '    value: hi',
+      'tests:',
+      '  - id: graded',
+      '    input: Say hi',
+      '    criteria: says hi',
+      '  - id: asserted',
+      '    input: Say hello',
+      '    assertions:',
+      '      - type: contains',
+      '        value: hello',
+      '',
+    ].join('\n'),
+  )
+  const output = join(dir, 'suite-out.jsonl')
+  const report = await convert({ input: source, output, to: 'evalcase' })
+  const sidecar = join(dir, 'suite-out.yaml')
+  assert.deepEqual(
+    report.warnings.filter((w) => w.location.file === sidecar).map((w) => w.location.field),
+    ['input', 'assertions'],
+  )
+  assert.ok(report.warnings.some((w) => w.location.field === 'assertions' && /JSON Lines loader does not count: it skips the case/.test(w.message) && w.location.line !== undefined))
+  // The keys are kept: read back, the cases are those of the YAML file.
+  const back: EvalCase[] = []
+  for await (const c of read(output)) back.push(c)
+  const direct: EvalCase[] = []
+  for await (const c of read(source)) direct.push(c)
+  assert.deepEqual(back.map((c) => c.id), direct.map((c) => c.id))
+  // YAML applies them all: no such warning.
+  const yaml = await convert({ input: source, output: join(dir, 'suite-out.yaml.d', 'suite.yaml'), to: 'evalcase' })
+  assert.ok(!yaml.warnings.some((w) => /JSON Lines/.test(w.message)), JSON.stringify(yaml.warnings))
+})

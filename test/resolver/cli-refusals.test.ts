@@ -133,7 +133,8 @@ test('--embed refuses an anchor past the end, reversed or at line 0, naming the 
     const out = join(work, 'out.yaml')
     const run = await runCli(['prefetch', dataset, '--cache-dir', cache, ...hostArgs, '--rewrite', out, '--embed'])
     assert.equal(run.code, 3, run.stderr)
-    assert.ok(run.stderr.includes(`${dataset} record 1: ${url}: `), run.stderr)
+    // Named as a failed prefetch is: the case's line and the field.
+    assert.ok(run.stderr.includes(`${dataset}:2: input[0].content[2].value: ${url}: `), run.stderr)
     assert.match(run.stderr, why)
     assert.ok(!existsSync(out))
   }
