@@ -14,6 +14,7 @@ import { namedDelimiter } from './codecs/csv.ts'
 import { containerOf, readRecords, recordWriter } from './codecs/index.ts'
 import { LIST_KEY, SINGLE_KEY, type ColumnType, type HeaderWarning, type Sink, type SourceRecord } from './codecs/types.ts'
 import { detect, type DetectOptions } from './detect.ts'
+import { RelativeFiles } from './file-blocks.ts'
 import { DataError, EvalferryError, LayoutError, UsageError, type Location } from './errors.ts'
 import { grown, IdSet, ownString, SEEN, StringTable, WRITTEN } from './ids.ts'
 import { assertWritable, AtomicFile, BytesSink, exists, isFile, isPipe, missingInput, STDIO, type Written } from './io.ts'
@@ -785,6 +786,8 @@ async function writeFrom(
   const delimiter = container === 'csv' ? namedDelimiter(file.path) : undefined
   const writer = await recordWriter(container, file.sink, delimiter ? { ...layout, delimiter } : layout, ectx.warn)
   const encoder = new CaseEncoder(adapter, container, layout, options, report, file.path, hasSidecar, preset?.sample ?? sampled, preset)
+  // An evalcase file block's path is relative to the dataset's folder: one the output's folder loses is told of.
+  const relativeFiles = adapter.name === 'evalcase' && file.path !== STDIO ? new RelativeFiles(file.path) : undefined
 
   // The cases of the record being written: one, or the consecutive cases of one group.
   let pending: EvalCase[] = []
@@ -857,6 +860,7 @@ async function writeFrom(
     return group === undefined ? flush() : undefined
   }
   const writeOne = (c: ReadCase): Promise<void> | undefined => {
+    relativeFiles?.check(c.value, c.from, (message, field) => addWarning(report, message, { ...c.from, field }))
     const group = adapter.group?.(c.value, container)
     if (preset) {
       if (index === preset.index && !pending.length) preset.firstGroup = group

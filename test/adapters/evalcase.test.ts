@@ -697,3 +697,22 @@ test("written as JSON Lines, what AgentV's JSON Lines loader does not apply is w
   const yaml = await convert({ input: source, output: join(dir, 'suite-out.yaml.d', 'suite.yaml'), to: 'evalcase' })
   assert.ok(!yaml.warnings.some((w) => /JSON Lines/.test(w.message)), JSON.stringify(yaml.warnings))
 })
+
+test("a file block's relative path that names a file beside the source and none beside the output is warned of, left as it was", async () => {
+  const dir = tempDir('evalferry-relative-')
+  mkdirSync(join(dir, 'src'))
+  mkdirSync(join(dir, 'dst'))
+  writeFileSync(join(dir, 'src', 'snippet.md'), 'hi\n')
+  const source = join(dir, 'src', 'cases.yaml')
+  const blocks = ['./snippet.md', 'missing.md', '/abs/x.md', 'https://example.com/a.md']
+  writeFileSync(source, `tests:\n  - id: a\n    input:\n      - role: user\n        content:\n${blocks.map((v) => `          - type: file\n            value: ${v}\n`).join('')}    criteria: c\n`)
+  const moved = await convert({ input: source, output: join(dir, 'dst', 'cases.yaml'), to: 'evalcase' })
+  assert.deepEqual(moved.warnings.map((w) => [w.location.line, w.location.field]), [[2, 'input[0].content[0].value']])
+  assert.match(moved.warnings[0]!.message, /\.\/snippet\.md names a file beside the source .* and none beside the output/)
+  const doc = parseYaml(readFileSync(join(dir, 'dst', 'cases.yaml'), 'utf8')) as { tests: { input: { content: { value: string }[] }[] }[] }
+  assert.deepEqual(doc.tests[0]!.input[0]!.content.map((b) => b.value), blocks)
+  // Beside the source, or where the file is beside the output too, nothing is said.
+  assert.deepEqual((await convert({ input: source, output: join(dir, 'src', 'again.yaml'), to: 'evalcase' })).warnings, [])
+  writeFileSync(join(dir, 'dst', 'snippet.md'), 'hi\n')
+  assert.deepEqual((await convert({ input: source, output: join(dir, 'dst', 'again.yaml'), to: 'evalcase' })).warnings, [])
+})
