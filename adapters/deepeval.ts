@@ -316,11 +316,23 @@ function parseText(text: string, name: string, key: string, extras: JsonObject):
  */
 const LITERAL_COLUMNS = new Set(['additional_metadata', 'custom_column_key_values'])
 
+/** A comma before a closing `]` or `}`, which DeepEval's JSON reading strips when the text does not parse as it is. */
+const TRAILING_COMMA = /,\s*([\]}])/g
+
 /** The value of a cell's or string's text, as DeepEval reads that field; an error says why not. */
 function readText(text: string, name: string): JsonValue {
   try {
     return parseExact(text).value as JsonValue
   } catch (error) {
+    // DeepEval's trimAndLoadJson: stripped, and on failure parsed again without trailing commas.
+    const trimmed = text.trim().replace(TRAILING_COMMA, '$1')
+    if (trimmed !== text) {
+      try {
+        return parseExact(trimmed).value as JsonValue
+      } catch {
+        // told below, as the text was written
+      }
+    }
     if (!LITERAL_COLUMNS.has(name)) throw new Error(`expected JSON text: ${(error as Error).message}`)
     try {
       return parsePythonLiteral(text)

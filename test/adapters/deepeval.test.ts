@@ -675,3 +675,20 @@ test("files DeepEval's own loaders read: tool types of its enum only, save_as's 
   assert.deepEqual(written.find((g) => g.scenario === 'Joined context by hand')!.context, ['a', 'b'])
   assert.deepEqual(await readAll(json), await readAll(source))
 })
+
+test('a JSON cell with a trailing comma, which DeepEval reads (trimAndLoadJson), reads as it does and is written back as it was', async () => {
+  const dir = tempDir('evalferry-trailing-')
+  const source = join(dir, 'trailing.csv')
+  // save_as writes CSV with CRLF row ends, as pandas does.
+  const text = 'input,tools_called,additional_metadata\r\nq,"[{""name"": ""t"",}]","{""a"": 1,}"\r\n'
+  writeFileSync(source, text)
+  const [c] = await readAll(source)
+  assert.deepEqual(c!.tools_called, [{ name: 't' }])
+  assert.deepEqual(c!.metadata, { a: 1 })
+  const output = join(dir, 'back.csv')
+  await write([c!], output, { to: 'deepeval' })
+  assert.equal(readFileSync(output, 'utf8'), text)
+  // Broken otherwise, it is still an error at the cell.
+  writeFileSync(source, 'input,tools_called\nq,"[{""name"": ""t"",,}]"\n')
+  await assert.rejects(readAll(source), (e: unknown) => e instanceof EvalferryError && e.location.field === 'tools_called' && /expected JSON text/.test(e.message))
+})
