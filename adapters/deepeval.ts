@@ -982,6 +982,8 @@ const TEXT_COLUMNS: [string, (c: EvalCase) => unknown][] = [
   ['actual_output', (c) => c.actual_output],
   ['name', (c) => c.name],
   ['comments', (c) => c.comments],
+  // Golden's source_file is text too: a column of 7 and 8 fails its validation.
+  ['source_file', (c) => c.extras?.deepeval?.source_file],
 ]
 
 /**

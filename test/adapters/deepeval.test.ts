@@ -626,6 +626,10 @@ test('a DeepEval CSV column whose every cell reads as a number or a boolean is w
   assert.deepEqual(spaced.warnings.map((w) => w.message.slice(0, w.message.indexOf(':'))), ['every cell of the column among the first cases reads as a number (" 2")'])
   const both = await write([golden('Is it?', 'True'), golden('How many?', '2')], join(dir, 'both.csv'), { to: 'deepeval' })
   assert.deepEqual(both.warnings, [])
+  // A Golden's source_file is text, which a column of numbers fails too.
+  const sourced = (file: string): EvalCase => ({ ...golden('q', 'a'), extras: { deepeval: { source_file: file } } })
+  const files = await write([sourced('7'), sourced('1.5')], join(dir, 'source-files.csv'), { to: 'deepeval' })
+  assert.deepEqual(files.warnings.map((w) => w.location.field), ['source_file'])
 })
 
 test('a persona without a user description gives the DeepEval CSV its user_description, where DeepEval reads the simulated user from', async () => {
