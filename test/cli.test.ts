@@ -1202,3 +1202,12 @@ test('a glob of YAML files leaves out the sidecar of a JSON Lines dataset beside
   const only = await runCli(['validate', join(folder, 'lines.y*ml')])
   assert.deepEqual([only.code, only.stderr], [2, `evalferry: no dataset files in ${join(folder, 'lines.y*ml')}: only the sidecars of JSON Lines datasets not named\n`])
 })
+
+test('--strict takes a column --map ignore= names as left out on purpose: dropped in the report, not an error', async () => {
+  const input = file('strict-ignore.csv', 'q,ans,row_hash\nQ,A,h\n')
+  const out = join(dir, 'strict-ignore.yaml')
+  const run = await runCli(['convert', input, '--from', 'csv', '--to', 'evalcase', '--map', 'input=q', '--map', 'ignore=row_hash', '--strict', '-o', out, '--json'])
+  assert.equal(run.code, 0, run.stderr)
+  assert.deepEqual((JSON.parse(run.stdout) as { dropped: unknown }).dropped, { 'ignored.row_hash': 1 })
+  assert.ok(existsSync(out))
+})
