@@ -547,14 +547,19 @@ function decodeExample(record: unknown, ctx: DecodeContext): EvalCase {
 function toMetadata(rest: JsonObject, c: EvalCase, form: JsonObject, listKey: 'input_keys' | 'output_keys'): JsonObject {
   const kept: JsonObject = {}
   const moved: string[] = []
+  // Keys are own data keys here: the codecs refuse `__proto__` where they parse.
+  const metadata: JsonObject = { ...c.metadata }
   for (const [k, v] of Object.entries(rest)) {
-    if (k === CARRY_KEY || k === 'dataset_split' || (c.metadata !== undefined && Object.hasOwn(c.metadata, k))) kept[k] = v
+    if (k === CARRY_KEY || k === 'dataset_split' || Object.hasOwn(metadata, k)) kept[k] = v
     else {
-      c.metadata = { ...c.metadata, [k]: v }
+      metadata[k] = v
       moved.push(k)
     }
   }
-  if (moved.length) form[listKey] = moved
+  if (moved.length) {
+    c.metadata = metadata
+    form[listKey] = moved
+  }
   return kept
 }
 
