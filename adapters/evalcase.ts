@@ -639,6 +639,8 @@ const evalcase: Adapter = {
 
   // AgentV's JSON Lines loader reads these of the sidecar, and nothing else.
   sidecarKeys: ['description', 'name', 'execution', 'evaluator'],
+  // AgentV opens a file block's path from the dataset's folder.
+  relativeFiles: true,
 
   sidecar(file, container) {
     if (container !== 'jsonl' || !/\.jsonl$/i.test(file)) return undefined

@@ -177,6 +177,8 @@ export interface Adapter {
   sidecar?(file: string, container: Container): string | undefined
   /** The sidecar's keys the format's own tool applies (AgentV's); others are written, and warned of. */
   sidecarKeys?: readonly string[]
+  /** Its `file` blocks' paths are relative to the dataset's folder (evalcase): one an output in another folder loses is warned of. */
+  relativeFiles?: boolean
 
   /**
    * The group of cases that one record holds together in `container` (DeepEval arena contestants),

@@ -786,8 +786,8 @@ async function writeFrom(
   const delimiter = container === 'csv' ? namedDelimiter(file.path) : undefined
   const writer = await recordWriter(container, file.sink, delimiter ? { ...layout, delimiter } : layout, ectx.warn)
   const encoder = new CaseEncoder(adapter, container, layout, options, report, file.path, hasSidecar, preset?.sample ?? sampled, preset)
-  // An evalcase file block's path is relative to the dataset's folder: one the output's folder loses is told of.
-  const relativeFiles = adapter.name === 'evalcase' && file.path !== STDIO ? new RelativeFiles(file.path) : undefined
+  // A file block's path relative to the dataset's folder: one the output's folder loses is told of.
+  const relativeFiles = adapter.relativeFiles && file.path !== STDIO ? new RelativeFiles(file.path) : undefined
 
   // The cases of the record being written: one, or the consecutive cases of one group.
   let pending: EvalCase[] = []
