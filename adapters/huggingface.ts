@@ -25,7 +25,7 @@ import { parseExact, stringifyJson } from '../src/codecs/json.ts'
 import { fitsColumnType, type ColumnType, type PrimitiveColumnType } from '../src/codecs/types.ts'
 import { fieldError } from '../src/errors.ts'
 import { caseToRow, defaultColumns, mapRow, readRowOptions, withOwnColumns, writeRowOptions, type RowOptions } from '../src/mapping.ts'
-import { CARRY_KEY, isJsonObject, own, type EvalCase, type JsonObject, type JsonValue } from '../src/model.ts'
+import { CARRY_KEY, hasKeys, isJsonObject, own, type EvalCase, type JsonObject, type JsonValue } from '../src/model.ts'
 import {
   extendedHeader,
   fileKeys,
@@ -304,6 +304,8 @@ function columnTypeOf(feature: Feature | undefined): ColumnType | undefined {
     return item && { list: item, ...size }
   }
   if (t !== undefined || Array.isArray(feature)) return undefined
+  // A dict of no keys would be a struct of no fields, which Parquet cannot hold.
+  if (!hasKeys(feature)) return undefined
   const struct: Record<string, ColumnType> = {}
   for (const [key, f] of Object.entries(feature)) {
     const type = columnTypeOf(f)

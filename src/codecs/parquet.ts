@@ -1104,16 +1104,27 @@ class ParquetOutput {
 
   async push(batch: WasmRecordBatch): Promise<void> {
     this.check()
-    this.controller.enqueue(batch)
+    await this.guarded(() => this.controller.enqueue(batch))
     while ((this.controller.desiredSize ?? 1) <= 0 && this.failure === undefined) await new Promise<void>((resolve) => (this.onPull = resolve))
     this.check()
   }
 
   async end(): Promise<void> {
     this.check()
-    this.controller.close()
+    await this.guarded(() => this.controller.close())
     await this.pump
     this.check()
+  }
+
+  /** `step` on the input stream, which the writer cancels when it fails: then its own failure, once the pump has it, says why. */
+  private async guarded(step: () => void): Promise<void> {
+    try {
+      step()
+    } catch (error) {
+      await this.pump
+      this.check()
+      throw error
+    }
   }
 
   private check(): void {

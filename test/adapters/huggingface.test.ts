@@ -576,3 +576,15 @@ test('a feature whose dtype is named as a property every object has (constructor
   assert.deepEqual(back.map((c) => c.metadata), [{ text: 'hello', row_idx: 0 }])
   assert.deepEqual(back[0]!.extras?.hf?.$file, cases[0]!.extras?.hf?.$file)
 })
+
+test('a dict feature of no keys, which Parquet cannot hold as a struct, has its column written as JSON text and read back as it was', async () => {
+  const viewer = JSON.parse(readFileSync(real('viewer-first-rows-image-column.json'), 'utf8')) as { features: { name: string; type: unknown }[] }
+  for (const f of viewer.features) f.type = {}
+  const source = join(work, 'empty-dict-feature.json')
+  writeFileSync(source, JSON.stringify(viewer))
+  const cases = await collect(source)
+  const output = join(work, 'empty-dict-feature.parquet')
+  await write(cases, output, { to: 'hf' })
+  const back = await collect(output)
+  assert.deepEqual(back.map((c) => c.metadata), cases.map((c) => c.metadata))
+})

@@ -484,3 +484,11 @@ test('types other writers use read as JSON values', async () => {
     { i32: null, big: 5, when: null, day: null, bytes: null, nums: [], choices: null, half: null, halves: null },
   ])
 })
+
+test("the Parquet writer's own failure is told, not the closed stream it leaves behind", async () => {
+  // A struct of no fields is a schema Parquet cannot hold: parquet-wasm fails, and stops reading the batches.
+  await assert.rejects(
+    writeRecords([{ empty: {} }], { columns: ['empty'], columnTypes: { empty: { struct: {} } } }),
+    (e: Error) => /^writing Parquet failed: .*empty struct/i.test(e.message),
+  )
+})
