@@ -1013,7 +1013,23 @@ function layout(container: Container, sample: EvalCase[], ctx: EncodeContext): F
     result.columns = stringsOf(extras[COLUMNS]) ?? csvColumns(kind, sample)
     warnNumberColumns(sample, ctx)
   }
+  warnUnread(sample, ctx)
   return result
+}
+
+/** Fields of DeepEval's test cases that no dataset loader of it reads (a Golden has none of them). */
+const UNREAD_FIELDS = ['tags', 'token_cost', 'completion_time'] as const
+
+/**
+ * Written as the record's own keys, where evalferry reads them back, but DeepEval's loaders pass
+ * them over: told once a file, for the first cases that hold one.
+ */
+function warnUnread(sample: EvalCase[], ctx: EncodeContext): void {
+  for (const field of UNREAD_FIELDS) {
+    if (sample.some((c) => c[field] !== undefined)) {
+      ctx.warn(`DeepEval's dataset loaders do not read \`${field}\` (a Golden has no such field): it is written as the record's key, which evalferry reads back and DeepEval passes over`, field)
+    }
+  }
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -696,3 +696,14 @@ test('a JSON cell with a trailing comma, which DeepEval reads (trimAndLoadJson),
   writeFileSync(source, 'input,tools_called\nq,"[{""name"": ""t"",,}]"\n')
   await assert.rejects(readAll(source), (e: unknown) => e instanceof EvalferryError && e.location.field === 'tools_called' && /expected JSON text/.test(e.message))
 })
+
+test("tags, token_cost and completion_time, which no DeepEval dataset loader reads, are warned of once a file", async () => {
+  const c = (i: number): EvalCase => ({ input: [{ role: 'user', content: `q${i}` }], tags: ['t'], token_cost: 0.5 })
+  for (const name of ['unread.json', 'unread.jsonl', 'unread.csv']) {
+    const { report } = await writeAll([c(1), c(2), c(3)], name)
+    assert.deepEqual(report.warnings.map((w) => w.location.field), ['tags', 'token_cost'], name)
+    assert.deepEqual(report.carried, {}, name)
+  }
+  const { report } = await writeAll([{ input: [{ role: 'user', content: 'q' }] }], 'read.json')
+  assert.deepEqual(report.warnings, [])
+})
