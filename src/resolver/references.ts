@@ -45,15 +45,21 @@ export function undeclaredFileHost(value: string, hosts: Map<string, HostConfig>
 /** Each value of the case that is wholly a URL `undeclaredFileHost` finds, with its host. */
 export function undeclaredReferences(c: EvalCase, hosts: Map<string, HostConfig>): { host: string; url: string }[] {
   const found: { host: string; url: string }[] = []
-  const walk = (value: unknown): void => {
-    if (typeof value === 'string') {
-      const host = undeclaredFileHost(value, hosts)
-      if (host !== undefined) found.push({ host, url: value.trim() })
-    } else if (Array.isArray(value)) value.forEach(walk)
-    else if (typeof value === 'object' && value !== null) Object.values(value).forEach(walk)
-  }
-  walk(c)
+  eachString(c, (value) => {
+    const host = undeclaredFileHost(value, hosts)
+    if (host !== undefined) found.push({ host, url: value.trim() })
+  })
   return found
+}
+
+/** Calls `visit` with every string of the case, in document order: where it is, and what holds it. */
+function eachString(c: EvalCase, visit: (value: string, pointer: (string | number)[], parent: unknown) => void): void {
+  const walk = (value: unknown, pointer: (string | number)[], parent: unknown): void => {
+    if (typeof value === 'string') visit(value, pointer, parent)
+    else if (Array.isArray(value)) value.forEach((item, i) => walk(item, [...pointer, i], value))
+    else if (typeof value === 'object' && value !== null) for (const [key, item] of Object.entries(value)) walk(item, [...pointer, key], value)
+  }
+  walk(c, [], undefined)
 }
 
 /** `['input', 0, 'content', 1, 'value']` as `input[0].content[1].value`. */
@@ -72,19 +78,10 @@ function isFileBlock(value: unknown): value is { type: 'file'; value: string } {
 export function findReferences(c: EvalCase, hostList: Map<string, HostConfig> | string[] = hostTable()): Reference[] {
   const hosts = Array.isArray(hostList) ? hostTable(hostList) : hostList
   const found: Reference[] = []
-  const walk = (value: unknown, pointer: (string | number)[], parent: unknown): void => {
-    if (typeof value === 'string') {
-      const url = value.trim()
-      if (isReferenceUrl(url, hosts)) {
-        found.push({ url, pointer, fileBlock: pointer.at(-1) === 'value' && isFileBlock(parent) })
-      }
-    } else if (Array.isArray(value)) {
-      value.forEach((item, i) => walk(item, [...pointer, i], value))
-    } else if (typeof value === 'object' && value !== null) {
-      for (const [key, item] of Object.entries(value)) walk(item, [...pointer, key], value)
-    }
-  }
-  walk(c, [], undefined)
+  eachString(c, (value, pointer, parent) => {
+    const url = value.trim()
+    if (isReferenceUrl(url, hosts)) found.push({ url, pointer, fileBlock: pointer.at(-1) === 'value' && isFileBlock(parent) })
+  })
   return found
 }
 
