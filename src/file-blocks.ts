@@ -1,7 +1,8 @@
 /**
  * A `file` block's path is relative to its dataset's folder (AgentV looks for it there, and in the
  * folders above up to the repository's root). Written into another folder, a path that named a file
- * beside the source may name none beside the output: that is warned of, the path left as it was.
+ * beside the source may name none from the output's folder or those above: that is warned of, the
+ * path left as it was.
  */
 import { existsSync } from 'node:fs'
 import { dirname, isAbsolute, resolve } from 'node:path'
@@ -39,10 +40,18 @@ export class RelativeFiles {
       if (block.type !== 'file' || typeof block.value !== 'string') return
       const path = block.value
       if (path === '' || isAbsolute(path) || SCHEME.test(path)) return
-      if (this.exists(resolve(sourceDir, path)) && !this.exists(resolve(this.outputDir, path))) {
-        warn(`the file block's path ${path} names a file beside the source (${sourceDir}) and none beside the output (${this.outputDir}), where AgentV looks for it: left as it was`, `${field}[${i}].value`)
+      if (this.exists(resolve(sourceDir, path)) && !this.foundFromOutput(path)) {
+        warn(`the file block's path ${path} names a file beside the source (${sourceDir}) and none beside the output (${this.outputDir}) or above it, where AgentV looks for it: left as it was`, `${field}[${i}].value`)
       }
     })
+  }
+
+  /** Whether `path` names a file from the output's folder or one above it, as AgentV searches. */
+  private foundFromOutput(path: string): boolean {
+    for (let dir = this.outputDir; ; dir = dirname(dir)) {
+      if (this.exists(resolve(dir, path))) return true
+      if (dirname(dir) === dir) return false
+    }
   }
 
   private exists(path: string): boolean {

@@ -713,6 +713,9 @@ test("a file block's relative path that names a file beside the source and none 
   assert.deepEqual(doc.tests[0]!.input[0]!.content.map((b) => b.value), blocks)
   // Beside the source, or where the file is beside the output too, nothing is said.
   assert.deepEqual((await convert({ input: source, output: join(dir, 'src', 'again.yaml'), to: 'evalcase' })).warnings, [])
+  // Nor in a folder below the source's, where AgentV finds it by looking in the folders above.
+  mkdirSync(join(dir, 'src', 'below'))
+  assert.deepEqual((await convert({ input: source, output: join(dir, 'src', 'below', 'cases.yaml'), to: 'evalcase' })).warnings, [])
   writeFileSync(join(dir, 'dst', 'snippet.md'), 'hi\n')
   assert.deepEqual((await convert({ input: source, output: join(dir, 'dst', 'again.yaml'), to: 'evalcase' })).warnings, [])
 })
