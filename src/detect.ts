@@ -1,7 +1,7 @@
 /** Telling formats apart: the container from the extension (checked against the content), the format from the records. */
 import { allAdapters } from '../adapters/index.ts'
 import type { Container, FormatName, SniffSample } from '../adapters/types.ts'
-import { containerOf, readRecords } from './codecs/index.ts'
+import { CONTAINERS, containerOf, readRecords } from './codecs/index.ts'
 import { DataError, EvalferryError, UsageError, type Location } from './errors.ts'
 import { isJsonObject, type JsonObject } from './model.ts'
 import { missingInput } from './io.ts'
@@ -40,6 +40,9 @@ export interface DetectOptions {
 export async function detect(file: string, options: DetectOptions = {}): Promise<Detection> {
   const adapters = await allAdapters()
   const recordKeys = [...new Set(adapters.flatMap((a) => a.recordKeys))]
+  if (options.container !== undefined && !CONTAINERS.includes(options.container)) {
+    throw new UsageError(`detect(): the option container takes ${CONTAINERS.join(' or ')}, not ${JSON.stringify(options.container)}`)
+  }
   let container = options.container ?? containerOf(file)
   if (!container) throw missingInput(file) ?? new UsageError(`cannot tell the container of ${file} from its extension`)
 

@@ -15,7 +15,7 @@ import { containerOf, readRecords, recordWriter } from './codecs/index.ts'
 import { LIST_KEY, SINGLE_KEY, type ColumnType, type HeaderWarning, type Sink, type SourceRecord } from './codecs/types.ts'
 import { detect, type DetectOptions } from './detect.ts'
 import { RelativeFiles } from './file-blocks.ts'
-import { DataError, EvalferryError, LayoutError, UsageError, type Location } from './errors.ts'
+import { DataError, type ErrorCode, EvalferryError, LayoutError, UsageError, type Location } from './errors.ts'
 import { grown, IdSet, ownString, SEEN, StringTable, WRITTEN } from './ids.ts'
 import { assertWritable, AtomicFile, BytesSink, exists, isFile, isPipe, missingInput, STDIO, type Written } from './io.ts'
 import { checkCaseShape } from './mapping.ts'
@@ -25,7 +25,7 @@ import { addWarning, countField, newReport, type ConversionReport } from './repo
 /** What the `--rejects` file holds per bad record. */
 export interface Reject {
   error: string
-  code: string
+  code: ErrorCode
   location: Location
   record: unknown
 }
@@ -171,6 +171,7 @@ export async function* read(input: string, options: ReadOptions = {}): AsyncGene
   requireChoice('read(): the option onError', options.onError, ON_ERROR)
   requireChoice('read(): the option comments', options.comments, ['warn'])
   requireChoice('read(): the option includes', options.includes, ['warn'])
+  requireMap('read()', options.map)
   for await (const item of await openCases(input, options)) {
     if (item.from) readFrom.set(item.value, item.from)
     yield item.value
@@ -204,6 +205,24 @@ function requireText(fn: string, what: string, value: unknown): void {
  */
 export function requireChoice<T extends string>(name: string, value: unknown, choices: readonly T[]): asserts value is T | undefined {
   if (value !== undefined && !choices.includes(value as T)) throw new UsageError(`${name} takes ${choices.join(' or ')}, not ${JSON.stringify(value)}`)
+}
+
+/** A yes-or-no option given as anything but a boolean (`'false'` would read as true) is refused. */
+function requireBoolean(name: string, value: unknown): void {
+  if (value !== undefined && typeof value !== 'boolean') throw new UsageError(`${name} takes true or false, not ${JSON.stringify(value)}`)
+}
+
+/** What `map` takes: `--map`'s pairs as an object (`{ input: 'question' }`), or a function of the row. */
+function requireMap(fn: string, map: unknown): void {
+  if (map !== undefined && typeof map !== 'function' && (typeof map !== 'object' || map === null || Array.isArray(map))) {
+    throw new UsageError(`${fn}: the option map takes an object of --map's pairs ({ input: 'question' }) or a function of the row, not ${JSON.stringify(map)}`)
+  }
+}
+
+/** The write options a caller gives, checked as the command line checks its flags. */
+function requireWriteOptions(fn: string, options: { extras?: unknown; strict?: unknown }): void {
+  requireBoolean(`${fn}: the option extras`, options.extras)
+  requireBoolean(`${fn}: the option strict`, options.strict)
 }
 
 /** A dialect is a way of writing evalcase: given with another target it would be ignored. */
@@ -554,6 +573,9 @@ export async function write(cases: AsyncIterable<EvalCase> | Iterable<EvalCase>,
   requireText('write()', 'the output path', output)
   requireText('write()', 'options.to', options?.to)
   requireDialectFor('write()', options.dialect, (await getAdapter(options.to)).name)
+  requireWriteOptions('write()', options)
+  const iterable = cases !== null && typeof cases === 'object' && (Symbol.iterator in cases || Symbol.asyncIterator in cases)
+  if (!iterable) throw new UsageError(`write() takes the cases as an array, an iterable or an async iterable, not ${cases === null ? 'null' : typeof cases}`)
   if (!Array.isArray(cases)) return writeFile(placed(cases), output, options)
   const start = options.report && structuredClone(options.report)
   let layoutCases = options.layoutCases
@@ -1079,9 +1101,11 @@ class CaseEncoder {
     const lost = [...lostSet]
 
     if (this.options.extras === false) {
-      for (const field of lost) countField(this.report.dropped, field)
-      if (this.options.strict && lost.length) {
-        throw new DataError('E_LOSSY', `${adapter.name} cannot hold ${lost.join(', ')}, and --strict forbids dropping it`, { field: lost[0]! })
+      // How the source spelled its data is no data: written in the target's own spelling, it is neither dropped nor lossy.
+      const dropped = lost.filter((name) => !isSpelling(name))
+      for (const field of dropped) countField(this.report.dropped, field)
+      if (this.options.strict && dropped.length) {
+        throw new DataError('E_LOSSY', `${adapter.name} cannot hold ${dropped.join(', ')}, and --strict forbids dropping it`, { field: dropped[0]! })
       }
       return record
     }
@@ -1106,6 +1130,19 @@ class CaseEncoder {
  * The fields a carry holds, as the report names them: extras down to each format's own keys that
  * `given` (the extras read back from the record) lacks or holds otherwise.
  */
+/**
+ * The extras' markers of how a source spelled its data, not of data: its keys in their order
+ * (`$keys`), which key or style held a field (`$form`), a value's exact text (`$text`), a table's
+ * column order (`$columns`).
+ */
+const SPELLING_MARKERS = new Set(['$keys', '$form', '$text', '$columns'])
+
+/** Whether a carried field's name (`extras.deepeval.$keys`) is a spelling marker. */
+function isSpelling(name: string): boolean {
+  const parts = name.split('.')
+  return parts.length === 3 && parts[0] === 'extras' && SPELLING_MARKERS.has(parts[2]!)
+}
+
 function fieldNames(carried: JsonObject, given: Extras = {}): string[] {
   const names: string[] = []
   for (const [field, value] of Object.entries(carried)) {
@@ -1172,6 +1209,10 @@ export interface ConvertOptions extends Omit<ReadOptions, 'report' | 'onReject' 
 export async function convert(options: ConvertOptions): Promise<ConversionReport> {
   for (const key of ['input', 'output', 'to'] as const) requireText('convert()', `options.${key}`, options?.[key])
   requireChoice('convert(): the option onError', options.onError, ON_ERROR)
+  requireWriteOptions('convert()', options)
+  requireMap('convert()', options.map)
+  // As the command line refuses --rejects without --on-error skip: no record would ever go there.
+  if (options.rejects !== undefined && options.onError !== 'skip') throw new UsageError("convert(): the option rejects names where skipped records go: add onError: 'skip'")
   if (options.threads !== undefined && !(Number.isSafeInteger(options.threads) && options.threads >= 1)) {
     throw new UsageError(`convert(): the option threads takes a whole number of at least 1, not ${typeof options.threads === 'string' ? JSON.stringify(options.threads) : String(options.threads)}`)
   }

@@ -1,13 +1,13 @@
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
-import { createWriteStream, readdirSync, readFileSync, readlinkSync, rmSync, writeFileSync } from 'node:fs'
+import { createWriteStream, existsSync, readdirSync, readFileSync, readlinkSync, rmSync, writeFileSync } from 'node:fs'
 import { execFileSync } from 'node:child_process'
 import { join } from 'node:path'
 import { convert, read, write } from '../src/pipeline.ts'
 import { partStats } from '../src/parallel.ts'
 import type { EvalCase } from '../src/model.ts'
 import type { FormatName } from '../adapters/types.ts'
-import { LayoutError, newReport } from '../src/index.ts'
+import { detect, LayoutError, newReport } from '../src/index.ts'
 import { tempDir } from './helpers/temp.ts'
 
 const dir = tempDir('evalferry-pipeline-')
@@ -360,4 +360,34 @@ test('a DeepEval CSV input that pandas reads as missing, which makes DeepEval re
   assert.deepEqual(back.map((c) => c.input?.[0]?.content), ['', 'NA', 'N/A is the answer'])
   const json = join(dir, 'empty-input.deepeval.json')
   assert.deepEqual((await write(cases, json, { to: 'deepeval' })).warnings, [])
+})
+
+test('library options are checked as the command line checks its flags: booleans, map, rejects without skip, a container detect does not know, cases that are no iterable', async () => {
+  const dir = tempDir('evalferry-options-')
+  const input = join(dir, 'plain.json')
+  writeFileSync(input, '[{"input": "a", "expected_output": "b"}]')
+  const usage = (message: string) => (error: Error & { code?: string }) => error.code === 'E_USAGE' && error.message === message
+  const output = join(dir, 'out.yaml')
+  await assert.rejects(convert({ input, output, to: 'evalcase', extras: 'false' as unknown as boolean }), usage('convert(): the option extras takes true or false, not "false"'))
+  await assert.rejects(convert({ input, output, to: 'evalcase', strict: 0 as unknown as boolean }), usage('convert(): the option strict takes true or false, not 0'))
+  await assert.rejects(convert({ input, output, to: 'evalcase', rejects: join(dir, 'rj.jsonl') }), usage("convert(): the option rejects names where skipped records go: add onError: 'skip'"))
+  assert.equal(existsSync(join(dir, 'rj.jsonl')), false)
+  await assert.rejects(read(input, { map: 'input=question' as unknown as undefined }).next(), usage(`read(): the option map takes an object of --map's pairs ({ input: 'question' }) or a function of the row, not "input=question"`))
+  await assert.rejects(write(42 as unknown as EvalCase[], output, { to: 'evalcase' }), usage('write() takes the cases as an array, an iterable or an async iterable, not number'))
+  await assert.rejects(write(null as unknown as EvalCase[], output, { to: 'evalcase' }), usage('write() takes the cases as an array, an iterable or an async iterable, not null'))
+  await assert.rejects(detect(input, { container: 'xml' as unknown as 'json' }), usage('detect(): the option container takes json or jsonl or csv or yaml or parquet, not "xml"'))
+  assert.equal(existsSync(output), false)
+})
+
+test('--strict with --no-extras: how the source spelled its data (its keys in order) is no dropped field', async () => {
+  const dir = tempDir('evalferry-strict-spelling-')
+  const input = join(dir, 'plain.json')
+  writeFileSync(input, '[{"input": "a", "expected_output": "b"}]')
+  for (const to of ['csv', 'langsmith', 'evalcase'] as const) {
+    const report = await convert({ input, output: join(dir, `out-${to}.jsonl`), to: to === 'csv' ? 'hf' : to, extras: false, strict: true })
+    assert.deepEqual(report.dropped, {}, to)
+  }
+  // A field no target slot can hold still fails --strict.
+  writeFileSync(input, '[{"input": "a", "expected_output": "b", "source_file": "x.pdf"}]')
+  await assert.rejects(convert({ input, output: join(dir, 'lossy.jsonl'), to: 'evalcase', extras: false, strict: true }), (e: Error & { code?: string }) => e.code === 'E_LOSSY' && /source_file/.test(e.message))
 })
