@@ -119,10 +119,11 @@ function compare(carried: JsonObject, a: Record<string, unknown>, b: Record<stri
   if (key === 'extras') {
     const extras = lostExtras((a.extras ?? {}) as Extras, (b.extras ?? {}) as Extras)
     if (extras) carried.extras = extras
-  } else if (key === 'metadata' && isJsonObject(a.metadata) && isJsonObject(b.metadata) && sameKeys(a.metadata, b.metadata)) {
-    const values = lostValues(a.metadata, b.metadata)
-    if (values) carried[METADATA_VALUES] = values
-  } else if (!deepEqual(a[key], b[key])) carried[key] = a[key] === undefined ? null : (a[key] as JsonValue)
+  } else if (!deepEqual(a[key], b[key])) {
+    // Metadata whose keys came back in order carries only the values that did not.
+    if (key === 'metadata' && isJsonObject(a.metadata) && isJsonObject(b.metadata) && sameKeys(a.metadata, b.metadata)) carried[METADATA_VALUES] = lostValues(a.metadata, b.metadata)
+    else carried[key] = a[key] === undefined ? null : (a[key] as JsonValue)
+  }
 }
 
 /** Whether two objects have the same keys in the same order. */
@@ -132,10 +133,10 @@ function sameKeys(a: JsonObject, b: JsonObject): boolean {
   return ak.length === bk.length && ak.every((k, i) => k === bk[i])
 }
 
-/** The values of `a` that `b` holds otherwise at the same keys, or undefined when there are none. */
-function lostValues(a: JsonObject, b: JsonObject): JsonObject | undefined {
-  let lost: JsonObject | undefined
-  for (const key of Object.keys(a)) if (!deepEqual(a[key], b[key])) (lost ??= {})[key] = a[key]!
+/** The values of `a` that `b` holds otherwise at the same keys. */
+function lostValues(a: JsonObject, b: JsonObject): JsonObject {
+  const lost: JsonObject = {}
+  for (const key of Object.keys(a)) if (!deepEqual(a[key], b[key])) lost[key] = a[key]!
   return lost
 }
 
