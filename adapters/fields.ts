@@ -67,6 +67,13 @@ export function under<T>(prefix: string, fn: () => T): T {
 type ExtrasHolder = { extras?: { [format: string]: JsonObject } }
 
 /**
+ * The adapters' markers, in `extras[format]`, of how a source spelled its data rather than of data:
+ * its keys in their order (`$keys`), which key or style held a field (`$form`), a value's exact
+ * text (`$text`), a table's column order (`$columns`). Written without them, the data is the same.
+ */
+export const SPELLING_MARKERS: ReadonlySet<string> = new Set(['$keys', '$form', '$text', '$columns'])
+
+/**
  * Unknown source keys of `format`, kept as they are in `extras[format]`; a source key starting
  * with `$` gets one more `$`, so that it never collides with the adapter's own markers.
  */

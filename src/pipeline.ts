@@ -7,6 +7,7 @@
 import { dirname, resolve as resolvePath } from 'node:path'
 import { open, readFile } from 'node:fs/promises'
 import { availableParallelism } from 'node:os'
+import { SPELLING_MARKERS } from '../adapters/fields.ts'
 import { allAdapters, getAdapter } from '../adapters/index.ts'
 import type { Adapter, Container, DecodeContext, EncodeContext, FieldMapping, FileLayout, FormatName, FormatOption, RowMapper } from '../adapters/types.ts'
 import { applyCarry, deepEqual, hasOwnSlot, isCarry, lostFields, METADATA_VALUES, withCarry, withoutCarrySlot } from './carry.ts'
@@ -1130,13 +1131,6 @@ class CaseEncoder {
  * The fields a carry holds, as the report names them: extras down to each format's own keys that
  * `given` (the extras read back from the record) lacks or holds otherwise.
  */
-/**
- * The extras' markers of how a source spelled its data, not of data: its keys in their order
- * (`$keys`), which key or style held a field (`$form`), a value's exact text (`$text`), a table's
- * column order (`$columns`).
- */
-const SPELLING_MARKERS = new Set(['$keys', '$form', '$text', '$columns'])
-
 /** Whether a carried field's name (`extras.deepeval.$keys`) is a spelling marker. */
 function isSpelling(name: string): boolean {
   const parts = name.split('.')
