@@ -170,6 +170,18 @@ async function pruneEmpty(root: string, layout: RepoLayout, listedAt: string | u
 }
 
 /**
+ * What a cache root is: `absent` (no directory yet), `empty`, `cache` (it holds our CACHEDIR.TAG),
+ * or `foreign`, a directory of other files, which the cache never starts in nor clears.
+ */
+export async function rootKind(root: string): Promise<'absent' | 'empty' | 'cache' | 'foreign'> {
+  const names = await readdir(root).catch(() => undefined)
+  if (names === undefined) return 'absent'
+  if (names.length === 0) return 'empty'
+  const tag = await readFile(join(root, 'CACHEDIR.TAG'), 'utf8').catch(() => '')
+  return tag === CACHEDIR_TAG ? 'cache' : 'foreign'
+}
+
+/**
  * Remove what the cache made: each repository's directory (holding its lock, so that no process is
  * working in it meanwhile), the host and owner directories that leaves empty, and our temporaries of
  * CACHEDIR.TAG; anything else in the root stays. Refused when the root is not empty and not an
@@ -180,8 +192,7 @@ export async function clearCache(root: string, options: { onWait?: (repository: 
   try {
     const names = await readdir(root)
     if (names.length === 0) return
-    const tag = await readFile(join(root, 'CACHEDIR.TAG'), 'utf8').catch(() => '')
-    if (tag !== CACHEDIR_TAG) {
+    if ((await rootKind(root)) === 'foreign') {
       throw new FetchError('E_CACHE', `${root} does not look like an evalferry cache (no CACHEDIR.TAG of ours); not clearing it`)
     }
     for (const layout of await findRepositories(root)) {

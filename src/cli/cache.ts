@@ -1,9 +1,8 @@
 /** `evalferry cache dir|list|prune|clear`: show or clean the repository cache. */
 
-import { readdir } from 'node:fs/promises'
 import { UsageError } from '../errors.ts'
 import { onInterrupt } from '../io.ts'
-import { cacheRoot, clearCache, listCache, parseDuration, pruneCache, releaseHeldLocks } from '../resolver/index.ts'
+import { cacheRoot, clearCache, listCache, parseDuration, pruneCache, releaseHeldLocks, rootKind } from '../resolver/index.ts'
 import { type Command, stringOption } from './command.ts'
 
 function human(bytes: number): string {
@@ -88,9 +87,9 @@ const command: Command = {
 
 /** Why a listing shows nothing: no cache there yet, a directory that is no cache, or an empty cache. */
 async function noRepositories(root: string): Promise<string> {
-  const names = await readdir(root).catch(() => undefined)
-  if (names === undefined) return `no cache at ${root} yet`
-  if (names.length > 0 && !names.includes('CACHEDIR.TAG')) return `${root} is not an evalferry cache (it has no CACHEDIR.TAG): nothing listed`
+  const kind = await rootKind(root)
+  if (kind === 'absent') return `no cache at ${root} yet`
+  if (kind === 'foreign') return `${root} is not an evalferry cache (it has no CACHEDIR.TAG): nothing listed`
   return `the cache at ${root} is empty`
 }
 

@@ -29,6 +29,7 @@ export {
   parseDuration,
   pruneCache,
   releaseHeldLocks,
+  rootKind,
 } from '../../cache/index.ts'
 
 /** Each case and where it is: its file and line where read from one (as read() names it), else its place among the cases. */
