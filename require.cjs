@@ -1,2 +1,3 @@
-// evalferry is an ES module; `require('evalferry')` lands here to say so.
-throw new Error("evalferry is an ES module: load it with `import { convert } from 'evalferry'`, or from CommonJS with `await import('evalferry')`")
+// evalferry is an ES module, which Node.js 20.19 and later load with `require` too (the
+// `module-sync` condition of the exports map); an older Node.js lands here to say so.
+throw new Error("evalferry is an ES module: `require('evalferry')` needs Node.js 20.19 or later; here load it with `await import('evalferry')`, or `import { convert } from 'evalferry'` in an ES module")

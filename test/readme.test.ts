@@ -45,16 +45,29 @@ test('the offline command-line examples run as written', { skip: built ? false :
   }
 })
 
-test('the package loads with import, and require says it is an ES module instead of failing on the exports map', { skip: built ? false : 'dist/ is built by npm ci (prepare)' }, () => {
+test('the package loads with import, and with require on Node.js 20.19 and later, where require(esm) works', { skip: built ? false : 'dist/ is built by npm ci (prepare)' }, () => {
+  assert.equal(process.features.require_module, true, 'the Node.js running the tests loads ES modules with require')
   const file = join(ROOT, '.require-example.cjs')
-  writeFileSync(file, "require('evalferry')\n")
+  writeFileSync(file, "const { convert, FORMAT_NAMES } = require('evalferry')\nconvert({ input: 'examples/goldens.json', output: '-', to: 'deepeval', outputContainer: 'jsonl' }).then((r) => console.error(FORMAT_NAMES[0], r.records.written))\n")
   try {
     const run = spawnSync(process.execPath, [file], { cwd: ROOT, encoding: 'utf8' })
-    assert.equal(run.status, 1)
-    assert.match(run.stderr, /Error: evalferry is an ES module: load it with `import \{ convert \} from 'evalferry'`, or from CommonJS with `await import\('evalferry'\)`/)
+    assert.equal(run.status, 0, run.stderr)
+    assert.equal(run.stderr, 'evalcase 3\n')
+    assert.equal(run.stdout.trim().split('\n').length, 3)
+    assert.match(run.stdout, /^\{"input": "What is the refund window for a damaged item\?"/)
   } finally {
     rmSync(file, { force: true })
   }
   const dynamic = spawnSync(process.execPath, ['--input-type=commonjs', '-e', "import('evalferry').then((m) => console.log(typeof m.convert))"], { cwd: ROOT, encoding: 'utf8' })
   assert.equal(dynamic.stdout, 'function\n', dynamic.stderr)
+})
+
+test('an older Node.js, which has no module-sync condition, is told how to load the package instead of failing on the exports map', () => {
+  const { exports } = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { exports: Record<string, Record<string, string>> }
+  // Conditions are tried in order: module-sync must come before require, which only an older Node.js reaches.
+  assert.deepEqual(Object.keys(exports['.']!), ['types', 'module-sync', 'import', 'require'])
+  assert.equal(exports['.']!['require'], './require.cjs')
+  const run = spawnSync(process.execPath, [join(ROOT, 'require.cjs')], { encoding: 'utf8' })
+  assert.equal(run.status, 1)
+  assert.match(run.stderr, /Error: evalferry is an ES module: `require\('evalferry'\)` needs Node\.js 20\.19 or later; here load it with `await import\('evalferry'\)`/)
 })

@@ -1,6 +1,6 @@
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
-import { writeFileSync } from 'node:fs'
+import { existsSync, mkdirSync, symlinkSync, writeFileSync } from 'node:fs'
 import { join, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import ts from 'typescript'
@@ -61,4 +61,38 @@ test('the list of format names cannot be changed at run time either', () => {
   assert.deepEqual(['AgentV', 'huggingface', 'TABLE', 'evalcase_json'].map(formatName), ['evalcase', 'hf', 'csv', 'evals'])
   // A name an object has by inheritance is no alias.
   for (const name of ['constructor', '__proto__', 'toString']) assert.throws(() => formatName(name), { code: 'E_USAGE', message: new RegExp(`^unknown format "${name}"`) })
+})
+
+test('a CommonJS TypeScript project imports the installed package: its types under module nodenext, and node16 told to import it dynamically', { skip: existsSync(join(ROOT, 'dist', 'src', 'index.d.ts')) ? false : 'dist/ is built by npm ci (prepare)' }, () => {
+  const dir = tempDir()
+  // The package as installed: node_modules/evalferry, resolved through its exports map.
+  mkdirSync(join(dir, 'node_modules'))
+  symlinkSync(ROOT, join(dir, 'node_modules', 'evalferry'), 'dir')
+  const file = join(dir, 'consumer.cts')
+  writeFileSync(file, [
+    `import { convert, type EvalCase } from 'evalferry'`,
+    `export async function main(): Promise<number> {`,
+    `  const report = await convert({ input: 'goldens.json', output: 'cases.yaml', to: 'evalcase' })`,
+    `  const c: EvalCase = { input: [{ role: 'user', content: 'hi' }] }`,
+    `  return report.records.written + (c.input?.length ?? 0)`,
+    `}`,
+    `export const wrong = convert({ input: 'a', output: 'b', to: 'evalcases' })`,
+  ].join('\n'))
+  const errorsUnder = (module: ts.ModuleKind): string[] => {
+    const program = ts.createProgram([file], {
+      module,
+      moduleResolution: module === ts.ModuleKind.Node16 ? ts.ModuleResolutionKind.Node16 : ts.ModuleResolutionKind.NodeNext,
+      target: ts.ScriptTarget.ES2022,
+      strict: true,
+      noEmit: true,
+      types: ['node'],
+      typeRoots: [join(ROOT, 'node_modules', '@types')],
+    })
+    return ts.getPreEmitDiagnostics(program).map((d) => `${d.file ? d.file.getLineAndCharacterOfPosition(d.start!).line + 1 : 0}: ${ts.flattenDiagnosticMessageText(d.messageText, ' ')}`)
+  }
+  const nodenext = errorsUnder(ts.ModuleKind.NodeNext)
+  assert.equal(nodenext.length, 1, nodenext.join('\n'))
+  assert.match(nodenext[0]!, /^7: .*"evalcases"/)
+  const node16 = errorsUnder(ts.ModuleKind.Node16)
+  assert.match(node16.join('\n'), /^1: .*cannot be imported with 'require'\. Consider writing a dynamic 'import\("evalferry"\)' call instead\./m)
 })
