@@ -556,6 +556,7 @@ export async function convertInParts(
   let sidecarFile: AtomicFile | undefined
   try {
     for await (const { part, index } of splitFile(options.input, container, options.progress)) {
+      options.signal?.throwIfAborted()
       starts.push(index)
       const running = runPart(threads, { fileKey, options: serializable(options), part, index })
       // A part may fail before its turn comes; its failure is handled when its turn comes.
@@ -564,7 +565,11 @@ export async function convertInParts(
       // A few parts at a time: each holds its text and its output.
       while (inFlight.length > threads) await settleNext()
     }
-    while (inFlight.length) await settleNext()
+    while (inFlight.length) {
+      options.signal?.throwIfAborted()
+      await settleNext()
+    }
+    options.signal?.throwIfAborted()
     const sidecarPath = options.output !== STDIO ? target.sidecar?.(options.output, 'jsonl') : undefined
     sidecarFile = await startSidecar(sidecarPath, (sidecar ?? {}) as JsonObject, options.output, target, report)
     await file.commit()
@@ -587,6 +592,6 @@ export async function convertInParts(
 
 /** The options a worker can be sent: plain data only. */
 function serializable(options: ConvertOptions & { from: string }): ConvertOptions & { from: string } {
-  const { progress: _progress, rejects: _rejects, ...rest } = options
+  const { progress: _progress, rejects: _rejects, signal: _signal, ...rest } = options
   return rest as ConvertOptions & { from: string }
 }

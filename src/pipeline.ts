@@ -104,6 +104,11 @@ export interface WriteOptions {
    * `convert` gives a later case that needed a column those did not.
    */
   layoutCases?: EvalCase[]
+  /**
+   * Stops the write when aborted: the promise rejects with the signal's reason (an `AbortError`
+   * unless the caller gave another), and the output, never put in place, is left as it was.
+   */
+  signal?: AbortSignal
 }
 
 const LAYOUT_SAMPLE = 100
@@ -227,6 +232,11 @@ function requireWriteOptions(fn: string, options: { extras?: unknown; strict?: u
 }
 
 /** A dialect is a way of writing evalcase: given with another target it would be ignored. */
+function requireSignal(fn: string, signal: unknown): void {
+  if (signal !== undefined && !(signal instanceof AbortSignal)) throw new UsageError(`${fn}: the option signal takes an AbortSignal, not ${signal === null ? 'null' : typeof signal}`)
+  ;(signal as AbortSignal | undefined)?.throwIfAborted()
+}
+
 function requireDialectFor(fn: string, dialect: unknown, to: string): void {
   requireChoice(`${fn}: the option dialect`, dialect, DIALECTS)
   if (dialect !== undefined && to !== 'evalcase') throw new UsageError(`${fn}: the option dialect chooses how evalcase is written; the target here is ${to}`)
@@ -575,6 +585,7 @@ export async function write(cases: AsyncIterable<EvalCase> | Iterable<EvalCase>,
   requireText('write()', 'options.to', options?.to)
   requireDialectFor('write()', options.dialect, (await getAdapter(options.to)).name)
   requireWriteOptions('write()', options)
+  requireSignal('write()', options.signal)
   const iterable = cases !== null && typeof cases === 'object' && (Symbol.iterator in cases || Symbol.asyncIterator in cases)
   if (!iterable) throw new UsageError(`write() takes the cases as an array, an iterable or an async iterable, not ${cases === null ? 'null' : typeof cases}`)
   if (!Array.isArray(cases)) return writeFile(placed(cases), output, options)
@@ -604,6 +615,7 @@ async function writeFile(cases: AsyncIterable<ReadCase>, output: string, options
   const sidecarPath = sidecarOf(output, container, adapter)
   let sidecar: AtomicFile | undefined
   try {
+    if (options.signal) cases = untilAborted(cases, options.signal)
     const layout = await writeCases(cases, adapter, container, file, options, report, sidecarPath !== undefined)
     sidecar = await startSidecar(sidecarPath, sidecarHeader(layout), output, adapter, report)
     await file.commit()
@@ -614,6 +626,37 @@ async function writeFile(cases: AsyncIterable<ReadCase>, output: string, options
     throw error
   }
   return report
+}
+
+/**
+ * `items` until `signal` aborts, which ends the wait for the next one too (a source that sends
+ * nothing, standard input say, is not waited for); the source is then closed when it answers.
+ */
+async function* untilAborted<T>(items: AsyncIterable<T>, signal: AbortSignal): AsyncGenerator<T> {
+  const iterator = items[Symbol.asyncIterator]()
+  let onAbort: () => void = () => {}
+  const aborted = new Promise<never>((_, reject) => {
+    onAbort = () => reject(signal.reason)
+    signal.addEventListener('abort', onAbort, { once: true })
+  })
+  aborted.catch(() => {})
+  let waiting = false
+  try {
+    for (;;) {
+      signal.throwIfAborted()
+      waiting = true
+      const next = await Promise.race([iterator.next(), aborted])
+      waiting = false
+      if (next.done) return
+      yield next.value
+    }
+  } finally {
+    signal.removeEventListener('abort', onAbort)
+    // A source still working on the next item closes once it has it; awaiting that could be forever.
+    const closing = iterator.return?.()
+    if (!waiting) await closing
+    else closing?.catch(() => {})
+  }
 }
 
 /** The caller's cases, each with where `read` read it, if it did. */
@@ -1205,6 +1248,7 @@ export async function convert(options: ConvertOptions): Promise<ConversionReport
   requireChoice('convert(): the option onError', options.onError, ON_ERROR)
   requireWriteOptions('convert()', options)
   requireMap('convert()', options.map)
+  requireSignal('convert()', options.signal)
   // As the command line refuses --rejects without --on-error skip: no record would ever go there.
   if (options.rejects !== undefined && options.onError !== 'skip') throw new UsageError("convert(): the option rejects names where skipped records go: add onError: 'skip'")
   if (options.threads !== undefined && !(Number.isSafeInteger(options.threads) && options.threads >= 1)) {
@@ -1299,6 +1343,7 @@ async function convertOnce(
       // A shard's generated ids are those the whole would have.
       ...(options.recordRange || options.firstRecord ? { firstRecord: options.firstRecord ?? options.recordRange![0] } : {}),
       ...(layoutCases ? { layoutCases } : {}),
+      ...(options.signal ? { signal: options.signal } : {}),
       report,
     })
     await Promise.all(pendingRejects)

@@ -1,6 +1,6 @@
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
-import { readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { existsSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { convert } from '../src/index.ts'
 import { partStats, partWorkers, SPLIT_MIN_BYTES, splitFile } from '../src/parallel.ts'
@@ -356,4 +356,29 @@ test('DeepEval conversations in parts are shown as chat messages in hf JSON Line
   assert.ok(result.same)
   assert.deepEqual(result.parts, result.one)
   assert.equal((result.one as ConversionReport).carried.turns, lines.length)
+})
+
+test('a conversion in parts stops when its AbortSignal aborts: no output, and the next conversion in parts still converts', async () => {
+  const input = join(dir, 'abort.csv')
+  writeTable(input)
+  const output = join(dir, 'abort.jsonl')
+  const controller = new AbortController()
+  const progress = { records: 0, bytes: 0 }
+  const watching = setInterval(() => {
+    // The first part's records are counted once it is written out.
+    if (progress.records > 0) controller.abort()
+  }, 1)
+  const before = { ...partStats }
+  try {
+    await assert.rejects(convert({ input, output, from: 'csv', to: 'evalcase', threads: 2, progress, signal: controller.signal }), { name: 'AbortError' })
+  } finally {
+    clearInterval(watching)
+  }
+  assert.ok(progress.records > 0, 'aborted once parts were written')
+  assert.deepEqual({ inParts: partStats.inParts, inOneThread: partStats.inOneThread }, { inParts: before.inParts, inOneThread: before.inOneThread })
+  assert.equal(existsSync(output), false)
+  assert.deepEqual(readdirSync(dir).filter((name) => name.startsWith('abort.jsonl')), [])
+  const report = await convert({ input, output, from: 'csv', to: 'evalcase', threads: 2 })
+  assert.equal(partStats.inParts, before.inParts + 1)
+  assert.equal(readFileSync(output, 'utf8').trimEnd().split('\n').length, report.records.written)
 })

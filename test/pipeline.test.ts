@@ -391,3 +391,60 @@ test('--strict with --no-extras: how the source spelled its data (its keys in or
   writeFileSync(input, '[{"input": "a", "expected_output": "b", "source_file": "x.pdf"}]')
   await assert.rejects(convert({ input, output: join(dir, 'lossy.jsonl'), to: 'evalcase', extras: false, strict: true }), (e: Error & { code?: string }) => e.code === 'E_LOSSY' && /source_file/.test(e.message))
 })
+
+test('a conversion or a write given an AbortSignal stops when it aborts: it rejects with the reason, and the output, never put in place, is left as it was', async () => {
+  const dir = tempDir('evalferry-abort-')
+  const output = join(dir, 'cases.jsonl')
+  writeFileSync(output, 'the user\'s own file\n')
+  const leftovers = () => readdirSync(dir).filter((name) => name !== 'cases.jsonl' && name !== 'big.csv').sort()
+  const cases = (n: number): EvalCase[] => Array.from({ length: n }, (_, i) => ({ id: `c${i}`, input: [{ role: 'user', content: `question ${i}` }] }))
+
+  // Aborted before it began: nothing is read or written.
+  const before = new AbortController()
+  before.abort()
+  await assert.rejects(write(cases(3), output, { to: 'evals', signal: before.signal }), { name: 'AbortError' })
+  await assert.rejects(convert({ input: 'examples/goldens.json', output, to: 'evals', signal: before.signal }), { name: 'AbortError' })
+
+  // Aborted half-way through the cases, with the caller's own reason.
+  const midway = new AbortController()
+  const reason = new Error('the user closed the page')
+  async function* aborting(): AsyncGenerator<EvalCase> {
+    for (const [i, c] of cases(400).entries()) {
+      if (i === 250) midway.abort(reason)
+      yield c
+    }
+  }
+  await assert.rejects(write(aborting(), output, { to: 'evals', signal: midway.signal }), (error) => error === reason)
+
+  // A source that sends nothing more is not waited for.
+  const stalled = new AbortController()
+  async function* stalling(): AsyncGenerator<EvalCase> {
+    yield cases(1)[0]!
+    await new Promise(() => {})
+  }
+  setTimeout(() => stalled.abort(), 50)
+  await assert.rejects(write(stalling(), output, { to: 'evals', signal: stalled.signal }), { name: 'AbortError' })
+
+  // A conversion of a file, aborted as it reads it: rows enough that it is still reading when the abort comes.
+  const big = join(dir, 'big.csv')
+  writeFileSync(big, 'question,answer\n' + Array.from({ length: 20000 }, (_, i) => `"question ${i}, long enough","answer ${i}"\n`).join(''))
+  const reading = new AbortController()
+  const progress = { records: 0, bytes: 0 }
+  const watching = setInterval(() => {
+    if (progress.records > 0) reading.abort()
+  }, 1)
+  try {
+    await assert.rejects(convert({ input: big, output, to: 'evals', from: 'csv', signal: reading.signal, progress }), { name: 'AbortError' })
+    assert.ok(progress.records > 0 && progress.records < 20000, `aborted after ${progress.records} records`)
+  } finally {
+    clearInterval(watching)
+  }
+  assert.equal(readFileSync(output, 'utf8'), 'the user\'s own file\n')
+  assert.deepEqual(leftovers(), [])
+
+  // Not aborted, the signal changes nothing; and a signal that is no AbortSignal is refused as the CLI refuses a bad flag.
+  const report2 = await write(cases(3), output, { to: 'evals', signal: new AbortController().signal })
+  assert.equal(report2.records.written, 3)
+  assert.equal(readFileSync(output, 'utf8').trim().split('\n').length, 3)
+  await assert.rejects(convert({ input: big, output, to: 'evals', signal: 'stop' as unknown as AbortSignal }), { code: 'E_USAGE', message: 'convert(): the option signal takes an AbortSignal, not string' })
+})
