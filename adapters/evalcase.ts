@@ -643,8 +643,8 @@ const evalcase: Adapter = {
   relativeFiles: true,
 
   sidecar(file, container) {
-    if (container !== 'jsonl' || !/\.jsonl$/i.test(file)) return undefined
-    return file.replace(/\.jsonl$/i, '.yaml')
+    if (container !== 'jsonl' || !/\.jsonl(\.gz)?$/i.test(file)) return undefined
+    return file.replace(/\.jsonl(\.gz)?$/i, '.yaml')
   },
 }
 

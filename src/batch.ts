@@ -7,10 +7,10 @@
  */
 import { availableParallelism } from 'node:os'
 import { stat } from 'node:fs/promises'
-import { basename, dirname, extname, join } from 'node:path'
+import { basename, dirname, join } from 'node:path'
 import type { Worker } from 'node:worker_threads'
 import { getAdapter } from '../adapters/index.ts'
-import { containerOf, readRecords } from './codecs/index.ts'
+import { containerOf, extensionOf, readRecords } from './codecs/index.ts'
 import { EvalferryError, UsageError, type ErrorCode, type Location } from './errors.ts'
 import { removeOwnTemps, STDIO } from './io.ts'
 import { convert, detectFormat, type ConvertOptions } from './pipeline.ts'
@@ -106,7 +106,7 @@ export function dealFiles(sizes: readonly number[], count: number): number[][] {
 /** `<stem>.part-<i>-of-<n><ext>` beside `path`; standard output stays itself. */
 export function partName(path: string, shard: Shard): string {
   if (path === STDIO) return path
-  const ext = extname(path)
+  const ext = extensionOf(path)
   return join(dirname(path), `${basename(path, ext)}.part-${shard.index}-of-${shard.count}${ext}`)
 }
 

@@ -3,7 +3,8 @@ import { createReadStream, createWriteStream, fdatasync, statSync, type Stats, t
 import { chmod, lstat, mkdir, mkdtemp, open, readdir, readlink, realpath, rename, rm, stat, type FileHandle } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { pipeline } from 'node:stream/promises'
-import type { Writable } from 'node:stream'
+import { pipeline as streamPipeline, Readable, type Writable } from 'node:stream'
+import { createGunzip, createGzip, type Gzip } from 'node:zlib'
 import { basename, dirname, join, resolve } from 'node:path'
 import { randomBytes } from 'node:crypto'
 import { once } from 'node:events'
@@ -18,7 +19,103 @@ export const STDIO = '-'
  */
 export function textSource(path: string, progress?: { bytes: number }): ByteSource {
   const stream = path === STDIO ? (process.stdin as AsyncIterable<Buffer | string>) : fileBytes(path)
-  return decodeUtf8(stream, path, progress)
+  return decodeUtf8(inflatedIfGzip(counted(stream, progress), path), path)
+}
+
+/** The chunks of `stream`, counting their bytes into `progress` (the bytes read of the file, compressed or not). */
+async function* counted(stream: AsyncIterable<Buffer | string>, progress?: { bytes: number }): AsyncGenerator<Buffer | string> {
+  if (!progress) return yield* stream
+  let bytes = 0
+  for await (const chunk of stream) {
+    bytes += chunk.length
+    progress.bytes = bytes
+    yield chunk
+  }
+}
+
+/** Whether `bytes` start as gzip's do: its magic number and deflate, which no UTF-8 text can start with (0x8b is no first byte). */
+export function startsAsGzip(bytes: Uint8Array): boolean {
+  return bytes[0] === 0x1f && bytes[1] === 0x8b && bytes[2] === 0x08
+}
+
+/**
+ * `chunks`, inflated when they are gzip-compressed (told by their first bytes, whatever the file's
+ * name, standard input too), else as they are.
+ */
+async function* inflatedIfGzip(chunks: AsyncIterable<Buffer | string>, path: string): AsyncGenerator<Buffer | string> {
+  const iterator = chunks[Symbol.asyncIterator]()
+  let closed = false
+  try {
+    let head: Buffer | string | undefined
+    // Three bytes tell: standard input may give fewer in its first chunk.
+    for (let next = await iterator.next(); ; next = await iterator.next()) {
+      if (next.done) {
+        closed = true
+        if (head !== undefined) yield head
+        return
+      }
+      const chunk = next.value
+      head = head === undefined ? chunk : Buffer.concat([asBuffer(head), asBuffer(chunk)])
+      if (head.length >= 3) break
+    }
+    if (typeof head === 'string' || !startsAsGzip(head)) {
+      yield head
+      for (let next = await iterator.next(); !next.done; next = await iterator.next()) yield next.value
+      closed = true
+      return
+    }
+    closed = true
+    yield* inflated(head, iterator, path)
+  } finally {
+    if (!closed) await iterator.return?.()
+  }
+}
+
+/** What zlib's failure to inflate `path` means, as an error naming the file. */
+function gzipError(path: string, error: unknown): unknown {
+  const { code, message } = error as NodeJS.ErrnoException
+  if (error instanceof EvalferryError || !code?.startsWith('Z_')) return error
+  const why = code === 'Z_BUF_ERROR' ? 'it ends before its compressed data does (the file was cut short)' : `its compressed data is corrupt (${message})`
+  return new DataError('E_PARSE', `the file is gzip-compressed, and ${why}`, { file: path })
+}
+
+/** Whether the file at `path` starts as gzip does (see `startsAsGzip`). */
+export async function fileStartsAsGzip(path: string): Promise<boolean> {
+  const handle = await open(path, 'r')
+  try {
+    const { buffer, bytesRead } = await handle.read(Buffer.alloc(3), 0, 3, 0)
+    return bytesRead === 3 && startsAsGzip(buffer)
+  } finally {
+    await handle.close()
+  }
+}
+
+function asBuffer(chunk: Buffer | string): Buffer {
+  return typeof chunk === 'string' ? Buffer.from(chunk, 'utf8') : chunk
+}
+
+/** The gzip stream `head` then `rest` hold, inflated; its members one after another, as gunzip reads them. */
+async function* inflated(head: Buffer, rest: AsyncIterator<Buffer | string>, path: string): AsyncGenerator<Buffer> {
+  // Copies: a file's chunks are read into buffers used again for later chunks, and zlib works on them later.
+  async function* copies(): AsyncGenerator<Buffer> {
+    try {
+      yield Buffer.from(head)
+      for (let next = await rest.next(); !next.done; next = await rest.next()) yield Buffer.from(asBuffer(next.value))
+    } finally {
+      await rest.return?.()
+    }
+  }
+  const source = Readable.from(copies())
+  const gunzip = createGunzip()
+  streamPipeline(source, gunzip, () => {})
+  try {
+    for await (const chunk of gunzip) yield chunk as Buffer
+  } catch (error) {
+    throw gzipError(path, error)
+  } finally {
+    gunzip.destroy()
+    source.destroy()
+  }
 }
 
 /**
@@ -97,7 +194,7 @@ export async function* rangeSource(
 ): AsyncGenerator<string> {
   if (at.prefix) yield at.prefix
   if (range.end > range.start) {
-    yield* decodeUtf8(fileBytes(path, range), path, at.progress, {
+    yield* decodeUtf8(counted(fileBytes(path, range), at.progress), path, {
       line: at.line ?? 1,
       byte: range.start,
     })
@@ -108,7 +205,6 @@ export async function* rangeSource(
 async function* decodeUtf8(
   stream: AsyncIterable<Buffer | string>,
   path: string,
-  progress?: { bytes: number },
   from = { line: 1, byte: 0 },
 ): AsyncGenerator<string> {
   // ignoreBOM keeps a leading byte-order mark in the text, where each codec skips it.
@@ -130,7 +226,6 @@ async function* decodeUtf8(
       throw invalidUtf8(path, buffer, from.byte + bytes, lines)
     }
     bytes += buffer.length
-    if (progress) progress.bytes = bytes
     lines += countNewlines(text)
     if (text) yield text
   }
@@ -290,6 +385,10 @@ export class StreamSink implements Sink {
 export class AtomicFile {
   readonly sink: StreamSink
   private readonly stream: WriteStream | NodeJS.WritableStream
+  /** Where an output named `.gz` is compressed on its way to `stream`. */
+  private readonly gzip: Gzip | undefined
+  /** Settles once the compressed bytes are all in `stream`, or it failed. */
+  private readonly compressed: Promise<void> | undefined
   private readonly temp: string | undefined
   private done = false
   /** Bytes handed to the file since the last background flush began, and that flush while it runs. */
@@ -305,7 +404,14 @@ export class AtomicFile {
   ) {
     this.stream = stream
     this.temp = temp
-    this.sink = new StreamSink(stream, undefined, (error) => writeError(path, error), temp ? (bytes) => this.pushed(bytes) : undefined)
+    if (path !== STDIO && /\.gz$/i.test(path)) {
+      // A failure of the file's stream destroys the compressor with it, so that a write waiting on it fails too.
+      const gzip = createGzip()
+      this.gzip = gzip
+      this.compressed = new Promise<void>((done, fail) => streamPipeline(gzip, stream as Writable, (error) => (error ? fail(error) : done())))
+      this.compressed.catch(() => {})
+    }
+    this.sink = new StreamSink(this.gzip ?? stream, undefined, (error) => writeError(path, error), temp ? (bytes) => this.pushed(bytes) : undefined)
   }
 
   /**
@@ -381,18 +487,17 @@ export class AtomicFile {
       // A device or pipe is closed; standard output stays open.
       if (this.stream !== process.stdout) {
         try {
-          await ended(this.stream as WriteStream)
+          await this.end()
         } catch (error) {
           throw writeError(this.path, error)
         }
       }
       return
     }
-    const stream = this.stream as WriteStream
     try {
       // The stream closes its file when it ends; a background flush must not outlive it.
       await this.syncing
-      await ended(stream)
+      await this.end()
       // Make the bytes durable before the rename makes them visible.
       const handle = await open(this.temp, 'r+')
       try {
@@ -409,8 +514,16 @@ export class AtomicFile {
     this.done = true
   }
 
+  /** Ends the file's stream once all it took is written (and compressed, for `.gz`). */
+  private async end(): Promise<void> {
+    if (!this.gzip) return ended(this.stream as WriteStream)
+    await ended(this.gzip)
+    await this.compressed
+  }
+
   async abort(): Promise<void> {
     if (this.done) return
+    this.gzip?.destroy()
     if (!this.temp) {
       if (this.stream !== process.stdout) (this.stream as WriteStream).destroy()
       return
@@ -428,7 +541,7 @@ export class AtomicFile {
  * Ends `stream` once all it took is written; rejects with the first write that failed, which may
  * have failed after the write call returned (a full disk), and so not reached the writer.
  */
-function ended(stream: WriteStream): Promise<void> {
+function ended(stream: WriteStream | Gzip): Promise<void> {
   if (stream.errored) return Promise.reject(stream.errored)
   return new Promise<void>((res, rej) => stream.end((error?: Error | null) => (error ? rej(stream.errored ?? error) : res())))
 }
@@ -502,17 +615,19 @@ const SPOOL_PREFIX = 'evalferry-stdin-'
  * deletes it. Copies that killed conversions left (their process id names no running process) are
  * removed first.
  */
-export async function spoolStdin(name: string, from?: string): Promise<{ path: string; remove: () => Promise<void> }> {
+export async function spoolStdin(name: string, from?: string, inflate?: { file: string }): Promise<{ path: string; remove: () => Promise<void> }> {
   const temp = tmpdir()
   await removeLeftovers(temp, SPOOL_PREFIX, '-', '')
   const dir = await mkdtemp(join(temp, `${SPOOL_PREFIX}${process.pid}-`))
   const remove = (): Promise<void> => rm(dir, { recursive: true, force: true })
   const path = join(dir, name)
   try {
-    await pipeline(from === undefined ? process.stdin : createReadStream(from), createWriteStream(path, { flags: 'wx' }))
+    const source = from === undefined ? process.stdin : createReadStream(from)
+    const sink = createWriteStream(path, { flags: 'wx' })
+    await (inflate ? pipeline(source, createGunzip(), sink) : pipeline(source, sink))
   } catch (error) {
     await remove()
-    throw error
+    throw inflate ? gzipError(inflate.file, error) : error
   }
   return { path, remove }
 }

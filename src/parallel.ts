@@ -17,7 +17,7 @@ import { containerOf } from './codecs/index.ts'
 import { namedDelimiter, sepDelimiter, sniffDelimiter } from './codecs/csv.ts'
 import type { ErrorCode, Location } from './errors.ts'
 import { IdSet, SEEN, StringTable, WRITTEN } from './ids.ts'
-import { AtomicFile, STDIO } from './io.ts'
+import { AtomicFile, startsAsGzip, STDIO } from './io.ts'
 import { isRowMapper } from './mapping.ts'
 import type { JsonObject } from './model.ts'
 import { startSidecar, type ConvertOptions, type FilePart, type PartResult, type RecordBytes } from './pipeline.ts'
@@ -354,6 +354,8 @@ async function* scanFile(
       if (bytesRead === 0) break
       const bytes = buffer.subarray(0, bytesRead)
       if (!scanner) {
+        // Compressed, its records lie at no byte offsets of the file.
+        if (startsAsGzip(bytes)) throw new Serial('a gzip-compressed file')
         // The delimiter the CSV reader takes from the first line.
         const nl = bytes.indexOf(LF)
         if (csv && nl === -1 && bytesRead === buffer.length) throw new Serial('a first line longer than a chunk')

@@ -161,7 +161,7 @@ function requireContainer(path: string, given: Container | undefined, role: 'inp
     throw new UsageError(
       path === STDIO
         ? `standard ${role === 'input' ? 'input' : 'output'} needs its container named (--${role === 'input' ? 'from-container' : 'to-container'} json|jsonl|csv|yaml|parquet)`
-        : `cannot tell the container of ${path} from its extension; expected .json, .jsonl, .csv, .tsv, .yaml, .yml or .parquet${role === 'input' ? ', or --from-container' : ', or --to-container'}`,
+        : `cannot tell the container of ${path} from its extension; expected .json, .jsonl, .csv, .tsv, .yaml, .yml or .parquet, each maybe followed by .gz${role === 'input' ? ', or --from-container' : ', or --to-container'}`,
     )
   }
   return container

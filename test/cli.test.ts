@@ -386,7 +386,7 @@ test('convert: one file whose extension names no container is one file: its cont
   const input = file('table-data.txt', 'question,answer\nq1,a1\n')
   const unnamed = await runCli(['convert', input, '--from', 'csv', '--to', 'evals', '-o', '-'])
   assert.equal(unnamed.code, 2)
-  assert.equal(unnamed.stderr, `evalferry: cannot tell the container of ${input} from its extension; expected .json, .jsonl, .csv, .tsv, .yaml, .yml or .parquet, or --from-container\n`)
+  assert.equal(unnamed.stderr, `evalferry: cannot tell the container of ${input} from its extension; expected .json, .jsonl, .csv, .tsv, .yaml, .yml or .parquet, each maybe followed by .gz, or --from-container\n`)
   const named = await runCli(['convert', input, '--from', 'csv', '--from-container', 'csv', '--to', 'evals', '-o', '-', '--quiet'])
   assert.equal(named.code, 0, named.stderr)
   assert.deepEqual((JSON.parse(named.stdout) as { input: string }[]).map((c) => c.input), ['q1'])

@@ -1,7 +1,7 @@
-import { basename, extname, join } from 'node:path'
+import { basename, join } from 'node:path'
 import { getAdapter } from '../../adapters/index.ts'
 import type { Container, FormatName } from '../../adapters/types.ts'
-import { containerOf } from '../codecs/index.ts'
+import { containerOf, extensionOf, isGzipName } from '../codecs/index.ts'
 import { EvalferryError, printable, UsageError } from '../errors.ts'
 import { AtomicFile, assertWritable, exists, isDirectory, isSpecialFile, joinShares, onInterrupt, removeOwnTemps, removeShares, shareOf, STDIO, stdoutAsDash } from '../io.ts'
 import { stopWorkers } from '../workers.ts'
@@ -115,7 +115,8 @@ const command: Command = {
       const inputContainer = containerOf(input)
       const container =
         toContainer ?? (inputContainer && target.writes.includes(inputContainer) ? inputContainer : DEFAULT_CONTAINER[target.name])
-      return join(output, basename(input, extname(input)) + EXTENSION[container])
+      // A compressed input gives a compressed output.
+      return join(output, basename(input, extensionOf(input)) + EXTENSION[container] + (isGzipName(input) ? '.gz' : ''))
     }
     const jobs = inputs.map((input) => ({ input, output: outputFor(input) }))
     const outputs = new Set<string>()

@@ -16,7 +16,7 @@ const DELIMITERS = [',', ';', '\t', '|']
 
 /** The delimiter a file's name fixes (a `.tsv` file's tab), or undefined: sniffed from its header. */
 export function namedDelimiter(path: string): string | undefined {
-  return extname(path).toLowerCase() === '.tsv' ? '\t' : undefined
+  return extname(path.replace(/\.gz$/i, '')).toLowerCase() === '.tsv' ? '\t' : undefined
 }
 
 /** The delimiter of a header line: the candidate that splits it most, outside quotes. */

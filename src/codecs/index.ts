@@ -21,9 +21,24 @@ const BY_EXTENSION: Record<string, Container> = {
 
 export const CONTAINERS: Container[] = ['json', 'jsonl', 'csv', 'yaml', 'parquet']
 
-/** The container a file's extension names, or undefined. */
+/** The container a file's extension names, or undefined; `cases.jsonl.gz` is gzip-compressed JSON Lines. */
 export function containerOf(path: string): Container | undefined {
-  return BY_EXTENSION[extname(path).toLowerCase()]
+  return BY_EXTENSION[extname(withoutGzip(path)).toLowerCase()]
+}
+
+/** Whether the file is named as gzip-compressed (`.gz`): it is written so, and read so whatever its name. */
+export function isGzipName(path: string): boolean {
+  return /\.gz$/i.test(path)
+}
+
+/** `path` without a last `.gz`. */
+export function withoutGzip(path: string): string {
+  return isGzipName(path) ? path.slice(0, -3) : path
+}
+
+/** The extension that names the container, with `.gz` after it where there is one: `.jsonl.gz`, `.csv`. */
+export function extensionOf(path: string): string {
+  return extname(withoutGzip(path)) + (isGzipName(path) ? path.slice(-3) : '')
 }
 
 export function parseContainer(name: string): Container {

@@ -74,7 +74,7 @@ import {
 import type * as ParquetWasm from 'parquet-wasm'
 import type { ParquetFile, RecordBatch as WasmRecordBatch, WriterPropertiesBuilder } from 'parquet-wasm'
 import { DataError, EvalferryError } from '../errors.ts'
-import { ioError, isPipe, spoolStdin, STDIO } from '../io.ts'
+import { fileStartsAsGzip, ioError, isPipe, spoolStdin, STDIO } from '../io.ts'
 import { own, roughSize, type JsonObject, type JsonValue } from '../model.ts'
 import { bigintToJson, parseExact, stringifyJson } from './json.ts'
 import {
@@ -397,15 +397,22 @@ async function openBlob(path: string): Promise<{ blob: Blob; close: () => Promis
   try {
     // A named pipe, as standard input, is read once, from its start: it is spooled too.
     const pipe = path !== STDIO && (await isPipe(path))
-    if (path !== STDIO && !pipe) return { blob: await openAsBlob(path), close: async () => {} }
-    const spool = await spoolStdin('input.parquet', pipe ? path : undefined)
+    let spool = path !== STDIO && !pipe ? undefined : await spoolStdin('input.parquet', pipe ? path : undefined)
     try {
+      // A gzip-compressed file (`data.parquet.gz`) is inflated into a temporary file of its own, read from there.
+      if (await fileStartsAsGzip(spool?.path ?? path)) {
+        const inflated = await spoolStdin('input.parquet', spool?.path ?? path, { file: path })
+        await spool?.remove()
+        spool = inflated
+      }
+      if (!spool) return { blob: await openAsBlob(path), close: async () => {} }
       return { blob: await openAsBlob(spool.path), close: spool.remove }
     } catch (error) {
-      await spool.remove()
+      await spool?.remove()
       throw error
     }
   } catch (error) {
+    if (error instanceof EvalferryError) throw error
     // openAsBlob names no reason; asking the file system gives it (no such file, permission denied).
     throw ioError(path, path === STDIO ? error : await stat(path).then(() => error, (reason: unknown) => reason))
   }
