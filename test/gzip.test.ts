@@ -1,7 +1,7 @@
 /** gzip-compressed datasets: read whatever their name, written so when named `.gz`, in every container. */
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
-import { existsSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { gunzipSync, gzipSync } from 'node:zlib'
 import { convert, read } from '../src/index.ts'
@@ -162,8 +162,6 @@ test('compressed, a file has no records at byte offsets: parts and shards read i
 test('a batch keeps compression: a.json.gz gives a.yaml.gz; an evalcase JSON Lines output .jsonl.gz has its sidecar beside it as .yaml', async () => {
   const inputs = join(dir, 'batch-in')
   const out = join(dir, 'batch-out')
-  rmSync(inputs, { recursive: true, force: true })
-  const { mkdirSync } = await import('node:fs')
   mkdirSync(inputs)
   writeFileSync(join(inputs, 'a.json.gz'), gzipSync(readFileSync(fixture('deepeval/saveas-single_turn.json'))))
   writeFileSync(join(inputs, 'b.json'), readFileSync(fixture('deepeval/saveas-single_turn.json')))
@@ -184,4 +182,20 @@ test('a batch keeps compression: a.json.gz gives a.yaml.gz; an evalcase JSON Lin
   const direct = join(dir, 'agentv-direct.yaml')
   await runCli(['convert', yaml, '--to', 'evalcase', '-o', direct, '--quiet'])
   assert.equal(readFileSync(back, 'utf8'), readFileSync(direct, 'utf8'))
+
+  // A folder as AgentV lays it out, its JSON Lines dataset compressed: the sidecar is read with it, not as a dataset of its own.
+  const folder = join(dir, 'agentv-folder')
+  mkdirSync(folder)
+  const real = fixture('evalcase/agentv-2026-02')
+  writeFileSync(join(folder, 'basic-jsonl--dataset.jsonl.gz'), gzipSync(readFileSync(join(real, 'basic-jsonl--dataset.jsonl'))))
+  writeFileSync(join(folder, 'basic-jsonl--dataset.yaml'), readFileSync(join(real, 'basic-jsonl--dataset.yaml')))
+  for (const input of [folder, join(folder, '*')]) {
+    const folderOut = join(dir, `agentv-folder-out-${input === folder ? 'dir' : 'glob'}`)
+    const run = await runCli(['convert', input, '--to', 'evals', '-o', folderOut + '/', '--quiet'])
+    assert.equal(run.code, 0, run.stderr)
+    assert.deepEqual(readdirSync(folderOut), ['basic-jsonl--dataset.jsonl.gz'])
+  }
+  const sidecarOnly = await runCli(['convert', join(folder, '*.yaml'), '--to', 'evals', '-o', join(dir, 'none') + '/'])
+  assert.equal(sidecarOnly.code, 2)
+  assert.match(sidecarOnly.stderr, /no dataset files in .*: only the sidecars of JSON Lines datasets not named/)
 })

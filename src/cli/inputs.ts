@@ -66,8 +66,10 @@ async function withoutSidecars(files: string[], found: Set<string>): Promise<str
       const sidecar = containerOf(file) === 'jsonl' ? adapter.sidecar(file, 'jsonl') : undefined
       if (sidecar && named.has(sidecar) && !(await holdsCases(sidecar, adapter))) sidecars.add(sidecar)
       // A sidecar a glob or a directory gave, whose dataset is beside it but not in the list.
-      const dataset = containerOf(file) === 'yaml' && found.has(file) ? file.replace(/\.ya?ml$/i, '.jsonl') : undefined
-      if (dataset && !named.has(dataset) && adapter.sidecar(dataset, 'jsonl') === file && (await isFile(dataset)) && !(await holdsCases(file, adapter))) sidecars.add(file)
+      const datasets = containerOf(file) === 'yaml' && found.has(file) ? ['.jsonl', '.jsonl.gz'].map((ext) => file.replace(/\.ya?ml$/i, ext)) : []
+      for (const dataset of datasets) {
+        if (!named.has(dataset) && adapter.sidecar(dataset, 'jsonl') === file && (await isFile(dataset)) && !(await holdsCases(file, adapter))) sidecars.add(file)
+      }
     }
   }
   return files.filter((file) => !sidecars.has(file))
