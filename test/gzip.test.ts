@@ -199,3 +199,9 @@ test('a batch keeps compression: a.json.gz gives a.yaml.gz; an evalcase JSON Lin
   assert.equal(sidecarOnly.code, 2)
   assert.match(sidecarOnly.stderr, /no dataset files in .*: only the sidecars of JSON Lines datasets not named/)
 })
+
+test('convert --help says that compressed files are read and written', async () => {
+  const help = await runCli(['convert', '--help'])
+  assert.equal(help.code, 0)
+  assert.match(help.stdout, /A gzip-compressed input is read as it is;\nan output named \.gz \(cases\.jsonl\.gz\) is written compressed\./)
+})

@@ -30,7 +30,8 @@ const usage = `Usage: evalferry convert <input...> --to <format> [-o <file|dir>]
 
 Converts dataset files to another format. Several inputs or a directory convert as a batch
 into the directory -o names, each file keeping its stem. Without -o, the output goes to
-standard output. '-' is standard input or output.
+standard output. '-' is standard input or output. A gzip-compressed input is read as it is;
+an output named .gz (cases.jsonl.gz) is written compressed.
 
 Options:
   --to <format>           evalcase (agentv), deepeval, langsmith, hf, csv, evals
