@@ -20,6 +20,8 @@ export interface LockOptions {
   timeoutMs?: number
   /** Called once when the lock is busy and the caller starts to wait. */
   onWait?: (holder: LockHolder | undefined) => void
+  /** Stops the wait for the lock when aborted, with the signal's reason. */
+  signal?: AbortSignal
 }
 
 export interface LockHolder {
@@ -98,6 +100,7 @@ export async function withLock<T>(path: string, fn: () => Promise<T>, options: L
   const holder: LockHolder = { pid: process.pid, hostname: hostname(), acquired_at: '', token: randomBytes(8).toString('hex') }
   let waited = false
   for (let attempt = 0; ; attempt++) {
+    options.signal?.throwIfAborted()
     try {
       const handle = await open(path, 'wx')
       // Held from here: an interruption while the holder is written or the file closed still releases it.
@@ -136,7 +139,7 @@ export async function withLock<T>(path: string, fn: () => Promise<T>, options: L
         const who = seen.holder ? `process ${seen.holder.pid} on ${seen.holder.hostname}` : 'another process'
         throw new FetchError('E_CACHE', `timed out waiting for the cache lock ${path}, held by ${who}`)
       }
-      await sleep(Math.min(250, 20 + attempt * 10) * (0.5 + Math.random()))
+      await sleep(Math.min(250, 20 + attempt * 10) * (0.5 + Math.random()), undefined, options.signal ? { signal: options.signal } : {})
     }
   }
   const beat = setInterval(() => {

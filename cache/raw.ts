@@ -26,6 +26,8 @@ export interface RawFetchOptions {
   /** Refuse a file bigger than this. */
   maxBytes: number
   retry?: Partial<RetryPolicy>
+  /** Stops the request, and any retry, when aborted: the signal's reason is thrown. */
+  signal?: AbortSignal
 }
 
 /** Hashes the host declared for the file (GitLab's `X-Gitlab-Blob-Id` and `X-Gitlab-Content-Sha256`). */
@@ -66,8 +68,10 @@ async function attempt(url: string, options: RawFetchOptions): Promise<Attempt> 
       headers: { 'user-agent': 'evalferry', ...options.headers },
       headersTimeout: options.timeoutMs,
       bodyTimeout: options.timeoutMs,
+      ...(options.signal ? { signal: options.signal } : {}),
     })
   } catch (error) {
+    options.signal?.throwIfAborted()
     return { ok: false, status: 0, reason: (error as Error).message }
   }
   const { statusCode, body } = response
@@ -95,6 +99,7 @@ async function attempt(url: string, options: RawFetchOptions): Promise<Attempt> 
     }
   } catch (error) {
     if (error instanceof FetchError) throw error
+    options.signal?.throwIfAborted()
     return { ok: false, status: 0, reason: (error as Error).message }
   }
   const content = Buffer.concat(chunks)
@@ -130,6 +135,6 @@ export async function fetchRawFile(url: string, options: RawFetchOptions): Promi
       const why = wait !== undefined ? `${reason}, Retry-After ${Math.round(wait / 1000)} s is over the ${Math.round(policy.maxWaitMs / 1000)} s limit` : reason
       return { ok: false, status, reason: why, attempts, transient: status === 0 || status === 429 || status >= 500 }
     }
-    await sleep(wait)
+    await sleep(wait, undefined, options.signal ? { signal: options.signal } : {})
   }
 }

@@ -275,6 +275,7 @@ export async function fetchFiles(layout: RepoLayout, commit: string, paths: stri
         maxBytes: options.maxBytes,
         ...(options.rawHeaders ? { headers: options.rawHeaders } : {}),
         ...(options.rawRetry ? { retry: options.rawRetry } : {}),
+        ...(options.signal ? { signal: options.signal } : {}),
       })
       if (!answer.ok) {
         // 404, a redirect, a 429 or 5xx that outlasted its retries, a network error: git is the fallback.

@@ -57,6 +57,7 @@ export async function prefetch(source: string | string[] | CaseSource, options: 
   const places = new Map<string, Location>()
   const undeclared = new Map<string, UndeclaredHost>()
   for await (const { c, place } of casesOf(source, options.from)) {
+    options.signal?.throwIfAborted()
     for (const ref of findReferences(c, session.hosts)) {
       urls.push(ref.url)
       if (!places.has(ref.url)) places.set(ref.url, { ...place, field: fieldPath(ref.pointer) })

@@ -26,6 +26,11 @@ export interface ResolverOptions {
   env?: NodeJS.ProcessEnv
   /** Called with one line per notable step (a listing, a fetch, waiting for a lock). */
   onProgress?: (message: string) => void
+  /**
+   * Stops the prefetch when aborted: git and HTTP requests under way are stopped, no more are
+   * begun, and the promise rejects with the signal's reason. What was cached before stays cached.
+   */
+  signal?: AbortSignal
 }
 
 export interface PrefetchOptions extends ResolverOptions {

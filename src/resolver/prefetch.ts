@@ -117,6 +117,8 @@ export class Session {
   readonly offline: boolean
   readonly env: NodeJS.ProcessEnv
   readonly startedAt = Date.now()
+  /** Aborted when the caller's signal is, or the process is interrupted: what the prefetch started stops. */
+  readonly signal: AbortSignal
   private readonly listings = new Map<string, Promise<RefMap>>()
 
   constructor(readonly options: ResolverOptions = {}) {
@@ -125,6 +127,8 @@ export class Session {
     this.hosts = hostTable(options.hosts ?? [], this.env)
     this.offline = isOffline(options)
     checkSettings(options)
+    if (options.signal !== undefined && !(options.signal instanceof AbortSignal)) throw new UsageError(`the option signal takes an AbortSignal, not ${options.signal === null ? 'null' : typeof options.signal}`)
+    this.signal = options.signal ? AbortSignal.any([interruptSignal, options.signal]) : interruptSignal
     // The option was checked above; EVALFERRY_TIMEOUT is what is left to check.
     const timeout = this.setting('timeoutSeconds')
     if (timeout > MAX_TIMEOUT_SECONDS) {
@@ -170,13 +174,13 @@ export class Session {
       timeoutMs: this.setting('timeoutSeconds') * 1000,
       env: this.env,
       secrets: credential?.secrets ?? [],
-      signal: interruptSignal,
+      signal: this.signal,
       ...(credential ? { credentialSource: credential.source } : {}),
     }
   }
 
-  lockOptions(work: RepoWork): { onWait: () => void } {
-    return { onWait: () => this.progress(`waiting for another process working on ${work.host.name}/${work.repository}`) }
+  lockOptions(work: RepoWork): { onWait: () => void; signal: AbortSignal } {
+    return { signal: this.signal, onWait: () => this.progress(`waiting for another process working on ${work.host.name}/${work.repository}`) }
   }
 }
 
@@ -537,8 +541,11 @@ export async function prefetchUrls(urls: Iterable<string>, options: ResolverOpti
     repo.urls.push(parsed)
   }
 
+  options.signal?.throwIfAborted()
   if (work.size > 0) await (session.offline ? checkCacheRoot(session.root) : openCacheRoot(session.root))
   await pool([...work.values()], session.setting('concurrency'), async (repo) => {
+    // Aborted, no repository is begun; those under way fail as their git or HTTP is stopped.
+    if (options.signal?.aborted) return
     try {
       await prefetchRepository(session, repo, outcome, fail)
     } catch (error) {
@@ -546,6 +553,8 @@ export async function prefetchUrls(urls: Iterable<string>, options: ResolverOpti
     }
   })
 
+  // What failed because the caller aborted is no failure of its references.
+  options.signal?.throwIfAborted()
   const position = new Map(order.map((u, i) => [u, i]))
   const entries = outcome.entries.sort((a, b) => position.get(a.url)! - position.get(b.url)!)
   // Counted by file, not by URL: URLs naming one file at one commit (other anchors, a blob and a raw form) share its cached copy.

@@ -3,6 +3,7 @@ import { existsSync, readdirSync, readFileSync, readlinkSync } from 'node:fs'
 import { join } from 'node:path'
 import { after, before, test } from 'node:test'
 import { openCacheRoot, withLock } from '../../cache/index.ts'
+import { prefetch } from '../../src/resolver/index.ts'
 import { kill, runCli, startCli, writeEvalcaseDataset } from '../helpers/cli.ts'
 import { type Fixture, startFixture } from '../helpers/fixture.ts'
 import { blobUrl } from '../helpers/repos.ts'
@@ -140,4 +141,48 @@ test('a prefetch waiting for a repository held by another process writes nothing
   for (const e of expected().filter((x) => x.repo === repo)) {
     assert.deepEqual(readFileSync(join(dir, 'commits', repo.main, ...e.path.split('/'))), repo.files.get(e.path), e.url)
   }
+})
+
+test('prefetch() given an AbortSignal stops when it aborts: in the middle of a fetch, and waiting for a lock; the next run completes the cache', { timeout: 150_000 }, async () => {
+  const cache = fx.newCache()
+  const hosts = fx.server.hostSpecs()
+  fx.server.options.stallFetch = { nth: fx.server.requests.filter((r) => r.command === 'fetch').length + 2, afterBytes: 60 }
+  const earlier = new Set(fx.server.requests)
+  const controller = new AbortController()
+  // A timeout longer than the test: what ends the stalled fetch can only be the abort.
+  const running = prefetch(dataset, { cacheDir: cache, hosts, concurrency: 1, timeoutSeconds: 600, signal: controller.signal })
+  running.catch(() => {})
+  try {
+    await fx.server.waitFor((r) => r.stalled === true && !earlier.has(r))
+    controller.abort()
+    await assert.rejects(running, { name: 'AbortError' })
+  } finally {
+    delete fx.server.options.stallFetch
+  }
+  for (const repo of fx.repos) assert.ok(!existsSync(join(cache, repo.repository, 'lock')), `${repo.repository}: the lock is released`)
+
+  // Waiting for a lock another holds, the abort ends the wait.
+  const repo = fx.repos[0]!
+  const waiting = new AbortController()
+  await withLock(join(cache, repo.repository, 'lock'), async () => {
+    const blocked = prefetch(dataset, {
+      cacheDir: cache,
+      hosts,
+      concurrency: 1,
+      signal: waiting.signal,
+      onProgress: (message) => {
+        if (message.startsWith('waiting for another process')) waiting.abort(new Error('no longer wanted'))
+      },
+    })
+    await assert.rejects(blocked, { message: 'no longer wanted' })
+  })
+
+  const aborted = new AbortController()
+  aborted.abort()
+  await assert.rejects(prefetch(dataset, { cacheDir: cache, hosts, signal: aborted.signal }), { name: 'AbortError' })
+  await assert.rejects(prefetch(dataset, { cacheDir: cache, hosts, signal: 'stop' as unknown as AbortSignal }), { code: 'E_USAGE', message: 'the option signal takes an AbortSignal, not string' })
+
+  const result = await prefetch(dataset, { cacheDir: cache, hosts })
+  assert.equal(result.files, expected().length)
+  assertCompleteCache(cache)
 })

@@ -93,3 +93,23 @@ test('one file over the size limit on the single-file API fails only its own ref
     assert.deepEqual([...served], [[small1, repo.files.get('data/file-0.txt')], [small2, repo.files.get('data/file-1.txt')]], repo.repository)
   }
 })
+
+test('an abort stops a single-file request the host holds, and its retries: the prefetch rejects with the reason, not a fallback to git', async () => {
+  fx.server.options.raw = 'serve'
+  const controller = new AbortController()
+  const held = fx.server.waitFor((r) => r.kind === 'raw')
+  // The host holds every request far longer than the test.
+  fx.server.options.rawFault = () => ({ delayMs: 600_000 })
+  try {
+    const running = prefetchUrls([urls()[0]!.url], { cacheDir: fx.newCache(), hosts: fx.server.hostSpecs(), timeoutSeconds: 600, signal: controller.signal })
+    running.catch(() => {})
+    await held
+    const fetchesBefore = fx.server.requests.filter((r) => r.command === 'fetch').length
+    controller.abort(new Error('stopped by the caller'))
+    await assert.rejects(running, { message: 'stopped by the caller' })
+    // git was not asked for the file instead.
+    assert.equal(fx.server.requests.filter((r) => r.command === 'fetch').length, fetchesBefore)
+  } finally {
+    delete fx.server.options.rawFault
+  }
+})
