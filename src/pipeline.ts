@@ -44,6 +44,8 @@ export interface ReadOptions {
   onReject?: (reject: Reject) => void
   /** Filled as the read goes: records read, skipped, warnings. */
   report?: ConversionReport
+  /** Ends the read when aborted, with the signal's reason, even while it waits for input (standard input, a pipe). */
+  signal?: AbortSignal
   /** Only the records whose 0-based index in the file is in [start, end) (used by `--shard`). */
   recordRange?: [number, number]
   /**
@@ -178,7 +180,9 @@ export async function* read(input: string, options: ReadOptions = {}): AsyncGene
   requireChoice('read(): the option comments', options.comments, ['warn'])
   requireChoice('read(): the option includes', options.includes, ['warn'])
   requireMap('read()', options.map)
-  for await (const item of await openCases(input, options)) {
+  requireSignal('read()', options.signal)
+  const items = await openCases(input, options)
+  for await (const item of options.signal ? untilAborted(items, options.signal) : items) {
     if (item.from) readFrom.set(item.value, item.from)
     yield item.value
   }
@@ -640,21 +644,18 @@ async function* untilAborted<T>(items: AsyncIterable<T>, signal: AbortSignal): A
     signal.addEventListener('abort', onAbort, { once: true })
   })
   aborted.catch(() => {})
-  let waiting = false
   try {
     for (;;) {
       signal.throwIfAborted()
-      waiting = true
       const next = await Promise.race([iterator.next(), aborted])
-      waiting = false
       if (next.done) return
       yield next.value
     }
   } finally {
     signal.removeEventListener('abort', onAbort)
-    // A source still working on the next item closes once it has it; awaiting that could be forever.
+    // Aborted, the source closes once it answers what it was asked (a pipe reads ahead): awaiting that could be forever.
     const closing = iterator.return?.()
-    if (!waiting) await closing
+    if (!signal.aborted) await closing
     else closing?.catch(() => {})
   }
 }

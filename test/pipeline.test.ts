@@ -442,6 +442,26 @@ test('a conversion or a write given an AbortSignal stops when it aborts: it reje
   assert.equal(readFileSync(output, 'utf8'), 'the user\'s own file\n')
   assert.deepEqual(leftovers(), [])
 
+  // A read ends with the reason, even while it waits for a source that sends nothing more (a pipe left open).
+  const fifo = join(dir, 'pipe.jsonl')
+  execFileSync('mkfifo', [fifo])
+  const { open: openFile } = await import('node:fs/promises')
+  const writer = openFile(fifo, 'w')
+  const reading2 = new AbortController()
+  const cases2: EvalCase[] = []
+  const done = (async () => {
+    for await (const c of read(fifo, { from: 'evals', signal: reading2.signal })) {
+      cases2.push(c)
+      reading2.abort()
+    }
+  })()
+  done.catch(() => {})
+  const handle = await writer
+  await handle.write('{"id": "p1", "input": "first"}\n')
+  await assert.rejects(done, { name: 'AbortError' })
+  assert.deepEqual(cases2.map((c) => c.id), ['p1'])
+  await handle.close()
+
   // Not aborted, the signal changes nothing; and a signal that is no AbortSignal is refused as the CLI refuses a bad flag.
   const report2 = await write(cases(3), output, { to: 'evals', signal: new AbortController().signal })
   assert.equal(report2.records.written, 3)
