@@ -58,9 +58,7 @@ test('an output named .gz is written gzip-compressed: its text is the uncompress
     await convert({ input, output: compressed, to })
     const bytes = readFileSync(compressed)
     assert.deepEqual([bytes[0], bytes[1]], [0x1f, 0x8b], `${ext}.gz starts as gzip`)
-    // Parquet's footer lists its key-value metadata in an order parquet-wasm does not keep from one file to the next in a process: compared as what reads back.
-    if (ext === '.parquet') assert.equal(gunzipSync(bytes).subarray(0, 4).toString('latin1'), 'PAR1')
-    else assert.ok(gunzipSync(bytes).equals(readFileSync(plain)), `${ext}.gz holds the ${ext} output`)
+    assert.ok(gunzipSync(bytes).equals(readFileSync(plain)), `${ext}.gz holds the ${ext} output`)
     const back: unknown[] = []
     for await (const c of read(compressed, { from: to })) back.push(c)
     const direct: unknown[] = []

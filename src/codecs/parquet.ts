@@ -77,6 +77,7 @@ import { DataError, EvalferryError } from '../errors.ts'
 import { fileStartsAsGzip, ioError, isPipe, spoolStdin, STDIO } from '../io.ts'
 import { own, roughSize, type JsonObject, type JsonValue } from '../model.ts'
 import { bigintToJson, parseExact, stringifyJson } from './json.ts'
+import { orderFooterMetadata } from './parquet-footer.ts'
 import {
   fitsColumnType,
   illFormedCell,
@@ -940,7 +941,7 @@ export function parquetWriter(
     written += pending.length
     pending = []
     pendingBytes = 0
-    output ??= new ParquetOutput(sink, properties())
+    output ??= new ParquetOutput(sink, properties(), [...metadata.keys(), ARROW_SCHEMA_KEY])
     await output.push(toWasm(new Table([batch])))
   }
 
@@ -1086,7 +1087,8 @@ class ParquetOutput {
   private failure: unknown
   private readonly pump: Promise<void>
 
-  constructor(sink: Sink, properties: ReturnType<WriterPropertiesBuilder['build']>) {
+  /** `order`: the footer's key-value metadata keys in the order they are written (see `orderFooterMetadata`). */
+  constructor(sink: Sink, properties: ReturnType<WriterPropertiesBuilder['build']>, order: readonly string[]) {
     const input = new ReadableStream<WasmRecordBatch>(
       {
         start: (controller) => {
@@ -1101,7 +1103,16 @@ class ParquetOutput {
     )
     this.pump = (async () => {
       const bytes = (await wasm.transformParquetStream(input, properties)) as ReadableStream<Uint8Array>
-      for await (const chunk of bytes as unknown as AsyncIterable<Uint8Array>) await sink.write(chunk)
+      // Each chunk waits for the next: the last holds the footer, whose metadata is put in order first.
+      let held: Uint8Array | undefined
+      for await (const chunk of bytes as unknown as AsyncIterable<Uint8Array>) {
+        if (held) await sink.write(held)
+        held = chunk
+      }
+      if (held) {
+        const tail = held.slice()
+        await sink.write(orderFooterMetadata(tail, order) ? tail : held)
+      }
     })().catch((error: unknown) => {
       this.failure = error
       this.onPull?.()
