@@ -2,7 +2,8 @@
  * `npm run fuzz [-- --seed 1] [--runs 40]`: every fixture corrupted `runs` times, and converted to
  * a target and through a --from chosen at random. Bytes are cut, spliced with the characters each
  * syntax turns on, overwritten, or whole lines repeated or swapped; a JSON, JSON Lines or YAML
- * fixture also has values swapped for others of any type and keys added or dropped. What it
+ * fixture also has values swapped for others of any type and keys added or dropped; some mutants
+ * are gzip-compressed (their stream itself sometimes cut or corrupted), some outputs named `.gz`. What it
  * reports: an exception other than an EvalferryError, an EvalferryError that names no file, a
  * warning a package printed on the process, a file left beside a failed output, or an output
  * evalferry cannot read back as the format it wrote. Each finding keeps its input, to be run
@@ -13,6 +14,7 @@ import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSyn
 import { tmpdir } from 'node:os'
 import { basename, extname, join } from 'node:path'
 import { parseArgs } from 'node:util'
+import { gzipSync } from 'node:zlib'
 import { parse as parseYaml, stringify as stringifyYaml } from 'yaml'
 import { FORMAT_NAMES, getAdapter } from '../adapters/index.ts'
 import type { Container, FormatName } from '../adapters/types.ts'
@@ -132,14 +134,18 @@ for (const fixture of fixtures()) {
     const edited = structured && random() < 0.4 ? editValues(original.toString('utf8'), ext) : undefined
     if (edited !== undefined) mutant = Buffer.from(edited)
     for (let n = edited === undefined ? 1 + below(3) : below(2); n > 0; n--) mutant = editBytes(mutant)
+    // Some mutants compressed, and some of those with their gzip stream cut or corrupted too.
+    const compressed = random() < 0.15
+    if (compressed) mutant = random() < 0.5 ? editBytes(gzipSync(mutant)) : gzipSync(mutant)
     const dir = join(work, String(counts.runs++))
     mkdirSync(dir)
-    const input = join(dir, basename(fixture.path))
+    const input = join(dir, basename(fixture.path) + (compressed ? '.gz' : ''))
     writeFileSync(input, mutant)
     const target = pick(targets)
-    const output = join(dir, `out${EXT[target.container]}`)
+    const outName = `out${EXT[target.container]}${random() < 0.1 ? '.gz' : ''}`
+    const output = join(dir, outName)
     const from = random() < 0.25 ? pick(FORMAT_NAMES) : undefined
-    const how = `--to ${target.format} -o out${EXT[target.container]}${from ? ` --from ${from}` : ''}`
+    const how = `--to ${target.format} -o ${outName}${from ? ` --from ${from}` : ''}`
     warnings.length = 0
     try {
       await convert({ input, output, to: target.format, ...(from ? { from } : {}), onError: random() < 0.3 ? 'skip' : 'fail' })
