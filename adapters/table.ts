@@ -224,7 +224,7 @@ const table: Adapter = {
   sniff(sample: SniffSample): number {
     if (sample.container !== 'csv') return 0
     // Any table reads as one; the formats with their own columns score higher.
-    return /\.tsv$/i.test(sample.fileName) ? 0.5 : 0.2
+    return /\.tsv(\.gz)?$/i.test(sample.fileName) ? 0.5 : 0.2
   },
 }
 

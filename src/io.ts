@@ -7,7 +7,7 @@ import { pipeline as streamPipeline, Readable, type Writable } from 'node:stream
 import { createGunzip, createGzip, type Gzip } from 'node:zlib'
 import { basename, dirname, join, resolve } from 'node:path'
 import { randomBytes } from 'node:crypto'
-import { once } from 'node:events'
+import { once, setMaxListeners } from 'node:events'
 import { DataError, EvalferryError, UsageError } from './errors.ts'
 import { countNewlines, type ByteSource, type Sink } from './codecs/types.ts'
 
@@ -33,9 +33,9 @@ async function* counted(stream: AsyncIterable<Buffer | string>, progress?: { byt
   }
 }
 
-/** Whether `bytes` start as gzip's do: its magic number and deflate, which no UTF-8 text can start with (0x8b is no first byte). */
+/** Whether `bytes` start as gzip's do: its magic number, which no UTF-8 text can start with (0x8b is no first byte). */
 export function startsAsGzip(bytes: Uint8Array): boolean {
-  return bytes[0] === 0x1f && bytes[1] === 0x8b && bytes[2] === 0x08
+  return bytes[0] === 0x1f && bytes[1] === 0x8b
 }
 
 /**
@@ -47,7 +47,7 @@ async function* inflatedIfGzip(chunks: AsyncIterable<Buffer | string>, path: str
   let closed = false
   try {
     let head: Buffer | string | undefined
-    // Three bytes tell: standard input may give fewer in its first chunk.
+    // Two bytes tell: standard input may give fewer in its first chunk.
     for (let next = await iterator.next(); ; next = await iterator.next()) {
       if (next.done) {
         closed = true
@@ -56,7 +56,7 @@ async function* inflatedIfGzip(chunks: AsyncIterable<Buffer | string>, path: str
       }
       const chunk = next.value
       head = head === undefined ? chunk : Buffer.concat([asBuffer(head), asBuffer(chunk)])
-      if (head.length >= 3) break
+      if (head.length >= 2) break
     }
     if (typeof head === 'string' || !startsAsGzip(head)) {
       yield head
@@ -83,8 +83,8 @@ function gzipError(path: string, error: unknown): unknown {
 export async function fileStartsAsGzip(path: string): Promise<boolean> {
   const handle = await open(path, 'r')
   try {
-    const { buffer, bytesRead } = await handle.read(Buffer.alloc(3), 0, 3, 0)
-    return bytesRead === 3 && startsAsGzip(buffer)
+    const { buffer, bytesRead } = await handle.read(Buffer.alloc(2), 0, 2, 0)
+    return bytesRead === 2 && startsAsGzip(buffer)
   } finally {
     await handle.close()
   }
@@ -109,7 +109,12 @@ async function* inflated(head: Buffer, rest: AsyncIterator<Buffer | string>, pat
   const gunzip = createGunzip()
   streamPipeline(source, gunzip, () => {})
   try {
-    for await (const chunk of gunzip) yield chunk as Buffer
+    let first = true
+    for await (const chunk of gunzip) {
+      if (first && startsAsGzip(chunk as Buffer)) throw new DataError('E_PARSE', 'the file is gzip-compressed twice (a .gz of a .gz); decompress it once, then convert it', { file: path })
+      first = false
+      yield chunk as Buffer
+    }
   } catch (error) {
     throw gzipError(path, error)
   } finally {
@@ -698,6 +703,8 @@ let writesStdout = false
 const interruption = new AbortController()
 /** Aborted when the process is interrupted: what it started (git) is stopped with it. */
 export const interruptSignal: AbortSignal = interruption.signal
+// Each git process listens while it runs (a prefetch keeps one per repository open): more than Node's ten is no leak.
+setMaxListeners(0, interruptSignal)
 const untilExit = new Promise<never>(() => {})
 
 async function interrupted(signal: NodeJS.Signals): Promise<void> {

@@ -18,7 +18,7 @@ import { detect, type DetectOptions } from './detect.ts'
 import { RelativeFiles } from './file-blocks.ts'
 import { DataError, type ErrorCode, EvalferryError, LayoutError, UsageError, type Location } from './errors.ts'
 import { grown, IdSet, ownString, SEEN, StringTable, WRITTEN } from './ids.ts'
-import { assertWritable, AtomicFile, BytesSink, exists, isFile, isPipe, missingInput, STDIO, type Written } from './io.ts'
+import { assertWritable, AtomicFile, BytesSink, exists, isFile, isPipe, missingInput, startsAsGzip, STDIO, type Written } from './io.ts'
 import { checkCaseShape } from './mapping.ts'
 import { CARRY_KEY, hasKeys, isJsonObject, isMessageList, own, roughSize, withHeaderOf, withoutFileKeys, withoutGenerated, type EvalCase, type Extras, type JsonObject, type JsonValue } from './model.ts'
 import { addWarning, countField, newReport, type ConversionReport } from './report.ts'
@@ -636,8 +636,10 @@ async function writeFile(cases: AsyncIterable<ReadCase>, output: string, options
  * `items` until `signal` aborts, which ends the wait for the next one too (a source that sends
  * nothing, standard input say, is not waited for); the source is then closed when it answers.
  */
-async function* untilAborted<T>(items: AsyncIterable<T>, signal: AbortSignal): AsyncGenerator<T> {
-  const iterator = items[Symbol.asyncIterator]()
+export async function* untilAborted<T>(items: AsyncIterable<T> | Iterable<T>, signal: AbortSignal): AsyncGenerator<T> {
+  const iterator = Symbol.asyncIterator in items ? items[Symbol.asyncIterator]() : (async function* () {
+    yield* items
+  })()
   let onAbort: () => void = () => {}
   const aborted = new Promise<never>((_, reject) => {
     onAbort = () => reject(signal.reason)
@@ -753,6 +755,8 @@ export async function holdsCases(path: string, adapter: Adapter): Promise<boolea
     const file = await open(path, 'r')
     try {
       const { buffer, bytesRead } = await file.read(Buffer.alloc(1 << 16), 0, 1 << 16, 0)
+      // Compressed, it is no sidecar evalferry wrote, and may hold cases: it is never overwritten.
+      if (startsAsGzip(buffer.subarray(0, bytesRead))) return true
       head = buffer.toString('utf8', 0, bytesRead)
     } finally {
       await file.close()

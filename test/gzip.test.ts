@@ -203,3 +203,31 @@ test('convert --help says that compressed files are read and written', async () 
   assert.equal(help.code, 0)
   assert.match(help.stdout, /A gzip-compressed input is read as it is;\nan output named \.gz \(cases\.jsonl\.gz\) is written compressed\./)
 })
+
+test('a compressed YAML beside a JSON Lines output is never overwritten by its sidecar; .tsv.gz is a table as .tsv is; twice compressed or cut to its magic number, the error says so', async () => {
+  const folder = join(dir, 'beside')
+  mkdirSync(folder)
+  const cases = gzipSync(readFileSync(fixture('evalcase/agentv-2026-02/basic--dataset.yaml')))
+  writeFileSync(join(folder, 'cases.yaml'), cases)
+  const run = await runCli(['convert', fixture('evalcase/agentv-2026-02/basic--dataset.yaml'), '--to', 'evalcase', '-o', join(folder, 'cases.jsonl')])
+  assert.equal(run.code, 2, run.stderr)
+  assert.match(run.stderr, /cases\.yaml holds cases, and would be overwritten by the sidecar of .*cases\.jsonl/)
+  assert.ok(readFileSync(join(folder, 'cases.yaml')).equals(cases))
+
+  const tsv = 'input\texpected_output\nWhat?\tThat\n'
+  writeFileSync(join(dir, 'q.tsv'), tsv)
+  writeFileSync(join(dir, 'q.tsv.gz'), gzipSync(tsv))
+  const formats = await Promise.all(['q.tsv', 'q.tsv.gz'].map(async (name) => JSON.parse((await runCli(['detect', join(dir, name), '--json'])).stdout)[0].format))
+  assert.deepEqual(formats, ['csv', 'csv'])
+
+  const twice = gzipped('twice.jsonl.gz', gzipSync('{"input": "a"}\n'))
+  const magic = join(dir, 'magic.jsonl.gz')
+  writeFileSync(magic, Buffer.from([0x1f, 0x8b]))
+  for (const [input, message] of [
+    [twice, 'the file is gzip-compressed twice (a .gz of a .gz); decompress it once, then convert it'],
+    [magic, 'the file is gzip-compressed, and it ends before its compressed data does (the file was cut short)'],
+  ] as const) {
+    const failed = await runCli(['convert', input, '--from', 'evals', '--to', 'deepeval', '-o', join(dir, 'never.json')])
+    assert.deepEqual([failed.code, failed.stderr], [1, `evalferry: ${input}: ${message}\n`])
+  }
+})

@@ -33,17 +33,17 @@ export {
 } from '../../cache/index.ts'
 
 /** Each case and where it is: its file and line where read from one (as read() names it), else its place among the cases. */
-async function* casesOf(source: string | string[] | CaseSource, from: FormatOption | undefined): AsyncGenerator<{ c: EvalCase; place: Location }> {
+async function* casesOf(source: string | string[] | CaseSource, from: FormatOption | undefined, signal: AbortSignal | undefined): AsyncGenerator<{ c: EvalCase; place: Location }> {
+  const { read, placeOf, untilAborted } = await import('../pipeline.ts')
   if (typeof source === 'string' || (Array.isArray(source) && source.every((s) => typeof s === 'string'))) {
-    const { read, placeOf } = await import('../pipeline.ts')
     for (const file of typeof source === 'string' ? [source] : (source as string[])) {
       let record = 0
-      for await (const c of read(file, from ? { from } : {})) yield { c, place: placeOf(c) ?? { file, record: record++ } }
+      for await (const c of read(file, { ...(from ? { from } : {}), ...(signal ? { signal } : {}) })) yield { c, place: placeOf(c) ?? { file, record: record++ } }
     }
     return
   }
   let record = 0
-  for await (const c of source as CaseSource) yield { c, place: { record: record++ } }
+  for await (const c of signal ? untilAborted(source as CaseSource, signal) : (source as CaseSource)) yield { c, place: { record: record++ } }
 }
 
 /**
@@ -56,7 +56,7 @@ export async function prefetch(source: string | string[] | CaseSource, options: 
   const urls: string[] = []
   const places = new Map<string, Location>()
   const undeclared = new Map<string, UndeclaredHost>()
-  for await (const { c, place } of casesOf(source, options.from)) {
+  for await (const { c, place } of casesOf(source, options.from, options.signal)) {
     options.signal?.throwIfAborted()
     for (const ref of findReferences(c, session.hosts)) {
       urls.push(ref.url)

@@ -4,6 +4,7 @@
  */
 
 import { createHash } from 'node:crypto'
+import { setMaxListeners } from 'node:events'
 import { readFile } from 'node:fs/promises'
 import {
   type CachedState,
@@ -129,6 +130,7 @@ export class Session {
     checkSettings(options)
     if (options.signal !== undefined && !(options.signal instanceof AbortSignal)) throw new UsageError(`the option signal takes an AbortSignal, not ${options.signal === null ? 'null' : typeof options.signal}`)
     this.signal = options.signal ? AbortSignal.any([interruptSignal, options.signal]) : interruptSignal
+    if (options.signal) setMaxListeners(0, this.signal)
     // The option was checked above; EVALFERRY_TIMEOUT is what is left to check.
     const timeout = this.setting('timeoutSeconds')
     if (timeout > MAX_TIMEOUT_SECONDS) {

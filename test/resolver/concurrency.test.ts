@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict'
+import { execFileSync } from 'node:child_process'
 import { existsSync, readdirSync, readFileSync, readlinkSync } from 'node:fs'
 import { join } from 'node:path'
 import { after, before, test } from 'node:test'
@@ -185,4 +186,29 @@ test('prefetch() given an AbortSignal stops when it aborts: in the middle of a f
   const result = await prefetch(dataset, { cacheDir: cache, hosts })
   assert.equal(result.files, expected().length)
   assertCompleteCache(cache)
+})
+
+test('prefetch() aborted while it reads its dataset from a pipe, or waits on cases that do not come, rejects at once', { timeout: 30_000 }, async () => {
+  const fifo = join(fx.dir, 'cases-pipe.yaml')
+  execFileSync('mkfifo', [fifo])
+  // A writer that opens the pipe and sends nothing until the end of the test.
+  const { open } = await import('node:fs/promises')
+  const writer = open(fifo, 'w')
+  const controller = new AbortController()
+  const fromPipe = prefetch(fifo, { cacheDir: fx.newCache(), hosts: fx.server.hostSpecs(), from: 'evalcase', signal: controller.signal })
+  fromPipe.catch(() => {})
+  const handle = await writer
+  try {
+    controller.abort()
+    await assert.rejects(fromPipe, { name: 'AbortError' })
+  } finally {
+    await handle.close()
+  }
+  const stalled = new AbortController()
+  async function* never(): AsyncGenerator<never> {
+    await new Promise(() => {})
+  }
+  const fromCases = prefetch(never(), { cacheDir: fx.newCache(), hosts: fx.server.hostSpecs(), signal: stalled.signal })
+  setTimeout(() => stalled.abort(new Error('gave up waiting')), 20)
+  await assert.rejects(fromCases, { message: 'gave up waiting' })
 })

@@ -18,10 +18,12 @@
 
 import assert from 'node:assert/strict'
 import { existsSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs'
+import { createServer } from 'node:http'
+import type { AddressInfo } from 'node:net'
 import { join } from 'node:path'
 import { after, before, test } from 'node:test'
 import { FetchError } from '../../src/errors.ts'
-import { prefetchUrls } from '../../src/resolver/index.ts'
+import { PrefetchError, prefetchUrls } from '../../src/resolver/index.ts'
 import { runCli, startCli, writeEvalcaseDataset } from '../helpers/cli.ts'
 import { type Fixture, sha256, startFixture } from '../helpers/fixture.ts'
 import type { GitFault, LoggedRequest, RawFault } from '../helpers/git-server.ts'
@@ -375,4 +377,29 @@ test('a cached file changed on disk is fetched again; offline it is refused, nam
   assert.equal((await prefetchUrls(urls, options(cache))).cached, paths.length)
   assert.equal(fx.server.requests.length, warm, 'warm again: no request')
   t.diagnostic(`cached files damaged on disk: ${damaged}; refused offline, fetched again online; ${paths.length} unrecorded files re-fetched`)
+})
+
+test('a prefetch of many repositories at once, each git waiting on a silent server, warns of no listener leak', { timeout: 60_000 }, async () => {
+  const silent = createServer(() => {})
+  await new Promise<void>((done) => silent.listen(0, '127.0.0.1', done))
+  const port = (silent.address() as AddressInfo).port
+  const warnings: string[] = []
+  const onWarning = (warning: Error) => warnings.push(`${warning.name}: ${warning.message}`)
+  process.on('warning', onWarning)
+  try {
+    const urls = Array.from({ length: 12 }, (_, i) => `https://github.com/owner/repo-${i}/blob/main/a.txt`)
+    for (const signal of [undefined, new AbortController().signal]) {
+      const failed = await prefetchUrls(urls, { cacheDir: fx.newCache(), hosts: [`github.com=http://127.0.0.1:${port}`], concurrency: 12, timeoutSeconds: 1, ...(signal ? { signal } : {}) }).catch((error: unknown) => error)
+      assert.ok(failed instanceof PrefetchError, String(failed))
+      assert.equal(failed.failures.length, 12)
+      assert.ok(failed.failures.every((f) => /timed out/.test(f.message)), failed.message)
+    }
+    // A warning is emitted on the next tick.
+    await new Promise((done) => setImmediate(done))
+    assert.deepEqual(warnings, [])
+  } finally {
+    process.off('warning', onWarning)
+    silent.closeAllConnections()
+    silent.close()
+  }
 })
