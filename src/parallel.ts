@@ -20,7 +20,7 @@ import { IdSet, SEEN, StringTable, WRITTEN } from './ids.ts'
 import { AtomicFile, startsAsGzip, STDIO } from './io.ts'
 import { isRowMapper } from './mapping.ts'
 import type { JsonObject } from './model.ts'
-import { startSidecar, type ConvertOptions, type FilePart, type PartResult, type RecordBytes } from './pipeline.ts'
+import { raceAbort, startSidecar, type ConvertOptions, type FilePart, type PartResult, type RecordBytes } from './pipeline.ts'
 import { mergeReport, type ConversionReport } from './report.ts'
 import { ask, startWorker } from './workers.ts'
 
@@ -565,12 +565,9 @@ export async function convertInParts(
       running.catch(() => {})
       inFlight.push(running)
       // A few parts at a time: each holds its text and its output.
-      while (inFlight.length > threads) await settleNext()
+      while (inFlight.length > threads) await raceAbort(settleNext(), options.signal)
     }
-    while (inFlight.length) {
-      options.signal?.throwIfAborted()
-      await settleNext()
-    }
+    while (inFlight.length) await raceAbort(settleNext(), options.signal)
     options.signal?.throwIfAborted()
     const sidecarPath = options.output !== STDIO ? target.sidecar?.(options.output, 'jsonl') : undefined
     sidecarFile = await startSidecar(sidecarPath, (sidecar ?? {}) as JsonObject, options.output, target, report)

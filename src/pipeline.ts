@@ -620,7 +620,7 @@ async function writeFile(cases: AsyncIterable<ReadCase>, output: string, options
   let sidecar: AtomicFile | undefined
   try {
     if (options.signal) cases = untilAborted(cases, options.signal)
-    const layout = await writeCases(cases, adapter, container, file, options, report, sidecarPath !== undefined)
+    const layout = await raceAbort(writeCases(cases, adapter, container, file, options, report, sidecarPath !== undefined), options.signal)
     sidecar = await startSidecar(sidecarPath, sidecarHeader(layout), output, adapter, report)
     await file.commit()
     await sidecar?.commit()
@@ -659,6 +659,26 @@ export async function* untilAborted<T>(items: AsyncIterable<T> | Iterable<T>, si
     const closing = iterator.return?.()
     if (!signal.aborted) await closing
     else closing?.catch(() => {})
+  }
+}
+
+/**
+ * `work`, or the signal's reason as soon as it aborts, even while `work` waits on something that
+ * may never come (an output nobody reads); `work` then goes on unheard, to its next check of the signal.
+ */
+export async function raceAbort<T>(work: Promise<T>, signal: AbortSignal | undefined): Promise<T> {
+  if (!signal) return work
+  work.catch(() => {})
+  signal.throwIfAborted()
+  let onAbort: () => void = () => {}
+  const aborted = new Promise<never>((_, reject) => {
+    onAbort = () => reject(signal.reason)
+    signal.addEventListener('abort', onAbort, { once: true })
+  })
+  try {
+    return await Promise.race([work, aborted])
+  } finally {
+    signal.removeEventListener('abort', onAbort)
   }
 }
 

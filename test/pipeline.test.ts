@@ -462,6 +462,32 @@ test('a conversion or a write given an AbortSignal stops when it aborts: it reje
   assert.deepEqual(cases2.map((c) => c.id), ['p1'])
   await handle.close()
 
+  // An output nobody reads (a pipe whose reader has stopped) holds the write up: the abort does not wait for it.
+  const outPipe = join(dir, 'out-pipe.jsonl')
+  execFileSync('mkfifo', [outPipe])
+  const reader = openFile(outPipe, 'r')
+  const blocked = new AbortController()
+  const many = Array.from({ length: 5000 }, (_, i) => ({ id: `b${i}`, input: [{ role: 'user' as const, content: 'x'.repeat(200) }] }))
+  let given = 0
+  async function* slowly(): AsyncGenerator<EvalCase> {
+    for (const c of many) {
+      given++
+      yield c
+    }
+  }
+  const writing = write(slowly(), outPipe, { to: 'evals', signal: blocked.signal })
+  writing.catch(() => {})
+  const readEnd = await reader
+  // The pipe holds 64 KiB: the write stops on it long before its 5000 cases are given.
+  for (let last = -1; given !== last; ) {
+    last = given
+    await new Promise((r) => setTimeout(r, 100))
+  }
+  assert.ok(given > 0 && given < many.length, `${given} cases given`)
+  blocked.abort()
+  await assert.rejects(writing, { name: 'AbortError' })
+  await readEnd.close()
+
   // Not aborted, the signal changes nothing; and a signal that is no AbortSignal is refused as the CLI refuses a bad flag.
   const report2 = await write(cases(3), output, { to: 'evals', signal: new AbortController().signal })
   assert.equal(report2.records.written, 3)
