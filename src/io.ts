@@ -718,6 +718,9 @@ async function interrupted(signal: NodeJS.Signals): Promise<void> {
     await opened.catch(() => {})
     await rm(temp, { force: true }).catch(() => {})
   }
+  // Copies of standard input or of a compressed Parquet file, made to be read from their end: this
+  // process's, a worker thread's too (they share its id).
+  await removeLeftovers(tmpdir(), SPOOL_PREFIX, '-', '', true).catch(() => {})
   const stdout = writesStdout ? ', but what went to standard output stops where the conversion did' : ''
   process.stderr.write(`evalferry: interrupted (${signal}); no file left unfinished${stdout}\n`)
   process.exit(SIGNAL_EXITS[signal])

@@ -8,7 +8,7 @@ import { convert, read } from '../src/index.ts'
 import { textSource } from '../src/io.ts'
 import { locateRecords } from '../src/parallel.ts'
 import { containerOf, extensionOf } from '../src/codecs/index.ts'
-import { runCli, SHARED_FIXTURES } from './helpers/cli.ts'
+import { ROOT, runCli, SHARED_FIXTURES } from './helpers/cli.ts'
 import { tempDir } from './helpers/temp.ts'
 
 const dir = tempDir('evalferry-gzip-')
@@ -230,4 +230,22 @@ test('a compressed YAML beside a JSON Lines output is never overwritten by its s
     const failed = await runCli(['convert', input, '--from', 'evals', '--to', 'deepeval', '-o', join(dir, 'never.json')])
     assert.deepEqual([failed.code, failed.stderr], [1, `evalferry: ${input}: ${message}\n`])
   }
+})
+
+test('interrupted while it copies a piped Parquet file to read it from its end, the command removes the copy', { timeout: 60_000 }, async () => {
+  const { spawn } = await import('node:child_process')
+  const { tmpdir } = await import('node:os')
+  const child = spawn(process.execPath, ['--import', 'tsx', join(ROOT, 'src', 'cli', 'main.ts'), 'convert', '-', '--from', 'hf', '--from-container', 'parquet', '--to', 'hf', '-o', join(dir, 'never.jsonl')], { cwd: ROOT, stdio: ['pipe', 'ignore', 'pipe'] })
+  let stderr = ''
+  child.stderr!.on('data', (c: Buffer) => (stderr += c.toString()))
+  const exited = new Promise<number | null>((done) => child.on('exit', (code) => done(code)))
+  // Part of a file, the pipe left open: the copy is under way.
+  child.stdin!.write(gzipSync(Buffer.alloc(1 << 20, 'x')))
+  const copies = () => readdirSync(tmpdir()).filter((name) => name.startsWith(`evalferry-stdin-${child.pid}-`))
+  for (let waited = 0; copies().length === 0 && waited < 30_000; waited += 50) await new Promise((r) => setTimeout(r, 50))
+  assert.equal(copies().length, 1, 'the copy was begun')
+  child.kill('SIGINT')
+  assert.equal(await exited, 130, stderr)
+  assert.match(stderr, /interrupted \(SIGINT\); no file left unfinished/)
+  assert.deepEqual(copies(), [])
 })
