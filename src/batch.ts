@@ -12,7 +12,7 @@ import type { Worker } from 'node:worker_threads'
 import { getAdapter } from '../adapters/index.ts'
 import { containerOf, extensionOf, readRecords } from './codecs/index.ts'
 import { EvalferryError, UsageError, type ErrorCode, type Location } from './errors.ts'
-import { removeOwnTemps, STDIO } from './io.ts'
+import { isPipe, removeOwnTemps, STDIO } from './io.ts'
 import { convert, detectFormat, type ConvertOptions } from './pipeline.ts'
 import type { ConversionReport } from './report.ts'
 import { ask, startWorker } from './workers.ts'
@@ -69,6 +69,8 @@ export async function countRecords(file: string, format: string): Promise<number
 export async function shardJobs(jobs: BatchJob[], shard: Shard): Promise<BatchJob[]> {
   const ordered = [...jobs].sort((a, b) => (a.input < b.input ? -1 : a.input > b.input ? 1 : 0))
   if (ordered.some((j) => j.input === STDIO)) throw new UsageError('--shard needs files, not standard input')
+  // A shard of a file's records reads it twice (to count them, then its part): a pipe gives its bytes once.
+  for (const job of ordered) if (await isPipe(job.input)) throw new UsageError(`--shard needs files: ${job.input} is a pipe, whose bytes can be read only once; write them to a file first`)
   if (ordered.length >= shard.count) {
     const sizes = await Promise.all(ordered.map(async (job) => (await bytesToRead(job)) ?? 0))
     const mine = new Set(dealFiles(sizes, shard.count)[shard.index - 1])

@@ -1,6 +1,7 @@
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
 import { openSync, readFileSync, rmSync, writeFileSync, writeSync, closeSync } from 'node:fs'
+import { execFileSync } from 'node:child_process'
 import { join } from 'node:path'
 import { asyncBufferFromFile, parquetMetadataAsync } from 'hyparquet'
 import { convert } from '../src/index.ts'
@@ -258,4 +259,13 @@ test('the shards of a file without ids generate the ids the whole does: joined, 
   const tiny = join(dir, 'tiny-rows.csv')
   writeFileSync(tiny, 'v\n' + 'ab\n'.repeat(400_000) + '""\n'.repeat(400_000))
   assert.equal((await locateRecords(tiny, 'csv', (total) => [0, total]))?.total, 800_000)
+})
+
+test('--shard of a pipe, which gives its bytes once, is refused with a usage error rather than failing inside', async () => {
+  const dir = tempDir('evalferry-shard-pipe-')
+  const fifo = join(dir, 'cases.csv')
+  execFileSync('mkfifo', [fifo])
+  const run = await runCli(['convert', fifo, '--from', 'csv', '--to', 'evals', '-o', join(dir, 'out.jsonl'), '--shard', '1/2'])
+  assert.equal(run.code, 2, run.stderr)
+  assert.equal(run.stderr, `evalferry: --shard needs files: ${fifo} is a pipe, whose bytes can be read only once; write them to a file first\n`)
 })
