@@ -249,3 +249,23 @@ test('interrupted while it copies a piped Parquet file to read it from its end, 
   assert.match(stderr, /interrupted \(SIGINT\); no file left unfinished/)
   assert.deepEqual(copies(), [])
 })
+
+test('reading Parquet moves a progress bar: its bytes reach the size of the file, a compressed one included', async () => {
+  const parquet = join(dir, 'progress.parquet')
+  const cases = Array.from({ length: 3000 }, (_, i) => ({ id: `p${i}`, input: [{ role: 'user' as const, content: `question ${i}` }] }))
+  const { write } = await import('../src/index.ts')
+  await write(cases, parquet, { to: 'hf' })
+  const compressed = gzipped('progress.parquet.gz', readFileSync(parquet))
+  for (const path of [parquet, compressed]) {
+    const progress = { records: 0, bytes: 0 }
+    const seen: number[] = []
+    let count = 0
+    for await (const _ of read(path, { from: 'hf', progress })) {
+      if (count++ % 1000 === 999) seen.push(progress.bytes)
+    }
+    assert.equal(count, 3000)
+    assert.equal(progress.bytes, readFileSync(path).length, path)
+    // It rose as the row groups (1,000 rows each) were read: told after each batch of rows.
+    assert.ok(seen[1]! > seen[0]! && seen[2]! > seen[1]! && seen[2]! < progress.bytes, `${seen} of ${progress.bytes}`)
+  }
+})

@@ -178,12 +178,21 @@ export async function* readParquet(path: string, options: ReadOptions, sliceByte
 
     let pieces: ReadPiece[]
     let batchSize: number
+    let rows = 0
     try {
       const groups = rowGroupsOf(parquet)
       pieces = piecesOf(groups, range, sliceBytes)
       batchSize = batchRowsOf(groups)
+      for (const group of groups) rows += group.rows
     } catch (error) {
       throw parseError(file, error)
+    }
+    // A progress bar's bytes: the file's (compressed, for a .parquet.gz) in the share of its rows (or of the shard's) read.
+    const progress = options.progress
+    const size = progress ? (path === STDIO ? opened.blob.size : (await stat(path)).size) : 0
+    const [from, to] = range ?? [0, rows]
+    const share = (): void => {
+      if (progress && to > from) progress.bytes = Math.round((size * Math.min(Math.max(index - from, 0), to - from)) / (to - from))
     }
     for (const { rowGroups, offset, limit, first } of pieces) {
       index = first
@@ -214,6 +223,7 @@ export async function* readParquet(path: string, options: ReadOptions, sliceByte
           for (let c = 0; c < columns.length; c++) record[columns[c]!] = cells[c]![r]!
           yield { value: record, index: index++ }
         }
+        share()
       }
       reader = undefined
     }
