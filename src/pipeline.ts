@@ -640,21 +640,13 @@ export async function* untilAborted<T>(items: AsyncIterable<T> | Iterable<T>, si
   const iterator = Symbol.asyncIterator in items ? items[Symbol.asyncIterator]() : (async function* () {
     yield* items
   })()
-  let onAbort: () => void = () => {}
-  const aborted = new Promise<never>((_, reject) => {
-    onAbort = () => reject(signal.reason)
-    signal.addEventListener('abort', onAbort, { once: true })
-  })
-  aborted.catch(() => {})
   try {
     for (;;) {
-      signal.throwIfAborted()
-      const next = await Promise.race([iterator.next(), aborted])
+      const next = await raceAbort(iterator.next(), signal)
       if (next.done) return
       yield next.value
     }
   } finally {
-    signal.removeEventListener('abort', onAbort)
     // Aborted, the source closes once it answers what it was asked (a pipe reads ahead): awaiting that could be forever.
     const closing = iterator.return?.()
     if (!signal.aborted) await closing
