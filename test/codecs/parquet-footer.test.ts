@@ -59,3 +59,30 @@ test('the footer is put in order in place, or left untouched where it cannot be 
     assert.ok(Buffer.from(copy).equals(broken), 'left untouched')
   }
 })
+
+test('footers of many shapes: key sets of any size, names and lengths, written twice, read back by another reader in the order given', async () => {
+  const { asyncBufferFromFile, parquetMetadataAsync, parquetReadObjects } = await import('hyparquet')
+  let state = 7
+  const random = (n: number) => {
+    state = (state * 1103515245 + 12345) % 2 ** 31
+    return state % n
+  }
+  const names = ['huggingface', 'evalferry', 'pandas', 'é', 'a'.repeat(300), 'k', 'ARROW:schemaish', 'z', '']
+  for (let round = 0; round < 25; round++) {
+    const metadata: Record<string, string> = {}
+    for (let k = random(6); k > 0; k--) metadata[names[random(names.length)]! + (round % 3 ? '' : String(k))] = 'v'.repeat(random(2000)) + round
+    const rows = Array.from({ length: 1 + random(40) }, (_, i) => ({ q: `q${i}`, n: i }))
+    const [first, second] = [join(dir, `shape-${round}-a.parquet`), join(dir, `shape-${round}-b.parquet`)]
+    // Snappy, which the other reader decodes (it has no zstd).
+    await writerParquet(first, rows, { schemaMetadata: metadata }, { compression: 'snappy' })
+    await writerParquet(second, rows, { schemaMetadata: metadata }, { compression: 'snappy' })
+    assert.ok(readFileSync(first).equals(readFileSync(second)), `round ${round}: the same bytes`)
+    const read = await parquetMetadataAsync(await asyncBufferFromFile(first))
+    assert.deepEqual(
+      (read.key_value_metadata ?? []).map((kv) => [kv.key, kv.value]),
+      [...Object.entries(metadata), ['ARROW:schema', (read.key_value_metadata ?? []).find((kv) => kv.key === 'ARROW:schema')?.value]],
+      `round ${round}`,
+    )
+    assert.deepEqual(await parquetReadObjects({ file: await asyncBufferFromFile(first) }), rows.map((r) => ({ q: r.q, n: BigInt(r.n) })))
+  }
+})
