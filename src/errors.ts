@@ -93,6 +93,11 @@ export class UsageError extends EvalferryError {
   }
 }
 
+/** An option `signal` that is no AbortSignal, as a UsageError; `where` begins the message (`convert(): `). */
+export function requireAbortSignal(where: string, signal: unknown): void {
+  if (signal !== undefined && !(signal instanceof AbortSignal)) throw new UsageError(`${where}the option signal takes an AbortSignal, not ${signal === null ? 'null' : typeof signal}`)
+}
+
 /** A fetch, ref or cache failure in the resolver. Exit code 3. */
 export class FetchError extends EvalferryError {}
 

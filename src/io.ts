@@ -33,6 +33,16 @@ async function* counted(stream: AsyncIterable<Buffer | string>, progress?: { byt
   }
 }
 
+/** Whether the file is named as gzip-compressed (`.gz`): it is written so; it is read so whatever its name. */
+export function isGzipName(path: string): boolean {
+  return /\.gz$/i.test(path)
+}
+
+/** `path` without a last `.gz`. */
+export function withoutGzip(path: string): string {
+  return isGzipName(path) ? path.slice(0, -3) : path
+}
+
 /** Whether `bytes` start as gzip's do: its magic number, which no UTF-8 text can start with (0x8b is no first byte). */
 export function startsAsGzip(bytes: Uint8Array): boolean {
   return bytes[0] === 0x1f && bytes[1] === 0x8b
@@ -409,7 +419,7 @@ export class AtomicFile {
   ) {
     this.stream = stream
     this.temp = temp
-    if (path !== STDIO && /\.gz$/i.test(path)) {
+    if (path !== STDIO && isGzipName(path)) {
       // A failure of the file's stream destroys the compressor with it, so that a write waiting on it fails too.
       const gzip = createGzip()
       this.gzip = gzip
@@ -615,12 +625,12 @@ async function removeLeftovers(dir: string, prefix: string, separator: string, s
 const SPOOL_PREFIX = 'evalferry-stdin-'
 
 /**
- * Standard input (or the named pipe `from`) copied whole to a file of its own in the temporary
- * directory, for a reader that must seek (Parquet is read from its footer backwards); `remove`
- * deletes it. Copies that killed conversions left (their process id names no running process) are
- * removed first.
+ * Standard input (or the file or named pipe `from`; with `inflate`, the gzip-compressed file it
+ * names, inflated) copied whole to a file of its own in the temporary directory, for a reader that
+ * must seek (Parquet is read from its footer backwards); `remove` deletes it. Copies that killed
+ * conversions left (their process id names no running process) are removed first.
  */
-export async function spoolStdin(name: string, from?: string, inflate?: { file: string }): Promise<{ path: string; remove: () => Promise<void> }> {
+export async function spool(name: string, from?: string, inflate?: { file: string }): Promise<{ path: string; remove: () => Promise<void> }> {
   const temp = tmpdir()
   await removeLeftovers(temp, SPOOL_PREFIX, '-', '')
   const dir = await mkdtemp(join(temp, `${SPOOL_PREFIX}${process.pid}-`))

@@ -16,7 +16,7 @@ import { containerOf, readRecords, recordWriter } from './codecs/index.ts'
 import { LIST_KEY, SINGLE_KEY, type ColumnType, type HeaderWarning, type Sink, type SourceRecord } from './codecs/types.ts'
 import { detect, type DetectOptions } from './detect.ts'
 import { RelativeFiles } from './file-blocks.ts'
-import { DataError, type ErrorCode, EvalferryError, LayoutError, UsageError, type Location } from './errors.ts'
+import { DataError, type ErrorCode, EvalferryError, LayoutError, requireAbortSignal, UsageError, type Location } from './errors.ts'
 import { grown, IdSet, ownString, SEEN, StringTable, WRITTEN } from './ids.ts'
 import { assertWritable, AtomicFile, BytesSink, exists, isFile, isPipe, missingInput, startsAsGzip, STDIO, type Written } from './io.ts'
 import { checkCaseShape } from './mapping.ts'
@@ -235,11 +235,13 @@ function requireWriteOptions(fn: string, options: { extras?: unknown; strict?: u
   requireBoolean(`${fn}: the option strict`, options.strict)
 }
 
-/** A dialect is a way of writing evalcase: given with another target it would be ignored. */
+/** Checked as the other options are, and already aborted, the call does nothing. */
 function requireSignal(fn: string, signal: unknown): void {
-  if (signal !== undefined && !(signal instanceof AbortSignal)) throw new UsageError(`${fn}: the option signal takes an AbortSignal, not ${signal === null ? 'null' : typeof signal}`)
+  requireAbortSignal(`${fn}: `, signal)
   ;(signal as AbortSignal | undefined)?.throwIfAborted()
 }
+
+/** A dialect is a way of writing evalcase: given with another target it would be ignored. */
 
 function requireDialectFor(fn: string, dialect: unknown, to: string): void {
   requireChoice(`${fn}: the option dialect`, dialect, DIALECTS)

@@ -8,6 +8,7 @@ import { createRequire } from 'node:module'
 import { extname } from 'node:path'
 import type Papa from 'papaparse'
 import { DataError, LayoutError } from '../errors.ts'
+import { withoutGzip } from '../io.ts'
 import type { JsonObject } from '../model.ts'
 import { stringifyJson } from './json.ts'
 import { countNewlines, LONE_SURROGATE, MAX_RECORD_CHARS, protoRefused, tooLong, type ByteSource, type ReadOptions, type RecordWriter, type Sink, type SourceRecord } from './types.ts'
@@ -16,7 +17,7 @@ const DELIMITERS = [',', ';', '\t', '|']
 
 /** The delimiter a file's name fixes (a `.tsv` file's tab), or undefined: sniffed from its header. */
 export function namedDelimiter(path: string): string | undefined {
-  return extname(path.replace(/\.gz$/i, '')).toLowerCase() === '.tsv' ? '\t' : undefined
+  return extname(withoutGzip(path)).toLowerCase() === '.tsv' ? '\t' : undefined
 }
 
 /** The delimiter of a header line: the candidate that splits it most, outside quotes. */

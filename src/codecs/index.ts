@@ -2,7 +2,7 @@
 import { extname } from 'node:path'
 import type { Container, FileLayout } from '../../adapters/types.ts'
 import { UsageError } from '../errors.ts'
-import { textSource, rangeSource } from '../io.ts'
+import { isGzipName, textSource, rangeSource, withoutGzip } from '../io.ts'
 import { csvWriter, namedDelimiter, readCsv } from './csv.ts'
 import { jsonWriter, readJson } from './json.ts'
 import { jsonlWriter, readJsonl } from './jsonl.ts'
@@ -24,16 +24,6 @@ export const CONTAINERS: Container[] = ['json', 'jsonl', 'csv', 'yaml', 'parquet
 /** The container a file's extension names, or undefined; `cases.jsonl.gz` is gzip-compressed JSON Lines. */
 export function containerOf(path: string): Container | undefined {
   return BY_EXTENSION[extname(withoutGzip(path)).toLowerCase()]
-}
-
-/** Whether the file is named as gzip-compressed (`.gz`): it is written so, and read so whatever its name. */
-export function isGzipName(path: string): boolean {
-  return /\.gz$/i.test(path)
-}
-
-/** `path` without a last `.gz`. */
-export function withoutGzip(path: string): string {
-  return isGzipName(path) ? path.slice(0, -3) : path
 }
 
 /** The extension that names the container, with `.gz` after it where there is one: `.jsonl.gz`, `.csv`. */

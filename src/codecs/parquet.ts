@@ -74,7 +74,7 @@ import {
 import type * as ParquetWasm from 'parquet-wasm'
 import type { ParquetFile, RecordBatch as WasmRecordBatch, WriterPropertiesBuilder } from 'parquet-wasm'
 import { DataError, EvalferryError } from '../errors.ts'
-import { fileStartsAsGzip, ioError, isPipe, spoolStdin, STDIO } from '../io.ts'
+import { fileStartsAsGzip, ioError, isPipe, spool as spoolCopy, STDIO } from '../io.ts'
 import { own, roughSize, type JsonObject, type JsonValue } from '../model.ts'
 import { bigintToJson, parseExact, stringifyJson } from './json.ts'
 import { orderFooterMetadata } from './parquet-footer.ts'
@@ -408,11 +408,11 @@ async function openBlob(path: string): Promise<{ blob: Blob; close: () => Promis
   try {
     // A named pipe, as standard input, is read once, from its start: it is spooled too.
     const pipe = path !== STDIO && (await isPipe(path))
-    let spool = path !== STDIO && !pipe ? undefined : await spoolStdin('input.parquet', pipe ? path : undefined)
+    let spool = path !== STDIO && !pipe ? undefined : await spoolCopy('input.parquet', pipe ? path : undefined)
     try {
       // A gzip-compressed file (`data.parquet.gz`) is inflated into a temporary file of its own, read from there.
       if (await fileStartsAsGzip(spool?.path ?? path)) {
-        const inflated = await spoolStdin('input.parquet', spool?.path ?? path, { file: path })
+        const inflated = await spoolCopy('input.parquet', spool?.path ?? path, { file: path })
         await spool?.remove()
         spool = inflated
       }

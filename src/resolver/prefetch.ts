@@ -30,7 +30,7 @@ import {
   withLock,
   writeRefListing,
 } from '../../cache/index.ts'
-import { type ErrorCode, EvalferryError, FetchError, type Location, UsageError, formatLocation, quoted } from '../errors.ts'
+import { type ErrorCode, EvalferryError, FetchError, type Location, UsageError, formatLocation, quoted, requireAbortSignal } from '../errors.ts'
 import { interruptSignal } from '../io.ts'
 import { type Credential, credentialFor } from './credentials.ts'
 import { type HostConfig, type HostType, cloneUrl, hostTable, rawFileUrl, servesRawPath } from './hosts.ts'
@@ -128,7 +128,7 @@ export class Session {
     this.hosts = hostTable(options.hosts ?? [], this.env)
     this.offline = isOffline(options)
     checkSettings(options)
-    if (options.signal !== undefined && !(options.signal instanceof AbortSignal)) throw new UsageError(`the option signal takes an AbortSignal, not ${options.signal === null ? 'null' : typeof options.signal}`)
+    requireAbortSignal('', options.signal)
     this.signal = options.signal ? AbortSignal.any([interruptSignal, options.signal]) : interruptSignal
     if (options.signal) setMaxListeners(0, this.signal)
     // The option was checked above; EVALFERRY_TIMEOUT is what is left to check.
