@@ -24,6 +24,7 @@ port.on('message', async (job: ConvertOptions) => {
         code: known ? error.code : undefined,
         message: error instanceof Error ? error.message : String(error),
         location: known ? error.location : {},
+        ...(known && error.report ? { report: error.report } : {}),
       },
     })
   } finally {

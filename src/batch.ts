@@ -136,7 +136,7 @@ interface WorkerReply {
   records?: number
   bytes?: number
   report?: ConversionReport
-  error?: { code: ErrorCode | undefined; message: string; location: Location }
+  error?: { code: ErrorCode | undefined; message: string; location: Location; report?: ConversionReport }
 }
 
 /** Sends `job` to `worker` and resolves with its last reply (done or error); `onProgress` hears the progress it sends before. */
@@ -238,7 +238,10 @@ class BoundedHeapWorker {
 }
 
 function revive(error: NonNullable<WorkerReply['error']>): Error {
-  return error.code ? new EvalferryError(error.code, error.message, error.location) : new Error(error.message)
+  if (!error.code) return new Error(error.message)
+  const revived = new EvalferryError(error.code, error.message, error.location)
+  if (error.report) revived.report = error.report
+  return revived
 }
 
 /**
@@ -267,8 +270,8 @@ export interface BatchOptions {
   onProgress?: (progress: BatchProgress) => void
   /** Hears each file's report as the file is written, so a failed batch still tells what it wrote. */
   onDone?: (index: number, report: ConversionReport) => void
-  /** Hears each file that failed (the first failure, and any that ran beside it). */
-  onFailed?: (index: number) => void
+  /** Hears each file that failed (the first failure, and any that ran beside it), with its error. */
+  onFailed?: (index: number, error: unknown) => void
 }
 
 /**
@@ -312,7 +315,7 @@ export async function runBatch(jobs: BatchJob[], options: BatchOptions = {}): Pr
         options.onDone?.(i, reports[i]!)
       } catch (error) {
         failure ??= error
-        options.onFailed?.(i)
+        options.onFailed?.(i, error)
       }
       const done = running.get(i)!
       running.delete(i)

@@ -1,4 +1,5 @@
 import type { EvalCase } from './model.ts'
+import type { ConversionReport } from './report.ts'
 
 /**
  * Typed errors. Each carries a `code` that callers branch on, an exit code for the CLI, and, for
@@ -51,6 +52,12 @@ const EXIT_BY_CODE: Record<ErrorCode, 1 | 2 | 3> = {
 export class EvalferryError extends Error {
   readonly code: ErrorCode
   location: Location
+  /**
+   * Set by `convert()` when it stops: what it had done, the failed record aside (records read,
+   * skipped, the warnings and fields carried so far). `written` counts only records an output
+   * still holds: none for a file, which a failed conversion leaves as it was.
+   */
+  report?: ConversionReport
 
   constructor(code: ErrorCode, message: string, location: Location = {}, options?: { cause?: unknown }) {
     super(message, options)

@@ -426,7 +426,20 @@ export class AtomicFile {
       this.compressed = new Promise<void>((done, fail) => streamPipeline(gzip, stream as Writable, (error) => (error ? fail(error) : done())))
       this.compressed.catch(() => {})
     }
-    this.sink = new StreamSink(this.gzip ?? stream, undefined, (error) => writeError(path, error), temp ? (bytes) => this.pushed(bytes) : undefined)
+    this.sink = new StreamSink(this.gzip ?? stream, undefined, (error) => writeError(path, error), temp ? (bytes) => this.pushed(bytes) : () => (this.sent = true))
+  }
+
+  /** Bytes of a stream output (standard output, a pipe, a device) have gone out: they cannot be taken back. */
+  private sent = false
+
+  /** Whether the output is a stream (standard output, a pipe, a device), which has no file to take back. */
+  get isStream(): boolean {
+    return this.temp === undefined
+  }
+
+  /** Whether a stream output has been handed any bytes, which it will not give back: it cannot be written again. */
+  get hasSent(): boolean {
+    return this.sent
   }
 
   /**
@@ -536,8 +549,18 @@ export class AtomicFile {
     await this.compressed
   }
 
-  async abort(): Promise<void> {
+  /**
+   * Gives the output up: a file's temporary is removed and the file left as it was. A stream has
+   * nothing to take back: with `handOut`, what it was given and is still buffered goes out first, so
+   * that its reader has every record written before a bad one (a compressed stream is cut, as is).
+   */
+  async abort(handOut = false): Promise<void> {
     if (this.done) return
+    if (!this.temp && handOut && !this.gzip) {
+      await this.sink.flush().catch(() => {})
+      // A pipe or device is ended, not destroyed, so that the bytes it took are written before it closes.
+      if (this.stream !== process.stdout) await this.end().catch(() => {})
+    }
     this.gzip?.destroy()
     if (!this.temp) {
       if (this.stream !== process.stdout) (this.stream as WriteStream).destroy()

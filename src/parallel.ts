@@ -17,7 +17,7 @@ import { containerOf } from './codecs/index.ts'
 import { namedDelimiter, sepDelimiter, sniffDelimiter } from './codecs/csv.ts'
 import type { ErrorCode, Location } from './errors.ts'
 import { IdSet, SEEN, StringTable, WRITTEN } from './ids.ts'
-import { AtomicFile, startsAsGzip, STDIO } from './io.ts'
+import { AtomicFile, isSpecialFile, startsAsGzip, STDIO } from './io.ts'
 import { isRowMapper } from './mapping.ts'
 import type { JsonObject } from './model.ts'
 import { raceAbort, startSidecar, type ConvertOptions, type FilePart, type PartResult, type RecordBytes } from './pipeline.ts'
@@ -68,6 +68,9 @@ export async function canSplit(options: ConvertOptions, threads: number, minByte
   } catch {
     return undefined
   }
+  // A stream (standard output, a pipe) takes each part as it is settled: should a later part send the
+  // file back to one thread (a bad record, an id in two parts), it could not be written again.
+  if (options.output === STDIO || (await isSpecialFile(options.output))) return undefined
   return input
 }
 

@@ -18,7 +18,7 @@ import { detect, type DetectOptions } from './detect.ts'
 import { RelativeFiles } from './file-blocks.ts'
 import { DataError, type ErrorCode, EvalferryError, LayoutError, requireAbortSignal, UsageError, type Location } from './errors.ts'
 import { grown, IdSet, ownString, SEEN, StringTable, WRITTEN } from './ids.ts'
-import { assertWritable, AtomicFile, BytesSink, exists, isFile, isPipe, missingInput, startsAsGzip, STDIO, type Written } from './io.ts'
+import { assertWritable, AtomicFile, BytesSink, exists, isFile, isPipe, isSpecialFile, missingInput, startsAsGzip, STDIO, type Written } from './io.ts'
 import { checkCaseShape } from './mapping.ts'
 import { CARRY_KEY, hasKeys, isJsonObject, isMessageList, own, roughSize, withHeaderOf, withoutFileKeys, withoutGenerated, type EvalCase, type Extras, type JsonObject, type JsonValue } from './model.ts'
 import { addWarning, countField, newReport, type ConversionReport } from './report.ts'
@@ -618,6 +618,8 @@ async function writeFile(cases: AsyncIterable<ReadCase>, output: string, options
   }
   const report = options.report ?? newReport('canonical', adapter.name, [], output)
   const file = await AtomicFile.create(output)
+  // A stream (standard output, a pipe) cannot be written again once it has taken bytes: its pass stops at the first case its layout cannot hold.
+  if (file.isStream) options = { ...options, gatherLate: false }
   const sidecarPath = sidecarOf(output, container, adapter)
   let sidecar: AtomicFile | undefined
   try {
@@ -627,11 +629,21 @@ async function writeFile(cases: AsyncIterable<ReadCase>, output: string, options
     await file.commit()
     await sidecar?.commit()
   } catch (error) {
-    await file.abort()
+    if (error instanceof LayoutError && error.cases && file.hasSent) notWrittenAgain(error, output)
+    // A bad record ends a stream with every record before it; one written again, or a failed write, leaves it as it is.
+    const retried = error instanceof LayoutError && error.cases !== undefined
+    await file.abort(error instanceof EvalferryError && error.code !== 'E_IO' && !retried)
     await sidecar?.abort()
     throw error
   }
   return report
+}
+
+/** A case the layout of a stream could not hold, once the stream has taken the records before it: the error is final. */
+function notWrittenAgain(error: LayoutError, output: string): void {
+  error.cases = undefined
+  const stream = output === STDIO ? 'standard output' : output
+  error.message += `; ${stream} had already taken the records before it, and a stream cannot be written again with the column added: write to a file instead, which can`
 }
 
 /**
@@ -1282,34 +1294,50 @@ export async function convert(options: ConvertOptions): Promise<ConversionReport
   const to = (await getAdapter(options.to)).name
   const from = options.from ?? (options.input === STDIO ? undefined : await detectFormat(options.input, { target: to, container: inputContainer }))
   if (!from) throw new UsageError('reading standard input needs --from')
-  const fresh = async () => newReport((await getAdapter(from)).name, to, [options.input], options.output === STDIO ? undefined : options.output)
-  const threads = Math.min(options.threads ?? 1, availableParallelism())
-  if (threads > 1) {
-    const { canSplit, convertInParts } = await import('./parallel.ts')
-    const container = await canSplit({ ...options, inputContainer }, threads)
-    const progress = options.progress ? { ...options.progress } : undefined
-    const done = container && (await convertInParts({ ...options, inputContainer, from, to }, container, threads, await fresh()))
-    if (done) return done
-    // Something only the whole file settles: convert it again in this thread.
-    if (progress) Object.assign(options.progress!, progress)
-  }
-  // Later cases that need a column the first ones did not: the file is written again, its layout chosen with them too.
-  const start = options.progress ? { ...options.progress } : undefined
-  let layoutCases: EvalCase[] | undefined
-  let fileKeys: JsonObject | undefined
-  for (let attempt = 0; ; attempt++) {
-    try {
-      const gatherLate = options.input !== STDIO && attempt < LAYOUT_RETRIES
-      return await convertOnce(options, inputContainer, from, to, await fresh(), layoutCases, fileKeys, gatherLate)
-    } catch (error) {
-      if (error instanceof LateKeys && fileKeys === undefined) fileKeys = error.header
-      else if (error instanceof LayoutError && error.cases && options.input !== STDIO) {
-        if (attempt === LAYOUT_RETRIES) throw layoutGivenUp(error)
-        layoutCases = [...(layoutCases ?? []), ...error.cases]
-      } else throw error
-      if (start) Object.assign(options.progress!, start)
+  // The report of the attempt under way: a failure carries it (`EvalferryError.report`).
+  let report: ConversionReport | undefined
+  const fresh = async () => (report = newReport((await getAdapter(from)).name, to, [options.input], options.output === STDIO ? undefined : options.output))
+  try {
+    const threads = Math.min(options.threads ?? 1, availableParallelism())
+    if (threads > 1) {
+      const { canSplit, convertInParts } = await import('./parallel.ts')
+      const container = await canSplit({ ...options, inputContainer }, threads)
+      const progress = options.progress ? { ...options.progress } : undefined
+      const done = container && (await convertInParts({ ...options, inputContainer, from, to }, container, threads, await fresh()))
+      if (done) return done
+      // Something only the whole file settles: convert it again in this thread.
+      if (progress) Object.assign(options.progress!, progress)
     }
+    // Later cases that need a column the first ones did not: the file is written again, its layout chosen with them too.
+    const start = options.progress ? { ...options.progress } : undefined
+    let layoutCases: EvalCase[] | undefined
+    let fileKeys: JsonObject | undefined
+    for (let attempt = 0; ; attempt++) {
+      try {
+        const gatherLate = options.input !== STDIO && attempt < LAYOUT_RETRIES
+        return await convertOnce(options, inputContainer, from, to, await fresh(), layoutCases, fileKeys, gatherLate)
+      } catch (error) {
+        if (error instanceof LateKeys && fileKeys === undefined) fileKeys = error.header
+        else if (error instanceof LayoutError && error.cases && options.input !== STDIO) {
+          if (attempt === LAYOUT_RETRIES) throw layoutGivenUp(error)
+          layoutCases = [...(layoutCases ?? []), ...error.cases]
+        } else throw error
+        if (start) Object.assign(options.progress!, start)
+      }
+    }
+  } catch (error) {
+    if (error instanceof EvalferryError && report && !error.report) error.report = await reportWhenStopped(report, options.output)
+    throw error
   }
+}
+
+/**
+ * What a conversion that stopped had done: `report` as it stood, its records written counted only
+ * where the output still holds them (standard output, a pipe, a device): a file is left as it was.
+ */
+async function reportWhenStopped(report: ConversionReport, output: string): Promise<ConversionReport> {
+  const kept = output === STDIO || (await isSpecialFile(output))
+  return { ...report, records: { ...report.records, written: kept ? report.records.written : 0 } }
 }
 
 async function convertOnce(

@@ -400,14 +400,61 @@ test('convert --json prints the report on a failed run too, with why it stopped,
   assert.deepEqual([report.failed.code, report.failed.location.line], ['E_PARSE', 2])
   assert.equal(result.stderr, `evalferry: ${report.failed.message}\n`)
 
-  // Without --from, the report names the format the file was read as; in a batch, the files written before the failure count.
+  // The record read before the bad one counts; none is written, since the output is left as it was.
+  assert.deepEqual((report as unknown as ConversionReport).records, { read: 1, written: 0, skipped: 0 })
+
+  // Without --from, the report names the format the file was read as; in a batch, the files written before the failure count, and the failed file's records read.
   const good = file('json-failed-first.jsonl', '{"input": "x", "expected_output": "y"}\n{"input": "z"}\n')
   const out = join(dir, 'json-failed-batch')
-  const batch = await runCli(['convert', good, input, '--to', 'evals', '-o', out, '--json', '--jobs', '1'])
-  assert.equal(batch.code, 1)
-  const total = JSON.parse(batch.stdout) as ConversionReport & { failed: { location: { file: string; line: number } } }
-  assert.deepEqual([total.from, total.records, total.failed.location], ['deepeval', { read: 2, written: 2, skipped: 0 }, { file: input, line: 2, column: 10 }])
-  assert.deepEqual(readdirSync(out), ['json-failed-first.jsonl'])
+  for (const jobs of ['1', '2']) {
+    rmSync(out, { recursive: true, force: true })
+    const batch = await runCli(['convert', good, input, '--to', 'evals', '-o', out, '--json', '--jobs', jobs])
+    assert.equal(batch.code, 1)
+    const total = JSON.parse(batch.stdout) as ConversionReport & { failed: { location: { file: string; line: number } } }
+    assert.deepEqual([total.from, total.records, total.failed.location], ['deepeval', { read: 3, written: 2, skipped: 0 }, { file: input, line: 2, column: 10 }], `--jobs ${jobs}`)
+    assert.deepEqual(readdirSync(out), ['json-failed-first.jsonl'])
+  }
+})
+
+test('a failed conversion to standard output or a pipe hands out every record before the bad one, and its report counts them', async () => {
+  // Records of about 100 bytes: more than the 64 KiB a stream's writes are gathered in go out before the bad one.
+  const good = Array.from({ length: 2000 }, (_, i) => JSON.stringify({ id: `r${i}`, input: `question ${i} `.padEnd(60, '.'), expected_output: 'yes' }))
+  const input = file('stops-at-2001.jsonl', [...good, '{"id": "bad", "input":', ''].join('\n'))
+  for (const [to, container, lines] of [['deepeval', 'jsonl', 2000], ['deepeval', 'csv', 2001], ['evalcase', 'yaml', undefined]] as const) {
+    const reportPath = join(dir, `stops-${container}.report.json`)
+    const result = await runCli(['convert', input, '--from', 'evalcase', '--to', to, '--to-container', container, '-o', '-', '--report', reportPath])
+    assert.equal(result.code, 1, container)
+    assert.match(result.stderr, /stops-at-2001\.jsonl:2001:\d+: invalid JSON/, container)
+    const report = JSON.parse(readFileSync(reportPath, 'utf8')) as ConversionReport
+    assert.deepEqual(report.records, { read: 2000, written: 2000, skipped: 0 }, container)
+    // Every record converted is on standard output, whole: the last is the one before the bad one.
+    if (lines !== undefined) assert.equal(result.stdout.split('\n').filter(Boolean).length, lines, container)
+    else assert.equal(result.stdout.match(/^ {2}- id: r/gm)?.length, 2000)
+    assert.match(result.stdout, /r1999/, container)
+    assert.ok(result.stdout.endsWith('\n'), container)
+  }
+  // A named pipe gets them too.
+  const fifo = join(dir, 'stops.fifo')
+  spawnSync('mkfifo', [fifo])
+  const reader = spawn('cat', [fifo], { stdio: ['ignore', 'pipe', 'ignore'] })
+  let piped = ''
+  reader.stdout.setEncoding('utf8').on('data', (d: string) => (piped += d))
+  const readerDone = new Promise((done) => reader.on('close', done))
+  const result = await runCli(['convert', input, '--from', 'evalcase', '--to', 'deepeval', '--to-container', 'jsonl', '-o', fifo, '--json'])
+  await readerDone
+  assert.equal(result.code, 1)
+  assert.deepEqual((JSON.parse(result.stdout) as ConversionReport).records, { read: 2000, written: 2000, skipped: 0 })
+  assert.equal(piped.split('\n').filter(Boolean).length, 2000)
+
+  // The library's convert() rejects with the same report on its error.
+  const output = join(dir, 'stops.jsonl')
+  await assert.rejects(convert({ input, output, from: 'evalcase', to: 'deepeval' }), (error: EvalferryError) => {
+    assert.equal(error.code, 'E_PARSE')
+    assert.deepEqual(error.report?.records, { read: 2000, written: 0, skipped: 0 })
+    assert.deepEqual([error.report?.from, error.report?.to, error.report?.inputs, error.report?.output], ['evalcase', 'deepeval', [input], output])
+    return true
+  })
+  assert.equal(existsSync(output), false)
 })
 
 test('the sidecar of a JSON Lines output, and a library conversion onto its own input, never overwrite the input', async () => {
@@ -436,6 +483,23 @@ test('a case the target cannot take is named by its place in the input; a case m
   const result = await runCli(['convert', input, '--from', 'hf', '--to', 'hf', '-o', out, '--quiet'])
   assert.equal(result.code, 0, result.stderr)
   assert.deepEqual(readFileSync(out, 'utf8').split('\n').slice(0, 2), ['question,answer,late', 'q0,a,'])
+
+  // Standard output is written again with the column while it has taken nothing (the rows are still gathered)...
+  const small = await runCli(['convert', input, '--from', 'hf', '--to', 'hf', '--to-container', 'csv', '-o', '-', '--quiet'])
+  assert.equal(small.code, 0, small.stderr)
+  assert.deepEqual(small.stdout.split('\n').slice(0, 2), ['question,answer,late', 'q0,a,'])
+  assert.equal(small.stdout.split('\n').filter(Boolean).length, 151)
+  // ...but once it has taken rows it cannot be: the run stops at the case with every row before it, and one header.
+  const long = Array.from({ length: 3000 }, (_, i) => JSON.stringify({ question: `q${i} `.padEnd(60, '.'), answer: 'a', ...(i === 2500 ? { late: 'x' } : {}) }))
+  const longInput = file('late-column-long.jsonl', long.join('\n') + '\n')
+  const streamed = await runCli(['convert', longInput, '--from', 'hf', '--to', 'hf', '--to-container', 'csv', '-o', '-'])
+  assert.equal(streamed.code, 1)
+  assert.match(streamed.stderr, /late-column-long\.jsonl:2501: evalferry: this case needs an "evalferry" column.*; standard output had already taken the records before it, and a stream cannot be written again with the column added: write to a file instead, which can\n$/)
+  const streamedRows = streamed.stdout.split('\n').filter(Boolean)
+  assert.deepEqual([streamedRows.length, streamedRows[0], streamedRows.at(-1)], [2501, 'question,answer', `${'q2499 '.padEnd(60, '.')},a`])
+  const toFile = await runCli(['convert', longInput, '--from', 'hf', '--to', 'hf', '-o', join(dir, 'late-column-long.csv'), '--quiet'])
+  assert.equal(toFile.code, 0, toFile.stderr)
+  assert.equal(readFileSync(join(dir, 'late-column-long.csv'), 'utf8').split('\n')[0], 'question,answer,late')
 
   const made = (async function* (): AsyncGenerator<EvalCase> {
     for (let i = 0; i < 150; i++) yield { input: [{ role: 'user', content: `q${i}` }], ...(i === 120 ? { metadata: { late: 'x' } } : {}) }

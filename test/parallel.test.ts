@@ -1,8 +1,9 @@
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
+import { spawn, spawnSync } from 'node:child_process'
 import { existsSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { convert } from '../src/index.ts'
+import { convert, EvalferryError } from '../src/index.ts'
 import { partStats, partWorkers, SPLIT_MIN_BYTES, splitFile } from '../src/parallel.ts'
 import type { ConversionReport } from '../src/report.ts'
 import { tempDir } from './helpers/temp.ts'
@@ -229,6 +230,43 @@ test('a large JSON Lines file in parts: same bytes, same report, and an id used 
   const skipped = await both({ input, output: '', from: 'evalcase', to: 'deepeval', onError: 'skip' }, false)
   assert.ok(skipped.same)
   assert.deepEqual(skipped.parts, skipped.one)
+})
+
+// Split, the file went back to one thread after its first parts had reached the pipe, whose reader had then left: the second open waited for ever.
+test('a conversion to a stream (a named pipe, standard output) is not split: each record reaches it once, a bad one ends it after those before', { timeout: 120_000 }, async () => {
+  const fifo = join(dir, 'out.fifo')
+  spawnSync('mkfifo', [fifo])
+  /** Converts `options` with two threads into the pipe; what its reader got, and the conversion's result. */
+  const intoPipe = async (options: Omit<Parameters<typeof convert>[0], 'output'>) => {
+    const reader = spawn('cat', [fifo], { stdio: ['ignore', 'pipe', 'inherit'] })
+    const chunks: Buffer[] = []
+    reader.stdout.on('data', (chunk: Buffer) => chunks.push(chunk))
+    const closed = new Promise((done) => reader.on('close', done))
+    const before = { ...partStats }
+    const result = await convert({ ...options, output: fifo, outputContainer: 'jsonl', threads: 2 }).catch((error: Error) => error)
+    await closed
+    assert.deepEqual(partStats, { ...before, buffersReused: partStats.buffersReused })
+    return { result, lines: Buffer.concat(chunks).toString('utf8').split('\n').filter(Boolean) }
+  }
+  // An id used in two parts, skipped: in parts the file would have gone back to one thread after the first parts reached the pipe.
+  const lines = linesPastSplit((i) => JSON.stringify({ id: `c${i}`, input: text(i, 400), expected_output: 'ok' }))
+  lines[lines.length - 5] = lines[7]!
+  const input = join(dir, 'to-pipe.jsonl')
+  writeFileSync(input, lines.join('\n') + '\n')
+  const skipped = await intoPipe({ input, from: 'evalcase', to: 'deepeval', onError: 'skip' })
+  assert.ok(!(skipped.result instanceof Error), String(skipped.result))
+  assert.deepEqual(skipped.result.records, { read: lines.length - 1, written: lines.length - 1, skipped: 1 })
+  assert.equal(skipped.lines.length, lines.length - 1)
+  assert.equal(new Set(skipped.lines).size, lines.length - 1)
+
+  const bad = join(dir, 'to-pipe-bad.csv')
+  writeTable(bad, 11000)
+  const failed = await intoPipe({ input: bad, from: 'csv', to: 'evalcase' })
+  assert.ok(failed.result instanceof EvalferryError)
+  assert.equal(failed.result.code, 'E_PARSE')
+  assert.deepEqual(failed.result.report?.records, { read: 11000, written: 11000, skipped: 0 })
+  assert.equal(failed.lines.length, 11000)
+  assert.deepEqual([JSON.parse(failed.lines[0]!).id, JSON.parse(failed.lines.at(-1)!).id], ['q0', 'q10999'])
 })
 
 test('a file with a record longer than a part worker can hold converts in one thread, whole', async () => {

@@ -201,9 +201,15 @@ const command: Command = {
     let failure: unknown
     // The reports of the files written, in input order: a failed batch's report still counts them.
     const reports: ConversionReport[] = []
-    const failed = new Set<number>()
+    // The files that failed, each with what it had done when it stopped (see EvalferryError.report).
+    const failed = new Map<number, ConversionReport | undefined>()
     try {
-      await runBatch(planned, { ...(parallel ? { jobs: parallel } : {}), onProgress: (p) => (latest = p), onDone: (i, report) => (reports[i] = report), onFailed: (i) => failed.add(i) })
+      await runBatch(planned, {
+        ...(parallel ? { jobs: parallel } : {}),
+        onProgress: (p) => (latest = p),
+        onDone: (i, report) => (reports[i] = report),
+        onFailed: (i, error) => failed.set(i, error instanceof EvalferryError ? error.report : undefined),
+      })
       if (shares) await joinShares(rejects!, shares)
     } catch (error) {
       failure = error
@@ -211,7 +217,8 @@ const command: Command = {
     } finally {
       bar?.stop()
     }
-    const done = reports.filter((r) => r !== undefined)
+    // In input order, the files written and those that stopped part way.
+    const done = planned.map((_, i) => reports[i] ?? failed.get(i)).filter((r) => r !== undefined)
     for (const report of done) mergeReport(total, report)
     const formats = done.map((r) => r.from)
     if (failure instanceof EvalferryError && failure.location.file) formats.push(...(await formatRead(failure.location.file, planned)))
@@ -252,7 +259,7 @@ interface BatchFiles {
   not_converted: string[]
 }
 
-function batchFiles(jobs: BatchJob[], reports: ConversionReport[], failed: Set<number>): BatchFiles {
+function batchFiles(jobs: BatchJob[], reports: ConversionReport[], failed: ReadonlyMap<number, unknown>): BatchFiles {
   const files: BatchFiles = { written: [], failed: [], not_converted: [] }
   jobs.forEach((job, i) => {
     if (reports[i]) files.written.push(job.output)

@@ -394,7 +394,6 @@ export function csvWriter(sink: Sink, layout: { columns?: string[]; newline?: '\
   const delimiter = layout.delimiter ?? ','
   let columns: string[] | undefined
   let known: Set<string> | undefined
-  let buffer = ''
   let count = 0
 
   const row = (cells: string[]): string => {
@@ -403,7 +402,7 @@ export function csvWriter(sink: Sink, layout: { columns?: string[]; newline?: '\
     return cells.map((c) => csvCell(c, delimiter)).join(delimiter) + newline
   }
   // A column named as the reader names one without a name, at that place, is written without one.
-  const head = (names: string[]): string => {
+  const header = (names: string[]): string => {
     const cells = names.map((c, i) => (c === `Unnamed: ${i}` ? '' : c))
     const line = row(cells)
     // The reader tells the delimiter from the header row: where a name holds another delimiter more
@@ -414,7 +413,9 @@ export function csvWriter(sink: Sink, layout: { columns?: string[]; newline?: '\
   }
 
   return {
-    async write(record: JsonObject) {
+    // Each row goes straight to the sink, which gathers them: a stream that fails has every row written before the bad one.
+    write(record: JsonObject) {
+      let head = ''
       if (!columns) {
         columns = [...(layout.columns ?? [])]
         known = new Set(columns)
@@ -423,7 +424,7 @@ export function csvWriter(sink: Sink, layout: { columns?: string[]; newline?: '\
           known.add(key)
           columns.push(key)
         }
-        buffer += head(columns)
+        head = header(columns)
       }
       for (const key in record) {
         if (!known!.has(key)) {
@@ -438,17 +439,11 @@ export function csvWriter(sink: Sink, layout: { columns?: string[]; newline?: '\
       if (!text.isWellFormed()) {
         for (let i = 0; i < cells.length; i++) if (!cells[i]!.isWellFormed()) warn?.(LONE_SURROGATE, columns[i]!)
       }
-      buffer += text
       count++
-      if (buffer.length > 65536) {
-        await sink.write(buffer)
-        buffer = ''
-      }
+      return sink.write(head + text)
     },
     async end() {
-      if (!columns && layout.columns?.length) buffer += head(layout.columns)
-      if (buffer) await sink.write(buffer)
-      buffer = ''
+      if (!columns && layout.columns?.length) await sink.write(header(layout.columns))
     },
   }
 }
