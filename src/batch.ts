@@ -12,7 +12,7 @@ import type { Worker } from 'node:worker_threads'
 import { getAdapter } from '../adapters/index.ts'
 import { containerOf, extensionOf, readRecords } from './codecs/index.ts'
 import { EvalferryError, UsageError, type ErrorCode, type Location } from './errors.ts'
-import { isPipe, removeOwnTemps, STDIO } from './io.ts'
+import { isPipe, isSpecialFile, removeOwnTemps, STDIO } from './io.ts'
 import { convert, detectFormat, type ConvertOptions } from './pipeline.ts'
 import type { ConversionReport } from './report.ts'
 import { ask, startWorker } from './workers.ts'
@@ -170,7 +170,8 @@ async function splittable(job: BatchJob, threads: number, minBytes: number): Pro
 }
 
 async function boundedHeapFits(job: BatchJob, fromBytes: number): Promise<boolean> {
-  if (job.input === STDIO || job.output === STDIO || typeof job.map === 'function') return false
+  // Out of memory, a file converts again: a stream (standard output, a pipe) cannot take it twice.
+  if (job.input === STDIO || job.output === STDIO || typeof job.map === 'function' || (await isSpecialFile(job.output))) return false
   // A YAML file may still be parsed whole from an item the reader cannot cut alone (a `?` key, say), up
   // to 32 MiB, which takes more than the cap: YAML keeps the default heap.
   if ((job.inputContainer ?? containerOf(job.input)) === 'yaml') return false

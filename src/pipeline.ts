@@ -62,6 +62,8 @@ export interface ReadOptions {
    */
   fileKeys?: JsonObject
   lateKeys?: 'retry'
+  /** With `lateKeys`: whether the conversion can still begin again (a stream it writes cannot once it has taken bytes); else the keys are warned of as dropped. */
+  canRetry?: () => boolean
   /** A YAML file's comments, which no format carries, are warned of at the first (as a conversion reads). */
   comments?: 'warn'
   /** An evalcase file's includes (`- file://cases.yaml`), whose cases are read in their place, are warned of as not kept (as a conversion reads). */
@@ -147,6 +149,8 @@ interface WriteFileOptions extends WriteOptions {
   gatherLate?: boolean
   /** The reader's table of the ids it has seen, where both sides keep them: each id is kept once. */
   idTable?: StringTable
+  /** Told the output once it is open: `convert` asks it whether a stream has taken bytes. */
+  opened?: (file: AtomicFile) => void
 }
 
 function requireContainer(path: string, given: Container | undefined, role: 'input' | 'output'): Container {
@@ -435,11 +439,17 @@ async function* readFile_(
   // Keys read after the first case took the file's (a JSON key after the record list, a key given twice).
   const late = takenKeys && Object.keys(withoutRecordKeys(header, adapter.recordKeys)).filter((k) => !Object.hasOwn(takenKeys!, k) || !deepEqual(takenKeys![k], header[k]))
   if (late?.length && !options.recordRange) {
-    if (options.lateKeys === 'retry') throw new LateKeys(withoutRecordKeys(header, adapter.recordKeys))
+    const retry = options.lateKeys === 'retry'
+    if (retry && options.canRetry?.() !== false) throw new LateKeys(withoutRecordKeys(header, adapter.recordKeys))
     for (const key of late) {
       if (!report) continue
       report.dropped[`$file.${key}`] = 1
-      const keep = file === STDIO ? 'convert the file rather than standard input to keep it' : 'convert() reads the file again to keep it'
+      const keep =
+        file === STDIO
+          ? 'convert the file rather than standard input to keep it'
+          : retry
+            ? 'the output, a stream, had taken it, and is not written again: write to a file to keep it'
+            : 'convert() reads the file again to keep it'
       addWarning(report, `this key comes after the records, and the first case, which carries the file's keys, was given out before it was read; ${keep}`, { file, field: key })
     }
   }
@@ -618,6 +628,7 @@ async function writeFile(cases: AsyncIterable<ReadCase>, output: string, options
   }
   const report = options.report ?? newReport('canonical', adapter.name, [], output)
   const file = await AtomicFile.create(output)
+  options.opened?.(file)
   // A stream (standard output, a pipe) cannot be written again once it has taken bytes: its pass stops at the first case its layout cannot hold.
   if (file.isStream) options = { ...options, gatherLate: false }
   const sidecarPath = sidecarOf(output, container, adapter)
@@ -1354,13 +1365,14 @@ async function convertOnce(
   const pendingRejects: Promise<void>[] = []
   // Where the source's ids and the target's must both be unique, both sides keep every id: in one table, each id once.
   const idTable = new StringTable()
+  let output: AtomicFile | undefined
   const cases = await openCases(
     options.input,
     {
       from,
       container: inputContainer,
       // A file can be read again to give its first case the keys after its records; standard input cannot.
-      ...(fileKeys ? { fileKeys } : options.input !== STDIO ? { lateKeys: 'retry' as const } : {}),
+      ...(fileKeys ? { fileKeys } : options.input !== STDIO ? { lateKeys: 'retry' as const, canRetry: () => !output?.hasSent } : {}),
       comments: 'warn',
       includes: 'warn',
       target: to,
@@ -1383,6 +1395,7 @@ async function convertOnce(
       to,
       gatherLate,
       idTable,
+      opened: (file) => (output = file),
       ...(options.outputContainer ? { container: options.outputContainer } : {}),
       ...(options.dialect ? { dialect: options.dialect } : {}),
       ...(options.extras === undefined ? {} : { extras: options.extras }),

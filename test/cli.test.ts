@@ -833,6 +833,17 @@ test('keys after the record list reach the first case: the file is read again; r
   assert.equal(piped.code, 0, piped.stderr)
   assert.match(piped.stderr, /dropped: \$file\.version \(1\), \$file\.finalized \(1\)/)
   assert.match(piped.stderr, /-: version: this key comes after the records, .*; convert the file rather than standard input to keep it/)
+  // Standard output is written again with the keys while it has taken nothing; once it has taken the first case, they are dropped with a warning, each case written once.
+  const small = await runCli(['convert', input, '--from', 'deepeval', '--to', 'deepeval', '--to-container', 'jsonl', '-o', '-'])
+  assert.equal(small.code, 0, small.stderr)
+  assert.deepEqual((JSON.parse(small.stdout.split('\n')[0]!) as { additional_metadata: { evalferry: { extras: { deepeval: { $file: unknown } } } } }).additional_metadata.evalferry.extras.deepeval.$file, { myNotes: 'n', version: '1', finalized: false })
+  const goldens = Array.from({ length: 3000 }, (_, i) => ({ input: `q${i} `.padEnd(60, '.'), expected_output: 'a' }))
+  const long = file('late-keys-long.json', JSON.stringify({ goldens, version: '1' }))
+  const streamed = await runCli(['convert', long, '--from', 'deepeval', '--to', 'deepeval', '--to-container', 'jsonl', '-o', '-'])
+  assert.equal(streamed.code, 0, streamed.stderr)
+  assert.deepEqual(streamed.stdout.split('\n').filter(Boolean).map((line) => (JSON.parse(line) as { input: string }).input), goldens.map((g) => g.input))
+  assert.match(streamed.stderr, /dropped: \$file\.version \(1\)/)
+  assert.match(streamed.stderr, /late-keys-long\.json: version: this key comes after the records, .*; the output, a stream, had taken it, and is not written again: write to a file to keep it/)
   // A key of the file given twice would lose its first value, as one in a record would: refused at its line, nothing written.
   const twice = file('late-keys-twice.json', '{"finalized": true,\n "goldens": [{"input": "q1"}],\n "finalized": false}\n')
   const refused = await runCli(['convert', twice, '--from', 'deepeval', '--to', 'deepeval', '-o', join(dir, 'late-keys-twice-out.json')])
