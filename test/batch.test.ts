@@ -3,6 +3,7 @@ import assert from 'node:assert/strict'
 import { spawnSync } from 'node:child_process'
 import { mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
+import { gzipSync } from 'node:zlib'
 import { MAIN, runCli } from './helpers/cli.ts'
 import { dealFiles, defaultLanes, parseShard, runBatch, startOrder, type BatchProgress } from '../src/batch.ts'
 import { workersStarted } from '../src/workers.ts'
@@ -302,6 +303,21 @@ test('the progress bar counts the bytes of standard input, whose total it does n
   assert.ok(read > 0 && read <= size + 50_000, `${read} of ${size}`)
   assert.doesNotMatch(tty.stdout, /%|left|█|░/)
   assert.match(tty.stdout, /deepeval → evalcase: 150000 read, 150000 written/)
+})
+
+test('the progress bar of a shard whose records lie at no known bytes (a compressed file) tells no share: it reads from the start to its last record', () => {
+  const input = join(dir, 'shard-bar.jsonl')
+  goldens(input, 150_000, 'shard')
+  writeFileSync(input + '.gz', gzipSync(readFileSync(input)))
+  const tty = underTerminal(['convert', input + '.gz', '--from', 'deepeval', '--to', 'evalcase', '-o', join(dir, 'shard-bar.out.jsonl'), '--shard', '1/2'])
+  assert.equal(tty.status, 0, tty.stdout + tty.stderr)
+  assert.match(tty.stdout, /files 0\/1 · [\d,]+ records · [\d.]+ MB · [\d.]+ MB\/s/)
+  assert.doesNotMatch(tty.stdout, /%|left|█|░/)
+  assert.match(tty.stdout, /deepeval → evalcase: 75000 read, 75000 written/)
+  // Uncompressed, the shard's bytes are known, and the bar tells its share of them.
+  const plain = underTerminal(['convert', input, '--from', 'deepeval', '--to', 'evalcase', '-o', join(dir, 'shard-bar.out.jsonl'), '--shard', '1/2'])
+  assert.equal(plain.status, 0, plain.stdout + plain.stderr)
+  assert.match(plain.stdout, /\d+% files 0\/1 · [\d,]+ records · [\d.]+ MB\/[\d.]+ MB/)
 })
 
 test('validate and detect show the progress bar under a terminal, and their lines for each file below it', () => {

@@ -176,7 +176,8 @@ const command: Command = {
     const parallel = jobsOption(values)
 
     const total: ConversionReport = newReport(from ?? 'detected', target.name, inputs, batch ? output : planned[0]!.output === STDIO ? undefined : planned[0]!.output)
-    const sized = interactive ? await totalBytes(planned) : undefined
+    // A shard whose records lie at no known bytes (Parquet, JSON, YAML, a compressed file) is read from the file's start to its last record: how far that is is not known before.
+    const sized = interactive && !planned.some((job) => job.recordRange && !job.recordBytes) ? await totalBytes(planned) : undefined
     const bytesTotal = sized?.known ? sized.bytes : undefined
     let latest: BatchProgress = { filesDone: 0, records: 0, bytes: 0 }
     const bar = interactive
