@@ -28,8 +28,11 @@
  * - parquet-hf        Hugging Face Parquet (S of text before compression) → hf JSON Lines, against
  *                     parquet-wasm decoding every row group alone, and parquet-wasm + Arrow JS tables,
  *                     and (third) evalferry's own reader turning the file into row objects only, and
- *                     (fourth) those rows `JSON.stringify`'d and written as JSON Lines, whose own
- *                     ratio to parquet-wasm ends the row, as for CSV.
+ *                     (fourth) those rows `JSON.stringify`'d and written as JSON Lines, and (fifth)
+ *                     parquet-wasm + Arrow JS with every text byte once through JSON's escapes and
+ *                     nothing else (`escaped text`): the fourth's and the fifth's own ratios to
+ *                     parquet-wasm end the row, the fifth's a ceiling for any Parquet → JSON Lines
+ *                     conversion on the machine.
  * - parquet-langsmith the same Parquet file → LangSmith JSON Lines, against the same baselines.
  * - jsonl-parquet     LangSmith JSON Lines → Hugging Face Parquet, against `JSON.parse` per line.
  * - long-record       LangSmith JSON Lines of three records, the middle one S long (at most 24 MB: one
@@ -86,6 +89,7 @@ import {
   parquetArrowJsRows,
   parquetReaderRows,
   parquetReaderToJsonl,
+  parquetTextEscaped,
   parquetWasmRows,
   yamlParseFile,
   yamlStringifyFile,
@@ -281,7 +285,7 @@ async function conversionRow(
   if (parts) ratios.push(`in parts on ${CORES} threads ${fixed(theirs[0]!.seconds / parts.seconds)} (${fixed(parts.seconds)} s)`)
   // Each least conversion over parse-only: how near to parsing alone a conversion writing JSON Lines can come here, with rows as objects or as bytes.
   for (const [i, [name]] of baselines.entries()) {
-    if (i > 0 && name.endsWith('→ JSONL')) ratios.push(`${name} itself ${fixed(theirs[0]!.seconds / theirs[i]!.seconds)} × ${baselines[0]![0]}`)
+    if (i > 0 && name.includes(' → ')) ratios.push(`${name} itself ${fixed(theirs[0]!.seconds / theirs[i]!.seconds)} × ${baselines[0]![0]}`)
   }
   ratios.push(`allocates ${fixed(ourAllocation / theirAllocation)} × ${leastName}'s`)
   const counts = new Set([ours.records, ...theirs.map((t) => t.records)])
@@ -703,6 +707,7 @@ async function main(): Promise<void> {
     ['parquet-wasm+Arrow JS', parquetArrowJsRows],
     ['readParquet rows', (path) => parquetReaderRows(path, parquet)],
     ['readParquet rows → JSONL', leastOutput((path, output) => parquetReaderToJsonl(path, output, parquet))],
+    ['parquet-wasm → escaped text', parquetTextEscaped],
   ]
   const plan: { ids: string[]; title: string; run: () => Promise<Row | Row[]> }[] = [
     {
