@@ -15,6 +15,9 @@ const SCHEME = /^[a-z][a-z0-9+.-]*:/i
 export class RelativeFiles {
   private readonly outputDir: string
   private readonly seen = new Map<string, boolean>()
+  /** The folder of the last source file asked about: resolved once, not for every case. */
+  private sourceFile: string | undefined
+  private sourceDir = ''
 
   constructor(output: string) {
     this.outputDir = dirname(resolve(output))
@@ -23,7 +26,11 @@ export class RelativeFiles {
   /** Warns, through `warn`, of each file block of `c` whose path names a file beside `from` and none beside the output. */
   check(c: EvalCase, from: Location | undefined, warn: (message: string, field: string) => void): void {
     if (from?.file === undefined) return
-    const sourceDir = dirname(resolve(from.file))
+    if (from.file !== this.sourceFile) {
+      this.sourceFile = from.file
+      this.sourceDir = dirname(resolve(from.file))
+    }
+    const sourceDir = this.sourceDir
     if (sourceDir === this.outputDir) return
     const messages = (field: string, list: unknown): void => {
       if (!Array.isArray(list)) return
