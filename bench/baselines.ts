@@ -315,6 +315,8 @@ export function parquetTextEscaped(path: string): Promise<number> {
       escape(data.values.subarray(Number(offsets[0]), Number(offsets[data.length])))
     }
     for (const child of data.children) visit(child)
+    // A dictionary-encoded column's text is in its dictionary.
+    for (const values of data.dictionary?.data ?? []) visit(values)
   }
   return eachParquetBatch(path, (batch) => {
     for (const data of tableFromIPC(batch.intoIPCStream()).data) visit(data)
