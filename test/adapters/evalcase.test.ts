@@ -719,3 +719,26 @@ test("a file block's relative path that names a file beside the source and none 
   writeFileSync(join(dir, 'dst', 'snippet.md'), 'hi\n')
   assert.deepEqual((await convert({ input: source, output: join(dir, 'dst', 'again.yaml'), to: 'evalcase' })).warnings, [])
 })
+
+test("an included file's file blocks are looked for beside the included file, its including file's beside that one", async () => {
+  const dir = tempDir('evalferry-relative-include-')
+  mkdirSync(join(dir, 'src', 'sub'), { recursive: true })
+  mkdirSync(join(dir, 'dst'))
+  writeFileSync(join(dir, 'src', 'a.md'), 'a\n')
+  writeFileSync(join(dir, 'src', 'sub', 'b.md'), 'b\n')
+  const block = (id: string, value: string) => `  - id: ${id}\n    input:\n      - role: user\n        content:\n          - type: file\n            value: ${value}\n    criteria: c\n`
+  writeFileSync(join(dir, 'src', 'sub', 'more.yaml'), `tests:\n${block('b', './b.md')}`)
+  const source = join(dir, 'src', 'cases.yaml')
+  writeFileSync(source, `tests:\n${block('a', './a.md')}  - file://sub/more.yaml\n${block('c', './a.md')}`)
+  const report = await convert({ input: source, output: join(dir, 'dst', 'cases.yaml'), to: 'evalcase' })
+  const moved = report.warnings.filter((w) => /names a file beside the source/.test(w.message))
+  assert.deepEqual(
+    moved.map((w) => [w.location.file, w.location.line]),
+    [
+      [source, 2],
+      [join(dir, 'src', 'sub', 'more.yaml'), 2],
+      [source, 10],
+    ],
+  )
+  assert.ok(moved[1]!.message.includes(`beside the source (${join(dir, 'src', 'sub')})`), moved[1]!.message)
+})
