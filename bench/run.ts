@@ -283,7 +283,7 @@ async function conversionRow(
   const [ours, ...theirs] = timings as [Timing, ...Timing[]]
   const ratios = theirs.map((t, i) => `${fixed(t.seconds / ours.seconds)} × ${baselines[i]![0]}`)
   if (parts) ratios.push(`in parts on ${CORES} threads ${fixed(theirs[0]!.seconds / parts.seconds)} (${fixed(parts.seconds)} s)`)
-  // Each least conversion over parse-only: how near to parsing alone a conversion writing JSON Lines can come here, with rows as objects or as bytes.
+  // Each least conversion (a baseline named `x → y`) over parse-only: how near to parsing alone a conversion writing JSON can come here, with rows as objects, as bytes, or as its text alone.
   for (const [i, [name]] of baselines.entries()) {
     if (i > 0 && name.includes(' → ')) ratios.push(`${name} itself ${fixed(theirs[0]!.seconds / theirs[i]!.seconds)} × ${baselines[0]![0]}`)
   }
