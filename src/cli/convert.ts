@@ -13,6 +13,7 @@ import { expandInputs, namesBatch } from './inputs.ts'
 import { containerOption, dialectOption, formatOption, mapOption, onErrorOption } from './options.ts'
 import { detect } from '../detect.ts'
 import { filesRead, filesWritten } from '../pipeline.ts'
+import type { ReviewFile } from '../review.ts'
 
 /** The container written when the output's extension does not name one. */
 export const DEFAULT_CONTAINER: Record<FormatName, Container> = {
@@ -44,7 +45,9 @@ Options:
   --on-error fail|skip    stop at the first bad record (default), or skip bad records
   --rejects <file.jsonl>  with --on-error skip: where skipped records go (error, location,
                           the raw record), those of every file of a batch in one file
-  --report <file.json>    write the conversion report as JSON
+  --report <file>         write the conversion report: as JSON, or named .html as a page to
+                          review (the counts, where each field went, the first records
+                          side by side)
   --from-container <c>    the input container when the input's extension does not name one, or it is
                           standard input (json, jsonl, csv, yaml, parquet)
   --to-container <c>      the output container when the output's extension does not name one
@@ -231,7 +234,7 @@ const command: Command = {
       const failedText = failure instanceof EvalferryError ? { failed: { message: failure.describe(), code: failure.code, location: failure.location } } : failure !== undefined ? { failed: { message: String((failure as Error)?.message ?? failure) } } : {}
       const reportText = JSON.stringify({ ...total, ...failedText, ...(files ? { files } : {}) }, null, 2) + '\n'
       if (reportFile) {
-        await reportFile.sink.write(reportText)
+        await reportFile.sink.write(isPage(reportPath!) ? await reportPage(total, planned, reports, failed, 'failed' in failedText ? failedText.failed : undefined) : reportText)
         await reportFile.commit()
       }
       if (values.json) stdout.write(reportText)
@@ -251,6 +254,39 @@ const command: Command = {
     if (!values.json && !values.quiet) stderr.write(printable(summarize(total)) + '\n')
     return 0
   },
+}
+
+/** A report named .html is a page to review; any other name, JSON. */
+function isPage(path: string): boolean {
+  return /\.html?$/i.test(path)
+}
+
+/** The report as a page: the files converted (and the one that stopped) are read again to show where each field went. */
+async function reportPage(
+  total: ConversionReport,
+  jobs: BatchJob[],
+  reports: ConversionReport[],
+  failed: ReadonlyMap<number, ConversionReport | undefined>,
+  failure: { message: string; code?: string } | undefined,
+): Promise<string> {
+  const { reviewConversion } = await import('../review.ts')
+  const { renderReportHtml } = await import('../report-html.ts')
+  const files: ReviewFile[] = []
+  jobs.forEach((job, i) => {
+    const report = reports[i] ?? failed.get(i)
+    if (!report || job.input === STDIO) return
+    files.push({
+      input: job.input,
+      ...(reports[i] && job.output !== STDIO ? { output: job.output } : {}),
+      from: report.from as FormatName,
+      to: report.to as FormatName,
+      ...(job.inputContainer ? { inputContainer: job.inputContainer } : {}),
+      ...(job.outputContainer ? { outputContainer: job.outputContainer } : {}),
+      ...(job.map && typeof job.map === 'object' ? { map: job.map } : {}),
+      ...(job.recordRange ? { recordRange: job.recordRange } : {}),
+    })
+  })
+  return renderReportHtml(total, await reviewConversion(files), failure)
 }
 
 /** What a batch that stopped did with each file: outputs written, inputs that failed, inputs not converted. */
