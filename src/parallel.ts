@@ -21,7 +21,7 @@ import { AtomicFile, isSpecialFile, startsAsGzip, STDIO } from './io.ts'
 import { isRowMapper } from './mapping.ts'
 import type { JsonObject } from './model.ts'
 import { raceAbort, startSidecar, type ConvertOptions, type FilePart, type PartResult, type RecordBytes } from './pipeline.ts'
-import { mergeReport, type ConversionReport } from './report.ts'
+import { addWarning, mergeReport, type ConversionReport } from './report.ts'
 import { ask, startWorker } from './workers.ts'
 
 /** Files smaller than this convert in one thread: splitting would not pay for itself. */
@@ -544,7 +544,7 @@ export async function convertInParts(
     // Only written ids can be generated again later (an id generated for a record never is).
     if (needIds) for (const id of result.writtenIds) writtenIds.add(id)
     if (isFirst) {
-      for (const w of result.layoutWarnings ?? []) report.warnings.push(w)
+      for (const w of result.layoutWarnings ?? []) addWarning(report, w.message, w.location)
       sidecar = result.sidecar
     }
     mergeReport(report, result.report)
