@@ -14,7 +14,7 @@ export interface Failure {
   code?: string
 }
 
-/** Warnings of one kind (the same message), with how many and where the first were. */
+/** Warnings of one kind, with how many, the first's message, and where the first were. */
 export interface WarningGroup {
   message: string
   count: number
@@ -33,16 +33,12 @@ export function escapeHtml(text: string): string {
   return text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`)
 }
 
-/** The report's warnings grouped by message, most frequent first, each with its first places. */
+/** The report's warnings by kind (every one counted, see `ConversionReport.warning_groups`), most frequent first, each with its first places. */
 export function warningGroups(report: ConversionReport): WarningGroup[] {
-  const groups = new Map<string, WarningGroup>()
-  for (const w of report.warnings) {
-    let group = groups.get(w.message)
-    if (!group) groups.set(w.message, (group = { message: w.message, count: 0, places: [] }))
-    group.count++
-    if (group.places.length < FIRST_PLACES) group.places.push(w.location)
-  }
-  return [...groups.values()].sort((a, b) => b.count - a.count)
+  return (report.warning_groups ?? [])
+    .filter((g) => g.first.length > 0)
+    .map((g) => ({ message: g.first[0]!.message, count: g.count, places: g.first.slice(0, FIRST_PLACES).map((w) => w.location) }))
+    .sort((a, b) => b.count - a.count)
 }
 
 const STYLE = `
@@ -151,7 +147,6 @@ function warnings(report: ConversionReport): string {
           ...groups.map((g) => `<tr><td class="n">${g.count}</td><td>${escapeHtml(g.message)}</td><td>${g.places.map(place).join('<br>')}</td></tr>`),
           '</tbody>',
           '</table>',
-          report.more_warnings ? `<p class="note">${report.more_warnings} more warning(s) were counted, not listed.</p>` : '',
         ].join('\n')
       : '<p id="warnings">No warnings.</p>',
   ].join('\n')

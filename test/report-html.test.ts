@@ -4,7 +4,7 @@ import { existsSync, readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { test } from 'node:test'
 import { renderReportHtml } from '../src/report-html.ts'
-import { newReport } from '../src/report.ts'
+import { addWarning, newReport } from '../src/report.ts'
 import { CHROMIUM, pngFacts, renderedDom, screenshot, tableRows, textOf } from './helpers/browser.ts'
 import { ROOT, runCli } from './helpers/cli.ts'
 import { tempDir } from './helpers/temp.ts'
@@ -80,7 +80,7 @@ test('text from the data is shown as text, never read as markup', { skip: NO_CHR
   const hostile = `</pre></div><script>document.title = "run"</script><img src=x onerror="document.title='run'">&amp;`
   const report = newReport('deepeval', 'evalcase', [hostile], hostile)
   report.records = { read: 1, written: 1, skipped: 0 }
-  report.warnings.push({ message: hostile, location: { file: hostile, line: 1, field: hostile } })
+  addWarning(report, hostile, { file: hostile, line: 1, field: hostile })
   writeFileSync(
     page,
     renderReportHtml(report, {
