@@ -36,6 +36,10 @@ const command: Command = {
   prune --older-than <dur>   remove commits not used for that long (default 30d; e.g. 12h, 2w),
                              and what runs that were killed left behind
   clear                      remove every cached repository (files the cache did not make stay)`,
+  examples: [
+    { does: 'the repositories, commits and files the cache holds', line: 'evalferry cache list' },
+    { does: 'remove the commits no run has used for two weeks', line: 'evalferry cache prune --older-than 2w' },
+  ],
   options: { 'older-than': { type: 'string' } },
   async run(ctx) {
     const [action, ...rest] = ctx.positionals

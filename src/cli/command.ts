@@ -19,6 +19,8 @@ export interface Command {
   name: string
   summary: string
   usage: string
+  /** Command lines `--help` ends with, each with what it does. */
+  examples: { does: string; line: string }[]
   options: OptionSpec
   /** Resolves to the exit code. Throw an EvalferryError for failures; main prints it. */
   run(ctx: CommandContext): Promise<number>
@@ -43,4 +45,10 @@ export function listOption(values: OptionValues, name: string): string[] {
   const v = values[name]
   if (Array.isArray(v)) return v
   return typeof v === 'string' ? [v] : []
+}
+
+/** What `--help` prints: the usage, then the examples. */
+export function helpText(command: Command): string {
+  const examples = command.examples.map(({ does, line }) => `  # ${does}\n  ${line}`).join('\n')
+  return `${command.usage}\n\nExamples:\n${examples}`
 }

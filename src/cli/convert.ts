@@ -71,6 +71,11 @@ const command: Command = {
   name: 'convert',
   summary: 'convert datasets between formats',
   usage,
+  examples: [
+    { does: 'DeepEval goldens to an AgentV dataset', line: 'evalferry convert goldens.json --to agentv -o dataset.yaml' },
+    { does: 'every file of a folder, bad records set aside', line: 'evalferry convert exports/ --to langsmith -o converted/ --on-error skip --rejects rejects.jsonl' },
+    { does: 'to Parquet, with a page that shows where each field went', line: 'evalferry convert goldens.json --to hf -o goldens.parquet --report report.html' },
+  ],
   options: {
     to: { type: 'string' },
     from: { type: 'string' },

@@ -16,6 +16,10 @@ const command: Command = {
   name: 'detect',
   summary: 'tell the format of files',
   usage,
+  examples: [
+    { does: 'the format, container, record count and fields of a file', line: 'evalferry detect goldens.json' },
+    { does: 'every file of a folder, as JSON', line: 'evalferry detect exports/ --json' },
+  ],
   options: { 'from-container': { type: 'string' } },
   async run({ positionals, values, stdout, stderr, interactive }) {
     if (!positionals.length) throw new UsageError(`name at least one file\n\n${usage}`)

@@ -7,7 +7,7 @@ import { fileURLToPath, pathToFileURL } from 'node:url'
 import { EvalferryError, printable, UsageError } from '../errors.ts'
 import { isStopping, plainEnvironment } from '../io.ts'
 import { own } from '../model.ts'
-import { SHARED_OPTIONS, type Command } from './command.ts'
+import { helpText, SHARED_OPTIONS, type Command } from './command.ts'
 
 const COMMANDS: Record<string, () => Promise<{ default: Command }>> = {
   convert: () => import('./convert.ts'),
@@ -128,7 +128,7 @@ export async function run(argv: string[], io: RunIO): Promise<number> {
     refuseRepeated(parsed.tokens, options)
     const values = parsed.values as Record<string, string | boolean | string[] | undefined>
     if (values.help) {
-      io.stdout.write(command.usage + '\n')
+      io.stdout.write(helpText(command) + '\n')
       return 0
     }
     if (values.version) {

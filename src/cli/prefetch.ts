@@ -105,6 +105,11 @@ fetches the files into the repository cache: one ref listing and one fetch per r
   --cache-dir <dir>    the cache (default: EVALFERRY_CACHE_DIR, else the platform cache directory)
   --host <name>=<base-url>[,type=github|gitlab|bitbucket|bitbucket-server][,raw=<url>|off]
                        where a host's git really is (GitHub Enterprise, self-hosted GitLab, a mirror)`,
+  examples: [
+    { does: 'fetch the git files a dataset references into the cache', line: 'evalferry prefetch dataset.yaml' },
+    { does: 'a copy of the dataset that points at the cached files, for a run with no network', line: 'evalferry prefetch dataset.yaml --rewrite offline.yaml --manifest files.json' },
+    { does: 'check that everything is cached, without the network', line: 'evalferry prefetch dataset.yaml --offline' },
+  ],
   options: {
     ...FETCH_OPTIONS,
     manifest: { type: 'string' },

@@ -26,6 +26,10 @@ Prints, one a line, the cached copy of each blob URL's file, fetching what is no
 With --json, prints { entries: [{ url, host, repository, ref, commit, path, local_path, bytes, sha256 }],
 files, fetched, cached }, plus errors: [{ url, message }] when some fail. A URL that fails gets an
 empty line, and is named on stderr.`,
+  examples: [
+    { does: 'the local path of one file, fetched if not cached', line: 'evalferry resolve https://github.com/evalferry-examples/handbook/blob/main/docs/onboarding.md' },
+    { does: 'the same, with commit, size and sha256, as JSON', line: 'evalferry resolve https://github.com/evalferry-examples/handbook/blob/main/docs/onboarding.md --json' },
+  ],
   options: FETCH_OPTIONS,
   async run(ctx) {
     if (ctx.positionals.length === 0) throw new UsageError(`name at least one URL\n\n${command.usage}`)

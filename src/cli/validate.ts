@@ -15,6 +15,10 @@ const command: Command = {
   name: 'validate',
   summary: 'parse and check datasets',
   usage,
+  examples: [
+    { does: 'every error of a dataset, as file:line: field: message', line: 'evalferry validate dataset.yaml' },
+    { does: 'a spreadsheet, naming its columns', line: 'evalferry validate questions.csv --from csv --map input=question --map expected_output=answer' },
+  ],
   options: { from: { type: 'string' }, map: { type: 'string', multiple: true }, 'from-container': { type: 'string' } },
   async run({ positionals, values, stdout, stderr, interactive }) {
     if (!positionals.length) throw new UsageError(`name at least one file\n\n${usage}`)

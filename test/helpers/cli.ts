@@ -9,6 +9,8 @@ const REPO_ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..')
 export const ROOT = REPO_ROOT
 export const MAIN = join(REPO_ROOT, 'src', 'cli', 'main.ts')
 export const SHARED_FIXTURES = join(REPO_ROOT, '..', 'shared', 'fixtures', 'real')
+/** tsx's loader by its path: the command runs from any folder, not only where `tsx` resolves. */
+const TSX = import.meta.resolve('tsx')
 
 export interface CliRun {
   code: number | null
@@ -26,10 +28,10 @@ export interface CliProcess {
 }
 
 /** Start `evalferry <args>` in its own process group (so a test can kill it with its git children). */
-export function startCli(args: string[], env: NodeJS.ProcessEnv = {}, timeoutMs = 60_000, input?: string | Buffer): CliProcess {
+export function startCli(args: string[], env: NodeJS.ProcessEnv = {}, timeoutMs = 60_000, input?: string | Buffer, cwd = REPO_ROOT): CliProcess {
   const started = Date.now()
-  const child = spawn(process.execPath, ['--import', 'tsx', MAIN, ...args], {
-    cwd: REPO_ROOT,
+  const child = spawn(process.execPath, ['--import', TSX, MAIN, ...args], {
+    cwd,
     env: { PATH: process.env.PATH, HOME: process.env.HOME, ...env },
     stdio: [input === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'],
     detached: true,
@@ -49,8 +51,8 @@ export function startCli(args: string[], env: NodeJS.ProcessEnv = {}, timeoutMs 
   return { pid: child.pid!, stderr: () => stderr, done }
 }
 
-export function runCli(args: string[], env: NodeJS.ProcessEnv = {}, timeoutMs = 60_000, input?: string | Buffer): Promise<CliRun> {
-  return startCli(args, env, timeoutMs, input).done
+export function runCli(args: string[], env: NodeJS.ProcessEnv = {}, timeoutMs = 60_000, input?: string | Buffer, cwd = REPO_ROOT): Promise<CliRun> {
+  return startCli(args, env, timeoutMs, input, cwd).done
 }
 
 /** SIGKILL a CLI process and everything it started. */
