@@ -24,6 +24,10 @@
  * Cases from other formats are written in the chat shape (`inputs.messages`, `outputs.message`)
  * when their input is a conversation, else as `inputs.question` / `outputs.answer`.
  *
+ * JSON: a list of examples, or an export that wraps them with keys of its own (`{"name": …,
+ * "examples": [ … ]}`, as LangSmith-era datasets are kept): the other keys are the file's, and are
+ * written back around the examples.
+ *
  * CSV: evalferry's own columns are `inputs.<key>`, `outputs.<key>`, `metadata.<key>` and the
  * example's other keys; a cell holds a string as it is, anything else (and a string that would read
  * as JSON) as JSON text; an empty cell is an absent key. Any other CSV is read the way
@@ -868,7 +872,7 @@ const langsmith: Adapter = {
   title: 'LangSmith examples (inputs/outputs/metadata/split): kv, llm and chat datasets',
   reads: ['json', 'jsonl', 'csv'],
   writes: ['json', 'jsonl', 'csv'],
-  recordKeys: [],
+  recordKeys: ['examples'],
 
   decode(record, ctx) {
     if (typeof ctx.map === 'function') return ctx.map(expectObject(record, ''))

@@ -9,6 +9,8 @@ import { parseMapArgs } from '../../src/mapping.ts'
 import { convert, write } from '../../src/pipeline.ts'
 import type { EvalCase, JsonObject } from '../../src/model.ts'
 import { fileRecords, fixtures, plain, readAll, tempDir } from './fixture-helpers.ts'
+import { detect } from '../../src/detect.ts'
+import { SHARED_FIXTURES } from '../helpers/cli.ts'
 
 const DIR = 'test/fixtures/langsmith'
 const PLAIN_TABLES = ['plain.csv', 'columns.csv']
@@ -363,4 +365,22 @@ test("DeepEval's tool-call types (FUNCTION, MCP) are written as OpenAI's `functi
   assert.deepEqual(written.map((r) => r.inputs.messages[1]!.tool_calls!.map((t) => t.type)), [['function'], ['function'], ['function']])
   const back = await readAll(out, { from: 'langsmith' })
   assert.deepEqual(back.map((c) => (c.input![1]!.tool_calls![0]!.type)), ['FUNCTION', 'MCP', 'function'])
+})
+
+test('a LangSmith export wrapped as {name, examples} reads its examples, and keeps its name through every format and back', async () => {
+  const source = join(SHARED_FIXTURES, 'field', 'langsmith', 'langchain-benchmarks__Web-QA-Dataset-Correct.json')
+  const original = JSON.parse(readFileSync(source, 'utf8')) as { name: string; examples: JsonObject[] }
+  const detected = await detect(source, { count: true })
+  assert.deepEqual([detected.format, detected.container, detected.records], ['langsmith', 'json', 100])
+  const cases = await readAll(source, { from: 'langsmith' })
+  assert.equal(cases.length, 100)
+  assert.deepEqual(cases[0]!.input, [{ role: 'user', content: (original.examples[0]!.inputs as JsonObject).input }])
+  const dir = tempDir()
+  for (const [to, extension] of [['langsmith', 'json'], ['langsmith', 'jsonl'], ['langsmith', 'csv'], ['deepeval', 'json'], ['deepeval', 'csv'], ['evalcase', 'yaml'], ['evals', 'jsonl'], ['hf', 'parquet'], ['csv', 'csv']] as const) {
+    const there = join(dir, `web-qa-${to}.${extension}`)
+    await convert({ input: source, output: there, to })
+    const back = join(dir, `web-qa-${to}-${extension}.back.json`)
+    await convert({ input: there, output: back, to: 'langsmith' })
+    assert.deepEqual(JSON.parse(readFileSync(back, 'utf8')), original, `through ${to} ${extension}`)
+  }
 })
