@@ -1,6 +1,6 @@
 /**
  * git through simple-git: ref listings, and a bare partial mirror per repository from which only
- * the files asked for are read. Two network steps per commit: its trees (`--depth=1 --filter=blob:none`)
+ * the files asked for are read. Two network steps for any number of commits: their trees (`--depth=1 --filter=blob:none`)
  * and then every blob needed, in one batch, by object id. No lazy fetch ever happens, because the
  * remote's URL is only in the environment of the two commands that should reach it.
  *
@@ -173,14 +173,14 @@ async function sweepGitLeftovers(gitDir: string): Promise<void> {
   await removeMatching(join(gitDir, 'objects'), (n) => n.startsWith('tmp_') || n.startsWith('incoming-'))
 }
 
-/** Fetch one commit and its trees, no blobs. */
-export async function fetchCommit(layout: RepoLayout, remote: GitRemote, commit: string, options: GitRunOptions): Promise<void> {
+/** Fetch these commits and their trees, no blobs, in one request. */
+export async function fetchCommits(layout: RepoLayout, remote: GitRemote, commits: string[], options: GitRunOptions): Promise<void> {
   try {
     await git(layout.git, options, networkConfig(remote, options.timeoutMs)).raw([
-      'fetch', '--progress', '--no-tags', '--no-write-fetch-head', '--recurse-submodules=no', '--depth=1', '--filter=blob:none', '--end-of-options', 'origin', commit,
+      'fetch', '--progress', '--no-tags', '--no-write-fetch-head', '--recurse-submodules=no', '--depth=1', '--filter=blob:none', '--end-of-options', 'origin', ...commits,
     ])
   } catch (error) {
-    throw gitFailure(error, remote, `fetching commit ${commit}`, options)
+    throw gitFailure(error, remote, commits.length === 1 ? `fetching commit ${commits[0]}` : `fetching ${commits.length} commits`, options)
   }
 }
 

@@ -6,7 +6,7 @@ import { mkdir, readdir, readFile, rm, stat, utimes } from 'node:fs/promises'
 import { join, posix } from 'node:path'
 import { FetchError, quoted } from '../src/errors.ts'
 import { cacheError, writeAtomic } from './fs.ts'
-import { type GitRemote, type GitRunOptions, type TreeEntry, fetchBlobs, fetchCommit, hasCommit, listTree, objectType, prepareMirror, readBlobs } from './git.ts'
+import { type GitRemote, type GitRunOptions, type TreeEntry, fetchBlobs, fetchCommits, hasCommit, listTree, objectType, prepareMirror, readBlobs } from './git.ts'
 import { CACHEDIR_TAG, type RepoLayout, commitFile } from './layout.ts'
 import { type DeclaredHashes, type RetryPolicy, fetchRawFile } from './raw.ts'
 
@@ -177,24 +177,32 @@ export async function checkCachedFile(layout: RepoLayout, commit: string, path: 
 
 export interface FetchFilesOptions extends GitRunOptions {
   remote: GitRemote
-  /** Per path, the single-file API URL when the host has one. */
-  rawUrl?: (path: string) => string | undefined
+  /** Per commit and path, the single-file API URL when the host has one. */
+  rawUrl?: (commit: string, path: string) => string | undefined
   rawHeaders?: Record<string, string>
-  /** Use the single-file API only when at most this many files are missing (0: never). */
+  /** Use the single-file API for a commit only when at most this many of its files are missing (0: never). */
   rawLimit: number
   /** Refuse files larger than this. */
   maxBytes: number
-  /** Where errors say a file came from: path to the URL that named it. */
-  describe: (path: string) => string
+  /** Where errors say a file came from: the URL that named the path at the commit. */
+  describe: (commit: string, path: string) => string
   /** How the single-file API is retried (tests shorten it). */
   rawRetry?: Partial<RetryPolicy>
 }
 
+/** One file of one commit. */
+export interface CommitPath {
+  commit: string
+  path: string
+}
+
 export interface FetchFilesResult {
-  viaRaw: string[]
-  viaGit: string[]
+  viaRaw: CommitPath[]
+  viaGit: CommitPath[]
   /** What went wrong on the way and was made good (raw answers refused or failed, cached files replaced). */
   notes: string[]
+  /** Commits that could not be brought whole (not on the server, not a commit): none of their missing files were. */
+  failed: Map<string, FetchError>
 }
 
 const MAX_SYMLINK_HOPS = 8
@@ -223,24 +231,42 @@ async function mirrorHasCommit(layout: RepoLayout, commit: string, options: Fetc
   return type === 'commit' && (await hasCommit(layout, commit, options))
 }
 
-/** Make sure the mirror holds the commit and its trees, fetching them when it does not (call under the lock). */
-async function ensureCommit(layout: RepoLayout, commit: string, options: FetchFilesOptions): Promise<void> {
+/**
+ * Make sure the mirror holds these commits and their trees, fetching those it lacks in one request
+ * (call under the lock). A commit that cannot be had goes to `failed`; when the server refuses one,
+ * it refuses the request, so each is then asked for alone to tell which.
+ */
+async function ensureCommits(layout: RepoLayout, commits: string[], options: FetchFilesOptions, failed: Map<string, FetchError>): Promise<void> {
   await prepareMirror(layout, options)
-  if (await mirrorHasCommit(layout, commit, options)) return
-  await fetchCommit(layout, options.remote, commit, options)
-  if (!(await mirrorHasCommit(layout, commit, options))) throw new FetchError('E_REF', `${options.remote.label}: the server sent no commit ${commit}`)
+  const absent: string[] = []
+  const held = async (commit: string): Promise<boolean> => {
+    try {
+      return await mirrorHasCommit(layout, commit, options)
+    } catch (error) {
+      if (!(error instanceof NotACommitError)) throw error
+      failed.set(commit, error)
+      return true
+    }
+  }
+  for (const commit of commits) if (!(await held(commit))) absent.push(commit)
+  const fetch = async (some: string[]): Promise<void> => {
+    try {
+      await fetchCommits(layout, options.remote, some, options)
+    } catch (error) {
+      if (!(error instanceof FetchError && error.code === 'E_REF')) throw error
+      if (some.length === 1) failed.set(some[0]!, error)
+      else for (const commit of some) await fetch([commit])
+    }
+  }
+  if (absent.length > 0) await fetch(absent)
+  for (const commit of absent) {
+    if (failed.has(commit)) continue
+    if (!(await held(commit))) failed.set(commit, new FetchError('E_REF', `${options.remote.label}: the server sent no commit ${commit}`))
+  }
 }
 
-/**
- * Bring the missing `paths` of `commit` into `commits/<commit>/`. Call it holding the repository's lock.
- * Symlinks inside the repository are followed (their target's content is stored under the link's
- * path); a symlink leaving it, or `..`, is E_UNSAFE. A cached file that no longer matches its recorded
- * sha256 is removed and fetched again. Content from the single-file API is kept only when the commit's
- * tree (fetched without blobs) has the path as a plain file whose blob id matches it, and it matches the
- * hashes the host declared; otherwise git, which checks every object against its id, brings the file.
- */
-export async function fetchFiles(layout: RepoLayout, commit: string, paths: string[], options: FetchFilesOptions): Promise<FetchFilesResult> {
-  const result: FetchFilesResult = { viaRaw: [], viaGit: [], notes: [] }
+/** The paths of a commit not in the cache as recorded; a cached copy that no longer matches is removed. */
+async function missingFiles(layout: RepoLayout, commit: string, paths: string[], options: FetchFilesOptions, notes: string[]): Promise<string[]> {
   const sums = await readSums(layout, commit)
   const missing: string[] = []
   for (const path of new Set(paths)) {
@@ -248,133 +274,182 @@ export async function fetchFiles(layout: RepoLayout, commit: string, paths: stri
     if (cached.state === 'ok') continue
     if (cached.state === 'mismatch') {
       await rm(commitFile(layout, commit, path), { force: true })
-      result.notes.push(`${options.describe(path)}: the cached copy no longer matched its recorded sha256 and was removed; fetching it again`)
+      notes.push(`${options.describe(commit, path)}: the cached copy no longer matched its recorded sha256 and was removed; fetching it again`)
     }
     missing.push(path)
   }
-  if (missing.length === 0) return result
+  return missing
+}
 
-  let forGit = missing
-  if (options.rawUrl && options.rawLimit > 0 && missing.length <= options.rawLimit) {
-    forGit = []
-    // With the commit's trees already in the mirror (local, no request), raw content is checked against their blob ids.
-    let tree = (await exists(join(layout.git, 'config'))) && (await mirrorHasCommit(layout, commit, options)) ? await listTree(layout, commit, missing, options) : undefined
-    const answers: { path: string; content: Buffer; declared: DeclaredHashes }[] = []
-    let hostDown = false
-    for (const path of missing) {
-      const entry = tree?.get(path)
-      const url = options.rawUrl(path)
-      // Symlinks and what is not a plain file go through git, where where they lead is checked.
-      if (hostDown || !url || (entry && (entry.type !== 'blob' || entry.mode === '120000'))) {
-        forGit.push(path)
-        continue
-      }
-      const answer = await fetchRawFile(url, {
-        label: options.describe(path),
-        timeoutMs: options.timeoutMs,
-        maxBytes: options.maxBytes,
-        ...(options.rawHeaders ? { headers: options.rawHeaders } : {}),
-        ...(options.rawRetry ? { retry: options.rawRetry } : {}),
-        ...(options.signal ? { signal: options.signal } : {}),
-      })
-      if (!answer.ok) {
-        // 404, a redirect, a 429 or 5xx that outlasted its retries, a network error: git is the fallback.
-        if (answer.status !== 404) result.notes.push(`${options.describe(path)}: the single-file API failed (${answer.reason}, ${answer.attempts} attempt(s)); asking git instead`)
-        if (answer.transient) hostDown = true
-        forGit.push(path)
-        continue
-      }
-      answers.push({ path, content: answer.content, declared: answer.declared })
+interface RawAnswer {
+  path: string
+  content: Buffer
+  declared: DeclaredHashes
+}
+
+/**
+ * Ask the single-file API for these files of one commit; what it cannot serve, and what the commit's
+ * trees (when the mirror has them already: local, no request) show is not a plain file, goes to `forGit`.
+ */
+async function askRaw(layout: RepoLayout, commit: string, missing: string[], options: FetchFilesOptions, result: FetchFilesResult, forGit: string[], host: { down: boolean }): Promise<RawAnswer[]> {
+  const tree = (await exists(join(layout.git, 'config'))) && (await mirrorHasCommit(layout, commit, options)) ? await listTree(layout, commit, missing, options) : undefined
+  const answers: RawAnswer[] = []
+  for (const path of missing) {
+    const entry = tree?.get(path)
+    const url = options.rawUrl?.(commit, path)
+    // Symlinks and what is not a plain file go through git, where where they lead is checked.
+    if (host.down || !url || (entry && (entry.type !== 'blob' || entry.mode === '120000'))) {
+      forGit.push(path)
+      continue
     }
-    // The single-file APIs serve a symlink's text as if it were the file, and no declared hash tells the
-    // two apart: only the tree's mode does. So every answer is checked against the commit's trees, fetched once.
-    if (!tree && answers.length > 0) {
-      await ensureCommit(layout, commit, options)
-      tree = await listTree(layout, commit, missing, options)
+    const answer = await fetchRawFile(url, {
+      label: options.describe(commit, path),
+      timeoutMs: options.timeoutMs,
+      maxBytes: options.maxBytes,
+      ...(options.rawHeaders ? { headers: options.rawHeaders } : {}),
+      ...(options.rawRetry ? { retry: options.rawRetry } : {}),
+      ...(options.signal ? { signal: options.signal } : {}),
+    })
+    if (!answer.ok) {
+      // 404, a redirect, a 429 or 5xx that outlasted its retries, a network error: git is the fallback.
+      if (answer.status !== 404) result.notes.push(`${options.describe(commit, path)}: the single-file API failed (${answer.reason}, ${answer.attempts} attempt(s)); asking git instead`)
+      if (answer.transient) host.down = true
+      forGit.push(path)
+      continue
     }
+    answers.push({ path, content: answer.content, declared: answer.declared })
+  }
+  return answers
+}
+
+/**
+ * Bring the missing paths of each commit of `wanted` into `commits/<commit>/`, with one request for
+ * the trees of every commit the mirror lacks and one for every blob needed, however many commits.
+ * Call it holding the repository's lock.
+ * Symlinks inside the repository are followed (their target's content is stored under the link's
+ * path); a symlink leaving it, or `..`, is E_UNSAFE. A cached file that no longer matches its recorded
+ * sha256 is removed and fetched again. Content from the single-file API is kept only when the commit's
+ * tree (fetched without blobs) has the path as a plain file whose blob id matches it, and it matches the
+ * hashes the host declared; otherwise git, which checks every object against its id, brings the file.
+ */
+export async function fetchFiles(layout: RepoLayout, wanted: Map<string, string[]>, options: FetchFilesOptions): Promise<FetchFilesResult> {
+  const result: FetchFilesResult = { viaRaw: [], viaGit: [], notes: [], failed: new Map() }
+  const forGit = new Map<string, string[]>()
+  const answered = new Map<string, RawAnswer[]>()
+  const host = { down: false }
+  for (const [commit, paths] of wanted) {
+    const missing = await missingFiles(layout, commit, paths, options, result.notes)
+    if (missing.length === 0) continue
+    const viaGit: string[] = []
+    if (options.rawUrl && options.rawLimit > 0 && missing.length <= options.rawLimit) {
+      const answers = await askRaw(layout, commit, missing, options, result, viaGit, host)
+      if (answers.length > 0) answered.set(commit, answers)
+    } else viaGit.push(...missing)
+    if (viaGit.length > 0) forGit.set(commit, viaGit)
+  }
+  if (answered.size === 0 && forGit.size === 0) return result
+
+  // The single-file APIs serve a symlink's text as if it were the file, and no declared hash tells the
+  // two apart: only the tree's mode does. So every answer is checked against its commit's trees,
+  // fetched in the one request that brings the trees git reads from.
+  await ensureCommits(layout, [...new Set([...answered.keys(), ...forGit.keys()])], options, result.failed)
+  for (const commit of result.failed.keys()) forGit.delete(commit)
+  for (const [commit, answers] of answered) {
+    if (result.failed.has(commit)) continue
+    const tree = await listTree(layout, commit, answers.map((a) => a.path), options)
     for (const { path, content, declared } of answers) {
-      const entry = tree?.get(path)
+      const entry = tree.get(path)
       // Not a plain file in the tree (absent, a symlink, a submodule): git tells what it is, and follows or refuses a symlink.
       if (!entry || entry.type !== 'blob' || entry.mode === '120000') {
-        forGit.push(path)
+        forGit.set(commit, [...(forGit.get(commit) ?? []), path])
         continue
       }
       const id = gitBlobId(content, entry.oid.length === 64 ? 'sha256' : 'sha1')
       const sha256 = sha256Of(content)
       if (id !== entry.oid || (declared.sha256 && declared.sha256 !== sha256)) {
-        result.notes.push(`${options.describe(path)}: the single-file API sent content whose hash is not the file's (blob ${id}, expected ${entry.oid}); asking git instead`)
-        forGit.push(path)
+        result.notes.push(`${options.describe(commit, path)}: the single-file API sent content whose hash is not the file's (blob ${id}, expected ${entry.oid}); asking git instead`)
+        forGit.set(commit, [...(forGit.get(commit) ?? []), path])
         continue
       }
       await recordSums(layout, commit, new Map([[path, sha256]]))
-      await writeCommitFile(layout, commit, path, content, options.describe)
-      result.viaRaw.push(path)
+      await writeCommitFile(layout, commit, path, content, (p) => options.describe(commit, p))
+      result.viaRaw.push({ commit, path })
     }
   }
-  if (forGit.length === 0) return result
+  if (forGit.size === 0) return result
 
-  await ensureCommit(layout, commit, options)
-
-  // Each wanted path resolves, through symlinks that stay inside, to a blob.
-  const wanted = new Map<string, { current: string; hops: number }>(forGit.map((p) => [p, { current: p, hops: 0 }]))
-  const resolved = new Map<string, TreeEntry>()
-  let fetchedOids = new Set<string>()
-  while (wanted.size > 0) {
-    const entries = await listTree(layout, commit, [...new Set([...wanted.values()].map((w) => w.current))], options)
-    const links = new Map<string, TreeEntry>()
-    for (const [path, w] of wanted) {
-      const entry = entries.get(w.current)
-      if (!entry) throw new MissingFileError('E_FETCH', `${options.describe(path)}: no file ${quoted(w.current)} at commit ${commit}`)
-      if (entry.type === 'tree') throw new FetchError('E_FETCH', `${options.describe(path)}: ${quoted(w.current)} is a directory, not a file`)
-      if (entry.type !== 'blob') throw new FetchError('E_FETCH', `${options.describe(path)}: ${quoted(w.current)} is a submodule, not a file`)
-      if (entry.mode === '120000') links.set(path, entry)
-      else {
-        resolved.set(path, entry)
-        wanted.delete(path)
+  // Each wanted path resolves, through symlinks that stay inside, to a blob; each round of symlinks is one request for all commits.
+  interface Wanted extends CommitPath {
+    current: string
+    hops: number
+  }
+  let open: Wanted[] = [...forGit].flatMap(([commit, paths]) => paths.map((path) => ({ commit, path, current: path, hops: 0 })))
+  const resolved: (CommitPath & { entry: TreeEntry })[] = []
+  const fetchedOids = new Set<string>()
+  while (open.length > 0) {
+    const links: (Wanted & { entry: TreeEntry })[] = []
+    const newOids = new Set<string>()
+    for (const [commit, atCommit] of groupBy(open, (w) => w.commit)) {
+      const entries = await listTree(layout, commit, [...new Set(atCommit.map((w) => w.current))], options)
+      for (const w of atCommit) {
+        const entry = entries.get(w.current)
+        const name = options.describe(commit, w.path)
+        if (!entry) throw new MissingFileError('E_FETCH', `${name}: no file ${quoted(w.current)} at commit ${commit}`)
+        if (entry.type === 'tree') throw new FetchError('E_FETCH', `${name}: ${quoted(w.current)} is a directory, not a file`)
+        if (entry.type !== 'blob') throw new FetchError('E_FETCH', `${name}: ${quoted(w.current)} is a submodule, not a file`)
+        if (entry.mode === '120000') links.push({ ...w, entry })
+        else resolved.push({ commit, path: w.path, entry })
+        if (!fetchedOids.has(entry.oid)) newOids.add(entry.oid)
       }
     }
-    const oids = [...new Set([...resolved.values(), ...links.values()].map((e) => e.oid))].filter((o) => !fetchedOids.has(o))
-    await fetchBlobs(layout, options.remote, oids, options)
-    fetchedOids = new Set([...fetchedOids, ...oids])
-    if (links.size === 0) break
-    const targets = await readBlobs(layout, [...links.values()].map((e) => e.oid), 4096, options)
-    let i = 0
-    for (const [path, entry] of links) {
-      const blob = targets[i++]
-      const w = wanted.get(path)!
-      if (!blob || !('content' in blob)) throw new FetchError('E_FETCH', `${options.describe(path)}: cannot read symlink ${w.current}`)
+    await fetchBlobs(layout, options.remote, [...newOids], options)
+    for (const oid of newOids) fetchedOids.add(oid)
+    if (links.length === 0) break
+    const targets = await readBlobs(layout, links.map((l) => l.entry.oid), 4096, options)
+    open = links.map((w, i) => {
+      const blob = targets[i]
+      const name = options.describe(w.commit, w.path)
+      if (!blob || !('content' in blob)) throw new FetchError('E_FETCH', `${name}: cannot read symlink ${w.current}`)
       const target = blob.content.toString('utf8')
       const next = posix.normalize(posix.join(posix.dirname(w.current), target))
       if (posix.isAbsolute(target) || next === '..' || next.startsWith('../') || next === '.') {
-        throw new FetchError('E_UNSAFE', `${options.describe(path)}: ${quoted(w.current)} is a symlink to ${quoted(target)}, outside the repository`)
+        throw new FetchError('E_UNSAFE', `${name}: ${quoted(w.current)} is a symlink to ${quoted(target)}, outside the repository`)
       }
-      if (++w.hops > MAX_SYMLINK_HOPS) throw new FetchError('E_UNSAFE', `${options.describe(path)}: too many levels of symlinks`)
-      w.current = next
-      void entry
-    }
+      if (w.hops + 1 > MAX_SYMLINK_HOPS) throw new FetchError('E_UNSAFE', `${name}: too many levels of symlinks`)
+      return { commit: w.commit, path: w.path, current: next, hops: w.hops + 1 }
+    })
   }
 
-  const byOid = [...new Set([...resolved.values()].map((e) => e.oid))]
-  const blobs = await readBlobs(layout, byOid, options.maxBytes, options)
+  const blobs = await readBlobs(layout, [...new Set(resolved.map((r) => r.entry.oid))], options.maxBytes, options)
   const content = new Map(blobs.map((b) => [b.oid, b]))
-  const toWrite = new Map<string, Buffer>()
-  for (const [path, entry] of resolved) {
-    const blob = content.get(entry.oid)
-    if (!blob || 'missing' in blob) throw new FetchError('E_FETCH', `${options.describe(path)}: the server did not send ${entry.oid}`)
-    if ('tooLarge' in blob) throw new FetchError('E_UNSAFE', `${options.describe(path)}: ${blob.tooLarge} bytes is over the size limit of ${options.maxBytes}`)
-    // git checked each object against its id on receipt; this catches a mirror damaged on disk since.
-    if (gitBlobId(blob.content, entry.oid.length === 64 ? 'sha256' : 'sha1') !== entry.oid) {
-      await rm(layout.git, { recursive: true, force: true })
-      throw new FetchError('E_CACHE', `${options.describe(path)}: the mirror's copy of ${entry.oid} was damaged; the mirror is removed, run again`)
+  for (const [commit, atCommit] of groupBy(resolved, (r) => r.commit)) {
+    const toWrite = new Map<string, Buffer>()
+    for (const { path, entry } of atCommit) {
+      const name = options.describe(commit, path)
+      const blob = content.get(entry.oid)
+      if (!blob || 'missing' in blob) throw new FetchError('E_FETCH', `${name}: the server did not send ${entry.oid}`)
+      if ('tooLarge' in blob) throw new FetchError('E_UNSAFE', `${name}: ${blob.tooLarge} bytes is over the size limit of ${options.maxBytes}`)
+      // git checked each object against its id on receipt; this catches a mirror damaged on disk since.
+      if (gitBlobId(blob.content, entry.oid.length === 64 ? 'sha256' : 'sha1') !== entry.oid) {
+        await rm(layout.git, { recursive: true, force: true })
+        throw new FetchError('E_CACHE', `${name}: the mirror's copy of ${entry.oid} was damaged; the mirror is removed, run again`)
+      }
+      toWrite.set(path, blob.content)
     }
-    toWrite.set(path, blob.content)
-  }
-  await recordSums(layout, commit, new Map([...toWrite].map(([path, bytes]) => [path, sha256Of(bytes)])))
-  for (const [path, bytes] of toWrite) {
-    await writeCommitFile(layout, commit, path, bytes, options.describe)
-    result.viaGit.push(path)
+    await recordSums(layout, commit, new Map([...toWrite].map(([path, bytes]) => [path, sha256Of(bytes)])))
+    for (const [path, bytes] of toWrite) {
+      await writeCommitFile(layout, commit, path, bytes, (p) => options.describe(commit, p))
+      result.viaGit.push({ commit, path })
+    }
   }
   return result
+}
+
+/** `items` by `key`, in the order first met. */
+export function groupBy<T>(items: T[], key: (item: T) => string): Map<string, T[]> {
+  const groups = new Map<string, T[]>()
+  for (const item of items) groups.set(key(item), [...(groups.get(key(item)) ?? []), item])
+  return groups
 }
 
 /**

@@ -1,6 +1,6 @@
 /**
  * Prefetch: parse every referenced URL, resolve its ref (one listing per repository and run at most),
- * and bring each repository's files into the cache with one fetch per commit, repositories in parallel.
+ * and bring each repository's files into the cache with one fetch for all its commits, repositories in parallel.
  */
 
 import { createHash } from 'node:crypto'
@@ -19,6 +19,7 @@ import {
   commitFile,
   earlierCommits,
   fetchFiles,
+  groupBy,
   initRepoDir,
   lsRemote,
   openCacheRoot,
@@ -361,7 +362,7 @@ async function serveEarlierCommits(
   await prefetchAtCommits(session, work, remote, undefined, again, resolved, outcome, fail)
 }
 
-/** Fetch the files these URLs name, one commit at a time. */
+/** Fetch the files these URLs name, every commit of the repository together (one request for trees, one for blobs). */
 async function prefetchAtCommits(
   session: Session,
   work: RepoWork,
@@ -372,112 +373,114 @@ async function prefetchAtCommits(
   outcome: Outcome,
   fail: (url: string, e: unknown) => void,
 ): Promise<void> {
-  const byCommit = new Map<string, BlobUrl[]>()
+  const pathOf = (u: BlobUrl): string => resolved.get(u.url)!.path
+  const named: BlobUrl[] = []
   for (const u of urls) {
     const ref = resolved.get(u.url)
     if (!ref) continue
-    if (ref.path === '') {
-      fail(u.url, new FetchError('E_REF', `${u.url}: names the ref '${ref.ref}' but no file in it`))
-      continue
-    }
-    byCommit.set(ref.commit, [...(byCommit.get(ref.commit) ?? []), u])
+    if (ref.path === '') fail(u.url, new FetchError('E_REF', `${u.url}: names the ref '${ref.ref}' but no file in it`))
+    else named.push(u)
   }
+  const byCommit = groupBy(named, (u) => resolved.get(u.url)!.commit)
 
-  for (const [commit, atCommit] of byCommit) await prefetchCommit(session, work, remote, credential, commit, atCommit, resolved, outcome, fail)
-}
-
-async function prefetchCommit(
-  session: Session,
-  work: RepoWork,
-  remote: GitRemote,
-  credential: Credential | undefined,
-  commit: string,
-  urls: BlobUrl[],
-  resolved: Map<string, ResolvedRef>,
-  outcome: Outcome,
-  fail: (url: string, e: unknown) => void,
-): Promise<void> {
-  const pathOf = (u: BlobUrl): string => resolved.get(u.url)!.path
-  const missing: BlobUrl[] = []
-  const sums = await readSums(work.layout, commit)
+  const sums = new Map<string, Map<string, string>>()
   const checked = new Map<string, CachedState>()
-  for (const u of urls) {
-    const state = await checkCachedFile(work.layout, commit, pathOf(u), sums)
-    checked.set(u.url, state)
-    // Offline, a file cached before sums were recorded is served as it is: there is nothing to compare it with.
-    if (state.state === 'ok' || (session.offline && state.state === 'unrecorded')) continue
-    missing.push(u)
+  const missing = new Map<string, BlobUrl[]>()
+  for (const [commit, atCommit] of byCommit) {
+    sums.set(commit, await readSums(work.layout, commit))
+    for (const u of atCommit) {
+      const state = await checkCachedFile(work.layout, commit, pathOf(u), sums.get(commit)!)
+      checked.set(u.url, state)
+      // Offline, a file cached before sums were recorded is served as it is: there is nothing to compare it with.
+      if (state.state === 'ok' || (session.offline && state.state === 'unrecorded')) continue
+      missing.set(commit, [...(missing.get(commit) ?? []), u])
+    }
   }
-  if (missing.length > 0) {
-    if (session.offline) {
-      for (const u of missing) {
+  const drop = (commit: string, gone: BlobUrl[]): void => {
+    const left = byCommit.get(commit)!.filter((u) => !gone.includes(u))
+    if (left.length > 0) byCommit.set(commit, left)
+    else byCommit.delete(commit)
+  }
+  if (missing.size > 0 && session.offline) {
+    for (const [commit, atCommit] of missing) {
+      for (const u of atCommit) {
         const damaged = checked.get(u.url)?.state === 'mismatch'
         const why = damaged ? 'its cached copy no longer matches the sha256 recorded when it was fetched (run online to fetch it again)' : 'is not in the cache'
         fail(u.url, new FetchError(damaged ? 'E_CACHE' : 'E_OFFLINE', `${u.url}: offline, and ${quoted(pathOf(u))} at ${commit.slice(0, 12)} ${why}`))
       }
-      urls = urls.filter((u) => !missing.includes(u))
-    } else {
-      const describe = (path: string): string => missing.find((u) => pathOf(u) === path)?.url ?? path
-      try {
-        await withLock(work.layout.lock, async () => {
-          await initRepoDir(work.layout) // again: a `cache clear` may have run since
-          await sweepTemp(work.layout.tmp)
-          const how = await fetchFiles(work.layout, commit, missing.map(pathOf), {
-            ...session.gitOptions(credential),
-            remote,
-            rawUrl: (path) => rawFileUrl(work.host, work.repository, commit, path),
-            ...(credential ? { rawHeaders: credential.rawHeaders } : {}),
-            rawLimit: session.setting('rawFileLimit'),
-            maxBytes: session.setting('maxFileBytes'),
-            describe,
-          })
-          // What this process brought in: another may have fetched the rest while this one waited for the lock.
-          for (const path of [...how.viaGit, ...how.viaRaw]) outcome.fetched.add(commitFile(work.layout, commit, path))
-          for (const note of how.notes) session.progress(note)
-          if (how.viaGit.length) session.progress(`fetched ${how.viaGit.length} file(s) of ${remote.label} at ${commit.slice(0, 12)} with git`)
-          if (how.viaRaw.length) session.progress(`fetched ${how.viaRaw.length} file(s) of ${remote.label} at ${commit.slice(0, 12)} over HTTP`)
-        }, session.lockOptions(work))
-      } catch (error) {
-        // A SHA that names a tree, blob or tag fails every URL written with it, each named in its own error.
-        if (error instanceof NotACommitError) {
-          for (const u of urls) fail(u.url, new FetchError('E_REF', `${u.url}: ${error.message}`))
-          return
+      drop(commit, atCommit)
+    }
+    missing.clear()
+  } else if (missing.size > 0) {
+    const describe = (commit: string, path: string): string => missing.get(commit)?.find((u) => pathOf(u) === path)?.url ?? path
+    try {
+      await withLock(work.layout.lock, async () => {
+        await initRepoDir(work.layout) // again: a `cache clear` may have run since
+        await sweepTemp(work.layout.tmp)
+        const how = await fetchFiles(work.layout, new Map([...missing].map(([commit, atCommit]) => [commit, atCommit.map(pathOf)])), {
+          ...session.gitOptions(credential),
+          remote,
+          rawUrl: (commit, path) => rawFileUrl(work.host, work.repository, commit, path),
+          ...(credential ? { rawHeaders: credential.rawHeaders } : {}),
+          rawLimit: session.setting('rawFileLimit'),
+          maxBytes: session.setting('maxFileBytes'),
+          describe,
+        })
+        // What this process brought in: another may have fetched the rest while this one waited for the lock.
+        for (const { commit, path } of [...how.viaGit, ...how.viaRaw]) outcome.fetched.add(commitFile(work.layout, commit, path))
+        for (const note of how.notes) session.progress(note)
+        for (const [commit, viaGit] of groupBy(how.viaGit, (f) => f.commit)) session.progress(`fetched ${viaGit.length} file(s) of ${remote.label} at ${commit.slice(0, 12)} with git`)
+        for (const [commit, viaRaw] of groupBy(how.viaRaw, (f) => f.commit)) session.progress(`fetched ${viaRaw.length} file(s) of ${remote.label} at ${commit.slice(0, 12)} over HTTP`)
+        for (const [commit, error] of how.failed) {
+          // A SHA that names a tree, blob or tag fails every URL written with it, each named in its own error; another
+          // failure of the commit (the server does not have it) fails its files to fetch, and its files cached are still given.
+          const failing = error instanceof NotACommitError ? byCommit.get(commit)! : missing.get(commit)!
+          for (const u of failing) fail(u.url, error instanceof NotACommitError ? new FetchError('E_REF', `${u.url}: ${error.message}`) : error)
+          drop(commit, failing)
+          missing.delete(commit)
         }
-        // A problem with one file names its URL: the other files of the commit are tried again without it.
-        const named = error instanceof EvalferryError ? missing.find((u) => error.message.startsWith(`${u.url}:`)) : undefined
-        if (named) {
-          fail(named.url, error)
-          const rest = urls.filter((u) => u !== named)
-          if (rest.length) await prefetchCommit(session, work, remote, credential, commit, rest, resolved, outcome, fail)
-          return
-        }
-        // A failure of the whole commit (the host down, a timeout): its files already cached are still given.
-        for (const u of missing) fail(u.url, error)
-        urls = urls.filter((u) => !missing.includes(u))
-        missing.length = 0
+      }, session.lockOptions(work))
+    } catch (error) {
+      // A problem with one file names its URL: the other files are tried again without it.
+      const all = [...missing.values()].flat()
+      const culprit = error instanceof EvalferryError ? all.find((u) => error.message.startsWith(`${u.url}:`)) : undefined
+      if (culprit) {
+        fail(culprit.url, error)
+        const rest = [...byCommit.values()].flat().filter((u) => u !== culprit)
+        if (rest.length) await prefetchAtCommits(session, work, remote, credential, rest, resolved, outcome, fail)
+        return
       }
+      // A failure of the whole request (the host down, a timeout): the files already cached are still given.
+      for (const [commit, atCommit] of missing) {
+        for (const u of atCommit) fail(u.url, error)
+        drop(commit, atCommit)
+      }
+      missing.clear()
     }
   }
-  if (urls.length === 0) return
-  await touchCommit(work.layout, commit)
-  const after = missing.length > 0 ? await readSums(work.layout, commit) : sums
-  for (const u of urls) {
-    const local = commitFile(work.layout, commit, pathOf(u))
-    try {
-      const state = missing.includes(u) ? await checkCachedFile(work.layout, commit, pathOf(u), after) : checked.get(u.url)!
-      if (state.state === 'missing' || state.state === 'mismatch') throw new Error(state.state === 'missing' ? REMOVED : 'it does not match its recorded sha256')
-      const entry = await fileEntry(u, resolved.get(u.url)!, local, state)
-      // The pointer is what git holds, so it stays cached (a later run tells without a fetch), but it is never served as the file.
-      const lfsSize = entry.bytes < LFS_POINTER_LIMIT ? lfsPointerSize(await readFile(local)) : undefined
-      if (lfsSize !== undefined) {
-        fail(u.url, new FetchError('E_FETCH', `${u.url}: ${quoted(entry.path)} is a Git LFS pointer: its content (${lfsSize} bytes) is stored with Git LFS, which is not fetched`))
-        continue
+
+  for (const [commit, atCommit] of byCommit) {
+    await touchCommit(work.layout, commit)
+    const fetchedHere = missing.get(commit) ?? []
+    const after = fetchedHere.length > 0 ? await readSums(work.layout, commit) : sums.get(commit)!
+    for (const u of atCommit) {
+      const local = commitFile(work.layout, commit, pathOf(u))
+      try {
+        const state = fetchedHere.includes(u) ? await checkCachedFile(work.layout, commit, pathOf(u), after) : checked.get(u.url)!
+        if (state.state === 'missing' || state.state === 'mismatch') throw new Error(state.state === 'missing' ? REMOVED : 'it does not match its recorded sha256')
+        const entry = await fileEntry(u, resolved.get(u.url)!, local, state)
+        // The pointer is what git holds, so it stays cached (a later run tells without a fetch), but it is never served as the file.
+        const lfsSize = entry.bytes < LFS_POINTER_LIMIT ? lfsPointerSize(await readFile(local)) : undefined
+        if (lfsSize !== undefined) {
+          fail(u.url, new FetchError('E_FETCH', `${u.url}: ${quoted(entry.path)} is a Git LFS pointer: its content (${lfsSize} bytes) is stored with Git LFS, which is not fetched`))
+          continue
+        }
+        outcome.entries.push(entry)
+      } catch (error) {
+        // Read after the lock was released: a clear or prune may have removed it since.
+        const why = (error as NodeJS.ErrnoException).code === 'ENOENT' ? REMOVED : (error as Error).message
+        fail(u.url, new FetchError('E_CACHE', `${u.url}: cached file ${local} cannot be read: ${why}`))
       }
-      outcome.entries.push(entry)
-    } catch (error) {
-      // Read after the lock was released: a clear or prune may have removed it since.
-      const why = (error as NodeJS.ErrnoException).code === 'ENOENT' ? REMOVED : (error as Error).message
-      fail(u.url, new FetchError('E_CACHE', `${u.url}: cached file ${local} cannot be read: ${why}`))
     }
   }
 }

@@ -73,6 +73,40 @@ test('200 references in 3 repositories: the right bytes, one ref listing and one
   }
 })
 
+test('files at two commits of a repository cost one ref listing and one fetch, as files at one commit do; a commit the server lacks fails alone', async () => {
+  const github = fx.repos[0]!
+  const kinds = ['info-refs', 'ls-refs', 'fetch', 'raw'] as const
+  const counts = (): number[] => kinds.map((kind) => fx.server.count(github.repository, kind))
+  const atMain = ['data/file-1.txt', 'data/file-2.txt', 'docs/with space.md']
+  const atFeature = ['data/file-0.txt', 'x/feature-only.txt']
+  const urls = [...atMain.map((p) => blobUrl(github, 'main', p)), ...atFeature.map((p) => blobUrl(github, 'feature/x/y', p)), blobUrl(github, github.main, 'bin/blob.bin')]
+  const before = counts()
+  const result = await prefetchUrls(urls, { ...options(), cacheDir: fx.newCache(), rawFileLimit: 0 })
+  assert.deepEqual(
+    result.entries.map((e) => [e.commit, readFileSync(e.local_path)]),
+    [...atMain.map((p) => [github.main, github.files.get(p)]), ...atFeature.map((p) => [github.feature, github.featureFiles.get(p)]), [github.main, github.files.get('bin/blob.bin')]],
+  )
+  // GET info/refs opens each of the three git processes: the listing, the trees of both commits, every blob.
+  assert.deepEqual(counts().map((n, i) => n - before[i]!), [3, 1, 2, 0])
+
+  // Through the single-file API, both commits' trees (to check what it sent) are still one request.
+  const viaRaw = counts()
+  const raw = await prefetchUrls([blobUrl(github, 'main', 'data/file-3.txt'), blobUrl(github, 'feature/x/y', 'x/feature-only.txt')], { ...options(), cacheDir: fx.newCache() })
+  assert.deepEqual(raw.entries.map((e) => readFileSync(e.local_path)), [github.files.get('data/file-3.txt'), github.featureFiles.get('x/feature-only.txt')])
+  assert.deepEqual(counts().map((n, i) => n - viaRaw[i]!), [2, 1, 1, 2])
+
+  // A commit the server does not have refuses the request for both: each is asked alone, and only its URL fails.
+  const absent = 'f'.repeat(40)
+  const lost = blobUrl(github, absent, 'data/file-1.txt')
+  await assert.rejects(prefetchUrls([lost, blobUrl(github, 'feature/x/y', 'data/file-0.txt')], { ...options(), cacheDir: fx.newCache(), rawFileLimit: 0 }), (e: unknown) => {
+    assert.ok(e instanceof PrefetchError, String(e))
+    assert.deepEqual(e.failures.map((f) => [f.url, e.code]), [[lost, 'E_REF']])
+    assert.match(e.failures[0]!.message, new RegExp(`fetching commit ${absent}: the server does not have it`))
+    assert.deepEqual(e.result.entries.map((entry) => [entry.commit, readFileSync(entry.local_path)]), [[github.feature, github.featureFiles.get('data/file-0.txt')]])
+    return true
+  })
+})
+
 test('a second prefetch over the warm cache makes no request at all', async () => {
   const seen = fx.server.requests.length
   const result = await prefetch(casesOf(twoHundredReferences(fx.repos).map((e) => e.url)), options())
