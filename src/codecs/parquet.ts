@@ -742,7 +742,7 @@ function arrowType(kind: ColumnKind): DataType {
     case 'float':
       return new Float64()
     case 'strings':
-      return new List(new Field('item', new Utf8(), true))
+      return new List(new Field('element', new Utf8(), true))
     case 'typed':
       throw new Error('a typed column takes its type from the layout')
   }
@@ -762,7 +762,7 @@ function arrowTypeOf(type: ColumnType): DataType {
   if (typeof type === 'object') {
     if ('timestamp' in type) return new Timestamp(storedUnit(type.timestamp), type.zone ?? null)
     if ('list' in type) {
-      const item = new Field('item', arrowTypeOf(type.list), true)
+      const item = new Field('element', arrowTypeOf(type.list), true)
       if (type.size !== undefined) return new FixedSizeList(type.size, item)
       return type.large ? new LargeList(item) : new List(item)
     }

@@ -29,7 +29,7 @@ import {
   Utf8,
   vectorFromArray,
 } from 'apache-arrow'
-import { ParquetFile, Table as WasmTable, writeParquet } from 'parquet-wasm'
+import { ParquetFile, readParquet as readWasm, Table as WasmTable, writeParquet } from 'parquet-wasm'
 import { asyncBufferFromFile, parquetMetadataAsync, parquetReadObjects } from 'hyparquet'
 import { DataError } from '../../src/errors.ts'
 import type { JsonObject, JsonValue } from '../../src/model.ts'
@@ -85,6 +85,17 @@ test('records written and read back are equal, with columns, metadata and indexe
   assert.deepEqual(options.schemaMetadata, { huggingface: HF })
 })
 
+test('lists name their items `element`, as pyarrow and `datasets` write them, in the Parquet schema and in the Arrow schema it carries', async () => {
+  const path = await writeRecords([{ tags: ['a', 'b'], scores: [1, 2], chats: [{ role: 'user', content: 'hi' }] }], {
+    columnTypes: { scores: { list: 'int64' }, chats: { list: { struct: { role: 'string', content: 'string' } } } },
+  })
+  const metadata = await parquetMetadataAsync(await asyncBufferFromFile(path))
+  const names = metadata.schema.slice(1).map((s) => s.name)
+  assert.deepEqual(names, ['tags', 'list', 'element', 'scores', 'list', 'element', 'chats', 'list', 'element', 'role', 'content'])
+  const arrow = tableFromIPC(readWasm(await readFile(path)).intoIPCStream()).schema
+  assert.deepEqual(arrow.fields.map((f) => f.type.children[0]?.name), ['element', 'element', 'element'])
+})
+
 test('columns and metadata are known before the first record', async () => {
   const path = await writeRecords(records, { schemaMetadata: { huggingface: HF } })
   const options = readOptions(path)
@@ -102,7 +113,7 @@ test('an independent reader (hyparquet) sees the same rows, types and the huggin
   const kv = Object.fromEntries((metadata.key_value_metadata ?? []).map((e) => [e.key, e.value]))
   assert.equal(kv.huggingface, HF)
   assert.ok(kv['ARROW:schema'], 'the Arrow schema travels for pyarrow')
-  const types = Object.fromEntries(metadata.schema.slice(1).filter((s) => s.name !== 'list' && s.name !== 'item').map((s) => [s.name, s.converted_type ?? s.type]))
+  const types = Object.fromEntries(metadata.schema.slice(1).filter((s) => s.name !== 'list' && s.name !== 'element').map((s) => [s.name, s.converted_type ?? s.type]))
   assert.equal(types.question, 'UTF8')
   assert.equal(types.answer, 'INT64')
   assert.equal(types.score, 'DOUBLE')
