@@ -686,8 +686,61 @@ function decode(record: unknown, ctx: DecodeContext): EvalCase | EvalCase[] {
 // ---------------------------------------------------------------------------------------------
 // encoding
 
+/** A conversation: a case with a scenario or turns, or whose input holds more than one user or assistant message. */
 function caseKind(c: EvalCase | undefined): Kind {
-  return c && (c.scenario !== undefined || c.turns !== undefined) ? 'multi' : 'single'
+  if (!c) return 'single'
+  if (c.scenario !== undefined || c.turns !== undefined) return 'multi'
+  let said = 0
+  for (const m of c.input ?? []) if ((m.role === 'user' || m.role === 'assistant') && ++said > 1) return 'multi'
+  return 'single'
+}
+
+/** The kind each layout chose for its file, which holds one kind only. */
+const fileKinds = new WeakMap<FileLayout, Kind>()
+
+/**
+ * The kind of a file: conversational when any of its first cases is a conversation. A conversation
+ * written as a golden would lose its earlier turns to DeepEval; a single-turn case written as a
+ * conversation of its one turn keeps its input and its criterion, and only its expected output is
+ * left to the carry.
+ */
+function fileKind(sample: EvalCase[]): Kind {
+  return sample.some((c) => caseKind(c) === 'multi') ? 'multi' : 'single'
+}
+
+/**
+ * Input messages as DeepEval turns: the user's and the assistant's, their text; an assistant's tool
+ * calls are the turn's, and a tool message's answer the output of the call it answers. A system
+ * prompt has no turn (the carry keeps it).
+ */
+function turnsOf(messages: Message[]): Turn[] {
+  const turns: Turn[] = []
+  for (const m of messages) {
+    if (m.role === 'user' || m.role === 'assistant') {
+      const turn: Turn = { role: m.role, content: contentText(m.content) }
+      if (m.tool_calls?.length) turn.tools_called = m.tool_calls.map((call) => ({ ...call }))
+      turns.push(turn)
+    } else if (m.role === 'tool') {
+      const call = turns.at(-1)?.tools_called?.find((t) => t.id !== undefined && t.id === m.tool_call_id)
+      if (call && call.output === undefined) call.output = contentText(m.content)
+    }
+  }
+  return turns
+}
+
+/** A conversation's turns as the messages a single-turn golden takes its input from. */
+function messagesOf(turns: Turn[] | undefined): Message[] | undefined {
+  return turns?.length ? turns.map((t) => ({ role: t.role, content: t.content })) : undefined
+}
+
+/**
+ * The scenario a ConversationalGolden requires, for a case without one: its description, else its
+ * first user message, else its name or id, else its place in the file.
+ */
+function scenarioOf(c: EvalCase, turns: Turn[] | undefined, index: number): string {
+  const said = turns?.find((t) => t.role === 'user' && t.content !== '')?.content
+  for (const text of [c.description, said, c.name, c.id]) if (text !== undefined && text !== '') return text
+  return `Conversation ${index + 1}`
 }
 
 interface Writer {
@@ -878,13 +931,15 @@ function recordValues(c: EvalCase, w: Writer): Record<string, JsonValue | undefi
   }
   if (w.kind === 'single') {
     // A golden's input is required: a case without one (a scenario of its own, say) is written with an empty one.
-    if (c.input === undefined) {
+    // A conversation of turns alone (in a file of goldens) gives its last user turn.
+    const input = c.input ?? messagesOf(c.turns)
+    if (input === undefined) {
       // pandas reads an empty cell as missing, and the golden refuses it there too.
       const written = w.container === 'csv' ? `as an empty cell, ${CSV_INPUT_REFUSED}` : 'as ""'
       w.ctx.warn(`the case has no input, which a DeepEval golden requires: written ${written}`, 'input')
     }
-    values.input = writeMessage(w, 'input', c.input, 'user') ?? ''
-    if (c.input !== undefined && values.input === '' && w.container === 'csv') w.ctx.warn(`the input is empty: written as an empty cell, ${CSV_INPUT_REFUSED}`, 'input')
+    values.input = writeMessage(w, 'input', input, 'user') ?? ''
+    if (input !== undefined && values.input === '' && w.container === 'csv') w.ctx.warn(`the input is empty: written as an empty cell, ${CSV_INPUT_REFUSED}`, 'input')
     values.actual_output = c.actual_output ?? (x.actual_output === undefined ? undefined : writeStructured(w, 'actual_output', x.actual_output))
     values.expected_output = writeExpected(w, c.expected_output)
     values.retrieval_context = writeStrings(w, 'retrieval_context', c.retrieval_context)
@@ -893,8 +948,11 @@ function recordValues(c: EvalCase, w: Writer): Record<string, JsonValue | undefi
     values.token_cost = writeNumber(w, 'token_cost', c.token_cost)
     values.completion_time = writeNumber(w, 'completion_time', c.completion_time)
   } else {
-    values.scenario = c.scenario
-    values.turns = writeStructured(w, 'turns', c.turns?.map(encodeTurn))
+    // A conversation of input messages gives its turns, and a scenario, which a ConversationalGolden requires.
+    const derived = c.turns === undefined && c.input !== undefined ? turnsOf(c.input) : undefined
+    const turns = c.turns ?? (derived?.length ? derived : undefined)
+    values.scenario = c.scenario ?? (c.turns === undefined ? scenarioOf(c, turns, w.ctx.index) : undefined)
+    values.turns = writeStructured(w, 'turns', turns?.map(encodeTurn))
     values.expected_outcome = c.expected_outcome
     // A CSV has no persona column: DeepEval's reader takes the simulated user from user_description,
     // which DeepEval itself keeps equal to the persona's characteristics.
@@ -912,8 +970,23 @@ function cell(value: JsonValue | undefined): JsonValue {
 }
 
 function encode(c: EvalCase, ctx: EncodeContext): JsonObject {
-  const kind = caseKind(c)
-  const w: Writer = { kind, container: ctx.container, extras: own(c), ctx, carried: objectOf(c.metadata?.[CARRY_KEY]) }
+  const own_ = caseKind(c)
+  const kind = (ctx.layout && fileKinds.get(ctx.layout)) ?? own_
+  let extras = own(c)
+  if (own_ !== kind) {
+    // The other kind's record: its keys are not this kind's (the carry keeps how it was spelled).
+    if (extras[KEYS] !== undefined) {
+      extras = { ...extras }
+      delete extras[KEYS]
+    }
+    ctx.warn(
+      kind === 'multi'
+        ? 'a single-turn case in a file of conversations (a DeepEval file holds one kind only): written as a ConversationalGolden of its turn, its expected output carried under evalferry'
+        : 'a conversation in a file of single-turn goldens (a DeepEval file holds one kind only, chosen by its first cases): written as the golden of its last user message, the conversation carried under evalferry',
+      kind === 'multi' ? 'input' : 'turns',
+    )
+  }
+  const w: Writer = { kind, container: ctx.container, extras, ctx, carried: objectOf(c.metadata?.[CARRY_KEY]) }
   const values = recordValues(c, w)
   const shape = shapeOf(kind, ctx.container)
   if (ctx.container !== 'csv') return assemble(shape, values, snakeKeys(shape, w.extras))
@@ -1004,13 +1077,15 @@ function warnNumberColumns(sample: EvalCase[], ctx: EncodeContext): void {
 
 function layout(container: Container, sample: EvalCase[], ctx: EncodeContext): FileLayout {
   const first = sample[0]
-  const kind = caseKind(first)
+  const kind = fileKind(sample)
   const result: FileLayout = { indent: 4, pythonSpacing: true, newline: '\r\n' }
+  fileKinds.set(result, kind)
   const extras = own(first)
   // Confident AI's `{finalized, goldens: [...]}` is not what DeepEval's JSON loader reads (a list of
   // goldens in save_as's names): its file keys and spellings are carried, the file written as save_as writes it.
   if (container === 'csv') {
-    result.columns = stringsOf(extras[COLUMNS]) ?? csvColumns(kind, sample)
+    // A DeepEval CSV's own columns, where they are of the file's kind.
+    result.columns = (caseKind(first) === kind ? stringsOf(extras[COLUMNS]) : undefined) ?? csvColumns(kind, sample)
     warnNumberColumns(sample, ctx)
   }
   warnUnread(sample, ctx)
