@@ -17,6 +17,7 @@
  * carry keeps the original exact, since that input does not read back as the case's own.
  */
 import { extrasOf, fieldChecks, under } from './fields.ts'
+import { caseToTest, inputVariable, testToCase, type TestDialect } from './test-case.ts'
 import { fieldError } from '../src/errors.ts'
 import {
   CARRY_KEY,
@@ -279,6 +280,13 @@ function decodeCase(record: unknown, ctx: DecodeContext): EvalCase {
   if (typeof record === 'string' && record.startsWith(INCLUDE_PREFIX)) {
     throw fieldError('', `an include (${record}) must be resolved by the reader, not decoded`)
   }
+  const v5 = readsAgentv5(record, ctx)
+  if (v5) {
+    const c = testToCase(record, v5)
+    if (c.id === undefined) throw fieldError('id', 'every evalcase needs an id, unique in the file')
+    const extras = ownExtras(c)
+    return setExtras(c, { ...extras, [FORM]: { ...(isJsonObject(extras[FORM]) ? extras[FORM] : {}), dialect: AGENTV5 } })
+  }
   const r = expectObject(record, '')
   const c: EvalCase = {}
   const extras: JsonObject = {}
@@ -333,6 +341,34 @@ function decodeCase(record: unknown, ctx: DecodeContext): EvalCase {
   }
   if (hasKeys(f)) extras[FORM] = f
   return setExtras(c, extras)
+}
+
+// ---------------------------------------------------------------------------------------------
+// AgentV 5: promptfoo's test shape (`vars`, `assert`), read and written by ./test-case.ts
+
+const AGENTV5 = 'agentv5'
+/** Suite keys only AgentV 5 has. */
+const AGENTV5_FILE_KEYS = ['prompts', 'providers', 'default_test']
+
+function agentv5(header: JsonObject): TestDialect {
+  return { format: FORMAT, agentv: true, inputVar: inputVariable(header.prompts) }
+}
+
+/** The AgentV 5 dialect, where the file's keys are AgentV 5's or the case has `vars` and no `input`; else undefined. */
+function readsAgentv5(record: unknown, ctx: DecodeContext): TestDialect | undefined {
+  if (typeof ctx.state.agentv5 !== 'boolean') ctx.state.agentv5 = AGENTV5_FILE_KEYS.some((k) => k in ctx.header)
+  const own = isJsonObject(record) && isJsonObject(record.vars) && !INPUT_KEYS.some((k) => k in record)
+  if (!ctx.state.agentv5 && !own) return undefined
+  // `tests:` is AgentV 5's list key, which its cases are written under: no spelling to remember.
+  if (ctx.header[LIST_KEY] === 'tests') delete ctx.header[LIST_KEY]
+  return agentv5(ctx.header)
+}
+
+/** The AgentV 5 dialect for a case read in it, or into a file of AgentV 5's keys, unless `--dialect` names another. */
+function writesAgentv5(c: EvalCase, ctx: EncodeContext): TestDialect | undefined {
+  if (ctx.dialect !== undefined) return undefined
+  const header = ctx.layout?.header ?? {}
+  return form(c).dialect === AGENTV5 || AGENTV5_FILE_KEYS.some((k) => k in header) ? agentv5(header) : undefined
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -443,6 +479,8 @@ const SUPERSEDED = (key: string, now: string, effect: string): string =>
   `written as the source spelled it, \`${key}\`, which AgentV 4 no longer reads (${effect}); --dialect agentv writes \`${now}\``
 
 function encodeCase(c: EvalCase, ctx: EncodeContext): JsonObject {
+  const v5 = writesAgentv5(c, ctx)
+  if (v5) return caseToTest(c, v5, ctx.warn)
   const agentv = writesAgentv(ctx)
   const out: JsonObject = {}
   if (c.id !== undefined) {
@@ -563,7 +601,7 @@ function gradersFor(keys: JsonObject, forAgentv4: boolean, warn: (message: strin
 // ---------------------------------------------------------------------------------------------
 // sniffing
 
-const CASE_MARKERS = ['expected_outcome', 'criteria', 'input_messages', 'expected_messages', 'rubrics', 'conversation_id', 'assertions']
+const CASE_MARKERS = ['expected_outcome', 'criteria', 'input_messages', 'expected_messages', 'rubrics', 'conversation_id', 'assertions', 'vars']
 
 function sniff(sample: SniffSample): number {
   if (sample.container !== 'yaml' && sample.container !== 'jsonl') return 0
@@ -602,7 +640,9 @@ function layout(container: Container, sample: EvalCase[], ctx: EncodeContext): F
   const listKey =
     ctx.dialect === undefined && container === 'yaml' && typeof remembered === 'string' && RECORD_KEYS.includes(remembered)
       ? remembered
-      : dialectListKey(container, ctx.dialect)
+      : ctx.dialect === undefined && container === 'yaml' && sample.some((c) => form(c).dialect === AGENTV5)
+        ? 'tests'
+        : dialectListKey(container, ctx.dialect)
   const named = gradersFor(header, listKey === 'tests', ctx.warn)
   if (listKey === undefined) return { header: named }
   // The JSON Lines writer ignores the list key; it still tells the dialect.

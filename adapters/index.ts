@@ -9,6 +9,7 @@ const loaders: Record<FormatName, () => Promise<{ default: Adapter }>> = {
   hf: () => import('./huggingface.ts'),
   csv: () => import('./table.ts'),
   evals: () => import('./evals.ts'),
+  promptfoo: () => import('./promptfoo.ts'),
 }
 
 const ALIASES: Record<FormatAlias, FormatName> = {

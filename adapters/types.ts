@@ -1,7 +1,7 @@
 import type { ColumnType } from '../src/codecs/types.ts'
 import type { EvalCase, JsonObject } from '../src/model.ts'
 
-export type FormatName = 'evalcase' | 'deepeval' | 'langsmith' | 'hf' | 'csv' | 'evals'
+export type FormatName = 'evalcase' | 'deepeval' | 'langsmith' | 'hf' | 'csv' | 'evals' | 'promptfoo'
 /** Other names a format answers to: the tool's (`agentv`, `huggingface`) or the older one (`table`, `evalcase_json`). */
 export type FormatAlias = 'agentv' | 'huggingface' | 'table' | 'evalcase_json'
 /** A format as an option takes it: its name or an alias (the command line also takes any case). */

@@ -23,6 +23,7 @@ export const DEFAULT_CONTAINER: Record<FormatName, Container> = {
   hf: 'jsonl',
   csv: 'csv',
   evals: 'json',
+  promptfoo: 'yaml',
 }
 
 const EXTENSION: Record<Container, string> = { json: '.json', jsonl: '.jsonl', csv: '.csv', yaml: '.yaml', parquet: '.parquet' }

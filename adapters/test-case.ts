@@ -1,0 +1,363 @@
+/**
+ * promptfoo's test case (`vars`, `assert`, `description`, `metadata`, `options`...) and AgentV 5's,
+ * a superset of it (`id`, `criteria`, `conversation_id`, bare assertion strings, rubric lists), to
+ * canonical cases and back: the one mapping the promptfoo format and evalcase's AgentV 5 dialect use.
+ *
+ * - The input is the prompt's variable (`vars.input`, or the one variable a suite's only prompt is,
+ *   `{{ question }}`): a string is one user message, a message list the messages.
+ * - The reference is `vars.expected_output` (a string is one assistant message, a message list the
+ *   messages, any other value a structured answer), or a lone `equals` assertion (a plain CSV `__expected`).
+ * - The criteria: AgentV 5's `criteria`, else the last text assertion (a bare string, or an
+ *   `llm-rubric` of text) are `expected_outcome`; the other text assertions, and the items of an
+ *   `llm-rubric` list, are `rubrics`.
+ * - Other vars are row data: metadata keys, in order. The test's own `metadata` joins them; its
+ *   keys are named in `$metadata` so that they are written back there, and its `evalferry` key is
+ *   the carry's slot.
+ * Assertions written otherwise than the canonical fields would give them back (a `script`, a
+ * `contains`, an order of their own) are kept as a list in `$assert`, where each one that came
+ * from a canonical field is a slot (`{$slot: "outcome"}`) filled from that field when written.
+ */
+import { extrasOf, fieldChecks } from './fields.ts'
+import { fieldError } from '../src/errors.ts'
+import { deepEqual } from '../src/carry.ts'
+import { CARRY_KEY, hasKeys, isJsonObject, isMessageList, singleText, type EvalCase, type JsonObject, type JsonValue, type Message, type Rubric } from '../src/model.ts'
+
+export interface TestDialect {
+  /** The format whose extras hold what the canonical case cannot name: `promptfoo`, or `evalcase` for AgentV 5. */
+  format: string
+  /** AgentV 5: `id`, `criteria` and `conversation_id` are fields, assertions may be bare strings, `llm-rubric` takes a list. */
+  agentv: boolean
+  /** The variable that holds the input (see `inputVariable`). */
+  inputVar: string
+}
+
+const SLOT = '$slot'
+const { describeType, expectString } = fieldChecks('a mapping')
+
+/** The variable a suite's prompts send as the input: `x` when the only prompt is exactly `{{ x }}` (or `{{ vars.x }}`), else `input`. */
+export function inputVariable(prompts: JsonValue | undefined): string {
+  const only = Array.isArray(prompts) && prompts.length === 1 ? prompts[0] : prompts
+  const text = typeof only === 'string' ? only : isJsonObject(only) && typeof only.raw === 'string' ? only.raw : undefined
+  const match = text === undefined ? null : /^\s*\{\{\s*(?:vars\.)?([A-Za-z_][\w-]*)\s*\}\}\s*$/.exec(text)
+  return match ? match[1]! : 'input'
+}
+
+/** Test keys each dialect maps to canonical fields; any other key is kept in extras as written. */
+function handledKeys(d: TestDialect): Set<string> {
+  return new Set(['description', 'vars', 'assert', 'metadata', ...(d.agentv ? ['id', 'criteria', 'conversation_id'] : [])])
+}
+
+// ---------------------------------------------------------------------------------------------
+// decoding
+
+/** A variable's value as the input messages, or undefined when it is neither text nor a message list. */
+function inputMessages(value: JsonValue | undefined): Message[] | undefined {
+  if (typeof value === 'string') return [{ role: 'user', content: value }]
+  return isMessageList(value) ? (structuredClone(value) as Message[]) : undefined
+}
+
+/** A reference answer: text is one assistant message, a message list the messages, anything else a structured answer. */
+function expectedOutput(value: JsonValue): Message[] | JsonValue {
+  if (typeof value === 'string') return [{ role: 'assistant', content: value }]
+  return isMessageList(value) ? (structuredClone(value) as Message[]) : value
+}
+
+/** Whether a message list is written in its shorthand, a string: one plain message of `role`. */
+function isShorthand(messages: unknown, role: 'user' | 'assistant'): boolean {
+  return isMessageList(messages) && singleText(messages, role) !== undefined
+}
+
+/** An object holding only `keys` (and at least `type`). */
+function only(a: JsonValue, ...keys: string[]): a is JsonObject {
+  if (!isJsonObject(a)) return false
+  for (const k in a) if (!keys.includes(k)) return false
+  return true
+}
+
+type Slot =
+  | { kind: 'text'; text: string; bare: boolean }
+  | { kind: 'rubrics'; rubrics: Rubric[] }
+  | { kind: 'reference'; text: string }
+  | { kind: 'kept'; value: JsonValue }
+
+const RUBRIC_KEYS = ['id', 'outcome', 'weight', 'required', 'score_ranges']
+
+/** An item of an AgentV 5 `llm-rubric` list: text, or `{id, outcome, weight, required, score_ranges...}`. */
+function decodeRubricItem(item: JsonValue, d: TestDialect, field: string): Rubric {
+  if (typeof item === 'string') return { expected_outcome: item }
+  if (!isJsonObject(item)) throw fieldError(field, `expected a rubric (text or a mapping), got ${describeType(item)}`)
+  const r: Rubric = { expected_outcome: item.outcome === undefined ? '' : expectString(item.outcome, `${field}.outcome`) }
+  const extras: JsonObject = {}
+  if (item.id !== undefined) r.id = expectString(item.id, `${field}.id`)
+  if (item.weight !== undefined) {
+    if (typeof item.weight !== 'number') throw fieldError(`${field}.weight`, `expected a number, got ${describeType(item.weight)}`)
+    r.weight = item.weight
+  }
+  if (item.required !== undefined) {
+    if (typeof item.required !== 'boolean') throw fieldError(`${field}.required`, `expected true or false, got ${describeType(item.required)}`)
+    r.required = item.required
+  }
+  if (item.score_ranges !== undefined) r.score_ranges = item.score_ranges
+  const { toExtraKey } = extrasOf(d.format)
+  for (const [k, v] of Object.entries(item)) if (!RUBRIC_KEYS.includes(k)) extras[toExtraKey(k)] = v
+  // A rubric of score ranges alone has no text; one written as a mapping of text alone stays a mapping.
+  if (item.outcome === undefined) extras.$outcome = 'absent'
+  else if (r.id === undefined && r.weight === undefined && r.required === undefined && r.score_ranges === undefined && !hasKeys(extras)) extras.$outcome = 'mapping'
+  if (hasKeys(extras)) r.extras = { [d.format]: extras }
+  return r
+}
+
+/** The slots of an assertion list: what each assertion is to the canonical case. */
+function assertSlots(list: JsonValue[], d: TestDialect, referenceFree: boolean): Slot[] {
+  let reference = referenceFree
+  return list.map((a, i): Slot => {
+    if (typeof a === 'string' && d.agentv) return { kind: 'text', text: a, bare: true }
+    if (only(a, 'type', 'value') && a.type === 'llm-rubric') {
+      if (typeof a.value === 'string') return { kind: 'text', text: a.value, bare: false }
+      if (d.agentv && Array.isArray(a.value) && a.value.length > 0 && a.value.every((x) => typeof x === 'string' || isJsonObject(x))) {
+        return { kind: 'rubrics', rubrics: a.value.map((x, j) => decodeRubricItem(x, d, `assert[${i}].value[${j}]`)) }
+      }
+    }
+    if (reference && only(a, 'type', 'value') && a.type === 'equals' && typeof a.value === 'string') {
+      reference = false
+      return { kind: 'reference', text: a.value }
+    }
+    return { kind: 'kept', value: a }
+  })
+}
+
+/** A promptfoo or AgentV 5 test as a canonical case. */
+export function testToCase(record: unknown, d: TestDialect): EvalCase {
+  if (!isJsonObject(record)) throw fieldError('', `expected a test case (a mapping), got ${describeType(record)}`)
+  const { toExtraKey, setExtras } = extrasOf(d.format)
+  const c: EvalCase = {}
+  const extras: JsonObject = {}
+  const form: JsonObject = {}
+
+  if (d.agentv && record.id !== undefined && record.id !== null) {
+    if (typeof record.id === 'number') {
+      c.id = String(record.id)
+      form.id = 'number'
+    } else c.id = expectString(record.id, 'id')
+  }
+  if (d.agentv && record.conversation_id !== undefined) c.conversation_id = expectString(record.conversation_id, 'conversation_id')
+  if (record.description !== undefined) c.description = expectString(record.description, 'description')
+
+  const vars = record.vars
+  if (vars !== undefined && !isJsonObject(vars)) throw fieldError('vars', `expected a mapping of variables, got ${describeType(vars)}`)
+  if (isJsonObject(vars) && !hasKeys(vars)) form.vars = 'empty'
+  const metadata: JsonObject = {}
+  let hasReference = false
+  for (const [key, value] of Object.entries(vars ?? {})) {
+    const input = key === d.inputVar && c.input === undefined ? inputMessages(value) : undefined
+    if (input) {
+      c.input = input
+      if (typeof value !== 'string' && isShorthand(input, 'user')) form.input = 'input:list'
+    } else if (key === 'expected_output' && value !== null) {
+      c.expected_output = expectedOutput(value)
+      hasReference = true
+      if (typeof value !== 'string' && isShorthand(c.expected_output, 'assistant')) form.expected_output = 'expected_output:list'
+    } else metadata[key] = value
+  }
+  // The order of the vars, where writing them back would give another (row data among the fields).
+  const order = Object.keys(vars ?? {})
+  if (order.join('\0') !== defaultVarOrder(c, Object.keys(metadata), d).join('\0')) form.vars = order
+
+  if (record.metadata !== undefined) {
+    if (!isJsonObject(record.metadata)) throw fieldError('metadata', `expected a mapping, got ${describeType(record.metadata)}`)
+    const own = Object.keys(record.metadata).filter((k) => k !== CARRY_KEY)
+    if (own.some((k) => Object.hasOwn(metadata, k))) extras.$metadata_object = record.metadata
+    else if (own.length) {
+      for (const k of own) metadata[k] = record.metadata[k]!
+      extras.$metadata = own
+    } else if (record.metadata[CARRY_KEY] === undefined) form.metadata = 'empty'
+    if (record.metadata[CARRY_KEY] !== undefined) metadata[CARRY_KEY] = record.metadata[CARRY_KEY]!
+  }
+  if (hasKeys(metadata)) c.metadata = metadata
+
+  if (d.agentv && record.criteria !== undefined) {
+    c.expected_outcome = expectString(record.criteria, 'criteria')
+    form.outcome = 'criteria'
+  }
+  if (record.assert !== undefined) {
+    if (!Array.isArray(record.assert)) throw fieldError('assert', `expected a list of assertions, got ${describeType(record.assert)}`)
+    const slots = assertSlots(record.assert, d, !hasReference)
+    const texts = slots.filter((s) => s.kind === 'text')
+    const outcome = c.expected_outcome === undefined ? texts.at(-1) : undefined
+    if (outcome) c.expected_outcome = outcome.text
+    const rubrics: Rubric[] = []
+    const skeleton: JsonValue[] = slots.map((s): JsonValue => {
+      switch (s.kind) {
+        case 'text':
+          if (s === outcome) return { [SLOT]: 'outcome', ...(s.bare ? { bare: true } : {}) }
+          rubrics.push({ expected_outcome: s.text })
+          return { [SLOT]: 'rubric', ...(s.bare ? { bare: true } : {}) }
+        case 'rubrics':
+          rubrics.push(...s.rubrics)
+          return { [SLOT]: 'rubrics', count: s.rubrics.length }
+        case 'reference':
+          c.expected_output = expectedOutput(s.text)
+          return { [SLOT]: 'reference' }
+        case 'kept':
+          return isJsonObject(s.value) && SLOT in s.value ? { [SLOT]: 'kept', value: s.value } : s.value
+      }
+    })
+    if (rubrics.length) c.rubrics = rubrics
+    // Where the default spelling of the fields gives the list back, no list is kept.
+    if (!deepEqual(defaultAsserts(c, d, form), record.assert)) extras.$assert = skeleton
+  }
+
+  const handled = handledKeys(d)
+  for (const [key, value] of Object.entries(record)) if (!handled.has(key)) extras[toExtraKey(key)] = value
+  if (hasKeys(form)) extras.$form = form
+  return setExtras(c, extras)
+}
+
+/** The vars' order writing gives: the input, the reference, the row data. */
+function defaultVarOrder(c: EvalCase, rowKeys: string[], d: TestDialect): string[] {
+  return [...(c.input ? [d.inputVar] : []), ...(c.expected_output !== undefined ? ['expected_output'] : []), ...rowKeys]
+}
+
+// ---------------------------------------------------------------------------------------------
+// encoding
+
+function plainRubric(r: Rubric, format: string): boolean {
+  return r.id === undefined && r.weight === undefined && r.required === undefined && r.score_ranges === undefined && !hasKeys(r.extras?.[format] ?? {})
+}
+
+function encodeRubricItem(r: Rubric, format: string): JsonValue {
+  const extras = r.extras?.[format] ?? {}
+  if (plainRubric(r, format)) return r.expected_outcome
+  const out: JsonObject = {}
+  if (r.id !== undefined) out.id = r.id
+  if (!(extras.$outcome === 'absent' && r.expected_outcome === '')) out.outcome = r.expected_outcome
+  if (r.weight !== undefined) out.weight = r.weight
+  if (r.required !== undefined) out.required = r.required
+  if (r.score_ranges !== undefined) out.score_ranges = r.score_ranges
+  extrasOf(format).writeExtras(out, extras)
+  return out
+}
+
+const rubricAssert = (value: JsonValue): JsonObject => ({ type: 'llm-rubric', value })
+
+/**
+ * The assertions the canonical fields give by default. AgentV 5: the rubrics (bare strings, or one
+ * `llm-rubric` list where one has more than text), then the outcome as a bare string, as AgentV 5's
+ * own examples put a case's criteria last. promptfoo: an `llm-rubric` for each.
+ */
+function defaultAsserts(c: EvalCase, d: TestDialect, form: JsonObject): JsonValue[] | undefined {
+  const out: JsonValue[] = []
+  const rubrics = c.rubrics ?? []
+  if (d.agentv && rubrics.some((r) => !plainRubric(r, d.format))) out.push(rubricAssert(rubrics.map((r) => encodeRubricItem(r, d.format))))
+  else for (const r of rubrics) out.push(d.agentv ? r.expected_outcome : rubricAssert(r.expected_outcome))
+  if (c.expected_outcome !== undefined && form.outcome !== 'criteria') out.push(d.agentv ? c.expected_outcome : rubricAssert(c.expected_outcome))
+  return out.length ? out : undefined
+}
+
+/** The assertions of a kept list, its slots filled from the case; undefined where the case no longer fits them. */
+function filledAsserts(c: EvalCase, d: TestDialect, skeleton: JsonValue[], form: JsonObject): { asserts: JsonValue[]; reference: boolean } | undefined {
+  const rubrics = c.rubrics ?? []
+  let next = 0
+  let outcome = false
+  let reference = false
+  const asserts: JsonValue[] = []
+  for (const item of skeleton) {
+    if (!isJsonObject(item) || !(SLOT in item)) {
+      asserts.push(item)
+      continue
+    }
+    const bare = item.bare === true
+    switch (item[SLOT]) {
+      case 'outcome':
+        if (c.expected_outcome === undefined || form.outcome === 'criteria' || outcome) return undefined
+        outcome = true
+        asserts.push(bare ? c.expected_outcome : rubricAssert(c.expected_outcome))
+        break
+      case 'rubric': {
+        const r = rubrics[next++]
+        if (!r || !plainRubric(r, d.format)) return undefined
+        asserts.push(bare ? r.expected_outcome : rubricAssert(r.expected_outcome))
+        break
+      }
+      case 'rubrics': {
+        const count = typeof item.count === 'number' ? item.count : 0
+        if (count < 1 || next + count > rubrics.length) return undefined
+        asserts.push(rubricAssert(rubrics.slice(next, (next += count)).map((r) => encodeRubricItem(r, d.format))))
+        break
+      }
+      case 'reference': {
+        const text = singleText(isMessageList(c.expected_output) ? c.expected_output : undefined, 'assistant')
+        if (text === undefined || reference) return undefined
+        reference = true
+        asserts.push({ type: 'equals', value: text })
+        break
+      }
+      default:
+        asserts.push(item.value ?? null)
+    }
+  }
+  const outcomeLeft = c.expected_outcome !== undefined && form.outcome !== 'criteria' && !outcome
+  if (outcomeLeft || next !== rubrics.length) return undefined
+  return { asserts, reference }
+}
+
+/** A message list as a variable's value: the shorthand string where it fits, else plain messages. */
+function messagesValue(messages: Message[], role: 'user' | 'assistant', asList: boolean): JsonValue {
+  const text = singleText(messages, role)
+  if (text !== undefined && !asList) return text
+  return messages.map((m) => {
+    const out: JsonObject = { role: m.role, content: typeof m.content === 'string' ? m.content : m.content.map((b) => ({ ...b }) as JsonObject) }
+    if (m.name !== undefined) out.name = m.name
+    if (m.tool_call_id !== undefined) out.tool_call_id = m.tool_call_id
+    if (m.tool_calls !== undefined) out.tool_calls = m.tool_calls.map(({ extras: _extras, ...call }) => call as unknown as JsonObject)
+    return out
+  })
+}
+
+/**
+ * A canonical case as a promptfoo or AgentV 5 test. What the test cannot hold (a promptfoo test has
+ * no id, neither has a tag or a context) the pipeline carries under `metadata.evalferry`.
+ */
+export function caseToTest(c: EvalCase, d: TestDialect, warn: (message: string, field?: string) => void): JsonObject {
+  const { ownExtras, writeExtras } = extrasOf(d.format)
+  const extras = ownExtras(c)
+  const form = isJsonObject(extras.$form) ? extras.$form : {}
+  const test: JsonObject = {}
+  if (d.agentv) {
+    if (c.id !== undefined) test.id = form.id === 'number' && /^-?\d+$/.test(c.id) ? Number(c.id) : c.id
+    if (c.conversation_id !== undefined) test.conversation_id = c.conversation_id
+  }
+  if (c.description !== undefined) test.description = c.description
+  if (d.agentv && form.outcome === 'criteria' && c.expected_outcome !== undefined) test.criteria = c.expected_outcome
+
+  const skeleton = Array.isArray(extras.$assert) ? extras.$assert : undefined
+  const filled = skeleton ? filledAsserts(c, d, skeleton, form) : undefined
+  const asserts = filled?.asserts ?? [...(defaultAsserts(c, d, form) ?? []), ...(skeleton ?? []).filter((a) => !(isJsonObject(a) && SLOT in a))]
+  if (asserts.length || skeleton) test.assert = asserts
+
+  // The test's own metadata keys go back there; every other key is a variable.
+  const metadataKeys = Array.isArray(extras.$metadata) ? extras.$metadata.filter((k): k is string => typeof k === 'string') : []
+  const vars: JsonObject = {}
+  if (c.input !== undefined) vars[d.inputVar] = messagesValue(c.input, 'user', form.input === 'input:list')
+  if (c.expected_output !== undefined && !filled?.reference) {
+    vars.expected_output = isMessageList(c.expected_output) ? messagesValue(c.expected_output, 'assistant', form.expected_output === 'expected_output:list') : c.expected_output
+  }
+  const metadata: JsonObject = isJsonObject(extras.$metadata_object) ? { ...extras.$metadata_object } : {}
+  for (const [key, value] of Object.entries(c.metadata ?? {})) {
+    if (key === CARRY_KEY || metadataKeys.includes(key)) metadata[key] = value
+    else if (Object.hasOwn(vars, key)) continue // the input's or the reference's variable: the carry keeps this value
+    else vars[key] = value
+  }
+  const order = Array.isArray(form.vars) ? form.vars.filter((k): k is string => typeof k === 'string' && Object.hasOwn(vars, k)) : []
+  const ordered: JsonObject = {}
+  for (const key of [...order, ...Object.keys(vars)]) if (!Object.hasOwn(ordered, key)) ordered[key] = vars[key]!
+  if (hasKeys(ordered) || form.vars === 'empty') test.vars = ordered
+  if (hasKeys(metadata) || form.metadata === 'empty') test.metadata = metadata
+
+  if (d.agentv) {
+    if (c.input === undefined) warn(`the case has no input (vars.${d.inputVar}), which AgentV 5 requires: it skips the case`, `vars.${d.inputVar}`)
+    if (test.criteria === undefined && !asserts.length && !('turns' in extras)) warn('the case has no criteria, assertions or turns; AgentV 5 skips such a case', 'assert')
+  }
+  writeExtras(test, extras)
+  return test
+}

@@ -1,0 +1,133 @@
+/**
+ * promptfoo test cases, and AgentV 5's dialect of them, on the files people really have: the test
+ * CSVs of promptfoo's own examples and AgentV 5's example suites (../shared/fixtures/real/field).
+ */
+import { test } from 'node:test'
+import assert from 'node:assert/strict'
+import { join } from 'node:path'
+import { FORMAT_NAMES, getAdapter } from '../../adapters/index.ts'
+import type { Container, FormatName } from '../../adapters/types.ts'
+import { containerOf, readRecords } from '../../src/codecs/index.ts'
+import { detect } from '../../src/detect.ts'
+import { write } from '../../src/pipeline.ts'
+import type { EvalCase } from '../../src/model.ts'
+import { SHARED_FIXTURES } from '../helpers/cli.ts'
+import { plain, readAll, tempDir } from './fixture-helpers.ts'
+
+const FIELD = join(SHARED_FIXTURES, 'field')
+const SIMPLE_CSV = join(FIELD, 'promptfoo', 'promptfoo__simple-csv_tests.csv')
+const RUBRIC_CSV = join(FIELD, 'promptfoo', 'promptfoo__eval-customer-support-rubric_tests.csv')
+const AGENTV5_SUITE = join(FIELD, 'agentv-5', 'rubric_suite.yaml')
+const AGENTV5_JSONL = join(FIELD, 'agentv-5', 'basic-jsonl', 'cases.jsonl')
+const AGENTV4_JSONL = join(FIELD, 'agentv-4.42.4', 'basic-jsonl', 'dataset.jsonl')
+
+const scratch = tempDir()
+let counter = 0
+const EXT: Record<Container, string> = { json: '.json', jsonl: '.jsonl', csv: '.csv', yaml: '.yaml', parquet: '.parquet' }
+const output = (container: Container) => join(scratch, `out-${++counter}${EXT[container]}`)
+
+/** A file's header and records as its container parses them: JSON values, or a CSV's cells. */
+async function records(file: string, format: FormatName): Promise<unknown[]> {
+  const adapter = await getAdapter(format)
+  const header = {}
+  const values: unknown[] = []
+  for await (const r of readRecords(containerOf(file)!, file, { file, recordKeys: adapter.recordKeys, header, columns: [] })) values.push(r.value)
+  return [header, ...values]
+}
+
+test('promptfoo test CSVs from the field are detected as promptfoo and read as its loader reads them', async () => {
+  for (const file of [SIMPLE_CSV, RUBRIC_CSV]) assert.equal((await detect(file)).format, 'promptfoo', file)
+
+  const simple = await readAll(SIMPLE_CSV, {})
+  assert.equal(simple.length, 4)
+  // Plain columns are variables: row data, a JSON text cell kept as text.
+  assert.deepEqual(simple[1]!.metadata, { language: 'French', body: "I'm hungry", style_config: '{"tone":"casual","length":"brief","formatting":{"bullets":true}}' })
+  // `icontains:faim` is promptfoo's `icontains` assertion, no canonical field: it stays with the case.
+  assert.deepEqual(simple[1]!.extras?.promptfoo?.$assert, [{ type: 'icontains', value: 'faim' }])
+
+  const rubric = await readAll(RUBRIC_CSV, {})
+  assert.equal(rubric.length, 8)
+  assert.equal(rubric[0]!.description, 'ES refund ticket answered in Spanish')
+  assert.equal(rubric[3]!.metadata?.customer_message, 'Cual es el precio de mi tarifa despues del primer año?')
+  assert.equal(rubric[3]!.metadata?.severity, 'medium')
+  // `__threshold` "0" is a threshold of 0 to promptfoo; an empty cell none.
+  assert.equal(rubric[3]!.extras?.promptfoo?.threshold, 0)
+  assert.equal(rubric[0]!.extras?.promptfoo?.threshold, undefined)
+})
+
+test('a plain __expected is the reference, llm-rubric: the criterion, and other cells stay as written', async () => {
+  const cases = await readAll(join(import.meta.dirname, '..', 'fixtures', 'promptfoo', 'tests.csv'), {})
+  assert.deepEqual(cases[0]!.expected_output, [{ role: 'assistant', content: 'Paris' }])
+  assert.equal(cases[0]!.expected_outcome, 'Names Paris only')
+  assert.deepEqual(cases[0]!.metadata?.tags, ['geo', 'europe'])
+  // `icontains: tac` reads as `icontains` of "tac": the cell's own text is kept to be written again.
+  assert.deepEqual(cases[2]!.extras?.promptfoo?.$text, { __expected1: 'icontains: tac' })
+})
+
+test('promptfoo test CSVs from the field are written back cell for cell', async () => {
+  for (const file of [SIMPLE_CSV, RUBRIC_CSV]) {
+    const cases = await readAll(file, { from: 'promptfoo' })
+    const out = output('csv')
+    await write(cases, out, { to: 'promptfoo' })
+    assert.deepEqual(await records(out, 'promptfoo'), await records(file, 'promptfoo'), file)
+  }
+})
+
+/** Reading `file`, writing every format in every container, reading that and writing `file`'s format gives `file`'s records. */
+async function throughEveryFormat(file: string, format: FormatName, t: test.TestContext): Promise<void> {
+  const original = await readAll(file, { from: format })
+  const direct = output(containerOf(file)!)
+  await write(original, direct, { to: format })
+  const expected = await records(direct, format)
+  assert.deepEqual(expected, await records(file, format), 'written directly, the file is the same')
+  for (const target of FORMAT_NAMES) {
+    for (const container of (await getAdapter(target)).writes) {
+      await t.test(`→ ${target} ${container} → ${format}`, async () => {
+        const middle = output(container)
+        await write(original, middle, { to: target })
+        const through = await readAll(middle, { from: target })
+        const back = output(containerOf(file)!)
+        await write(through, back, { to: format })
+        assert.deepEqual(await records(back, format), expected)
+      })
+    }
+  }
+}
+
+for (const file of [SIMPLE_CSV, RUBRIC_CSV]) {
+  test(`${file.split('/').pop()}: through every format and back, the same cells`, (t) => throughEveryFormat(file, 'promptfoo', t))
+}
+
+test('AgentV 5 suites are read by evalcase: ids, chat inputs, references, criteria and rubrics', async () => {
+  assert.equal((await detect(AGENTV5_SUITE)).format, 'evalcase')
+  assert.equal((await detect(AGENTV5_JSONL)).format, 'evalcase')
+  const cases = await readAll(AGENTV5_SUITE, {})
+  assert.deepEqual(
+    cases.map((c) => c.id),
+    ['code-explanation-simple', 'technical-writing-detailed', 'code-quality-multi-eval', 'summary-task', 'summary-multi-criteria-score-ranges-proposed'],
+  )
+  const [simple, detailed, multi] = cases as [EvalCase, EvalCase, EvalCase]
+  assert.deepEqual(simple.input, [{ role: 'user', content: 'Explain how the quicksort algorithm works' }])
+  assert.match(String((simple.expected_output as { content: string }[])[0]!.content), /^Quicksort is a divide-and-conquer/)
+  // The last bare assertion is the case's criterion (AgentV 4's `criteria`); those before it, its rubrics.
+  assert.equal(simple.expected_outcome, 'Provide a clear explanation of how quicksort works, including time complexity')
+  assert.deepEqual(simple.rubrics, [{ expected_outcome: 'Mentions divide-and-conquer approach' }, { expected_outcome: 'Explains the partition step' }, { expected_outcome: 'States time complexity correctly' }])
+  assert.deepEqual(detailed.rubrics?.[1], { id: 'success-codes', expected_outcome: 'Covers 2xx success codes with examples', weight: 2, required: true })
+  assert.equal(detailed.expected_outcome, 'Write a comprehensive guide on HTTP status codes with examples')
+  // A grader with no canonical field (a script) stays in its place among the assertions.
+  const kept = multi.extras?.evalcase?.$assert as unknown[]
+  assert.deepEqual(kept[1], { metric: 'python_syntax', type: 'script', command: ['uv', 'run', 'python', 'check_syntax.py'] })
+  assert.equal(multi.rubrics?.length, 4)
+})
+
+test("AgentV 5's JSON Lines cases read as the same cases as AgentV 4's", async () => {
+  const v5 = await readAll(AGENTV5_JSONL, {})
+  const v4 = await readAll(AGENTV4_JSONL, { from: 'evalcase' })
+  const fields = (c: EvalCase) => plain({ id: c.id, conversation_id: c.conversation_id, input: c.input, expected_output: c.expected_output, expected_outcome: c.expected_outcome })
+  assert.equal(v5.length, 7)
+  assert.deepEqual(v5.map(fields), v4.map(fields))
+})
+
+for (const file of [AGENTV5_SUITE, AGENTV5_JSONL]) {
+  test(`${file.split('/').pop()}: AgentV 5 through every format and back, the same records`, (t) => throughEveryFormat(file, 'evalcase', t))
+}
