@@ -6,8 +6,7 @@
 
 import assert from 'node:assert/strict'
 import { spawnSync } from 'node:child_process'
-import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
-import { tmpdir } from 'node:os'
+import { chmodSync, existsSync, lchownSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { after, before, test } from 'node:test'
 import { type EvalferryError, prefetch, resolve } from '../../src/index.ts'
@@ -212,9 +211,11 @@ test('a manifest on a directory is a usage error; filesystem failures name the p
 })
 
 test('cache clear on a cache it may not write is E_CACHE naming the path', async (t) => {
-  // Root may write anywhere: as root, clear runs as nobody on root's cache.
+  // Root may write anywhere: as root, the cache is given to nobody and clear runs as root without its capabilities,
+  // bound by the cache's modes as another user is, while it still reads this checkout wherever it is (in a private
+  // folder, as `mktemp -d` makes one, nobody could not).
   const asRoot = process.getuid?.() === 0
-  if (asRoot && !existsSync('/usr/bin/setpriv')) return t.skip('needs setpriv to run as another user')
+  if (asRoot && !existsSync('/usr/bin/setpriv')) return t.skip('needs setpriv to drop root\'s capabilities')
   const cache = tempDir('evalferry-readonly-')
   t.after(() => {
     chmodSync(join(cache, 'github.com'), 0o755)
@@ -222,11 +223,13 @@ test('cache clear on a cache it may not write is E_CACHE naming the path', async
   })
   const ok = await runCli(['resolve', github, '--cache-dir', cache, ...hostArgs])
   assert.equal(ok.code, 0, ok.stderr)
+  // Readable by all, as a cache is; only github.com/ may not be written, even by its owner.
   chmodSync(cache, 0o755)
   chmodSync(join(cache, 'github.com'), 0o555)
+  if (asRoot) for (const path of [cache, ...readdirSync(cache, { recursive: true }).map((p) => join(cache, String(p)))]) lchownSync(path, 65534, 65534)
   const command = [process.execPath, '--import', 'tsx', MAIN, 'cache', 'clear', '--cache-dir', cache]
   const run = asRoot
-    ? spawnSync('setpriv', ['--reuid=65534', '--regid=65534', '--clear-groups', ...command], { cwd: ROOT, env: { PATH: process.env.PATH, HOME: tmpdir() }, encoding: 'utf8' })
+    ? spawnSync('setpriv', ['--bounding-set=-all', '--inh-caps=-all', '--', ...command], { cwd: ROOT, env: { PATH: process.env.PATH, HOME: process.env.HOME }, encoding: 'utf8' })
     : spawnSync(command[0]!, command.slice(1), { cwd: ROOT, env: { PATH: process.env.PATH, HOME: process.env.HOME }, encoding: 'utf8' })
   assert.equal(run.status, 3, run.stderr)
   assert.ok(run.stderr.includes(`evalferry: cannot clear the cache ${cache}: ${join(cache, 'github.com', 'acme')}`), run.stderr)
