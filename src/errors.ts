@@ -1,3 +1,5 @@
+import { EXIT_BY_CODE, type ErrorCode } from './error-codes.ts'
+import { formatLocation, type Location } from './location.ts'
 import type { EvalCase } from './model.ts'
 import type { ConversionReport } from './report.ts'
 
@@ -6,48 +8,8 @@ import type { ConversionReport } from './report.ts'
  * data errors, the place: file, line (1-based), column, record index and field path.
  */
 
-export interface Location {
-  file?: string
-  line?: number
-  column?: number
-  /** 0-based record index within the file, where no line is known (Parquet rows, say). */
-  record?: number
-  /** Dotted path of the field at fault, e.g. `turns[2].role`. */
-  field?: string
-}
-
-export type ErrorCode =
-  | 'E_PARSE' // the container could not be parsed (broken JSON, YAML, CSV quoting, Parquet)
-  | 'E_FIELD' // a record parsed but a field is missing or has the wrong type
-  | 'E_LAYOUT' // a case needs a column that the layout, chosen from the first cases, lacks (see LayoutError)
-  | 'E_DUPLICATE_ID'
-  | 'E_LOSSY' // --strict and something could not be carried
-  | 'E_USAGE'
-  | 'E_DETECT'
-  | 'E_IO'
-  | 'E_FETCH'
-  | 'E_REF'
-  | 'E_CACHE'
-  | 'E_OFFLINE'
-  | 'E_UNSAFE'
-  | 'E_AUTH'
-
-const EXIT_BY_CODE: Record<ErrorCode, 1 | 2 | 3> = {
-  E_PARSE: 1,
-  E_FIELD: 1,
-  E_LAYOUT: 1,
-  E_DUPLICATE_ID: 1,
-  E_LOSSY: 1,
-  E_DETECT: 1,
-  E_USAGE: 2,
-  E_IO: 1,
-  E_FETCH: 3,
-  E_REF: 3,
-  E_CACHE: 3,
-  E_OFFLINE: 3,
-  E_UNSAFE: 3,
-  E_AUTH: 3,
-}
+export type { ErrorCode } from './error-codes.ts'
+export { formatLocation, type Location } from './location.ts'
 
 export class EvalferryError extends Error {
   readonly code: ErrorCode
@@ -113,24 +75,6 @@ export function fieldError(field: string, message: string): DataError {
   return new DataError('E_FIELD', message, { field })
 }
 
-export function formatLocation(loc: Location): string {
-  let place = ''
-  if (loc.file !== undefined) {
-    place = loc.file
-    if (loc.line !== undefined) {
-      place += `:${loc.line}`
-      if (loc.column !== undefined) place += `:${loc.column}`
-    } else if (loc.record !== undefined) {
-      place += ` record ${loc.record + 1}`
-    }
-  } else if (loc.line !== undefined) {
-    place = `line ${loc.line}`
-  } else if (loc.record !== undefined) {
-    place = `record ${loc.record + 1}`
-  }
-  const parts = [place, loc.field].filter((p) => p !== undefined && p !== '')
-  return parts.length ? parts.join(': ') + ': ' : ''
-}
 
 /**
  * A message for a terminal: the control characters data or a server put in it (an escape sequence,

@@ -1,6 +1,6 @@
 /** The public API of evalferry: re-exports only. */
 export { read, write, convert } from './pipeline.ts'
-export type { ReadOptions, WriteOptions, ConvertOptions, Reject } from './pipeline.ts'
+export type { ReadOptions, WriteOptions, ConvertOptions, Reject } from './options.ts'
 export { detect } from './detect.ts'
 export type { Detection, DetectOptions } from './detect.ts'
 export { EvalferryError, DataError, LayoutError, UsageError, FetchError } from './errors.ts'

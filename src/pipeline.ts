@@ -9,71 +9,29 @@ import { open, readFile } from 'node:fs/promises'
 import { availableParallelism } from 'node:os'
 import { SPELLING_MARKERS } from '../adapters/fields.ts'
 import { allAdapters, getAdapter } from '../adapters/index.ts'
-import type { Adapter, Container, DecodeContext, EncodeContext, FieldMapping, FileLayout, FormatName, FormatOption, RowMapper } from '../adapters/types.ts'
+import type { Adapter, Container, DecodeContext, EncodeContext, FileLayout, FormatName, FormatOption } from '../adapters/types.ts'
 import { applyCarry, deepEqual, hasOwnSlot, isCarry, lostFields, METADATA_VALUES, withCarry, withoutCarrySlot } from './carry.ts'
 import { namedDelimiter } from './codecs/csv.ts'
 import { containerOf, readRecords, recordWriter } from './codecs/index.ts'
 import { LIST_KEY, SINGLE_KEY, type ColumnType, type HeaderWarning, type Sink, type SourceRecord } from './codecs/types.ts'
 import { detect, type DetectOptions } from './detect.ts'
 import { RelativeFiles } from './file-blocks.ts'
-import { DataError, type ErrorCode, EvalferryError, LayoutError, requireAbortSignal, UsageError, type Location } from './errors.ts'
+import { DataError, EvalferryError, LayoutError, requireAbortSignal, UsageError, type Location } from './errors.ts'
 import { grown, IdSet, ownString, SEEN, StringTable, WRITTEN } from './ids.ts'
 import { assertWritable, AtomicFile, BytesSink, exists, isFile, isPipe, isSpecialFile, missingInput, startsAsGzip, STDIO, type Written } from './io.ts'
 import { checkCaseShape } from './mapping.ts'
 import { CARRY_KEY, hasKeys, isJsonObject, isMessageList, own, roughSize, withHeaderOf, withoutFileKeys, withoutGenerated, type EvalCase, type Extras, type JsonObject, type JsonValue } from './model.ts'
 import { addWarning, countField, newReport, type ConversionReport } from './report.ts'
+import { raceAbort, untilAborted } from './abort.ts'
+import type { ConvertOptions, ReadOptions, WriteOptions } from './options.ts'
+import type { FilePart, PartResult } from './parts.ts'
+import { startSidecar } from './sidecar.ts'
 
-/** What the `--rejects` file holds per bad record. */
-export interface Reject {
-  error: string
-  code: ErrorCode
-  location: Location
-  record: unknown
-}
+export type { ConvertOptions, ReadOptions, RecordBytes, Reject, WriteOptions } from './options.ts'
+export type { FilePart, PartResult } from './parts.ts'
+export { raceAbort, untilAborted } from './abort.ts'
 
-export interface ReadOptions {
-  /** The source format; detected from the file when absent. */
-  from?: FormatOption
-  /** The container; from the file extension when absent (required for standard input). */
-  container?: Container
-  /** Field mapping for tables (CSV, Hugging Face rows, LangSmith CSV), or a function per row. */
-  map?: FieldMapping | RowMapper
-  /** `fail` (default) stops at the first bad record; `skip` leaves it out and goes on. */
-  onError?: 'fail' | 'skip'
-  /** Called with each skipped record when `onError` is `skip`. */
-  onReject?: (reject: Reject) => void
-  /** Filled as the read goes: records read, skipped, warnings. */
-  report?: ConversionReport
-  /** Ends the read when aborted, with the signal's reason, even while it waits for input (standard input, a pipe). */
-  signal?: AbortSignal
-  /** Only the records whose 0-based index in the file is in [start, end) (used by `--shard`). */
-  recordRange?: [number, number]
-  /**
-   * CSV and JSON Lines: where the records of `recordRange` lie in the file, so that only those
-   * bytes are read (see `locateRecords` in parallel.ts).
-   */
-  recordBytes?: RecordBytes
-  /** Counters updated as the read goes, for a progress bar: records decoded, bytes read. */
-  progress?: { records: number; bytes: number }
-  /**
-   * File keys the file holds after its first record (a JSON key after the record list), read on an
-   * earlier pass: the first case takes them with the others. Without them, such keys are a
-   * `LateKeys` error when `lateKeys` is `retry`, else a warning that they are dropped.
-   */
-  fileKeys?: JsonObject
-  lateKeys?: 'retry'
-  /** With `lateKeys`: whether the conversion can still begin again (a stream it writes cannot once it has taken bytes); else the keys are warned of as dropped. */
-  canRetry?: () => boolean
-  /** A YAML file's comments, which no format carries, are warned of at the first (as a conversion reads). */
-  comments?: 'warn'
-  /** An evalcase file's includes (`- file://cases.yaml`), whose cases are read in their place, are warned of as not kept (as a conversion reads). */
-  includes?: 'warn'
-  /**
-   * The format the cases are read to be written in (as a conversion reads): what the source's own
-   * tool would warn of in the file (a deprecated key) is told only when it is that format too.
-   */
-  target?: FormatName
-}
+
 
 const COMMENTS_NOT_CARRIED = "comments are not carried (YAML comments are not data); this is the file's first"
 const INCLUDE_NOT_KEPT = "the include is not kept: its file's cases are written in its place"
@@ -85,35 +43,6 @@ class LateKeys extends Error {
   }
 }
 
-export interface WriteOptions {
-  /** The target format. */
-  to: FormatOption
-  /** The container; from the output's extension when absent. */
-  container?: Container
-  /** `agentv` writes evalcase's `tests:`/`criteria` dialect; `evalcase` (the default) its `evalcases:`. */
-  dialect?: 'agentv' | 'evalcase'
-  /** Carry what the target cannot express under `evalferry` (default true); false drops it. */
-  extras?: boolean
-  /** Any dropped field is an error. */
-  strict?: boolean
-  /** Filled as the write goes. */
-  report?: ConversionReport
-  /**
-   * The dataset's record number of the first case written (a shard's first record): generated ids
-   * (`case-<n>`) count on from it, so that the shards of a dataset have the ids of the whole.
-   */
-  firstRecord?: number
-  /**
-   * Cases the file's layout must also fit, beside its first hundred or 32 MB (which it is chosen from):
-   * `convert` gives a later case that needed a column those did not.
-   */
-  layoutCases?: EvalCase[]
-  /**
-   * Stops the write when aborted: the promise rejects with the signal's reason (an `AbortError`
-   * unless the caller gave another), and the output, never put in place, is left as it was.
-   */
-  signal?: AbortSignal
-}
 
 const LAYOUT_SAMPLE = 100
 /**
@@ -491,29 +420,7 @@ export function placeOf(c: EvalCase): Location | undefined {
   return readFrom.get(c)
 }
 
-/** A part of a file read on its own (see parallel.ts): its text, and where it starts. */
-export interface FilePart {
-  /** The part's text; absent: the whole file, or `range` of it. */
-  text?: string
-  /** The part as bytes [start, end) of the file, read after `prefix` (a CSV header row). */
-  range?: { start: number; end: number }
-  prefix?: string
-  /** Absent for the part that starts the file. */
-  continuation?: { line: number; index: number }
-  /** The adapter's per-file state after the file's first records, for a later part to start from. */
-  state?: Record<string, unknown>
-  /** Set as the part is read: the adapter's state, and whether no case has come yet to take the file's keys. */
-  decodeState?: Record<string, unknown>
-  firstPending?: boolean
-}
 
-/** Where a run of records lies in a file: bytes [start, end), after `prefix` (a CSV header row), its first record on `line`. */
-export interface RecordBytes {
-  start: number
-  end: number
-  prefix?: string
-  line: number
-}
 
 /** Puts the file's own keys on its first case as `extras[format].$file`, unless its carry restored them. */
 function attachFileKeys(c: EvalCase, adapter: Adapter, header: JsonObject): void {
@@ -657,74 +564,13 @@ function notWrittenAgain(error: LayoutError, output: string): void {
   error.message += `; ${stream} had already taken the records before it, and a stream cannot be written again with the column added: write to a file instead, which can`
 }
 
-/**
- * `items` until `signal` aborts, which ends the wait for the next one too (a source that sends
- * nothing, standard input say, is not waited for); the source is then closed when it answers.
- */
-export async function* untilAborted<T>(items: AsyncIterable<T> | Iterable<T>, signal: AbortSignal): AsyncGenerator<T> {
-  const iterator = Symbol.asyncIterator in items ? items[Symbol.asyncIterator]() : (async function* () {
-    yield* items
-  })()
-  try {
-    for (;;) {
-      const next = await raceAbort(iterator.next(), signal)
-      if (next.done) return
-      yield next.value
-    }
-  } finally {
-    // Aborted, the source closes once it answers what it was asked (a pipe reads ahead): awaiting that could be forever.
-    const closing = iterator.return?.()
-    if (!signal.aborted) await closing
-    else closing?.catch(() => {})
-  }
-}
 
-/**
- * `work`, or the signal's reason as soon as it aborts, even while `work` waits on something that
- * may never come (an output nobody reads); `work` then goes on unheard, to its next check of the signal.
- */
-export async function raceAbort<T>(work: Promise<T>, signal: AbortSignal | undefined): Promise<T> {
-  if (!signal) return work
-  work.catch(() => {})
-  signal.throwIfAborted()
-  let onAbort: () => void = () => {}
-  const aborted = new Promise<never>((_, reject) => {
-    onAbort = () => reject(signal.reason)
-    signal.addEventListener('abort', onAbort, { once: true })
-  })
-  try {
-    return await Promise.race([work, aborted])
-  } finally {
-    signal.removeEventListener('abort', onAbort)
-  }
-}
 
 /** The caller's cases, each with where `read` read it, if it did. */
 async function* placed(cases: AsyncIterable<EvalCase> | Iterable<EvalCase>): AsyncGenerator<ReadCase> {
   for await (const c of cases) yield { value: c, from: readFrom.get(c) }
 }
 
-/**
- * Begins the JSON Lines sidecar at `path` holding `header`. With no header for it, a sidecar there
- * is left as it was and told of: it may be the user's own settings for `output`, or an earlier dataset's.
- */
-export async function startSidecar(path: string | undefined, header: JsonObject, output: string, adapter: Adapter, report: ConversionReport): Promise<AtomicFile | undefined> {
-  if (!path) return undefined
-  const format = adapter.name
-  if (hasKeys(header)) {
-    const applied = adapter.sidecarKeys
-    for (const key of applied ? Object.keys(header).filter((k) => !applied.includes(k)) : []) {
-      addWarning(report, `${format} readers take only ${applied!.join(', ')} from a JSON Lines dataset's sidecar: this key is kept for evalferry, not applied to ${output} (a YAML dataset applies it)`, { file: path, field: key })
-    }
-    // Written as an evalcase YAML file's own keys are, so that YAML 1.1 readers read it alike.
-    const { yamlMapping } = await import('./codecs/yaml-emit.ts')
-    const file = await AtomicFile.create(path)
-    await file.sink.write(yamlMapping(header))
-    return file
-  }
-  if (await exists(path)) addWarning(report, `left as it was: this dataset has no description or execution for it, and ${format} readers apply it to ${output}`, { file: path })
-  return undefined
-}
 
 /** JSON Lines has no place for file-level keys: they go to the sidecar the adapter names. */
 function sidecarOf(output: string, container: Container | undefined, adapter: Adapter): string | undefined {
@@ -1273,16 +1119,6 @@ function sidecarHeader(layout: FileLayout): JsonObject {
   return Object.fromEntries(Object.entries(layout.header ?? {}).filter(([k]) => !k.startsWith('$')))
 }
 
-export interface ConvertOptions extends Omit<ReadOptions, 'report' | 'onReject' | 'container'>, Omit<WriteOptions, 'report' | 'container'> {
-  input: string
-  output: string
-  inputContainer?: Container
-  outputContainer?: Container
-  /** JSON Lines file for records skipped with `onError: 'skip'`. */
-  rejects?: string
-  /** Threads a large CSV or JSON Lines file (to JSON Lines) is converted on, in parts; 1 (the default) converts in this thread. */
-  threads?: number
-}
 
 /** Converts one file to another format; returns the conversion report. */
 export async function convert(options: ConvertOptions): Promise<ConversionReport> {
@@ -1453,26 +1289,6 @@ export async function readFileHead(options: ConvertOptions & { from: string }): 
   return { sample, layout, state: probe.decodeState ?? {}, layoutWarnings: report.warnings, sidecar: sidecarHeader(layout) }
 }
 
-/** What converting one part of a file gave. */
-export interface PartResult {
-  /** The part's output, UTF-8: its buffer is handed to the main thread, not copied. */
-  bytes: Uint8Array
-  report: ConversionReport
-  /** `--rejects` lines. */
-  rejects: string[]
-  /** No case of the part took the file's own keys (they go to the file's first case). */
-  firstPending: boolean
-  /** Ids the part's cases had, where the source needs them unique. */
-  seenIds: string[]
-  firstGroup?: string
-  lastGroup?: string
-  generatedIds: string[]
-  writtenIds: string[]
-  /** Every id the part wrote, where the target's ids are unique. */
-  uniqueIds: string[]
-  /** The output went into a buffer an earlier part's was handed over in. */
-  reusedBuffer: boolean
-}
 
 /**
  * Converts one part of a file (a run of whole records) to JSON Lines text, as the whole-file

@@ -3,7 +3,7 @@
  * where each field went, the warnings by kind, and the first records side by side. The page holds
  * its own style and nothing else: no script, no font, no request, which its policy forbids.
  */
-import { formatLocation, type Location } from './errors.ts'
+import { formatLocation, type Location } from './location.ts'
 import { CARRY_KEY } from './model.ts'
 import type { ConversionReport } from './report.ts'
 import type { FieldRow, Review } from './review.ts'

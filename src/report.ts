@@ -1,4 +1,5 @@
-import { type ErrorCode, formatLocation, type Location } from './errors.ts'
+import type { ErrorCode } from './error-codes.ts'
+import { formatLocation, type Location } from './location.ts'
 
 export interface Warning {
   message: string
