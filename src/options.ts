@@ -4,6 +4,7 @@ import type { ErrorCode } from './error-codes.ts'
 import type { Location } from './location.ts'
 import type { EvalCase, JsonObject } from './model.ts'
 import type { ConversionReport } from './report.ts'
+import type { ServiceOptions } from './services/context.ts'
 
 /** What the `--rejects` file holds per bad record. */
 export interface Reject {
@@ -95,7 +96,7 @@ export interface WriteOptions {
   signal?: AbortSignal
 }
 
-export interface ConvertOptions extends Omit<ReadOptions, 'report' | 'onReject' | 'container'>, Omit<WriteOptions, 'report' | 'container'> {
+export interface ConvertOptions extends Omit<ReadOptions, 'report' | 'onReject' | 'container'>, Omit<WriteOptions, 'report' | 'container'>, ServiceOptions {
   input: string
   output: string
   inputContainer?: Container

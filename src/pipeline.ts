@@ -30,6 +30,7 @@ import { startSidecar } from './sidecar.ts'
 export type { ConvertOptions, ReadOptions, RecordBytes, Reject, WriteOptions } from './options.ts'
 export type { FilePart, PartResult } from './parts.ts'
 export { raceAbort, untilAborted } from './abort.ts'
+import { isAddress } from './services/address.ts'
 
 
 
@@ -1122,7 +1123,10 @@ function sidecarHeader(layout: FileLayout): JsonObject {
 
 /** Converts one file to another format; returns the conversion report. */
 export async function convert(options: ConvertOptions): Promise<ConversionReport> {
-  for (const key of ['input', 'output', 'to'] as const) requireText('convert()', `options.${key}`, options?.[key])
+  for (const key of ['input', 'output'] as const) requireText('convert()', `options.${key}`, options?.[key])
+  // A service's records are staged as a file, converted as files are, then pushed (see services/convert.ts).
+  if (isAddress(options.input) || isAddress(options.output)) return (await import('./services/convert.ts')).convertWithServices(options, convert)
+  requireText('convert()', 'options.to', options.to)
   requireChoice('convert(): the option onError', options.onError, ON_ERROR)
   requireWriteOptions('convert()', options)
   requireMap('convert()', options.map)

@@ -14,6 +14,7 @@ import { containerOption, dialectOption, formatOption, mapOption, onErrorOption 
 import { detect } from '../detect.ts'
 import { filesRead, filesWritten } from '../pipeline.ts'
 import type { ReviewFile } from '../review.ts'
+import { convertServices, namesService } from './convert-services.ts'
 
 /** The container written when the output's extension does not name one. */
 export const DEFAULT_CONTAINER: Record<FormatName, Container> = {
@@ -30,7 +31,8 @@ const EXTENSION: Record<Container, string> = { json: '.json', jsonl: '.jsonl', c
 
 const usage = `Usage: evalferry convert <input...> --to <format> [-o <file|dir>] [options]
 
-Converts dataset files to another format. Several inputs or a directory convert as a batch
+Converts dataset files to another format. An input or output may be a service's dataset:
+langsmith://<dataset>, confident://<alias>, hf://datasets/<owner>/<name>[@<revision>][/<config>[/<split>]]. Several inputs or a directory convert as a batch
 into the directory -o names, each file keeping its stem. Without -o, the output goes to
 standard output. '-' is standard input or output. A gzip-compressed input is read as it is;
 an output named .gz (cases.jsonl.gz) is written compressed.
@@ -57,6 +59,12 @@ Options:
                           64 MiB of input, at most one per core)
   --shard <i>/<n>         convert only the i-th of n deterministic parts of the input (1/n … n/n);
                           its rejects and report are named <stem>.part-<i>-of-<n><ext>
+  --if-exists fail|append|replace
+                          a push to a service dataset that holds other records: stop (default),
+                          add to them, or replace them
+  --dry-run               show what a push would send (counts, fields, target), and send nothing
+  --timeout <s>           each request to a service: give up after this many seconds (default 60)
+  --offline               no network: hf:// files are served from the cache
   --json                  print the report as JSON on standard output
   --quiet                 print nothing but errors`
 
@@ -92,8 +100,14 @@ const command: Command = {
     'to-container': { type: 'string' },
     jobs: { type: 'string', short: 'j' },
     shard: { type: 'string' },
+    'if-exists': { type: 'string' },
+    'dry-run': { type: 'boolean' },
+    timeout: { type: 'string' },
+    offline: { type: 'boolean' },
   },
-  async run({ positionals, values, stdout, stderr, interactive }) {
+  async run(context) {
+    const { positionals, values, stdout, stderr, interactive } = context
+    if (namesService(positionals, stringOption(values, 'output'))) return convertServices(context)
     const to = stringOption(values, 'to')
     if (!to) throw new UsageError(`--to is required\n\n${usage}`)
     if (!positionals.length) throw new UsageError(`name at least one input file\n\n${usage}`)

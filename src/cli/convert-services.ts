@@ -1,0 +1,86 @@
+/** `evalferry convert` from or to a service address: one input, one output, then the report as for files. */
+import { AtomicFile, STDIO, stdoutAsDash } from '../io.ts'
+import { UsageError, printable, EvalferryError } from '../errors.ts'
+import { convert } from '../pipeline.ts'
+import { summarize } from '../report.ts'
+import { isAddress } from '../services/address.ts'
+import { IF_EXISTS } from '../services/context.ts'
+import type { ServiceReport } from '../services/convert.ts'
+import { stringOption, type CommandContext } from './command.ts'
+import { containerOption, dialectOption, formatOption, mapOption, onErrorOption } from './options.ts'
+import { requireChoice } from '../pipeline.ts'
+
+/** Whether the command line names a service as its input or output. */
+export function namesService(positionals: string[], output: string | undefined): boolean {
+  return positionals.some(isAddress) || isAddress(output)
+}
+
+export async function convertServices({ positionals, values, stdout, stderr, env }: CommandContext): Promise<number> {
+  if (positionals.length !== 1) throw new UsageError('a service address converts on its own: name one input')
+  const input = positionals[0]!
+  const output = stdoutAsDash(stringOption(values, 'output') ?? STDIO)
+  if (values.shard !== undefined && isAddress(output)) throw new UsageError('--shard writes a part of the input; a push takes the whole dataset')
+  const ifExists = stringOption(values, 'if-exists')
+  requireChoice('--if-exists', ifExists, IF_EXISTS)
+  const timeoutText = stringOption(values, 'timeout')
+  const timeoutSeconds = timeoutText === undefined ? undefined : Number(timeoutText)
+  if (timeoutSeconds !== undefined && !(Number.isFinite(timeoutSeconds) && timeoutSeconds > 0)) throw new UsageError(`--timeout takes a number of seconds above 0, not ${JSON.stringify(timeoutText)}`)
+  if (values['dry-run'] && !isAddress(output)) throw new UsageError('--dry-run shows what a push would send: the output must be a service address')
+  const from = formatOption(values, 'from')
+  const toText = stringOption(values, 'to')
+  const to = toText === undefined ? undefined : formatOption(values, 'to')
+  if (!to && !isAddress(output)) throw new UsageError('--to is required (an address as the output implies it)')
+  const map = await mapOption(values)
+  const dialect = dialectOption(values)
+  const reportPath = stringOption(values, 'report')
+  const reportFile = reportPath === undefined ? undefined : await AtomicFile.create(reportPath)
+  const fromContainer = containerOption(values, 'from-container')
+  const toContainer = containerOption(values, 'to-container')
+  const offline = values.offline === true || env.EVALFERRY_OFFLINE === '1'
+  const cacheDir = stringOption(values, 'cache-dir')
+  let report: ServiceReport | undefined
+  let failure: unknown
+  try {
+    report = (await convert({
+      input,
+      output,
+      to: to ?? (undefined as unknown as string),
+      ...(from ? { from } : {}),
+      ...(map ? { map } : {}),
+      ...(dialect ? { dialect } : {}),
+      strict: Boolean(values.strict),
+      extras: !values['no-extras'],
+      onError: onErrorOption(values),
+      ...(fromContainer ? { inputContainer: fromContainer } : {}),
+      ...(toContainer ? { outputContainer: toContainer } : {}),
+      ...(ifExists ? { ifExists } : {}),
+      ...(values['dry-run'] ? { dryRun: true } : {}),
+      ...(timeoutSeconds !== undefined ? { timeoutMs: timeoutSeconds * 1000 } : {}),
+      ...(offline ? { offline: true } : {}),
+      ...(cacheDir ? { cacheDir } : {}),
+      env,
+    })) as ServiceReport
+  } catch (error) {
+    failure = error
+    if (error instanceof EvalferryError) report = error.report as ServiceReport | undefined
+  }
+  if (reportFile) {
+    if (report) {
+      const failed = failure instanceof EvalferryError ? { failed: { message: failure.describe(), code: failure.code, location: failure.location } } : {}
+      await reportFile.sink.write(JSON.stringify({ ...report, ...failed }, null, 2) + '\n')
+      await reportFile.commit()
+    } else await reportFile.abort()
+  }
+  if (failure) throw failure
+  if (values.json) stdout.write(JSON.stringify(report, null, 2) + '\n')
+  else if (!values.quiet && report) {
+    const lines = [summarize(report)]
+    if (report.dry_run) lines.push(`dry run: would send ${report.dry_run.records} record(s) to ${report.dry_run.target} (fields: ${report.dry_run.fields.join(', ') || 'none'}); nothing was sent`)
+    if (report.push) {
+      const p = report.push
+      lines.push(`${p.target}: ${p.created ? 'created; ' : ''}${p.sent} sent, ${p.updated} updated, ${p.unchanged} already there, ${p.removed} removed (${p.requests} requests)`)
+    }
+    stderr.write(printable(lines.join('\n')) + '\n')
+  }
+  return 0
+}

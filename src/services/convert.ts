@@ -1,0 +1,143 @@
+/**
+ * Conversions whose input or output is a service. The service's records are staged as a JSON
+ * Lines file in the service's own record shape (LangSmith examples, Confident AI goldens), so
+ * that the format's adapter reads and writes them as it reads and writes files, with the same
+ * report, carry and checks; a push then sends what the conversion wrote, and only when it succeeded.
+ */
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { getAdapter } from '../../adapters/index.ts'
+import { EvalferryError, UsageError } from '../errors.ts'
+import type { JsonObject } from '../model.ts'
+import type { ConvertOptions } from '../options.ts'
+import type { ConversionReport } from '../report.ts'
+import { isAddress, parseAddress, SERVICE_FORMAT, stemOf, type ServiceAddress } from './address.ts'
+import { fieldsOf, IF_EXISTS, uuid5, type DryRun, type IfExists, type PushSummary, type ServiceContext, type ServiceOptions } from './context.ts'
+import { pullLangSmith, pushLangSmith } from './langsmith.ts'
+
+/** The report of a conversion from or to a service: a push tells what it did, a dry run what it would send. */
+export interface ServiceReport extends ConversionReport {
+  push?: PushSummary
+  dry_run?: DryRun
+}
+
+export const DEFAULT_TIMEOUT_MS = 60_000
+export type { ServiceOptions } from './context.ts'
+
+/** The format an address implies, checked against the one the caller named. */
+function impliedFormat(address: ServiceAddress, given: string | undefined, option: string): string {
+  const format = SERVICE_FORMAT[address.service]
+  if (given !== undefined && given !== format) throw new UsageError(`${address.text} holds ${format} records; ${option} ${given} contradicts it (leave it out)`)
+  return format
+}
+
+export async function convertWithServices(options: ConvertOptions & ServiceOptions, convertFiles: (options: ConvertOptions) => Promise<ConversionReport>): Promise<ServiceReport> {
+  const source = isAddress(options.input) ? parseAddress(options.input) : undefined
+  const target = isAddress(options.output) ? parseAddress(options.output) : undefined
+  const ifExists = options.ifExists ?? 'fail'
+  if (!IF_EXISTS.includes(ifExists)) throw new UsageError(`ifExists is one of ${IF_EXISTS.join(', ')}, not ${JSON.stringify(ifExists)}`)
+  if (options.timeoutMs !== undefined && !(Number.isFinite(options.timeoutMs) && options.timeoutMs > 0)) throw new UsageError(`timeoutMs takes a number of milliseconds above 0, not ${String(options.timeoutMs)}`)
+  const from = source ? await formatName(impliedFormat(source, options.from === undefined ? undefined : (await getAdapter(options.from)).name, '--from')) : options.from
+  const to = target ? impliedFormat(target, options.to === undefined ? undefined : (await getAdapter(options.to)).name, '--to') : options.to
+  if (!to) throw new UsageError('convert(): options.to names the output format (an address as the output implies it)')
+  if (source && target && source.text === target.text) throw new UsageError(`${source.text} is both the input and the output`)
+  if (target && options.recordRange) throw new UsageError('--shard writes a part of the input; a push takes the whole dataset')
+  const ctx: ServiceContext = {
+    env: options.env ?? process.env,
+    timeoutMs: options.timeoutMs ?? DEFAULT_TIMEOUT_MS,
+    ...(options.signal ? { signal: options.signal } : {}),
+    ...(options.cacheDir ? { cacheDir: options.cacheDir } : {}),
+    ...(options.offline ? { offline: true } : {}),
+    ...(options.log ? { log: options.log } : {}),
+  }
+  const dir = await mkdtemp(join(tmpdir(), 'evalferry-'))
+  try {
+    let input = options.input
+    if (source) {
+      input = join(dir, `in-${stemOf(source)}.jsonl`)
+      await writeFile(input, await stagedLines(pull(source, ctx)))
+    }
+    const output = target ? join(dir, `out-${stemOf(target)}.jsonl`) : options.output
+    let report: ServiceReport
+    try {
+      report = await convertFiles({
+        ...options,
+        input,
+        output,
+        ...(from ? { from } : {}),
+        to,
+        ...(source ? { inputContainer: 'jsonl' as const } : {}),
+        ...(target ? { outputContainer: 'jsonl' as const } : {}),
+      })
+    } catch (error) {
+      if (error instanceof EvalferryError) {
+        relabel(error, input, options.input, source !== undefined)
+        relabel(error, output, options.output, target !== undefined)
+        if (error.report) renamed(error.report, options)
+      }
+      throw error
+    }
+    renamed(report, options)
+    if (!target) return report
+    const records = (await readFile(output, 'utf8')).split('\n').filter((line) => line !== '').map((line) => JSON.parse(line) as JsonObject)
+    if (options.dryRun) {
+      report.dry_run = { target: target.text, records: records.length, fields: fieldsOf(records, ['id']), if_exists: ifExists }
+      return report
+    }
+    report.push = await push(target, records, { ...ctx, ifExists })
+    return report
+  } finally {
+    await rm(dir, { recursive: true, force: true })
+  }
+}
+
+async function formatName(name: string): Promise<string> {
+  return (await getAdapter(name)).name
+}
+
+function pull(address: ServiceAddress, ctx: ServiceContext): AsyncIterable<JsonObject> {
+  switch (address.service) {
+    case 'langsmith':
+      return pullLangSmith(address, ctx)
+    default:
+      throw new UsageError(`${address.text}: reading ${address.service} datasets is not supported yet`)
+  }
+}
+
+async function push(address: ServiceAddress, records: JsonObject[], options: ServiceContext & { ifExists: IfExists }): Promise<PushSummary> {
+  switch (address.service) {
+    case 'langsmith':
+      return pushLangSmith(address, records, options, uuid5)
+    default:
+      throw new UsageError(`${address.text}: writing ${address.service} datasets is not supported yet`)
+  }
+}
+
+/** Records as JSON Lines text. */
+async function stagedLines(records: AsyncIterable<JsonObject>): Promise<string> {
+  const lines: string[] = []
+  for await (const r of records) lines.push(JSON.stringify(r))
+  return lines.length ? lines.join('\n') + '\n' : ''
+}
+
+/** An error located in a staged file is told at the address: its line is the record's number there. */
+function relabel(error: EvalferryError, staged: string, address: string, isStaged: boolean): void {
+  if (!isStaged || error.location.file !== staged) return
+  const { line, column: _column, ...rest } = error.location
+  error.location = { ...rest, file: address, ...(line !== undefined ? { record: line - 1 } : {}) }
+  error.message = error.message.split(staged).join(address)
+}
+
+/** The report names the addresses, not the staged files. */
+function renamed(report: ConversionReport, options: ConvertOptions): void {
+  report.inputs = [options.input]
+  if (options.output !== '-') report.output = options.output
+  for (const w of [...report.warnings, ...report.errors]) {
+    if (w.location.file && w.location.file.startsWith(tmpdir()) && /evalferry-/.test(w.location.file)) {
+      const isInput = w.location.file.includes('/in-')
+      const { line, column: _column, ...rest } = w.location
+      w.location = { ...rest, file: isInput ? options.input : options.output, ...(line !== undefined ? { record: line - 1 } : {}) }
+    }
+  }
+}
