@@ -4,6 +4,7 @@ import { UsageError, printable, EvalferryError } from '../errors.ts'
 import { convert } from '../pipeline.ts'
 import { summarize } from '../report.ts'
 import { isAddress } from '../services/address.ts'
+import type { FormatOption } from '../../adapters/types.ts'
 import { IF_EXISTS } from '../services/context.ts'
 import type { ServiceReport } from '../services/convert.ts'
 import { stringOption, type CommandContext } from './command.ts'
@@ -44,7 +45,7 @@ export async function convertServices({ positionals, values, stdout, stderr, env
     report = (await convert({
       input,
       output,
-      to: to ?? (undefined as unknown as string),
+      to: (to ?? undefined) as FormatOption,
       ...(from ? { from } : {}),
       ...(map ? { map } : {}),
       ...(dialect ? { dialect } : {}),

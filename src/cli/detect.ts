@@ -3,6 +3,8 @@ import { EvalferryError, formatLocation, printable, UsageError } from '../errors
 import type { Command } from './command.ts'
 import { containerOption } from './options.ts'
 import { expandInputs, filesProgress } from './inputs.ts'
+import { detectServices } from './detect-services.ts'
+import { isAddress } from '../services/address.ts'
 
 const usage = `Usage: evalferry detect <file...> [--from-container <container>] [--json]
 
@@ -10,7 +12,9 @@ Tells, for each file, its format and container (from the content, not only the e
 how sure that is, how many records it holds and which fields they use. A record that does not
 read (a line of JSON Lines that is not JSON) is not counted: the first is told on stderr, and
 the exit is 1. --from-container names the container of a file whose extension names none
-(json, jsonl, csv, yaml, parquet). On a terminal, a progress bar shows on stderr as for convert.`
+(json, jsonl, csv, yaml, parquet). On a terminal, a progress bar shows on stderr as for convert.
+A service's dataset (langsmith://<dataset>, confident://<alias>, hf://datasets/<owner>/<name>)
+is read to tell its records, splits and fields (--timeout <s> per request).`
 
 const command: Command = {
   name: 'detect',
@@ -19,10 +23,13 @@ const command: Command = {
   examples: [
     { does: 'the format, container, record count and fields of a file', line: 'evalferry detect goldens.json' },
     { does: 'every file of a folder, as JSON', line: 'evalferry detect exports/ --json' },
+    { does: 'what a LangSmith dataset holds', line: 'evalferry detect langsmith://support-qa' },
   ],
-  options: { 'from-container': { type: 'string' } },
-  async run({ positionals, values, stdout, stderr, interactive }) {
+  options: { 'from-container': { type: 'string' }, timeout: { type: 'string' }, offline: { type: 'boolean' } },
+  async run(context) {
+    const { positionals, values, stdout, stderr, interactive } = context
     if (!positionals.length) throw new UsageError(`name at least one file\n\n${usage}`)
+    if (positionals.some(isAddress)) return detectServices(context)
     const container = containerOption(values, 'from-container')
     // Each file in order, told or not: a file that cannot be told has its error in its place.
     const entries: (Detection | { file: string; error: object })[] = []

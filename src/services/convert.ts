@@ -8,6 +8,7 @@ import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { getAdapter } from '../../adapters/index.ts'
+import type { FormatOption } from '../../adapters/types.ts'
 import { EvalferryError, UsageError } from '../errors.ts'
 import type { JsonObject } from '../model.ts'
 import type { ConvertOptions } from '../options.ts'
@@ -65,8 +66,8 @@ export async function convertWithServices(options: ConvertOptions & ServiceOptio
         ...options,
         input,
         output,
-        ...(from ? { from } : {}),
-        to,
+        ...(from ? { from: from as FormatOption } : {}),
+        to: to as FormatOption,
         ...(source ? { inputContainer: 'jsonl' as const } : {}),
         ...(target ? { outputContainer: 'jsonl' as const } : {}),
       })
@@ -90,6 +91,36 @@ export async function convertWithServices(options: ConvertOptions & ServiceOptio
   } finally {
     await rm(dir, { recursive: true, force: true })
   }
+}
+
+/** What `detect <address>` shows of a service's dataset: its format, records, splits and fields, without converting. */
+export interface ServiceDetection {
+  file: string
+  service: ServiceAddress['service']
+  format: string
+  records: number
+  splits: string[]
+  fields: string[]
+}
+
+export async function detectService(text: string, options: ServiceOptions = {}): Promise<ServiceDetection> {
+  const address = parseAddress(text)
+  const ctx: ServiceContext = { env: options.env ?? process.env, timeoutMs: options.timeoutMs ?? DEFAULT_TIMEOUT_MS, ...(options.cacheDir ? { cacheDir: options.cacheDir } : {}), ...(options.offline ? { offline: true } : {}) }
+  const records: JsonObject[] = []
+  const splits = new Set<string>()
+  for await (const record of pull(address, ctx)) {
+    records.push(record)
+    for (const split of splitsOf(address, record)) splits.add(split)
+  }
+  return { file: text, service: address.service, format: SERVICE_FORMAT[address.service], records: records.length, splits: [...splits], fields: fieldsOf(records) }
+}
+
+/** The splits a record is in, as its service files it. */
+function splitsOf(address: ServiceAddress, record: JsonObject): string[] {
+  if (address.service !== 'langsmith') return []
+  const metadata = record.metadata
+  const split = metadata !== null && typeof metadata === 'object' && !Array.isArray(metadata) ? metadata.dataset_split : undefined
+  return (Array.isArray(split) ? split : [split]).filter((s): s is string => typeof s === 'string')
 }
 
 async function formatName(name: string): Promise<string> {

@@ -50,7 +50,7 @@ describe('langsmith:// round trips', () => {
     })
   }
 
-  test('the chat fixture makes a chat dataset; the others kv', async () => {
+  test('a dataset is made kv where the inputs hold more than messages (the chat fixture has tools beside them)', async () => {
     const datasets = [...server.datasets.values()]
     assert.equal(datasets.find((d) => d.name === 'rt-chat.jsonl')?.data_type, 'kv', 'the chat fixture holds tools beside messages')
     assert.equal(datasets.find((d) => d.name === 'rt-kv.jsonl')?.data_type, 'kv')
@@ -128,6 +128,23 @@ describe('langsmith:// pushes', () => {
     assert.equal(server.count('GET /examples'), 3)
     assert.deepEqual(server.log.filter((r) => r.route === 'GET /examples').map((r) => r.query.get('offset')), ['0', '100', '200'])
     assert.deepEqual(records(out), records(input))
+  })
+
+  test('detect <address> tells the records, splits and fields, converting nothing', async () => {
+    const input = join(dir, 'detect.jsonl')
+    const rows = [
+      { inputs: { question: 'a' }, outputs: { answer: 'b' }, metadata: { dataset_split: ['test'] } },
+      { inputs: { question: 'c' }, metadata: { dataset_split: ['train'] } },
+    ]
+    writeFileSync(input, rows.map((r) => JSON.stringify(r)).join('\n') + '\n')
+    assert.equal((await runCli(['convert', input, '--from', 'langsmith', '-o', 'langsmith://detect'], env)).code, 0)
+    const run = await runCli(['detect', 'langsmith://detect', '--json'], env)
+    assert.equal(run.code, 0, run.stderr)
+    assert.deepEqual(JSON.parse(run.stdout), [
+      { file: 'langsmith://detect', service: 'langsmith', format: 'langsmith', records: 2, splits: ['test', 'train'], fields: ['inputs.question', 'outputs.answer', 'metadata.dataset_split'] },
+    ])
+    const text = await runCli(['detect', 'langsmith://detect'], env)
+    assert.equal(text.stdout, 'langsmith://detect: langsmith (langsmith), 2 records, splits: test, train\n  fields: inputs.question, outputs.answer, metadata.dataset_split\n')
   })
 
   test('the library converts to and from an address, the format implied', async () => {
