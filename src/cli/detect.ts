@@ -23,7 +23,6 @@ const command: Command = {
   examples: [
     { does: 'the format, container, record count and fields of a file', line: 'evalferry detect goldens.json' },
     { does: 'every file of a folder, as JSON', line: 'evalferry detect exports/ --json' },
-    { does: 'what a LangSmith dataset holds', line: 'evalferry detect langsmith://support-qa' },
   ],
   options: { 'from-container': { type: 'string' }, timeout: { type: 'string' }, offline: { type: 'boolean' } },
   async run(context) {
