@@ -15,7 +15,7 @@ import evalcase from './evalcase.ts'
 import { caseToTest, inputVariable, testToCase, type TestDialect } from './test-case.ts'
 import { extrasOf, fieldChecks } from './fields.ts'
 import { fileKeys, sampleNeedsCarry, settleFileCarry, takeFileCarry, withFileCarry, type ReadBack } from './table.ts'
-import { deepEqual, isCarry } from '../src/carry.ts'
+import { deepEqual } from '../src/carry.ts'
 import { fieldError, LayoutError } from '../src/errors.ts'
 import { LIST_KEY } from '../src/codecs/types.ts'
 import { CARRY_KEY, hasKeys, isJsonObject, own, type EvalCase, type JsonObject, type JsonValue } from '../src/model.ts'
@@ -126,7 +126,7 @@ function cellAssertion(text: string, field: string): JsonObject {
 type Row = Record<string, string>
 
 /** The test promptfoo makes of a CSV row (`vars` always; `assert`, `options` and `metadata` where they hold something). */
-function rowTest(row: Row, columns: readonly string[]): JsonObject {
+export function rowTest(row: Row, columns: readonly string[]): JsonObject {
   const vars: JsonObject = {}
   const asserts: JsonObject[] = []
   const options: JsonObject = {}
@@ -325,17 +325,6 @@ function decode(record: unknown, ctx: DecodeContext): EvalCase {
   }
   const row = record as Row
   const test = rowTest(row, columns)
-  // The carry's column is JSON text.
-  const metadata = isJsonObject(test.metadata) ? test.metadata : undefined
-  const carried = metadata?.[CARRY_KEY]
-  if (typeof carried === 'string') {
-    try {
-      const value = JSON.parse(carried) as JsonValue
-      if (isCarry(value)) metadata![CARRY_KEY] = value
-    } catch {
-      // Text of the case's own.
-    }
-  }
   const c = testToCase(test, dialect(ctx.header))
   takeFileCarry(c, ctx)
   // The cells the test would not give back by themselves.
@@ -378,20 +367,24 @@ function csvColumns(sample: EvalCase[]): string[] {
   const header = Array.isArray(source) && source.every((c): c is string => typeof c === 'string') ? source : undefined
   const needed: string[] = []
   let expected = 0
+  // A test may carry by itself (metadata in an order of its own): the carry's column comes last.
+  let carries = false
   for (const c of sample) {
     const test = caseToTest(c, dialect({}), () => {})
     const { row, more } = testRow(test, header)
     for (const column of header ? more : Object.keys(row)) {
       if (column.startsWith('__expected')) expected = Math.max(expected, header ? Number(column.slice(10)) : 1)
-      else if (!needed.includes(column) && column !== CARRY_COLUMN) needed.push(column)
+      else if (column === CARRY_COLUMN) carries = true
+      else if (!needed.includes(column)) needed.push(column)
     }
     if (!header) expected = Math.max(expected, Object.keys(row).filter((k) => k.startsWith('__expected')).length)
   }
   if (header) {
     const have = header.filter((c) => c.startsWith('__expected')).length
-    return [...header, ...writtenOrder([...needed, ...Array.from({ length: Math.max(0, expected - have) }, (_, i) => `__expected${have + i + 1}`)])]
+    const more = [...needed, ...Array.from({ length: Math.max(0, expected - have) }, (_, i) => `__expected${have + i + 1}`)]
+    return [...header, ...writtenOrder(carries && !header.includes(CARRY_COLUMN) ? [...more, CARRY_COLUMN] : more)]
   }
-  const columns = writtenOrder([...needed, ...(expected === 1 ? ['__expected'] : Array.from({ length: expected }, (_, i) => `__expected${i + 1}`))])
+  const columns = writtenOrder([...needed, ...(expected === 1 ? ['__expected'] : Array.from({ length: expected }, (_, i) => `__expected${i + 1}`)), ...(carries ? [CARRY_COLUMN] : [])])
   return columns.length ? columns : [CARRY_COLUMN]
 }
 

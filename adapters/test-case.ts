@@ -19,7 +19,7 @@
  */
 import { extrasOf, fieldChecks } from './fields.ts'
 import { fieldError } from '../src/errors.ts'
-import { deepEqual } from '../src/carry.ts'
+import { deepEqual, isCarry } from '../src/carry.ts'
 import { CARRY_KEY, hasKeys, isJsonObject, isMessageList, singleText, type EvalCase, type JsonObject, type JsonValue, type Message, type Rubric } from '../src/model.ts'
 
 export interface TestDialect {
@@ -49,6 +49,29 @@ function handledKeys(d: TestDialect): Set<string> {
 
 // ---------------------------------------------------------------------------------------------
 // decoding
+
+/** A variable promptfoo and AgentV 5 split into one test per item: a list whose first item is text. */
+function expands(value: JsonValue | undefined): boolean {
+  return Array.isArray(value) && typeof value[0] === 'string'
+}
+
+/** Whether a value holds text starting with `file://`, which promptfoo opens as a file. */
+function opensFile(value: JsonValue): boolean {
+  if (typeof value === 'string') return value.startsWith('file://')
+  if (Array.isArray(value)) return value.some(opensFile)
+  return isJsonObject(value) && Object.values(value).some(opensFile)
+}
+
+/** The carry as read: JSON text (as promptfoo tests hold it) parsed where it is a carry. */
+function carryValue(value: JsonValue): JsonValue {
+  if (typeof value !== 'string') return value
+  try {
+    const parsed = JSON.parse(value) as JsonValue
+    return isCarry(parsed) ? parsed : value
+  } catch {
+    return value
+  }
+}
 
 /** A variable's value as the input messages, or undefined when it is neither text nor a message list. */
 function inputMessages(value: JsonValue | undefined): Message[] | undefined {
@@ -163,15 +186,20 @@ export function testToCase(record: unknown, d: TestDialect): EvalCase {
   const order = Object.keys(vars ?? {})
   if (order.join('\0') !== defaultVarOrder(c, Object.keys(metadata), d).join('\0')) form.vars = order
 
-  if (record.metadata !== undefined) {
-    if (!isJsonObject(record.metadata)) throw fieldError('metadata', `expected a mapping, got ${describeType(record.metadata)}`)
-    const own = Object.keys(record.metadata).filter((k) => k !== CARRY_KEY)
-    if (own.some((k) => Object.hasOwn(metadata, k))) extras.$metadata_object = record.metadata
+  // Row data that would multiply the test is written as variables only where it was one.
+  const listVars = Object.keys(metadata).filter((k) => expands(metadata[k]!))
+  if (listVars.length) extras.$list_vars = listVars
+  const testMetadata = record.metadata
+  if (testMetadata !== undefined) {
+    if (!isJsonObject(testMetadata)) throw fieldError('metadata', `expected a mapping, got ${describeType(testMetadata)}`)
+    const own = Object.keys(testMetadata).filter((k) => k !== CARRY_KEY)
+    if (own.some((k) => Object.hasOwn(metadata, k))) extras.$metadata_object = testMetadata
     else if (own.length) {
-      for (const k of own) metadata[k] = record.metadata[k]!
-      extras.$metadata = own
-    } else if (record.metadata[CARRY_KEY] === undefined) form.metadata = 'empty'
-    if (record.metadata[CARRY_KEY] !== undefined) metadata[CARRY_KEY] = record.metadata[CARRY_KEY]!
+      for (const k of own) metadata[k] = testMetadata[k]!
+      const named = own.filter((k) => !expands(testMetadata[k]))
+      if (named.length) extras.$metadata = named
+    } else if (testMetadata[CARRY_KEY] === undefined) form.metadata = 'empty'
+    if (testMetadata[CARRY_KEY] !== undefined) metadata[CARRY_KEY] = carryValue(testMetadata[CARRY_KEY]!)
   }
   if (hasKeys(metadata)) c.metadata = metadata
 
@@ -249,7 +277,8 @@ function defaultAsserts(c: EvalCase, d: TestDialect, form: JsonObject): JsonValu
   const out: JsonValue[] = []
   const rubrics = c.rubrics ?? []
   if (d.agentv && rubrics.some((r) => !plainRubric(r, d.format))) out.push(rubricAssert(rubrics.map((r) => encodeRubricItem(r, d.format))))
-  else for (const r of rubrics) out.push(d.agentv ? r.expected_outcome : rubricAssert(r.expected_outcome))
+  // An empty criterion is no assertion promptfoo keeps (it drops the empty value): the carry keeps it.
+  else for (const r of rubrics) if (d.agentv || r.expected_outcome !== '') out.push(d.agentv ? r.expected_outcome : rubricAssert(r.expected_outcome))
   if (c.expected_outcome !== undefined && form.outcome !== 'criteria') out.push(d.agentv ? c.expected_outcome : rubricAssert(c.expected_outcome))
   return out.length ? out : undefined
 }
@@ -315,6 +344,26 @@ function messagesValue(messages: Message[], role: 'user' | 'assistant', asList: 
 }
 
 /**
+ * Metadata read back from a test comes in the order vars, then the test's metadata: where the case's
+ * own order differs (a list among its row data), the carry holds the metadata whole, so that a
+ * table's JSON text of it reads back alike.
+ */
+function keepMetadataOrder(own: JsonObject | undefined, vars: JsonObject, metadata: JsonObject, d: TestDialect): void {
+  if (!own) return
+  const back = [...Object.keys(vars), ...Object.keys(metadata)].filter((k) => k !== CARRY_KEY && Object.hasOwn(own, k))
+  const order = Object.keys(own).filter((k) => back.includes(k))
+  if (order.every((k, i) => k === back[i])) return
+  const slot = own[CARRY_KEY]
+  if (slot !== undefined && !isCarry(slot)) return
+  const carried: JsonObject = isCarry(slot) ? { ...slot } : {}
+  if (!('metadata' in carried)) {
+    const { [CARRY_KEY]: _slot, ...rest } = own
+    carried.metadata = rest
+  }
+  metadata[CARRY_KEY] = d.agentv ? carried : JSON.stringify(carried)
+}
+
+/**
  * A canonical case as a promptfoo or AgentV 5 test. What the test cannot hold (a promptfoo test has
  * no id, neither has a tag or a context) the pipeline carries under `metadata.evalferry`.
  */
@@ -342,16 +391,28 @@ export function caseToTest(c: EvalCase, d: TestDialect, warn: (message: string, 
   if (c.expected_output !== undefined && !filled?.reference) {
     vars.expected_output = isMessageList(c.expected_output) ? messagesValue(c.expected_output, 'assistant', form.expected_output === 'expected_output:list') : c.expected_output
   }
+  const listVars = Array.isArray(extras.$list_vars) ? extras.$list_vars : []
   const metadata: JsonObject = isJsonObject(extras.$metadata_object) ? { ...extras.$metadata_object } : {}
   for (const [key, value] of Object.entries(c.metadata ?? {})) {
-    if (key === CARRY_KEY || metadataKeys.includes(key)) metadata[key] = value
+    // promptfoo opens every `file://` text of a test outside its vars: the carry goes as JSON text.
+    if (key === CARRY_KEY) metadata[key] = d.agentv || !isCarry(value) ? value : JSON.stringify(value)
+    else if (metadataKeys.includes(key)) metadata[key] = value
     else if (Object.hasOwn(vars, key)) continue // the input's or the reference's variable: the carry keeps this value
+    // A list of text as a variable is one test per item: such row data goes to the test's metadata.
+    else if (expands(value) && !listVars.includes(key)) metadata[key] = value
+    // promptfoo opens a variable's `file://` text as a file when it renders the prompt: the carry keeps such row data.
+    else if (!d.agentv && opensFile(value)) continue
     else vars[key] = value
+  }
+  if (!d.agentv) {
+    const opened = [d.inputVar, 'expected_output'].find((k) => Object.hasOwn(vars, k) && opensFile(vars[k]!))
+    if (opened) warn('promptfoo opens text starting with file:// as a file when it renders the prompt: this variable is read so', `vars.${opened}`)
   }
   const order = Array.isArray(form.vars) ? form.vars.filter((k): k is string => typeof k === 'string' && Object.hasOwn(vars, k)) : []
   const ordered: JsonObject = {}
   for (const key of [...order, ...Object.keys(vars)]) if (!Object.hasOwn(ordered, key)) ordered[key] = vars[key]!
   if (hasKeys(ordered) || form.vars === 'empty') test.vars = ordered
+  keepMetadataOrder(c.metadata, ordered, metadata, d)
   if (hasKeys(metadata) || form.metadata === 'empty') test.metadata = metadata
 
   if (d.agentv) {

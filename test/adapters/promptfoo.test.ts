@@ -11,7 +11,10 @@ import { containerOf, readRecords } from '../../src/codecs/index.ts'
 import { detect } from '../../src/detect.ts'
 import { write } from '../../src/pipeline.ts'
 import type { EvalCase } from '../../src/model.ts'
+import { rowTest } from '../../adapters/promptfoo.ts'
 import { SHARED_FIXTURES } from '../helpers/cli.ts'
+import { judgedBy, runInCompat } from '../helpers/compat.ts'
+import { fixtures } from '../helpers/fixtures.ts'
 import { plain, readAll, tempDir } from './fixture-helpers.ts'
 
 const FIELD = join(SHARED_FIXTURES, 'field')
@@ -131,3 +134,78 @@ test("AgentV 5's JSON Lines cases read as the same cases as AgentV 4's", async (
 for (const file of [AGENTV5_SUITE, AGENTV5_JSONL]) {
   test(`${file.split('/').pop()}: AgentV 5 through every format and back, the same records`, (t) => throughEveryFormat(file, 'evalcase', t))
 }
+
+/**
+ * promptfoo's own loader, in compat/, reads each file: a test list by its path (`tests: file://…`,
+ * as a config names one), a config's tests as the config holds them. A provider that answers
+ * every test keeps the test promptfoo made (defaults applied, variables expanded), one per call.
+ */
+function promptfooTests(files: { path: string; inline?: unknown[] }[], config: string): { path: string; tests?: unknown[]; error?: string }[] {
+  return runInCompat(
+    `process.env.PROMPTFOO_CONFIG_DIR = process.argv[2]
+     process.env.PROMPTFOO_DISABLE_TELEMETRY = '1'
+     process.env.PROMPTFOO_DISABLE_UPDATE = '1'
+     const { evaluate } = (await import('promptfoo')).default
+     const out = []
+     for (const file of JSON.parse(process.argv[1])) {
+       const seen = []
+       const keep = { id: () => 'keep', callApi: async (prompt, context) => { seen.push(JSON.parse(JSON.stringify(context.test))); return { output: '' } } }
+       try {
+         await evaluate({ prompts: ['{{input}}'], providers: [keep], tests: file.inline ?? 'file://' + file.path, writeLatestResults: false }, { maxConcurrency: 1, cache: false, showProgressBar: false })
+         out.push({ path: file.path, tests: seen })
+       } catch (error) {
+         out.push({ path: file.path, error: String(error?.message ?? error) })
+       }
+     }
+     result(out)`,
+    [JSON.stringify(files), config],
+  )
+}
+
+/** promptfoo's test as the file holds it: what the loader adds to every test (an empty `options`, a `Row #n` name...) taken off. */
+function asWritten(loaded: Record<string, unknown>, written: Record<string, unknown>, index: number): Record<string, unknown> {
+  const test = { ...loaded }
+  const empty = (v: unknown) => (Array.isArray(v) ? v.length === 0 : typeof v === 'object' && v !== null && Object.keys(v).length === 0)
+  for (const key of ['options', 'metadata', 'assert', 'vars']) if (!(key in written) && empty(test[key])) delete test[key]
+  if (!('description' in written) && test.description === `Row #${index + 1}`) delete test.description
+  return test
+}
+
+test("promptfoo's loader reads every test evalferry writes as promptfoo with the same vars and assertions", judgedBy('promptfoo'), async (t) => {
+  const sources: { path: string; format: FormatName }[] = [
+    ...fixtures().map((f) => ({ path: f.path, format: f.format })),
+    { path: SIMPLE_CSV, format: 'promptfoo' },
+    { path: RUBRIC_CSV, format: 'promptfoo' },
+    { path: AGENTV5_SUITE, format: 'evalcase' },
+    { path: AGENTV5_JSONL, format: 'evalcase' },
+    { path: AGENTV4_JSONL, format: 'evalcase' },
+    { path: join(FIELD, 'langsmith', 'langchain-benchmarks__Web-QA-Dataset-Correct.json'), format: 'langsmith' },
+    { path: join(FIELD, 'ragas', 'Filichkin_kim_ragas__ragas_testset.csv'), format: 'csv' },
+    { path: join(FIELD, 'hf', 'openai_human-eval__HumanEval.jsonl.gz'), format: 'hf' },
+  ]
+  const files: { path: string; inline?: unknown[]; written: Record<string, unknown>[] }[] = []
+  for (const source of sources) {
+    const cases = await readAll(source.path, { from: source.format })
+    for (const container of ['yaml', 'json', 'jsonl', 'csv'] as const) {
+      const path = output(container)
+      await write(cases, path, { to: 'promptfoo' })
+      const [header, ...rows] = await records(path, 'promptfoo')
+      const written = (container === 'csv' ? rows.map((row) => rowTest(row as Record<string, string>, Object.keys(row as object))) : rows) as Record<string, unknown>[]
+      // A config's tests are handed over as the config holds them; a test's own provider would answer in place of the one that keeps it.
+      const config = Object.keys(header as object).some((k) => !k.startsWith('$'))
+      const inline = config ? written.map(({ provider: _provider, ...rest }) => rest) : undefined
+      files.push({ path, written: inline ?? written, ...(inline ? { inline } : {}) })
+    }
+  }
+  const loaded = promptfooTests(files.map(({ path, inline }) => ({ path, ...(inline ? { inline } : {}) })), tempDir())
+  let tests = 0
+  for (const [i, file] of files.entries()) {
+    const got = loaded[i]!
+    assert.equal(got.error, undefined, `${file.path}: ${got.error}`)
+    const theirs = (got.tests as Record<string, unknown>[]).map((t, k) => asWritten(t, file.written[k] ?? {}, k))
+    assert.deepEqual(theirs, plain(file.written), file.path)
+    tests += theirs.length
+  }
+  t.diagnostic(`promptfoo loaded ${tests} tests from ${files.length} files, each as written`)
+  assert.ok(tests > 1000, `promptfoo loaded ${tests} tests from ${files.length} files`)
+})
