@@ -57,14 +57,42 @@ function rowOptions(container: Container): RowOptions {
   return container === 'csv' ? CSV_OPTIONS : container === 'parquet' ? PARQUET_OPTIONS : JSON_OPTIONS
 }
 
-/** Features as a name → feature object, from the viewer's list form or the `datasets` dict form. */
+/**
+ * Features as a name → feature object, from the viewer's list form or the `datasets` dict form,
+ * each in the spelling `datasets` gives back (see `currentFeature`).
+ */
 export function normalizeFeatures(value: unknown): Features | undefined {
   if (Array.isArray(value)) {
     const out: Features = {}
-    for (const f of value) if (isJsonObject(f) && typeof f.name === 'string' && f.type !== undefined) out[f.name] = f.type
+    for (const f of value) if (isJsonObject(f) && typeof f.name === 'string' && f.type !== undefined) out[f.name] = currentFeature(f.type)
     return out
   }
-  return isJsonObject(value) ? value : undefined
+  return isJsonObject(value) ? mapValues(value, currentFeature) : undefined
+}
+
+/**
+ * A feature as `datasets` (4 and later) gives it back, whatever spelling a file has: a `Sequence`
+ * is a `List` (its length kept unless -1), a Sequence of a dict the dict of Lists it is stored as,
+ * the older bare `[feature]` a List. A file written with this spelling loads with the same features.
+ */
+export function currentFeature(feature: Feature): Feature {
+  if (Array.isArray(feature)) return feature.length === 1 ? { feature: currentFeature(feature[0]!), _type: 'List' } : feature
+  if (!isJsonObject(feature)) return feature
+  const t = typeOf(feature)
+  if (t === undefined) return mapValues(feature, currentFeature)
+  if (t !== 'Sequence' && t !== 'List' && t !== 'LargeList') return feature
+  const inner = feature.feature
+  if (inner === undefined) return feature
+  const length = t !== 'LargeList' && typeof feature.length === 'number' && feature.length !== -1 ? feature.length : undefined
+  const list = (f: Feature): Feature => {
+    const out: JsonObject = { feature: currentFeature(f) }
+    if (length !== undefined) out.length = length
+    out._type = t === 'LargeList' ? 'LargeList' : 'List'
+    return out
+  }
+  // Only a dict written as such (no `_type`) under a Sequence is stored as a dict of lists.
+  if (t === 'Sequence' && isJsonObject(inner) && typeOf(inner) === undefined) return mapValues(inner, list)
+  return list(inner)
 }
 
 /**
@@ -84,12 +112,13 @@ function featuresOf(ctx: DecodeContext, first: JsonObject): Features | undefined
     }
   }
   // Columns evalferry wrote as JSON text, under a feature every `datasets` reads (see `JSON_COLUMNS_KEY`).
-  const jsonColumns = jsonColumnsOf(ctx)
-  if (jsonColumns.length) features = { ...features, ...Object.fromEntries(jsonColumns.map((column) => [column, JSON_FEATURE])) }
+  const own = ownColumnsOf(ctx)
+  if (own.json.length) features = { ...features, ...Object.fromEntries(own.json.map((column) => [column, JSON_FEATURE])) }
   if (ctx.container === 'parquet' && ctx.columns?.length) features = withColumnFeatures(features, ctx.columns, ctx.columnTypes)
   // The pipeline hands file-level keys to the first case, so the features travel with it, unless
-  // they are what writing infers from the values anyway.
-  if (features && ctx.header.features === undefined && !Object.entries(features).every(([key, f]) => isInferable(f, first[key]))) ctx.header.features = features
+  // they are what writing infers from the values anyway (a chat column evalferry chose for its cases).
+  const inferable = (key: string, f: Feature): boolean => isInferable(f, first[key]) || (own.chat.includes(key) && deepEqual(f, CHAT_FEATURE))
+  if (features && ctx.header.features === undefined && !Object.entries(features).every(([key, f]) => inferable(key, f))) ctx.header.features = features
   features ??= normalizeFeatures(ctx.header.features)
   ctx.state.features = features ?? null
   return features
@@ -100,22 +129,25 @@ function featuresOf(ctx: DecodeContext, first: JsonObject): Features | undefined
  * (`{"json_columns": [...]}`). `datasets` knows the `Json` feature only from 4.7 on, and before
  * that refuses to load a file whose features name it; so such a column's feature is written as
  * `Value("string")`, which every version loads as the JSON text, and listed here for evalferry,
- * which reads it as the `Json` feature (its values parsed).
+ * which reads it as the `Json` feature (its values parsed). `chat_columns` lists the chat columns
+ * evalferry chose for the cases it wrote (no source named their feature), which it chooses again.
  */
 const JSON_COLUMNS_KEY = 'evalferry'
 
-function jsonColumnsOf(ctx: DecodeContext): string[] {
+function ownColumnsOf(ctx: DecodeContext): { json: string[]; chat: string[] } {
   const meta = ctx.schemaMetadata?.[JSON_COLUMNS_KEY]
-  if (meta === undefined) return []
+  if (meta === undefined) return { json: [], chat: [] }
+  const names = (value: unknown): value is string[] | undefined => value === undefined || (Array.isArray(value) && value.every((c) => typeof c === 'string'))
   try {
     const parsed: unknown = JSON.parse(meta)
-    const columns = isJsonObject(parsed) ? parsed.json_columns : undefined
-    if (Array.isArray(columns) && columns.every((c) => typeof c === 'string')) return columns as string[]
+    if (isJsonObject(parsed) && names(parsed.json_columns) && names(parsed.chat_columns) && (parsed.json_columns ?? parsed.chat_columns) !== undefined) {
+      return { json: (parsed.json_columns as string[] | undefined) ?? [], chat: (parsed.chat_columns as string[] | undefined) ?? [] }
+    }
   } catch {
     // Reported below, as a value of another shape is.
   }
   ctx.warn(`the Parquet "${JSON_COLUMNS_KEY}" metadata is not {"json_columns": [...]}; its columns are read as the features say`)
-  return []
+  return { json: [], chat: [] }
 }
 
 /**
@@ -345,7 +377,24 @@ function writableFeature(feature: Feature | undefined, values: JsonValue[]): Fea
   if (present.every((v) => typeof v === 'number' && Number.isSafeInteger(v))) return { dtype: 'int64', _type: 'Value' }
   if (present.every((v) => typeof v === 'number')) return { dtype: 'float64', _type: 'Value' }
   if (present.every((v) => Array.isArray(v) && v.every((x) => typeof x === 'string'))) return { feature: STRING, _type: 'List' }
+  if (present.every(isChat)) return CHAT_FEATURE
   return JSON_FEATURE
+}
+
+/** A chat as `datasets` holds one: `List({role, content})` of text, the feature a `messages` column of plain messages has. */
+const CHAT_FEATURE: Feature = { feature: { role: STRING, content: STRING }, _type: 'List' }
+
+/**
+ * Messages of a role and text content alone, each key in that order: what a struct of role and
+ * content gives back exactly (another key, or content blocks, would come back as nulls or text).
+ */
+function isChat(value: JsonValue): boolean {
+  if (!Array.isArray(value) || value.length === 0) return false
+  return value.every((m) => {
+    if (!isJsonObject(m)) return false
+    const keys = Object.keys(m)
+    return keys.length === 2 && keys[0] === 'role' && keys[1] === 'content' && typeof m.role === 'string' && (typeof m.content === 'string' || m.content === null)
+  })
 }
 
 /**
@@ -500,12 +549,14 @@ const huggingface: Adapter = {
           .map(([col, feature]) => [col, deepEqual(feature, JSON_FEATURE) ? STRING : feature]),
       )
       const jsonColumns = cols.filter((col) => deepEqual(features[col], JSON_FEATURE))
+      const chatColumns = cols.filter((col) => deepEqual(features[col], CHAT_FEATURE) && !(source && Object.hasOwn(source, col)))
+      const own = { ...(jsonColumns.length ? { json_columns: jsonColumns } : {}), ...(chatColumns.length ? { chat_columns: chatColumns } : {}) }
       const l: FileLayout = {
         columns: cols,
         header: { features },
         schemaMetadata: {
           huggingface: JSON.stringify({ info: { features: described } }),
-          ...(jsonColumns.length ? { [JSON_COLUMNS_KEY]: JSON.stringify({ json_columns: jsonColumns }) } : {}),
+          ...(hasKeys(own) ? { [JSON_COLUMNS_KEY]: JSON.stringify(own) } : {}),
         },
         columnTypes,
       }

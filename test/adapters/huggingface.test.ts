@@ -9,7 +9,7 @@ import { asyncBufferFromFile, parquetMetadataAsync } from 'hyparquet'
 import { fromFeature, toFeature } from '../../adapters/huggingface.ts'
 import { readRecords } from '../../src/codecs/index.ts'
 import { EvalferryError } from '../../src/errors.ts'
-import type { EvalCase } from '../../src/model.ts'
+import type { EvalCase, Message } from '../../src/model.ts'
 import { newReport, type ConversionReport } from '../../src/report.ts'
 import { arrowParquet } from '../helpers/parquet.ts'
 import { read, write } from '../../src/pipeline.ts'
@@ -216,7 +216,8 @@ test('a List or Sequence of fixed length stays a fixed-size list; a list of anot
   const written = await writtenParquet(cases, 'fixed-out.parquet')
   assert.deepEqual(written.rows, expected)
   assert.deepEqual(written.types, ['Utf8', 'FixedSizeList[3]<Float32>', 'Struct<{score:FixedSizeList[2]<Int32>}>'])
-  assert.deepEqual(written.features, features)
+  // Written as `datasets` gives it back: the Sequence of a dict as the dict of Lists it is stored as.
+  assert.deepEqual(written.features, { ...features, pair: { score: { feature: { dtype: 'int32', _type: 'Value' }, length: 2, _type: 'List' } } })
 
   // A list of another length does not fit the column: null there, and the case reads back whole.
   cases[1]!.metadata = { ...cases[1]!.metadata, embedding: [1, 2] }
@@ -388,7 +389,7 @@ test('a viewer response without rows: an error naming the file and the field row
   })
 })
 
-test('the older list feature [feature] is written as a list, not as a list of fixed size 1', async () => {
+test('the older list feature [feature] is written as a list, not as a list of fixed size 1, and named List as datasets gives it back', async () => {
   const features = { question: { dtype: 'string', _type: 'Value' }, tags: [{ dtype: 'string', _type: 'Value' }] }
   const tags = vectorFromArray([['t1'], ['t2', 't3'], []], new List(new Field('item', new Utf8(), true))).data[0]!
   const source = await featuresParquet('bare-list.parquet', features, [vectorFromArray(['a', 'b', 'c'], new Utf8()).data[0]!, tags])
@@ -400,7 +401,7 @@ test('the older list feature [feature] is written as a list, not as a list of fi
     { question: 'b', tags: ['t2', 't3'] },
     { question: 'c', tags: [] },
   ])
-  assert.deepEqual(out.features, features)
+  assert.deepEqual(out.features, { ...features, tags: { feature: { dtype: 'string', _type: 'Value' }, _type: 'List' } })
 })
 
 test('NaN and the infinities survive a carry: hf Parquet → hf CSV, whose cells and evalferry column hold them, → hf Parquet', async () => {
@@ -587,4 +588,31 @@ test('a dict feature of no keys, which Parquet cannot hold as a struct, has its 
   await write(cases, output, { to: 'hf' })
   const back = await collect(output)
   assert.deepEqual(back.map((c) => c.metadata), cases.map((c) => c.metadata))
+})
+
+test("chat messages written to hf Parquet are datasets' List({role, content}), not a JSON-text column; content blocks stay JSON text", async () => {
+  const S = { dtype: 'string', _type: 'Value' }
+  const chat = (id: string): EvalCase => ({
+    id,
+    input: [
+      { role: 'system', content: 'Be brief.' },
+      { role: 'user', content: `Question ${id}?` },
+      { role: 'assistant', content: 'Which one?' },
+      { role: 'user', content: 'The first.' },
+    ],
+    expected_output: [{ role: 'assistant', content: 'Yes.' }],
+  })
+  const written = await writtenParquet([chat('a'), chat('b')], 'chat-list.parquet')
+  assert.deepEqual(written.features, { id: S, messages: { feature: { role: S, content: S }, _type: 'List' } })
+  assert.deepEqual(written.types, ['Utf8', 'List<Struct<{role:Utf8, content:Utf8}>>'])
+  const messages = (id: string) => [...chat(id).input!, ...(chat(id).expected_output as Message[])]
+  assert.deepEqual(written.rows, [{ id: 'a', messages: messages('a') }, { id: 'b', messages: messages('b') }])
+  // Features that writing gives again from the cases need not travel with them.
+  assert.deepEqual(await collect(written.path), [chat('a'), chat('b')])
+
+  // Content blocks are no text: a struct of role and text would not hold them.
+  const blocks: EvalCase = { id: 'c', input: [{ role: 'user', content: [{ type: 'text', value: 'See' }, { type: 'file', value: 'a.md' }] }] }
+  const mixed = await writtenParquet([chat('a'), blocks], 'chat-blocks.parquet')
+  assert.deepEqual(mixed.types, ['Utf8', 'Utf8'])
+  assert.deepEqual(await collect(mixed.path), [chat('a'), blocks])
 })
