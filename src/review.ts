@@ -192,6 +192,11 @@ function trace(c: EvalCase, source: unknown, written: unknown, outputRead: boole
     if (from !== undefined) row.from[from] = (row.from[from] ?? 0) + 1
     if (!outputRead) continue
     const to = bestPath(writtenPaths, wanted)
+    // The file's own keys a record does not hold are the written file's (a JSON Lines dataset's sidecar).
+    if (to === undefined && field.endsWith('.$file')) {
+      row.to['(file keys)'] = (row.to['(file keys)'] ?? 0) + 1
+      continue
+    }
     if (to === undefined) {
       row.dropped++
       continue
@@ -211,8 +216,8 @@ interface Path {
   leaves: Set<string>
 }
 
-/** How deep into objects a record's fields are told apart (`additional_metadata.evalferry.name`). */
-const MAX_DEPTH = 4
+/** How deep into objects a record's fields are told apart (`additional_metadata.evalferry.extras.evalcase.name`). */
+const MAX_DEPTH = 6
 
 /** Every path into objects of a record (not into lists), with the text of the values under it; JSON text in a cell counts as its value. */
 function pathsOf(record: unknown): Path[] {
@@ -271,7 +276,9 @@ function bestPath(paths: Path[], wanted: Set<string>): string | undefined {
   let bestScore = 0
   for (const p of paths) {
     let score = 0
-    for (const w of wanted) if (p.leaves.has(w) || (w.length >= 8 && [...p.leaves].some((l) => l.length > w.length && l.includes(w)))) score += w.length
+    // A value found whole counts twice what one found inside a longer text does (a list joined with `|`, a message's text).
+    for (const w of wanted) if (p.leaves.has(w)) score += 2 * w.length
+    else if (w.length >= 8 && [...p.leaves].some((l) => l.length > w.length && l.includes(w))) score += w.length
     if (score > bestScore || (score === bestScore && score > 0 && best && p.depth > best.depth && p.path.startsWith(best.path + '.'))) {
       best = p
       bestScore = score
