@@ -154,3 +154,24 @@ test('--report x.json is still the JSON report', async () => {
   assert.deepEqual(report.records, { read: 3, written: 3, skipped: 0 })
   assert.deepEqual(report.carried, { expected_tools: 1, context: 2, name: 3, comments: 1 })
 })
+
+test("each field is found at its own place: a value whole before one inside a longer text, and a file's keys in the file, not dropped", async () => {
+  const { reviewConversion } = await import('../src/review.ts')
+  const dir = tempDir()
+  const input = join(dir, 'cases.yaml')
+  // The name is also a piece of the input's text; the file's description goes to a JSON Lines dataset's sidecar.
+  writeFileSync(input, 'description: Support answers\nevalcases:\n  - id: refund-1\n    name: refund window\n    input: What is the refund window for a damaged item?\n    expected_output: 30 days.\n')
+  const toDeepeval = join(dir, 'out.json')
+  const toLines = join(dir, 'lines', 'out.jsonl')
+  for (const [output, to] of [[toDeepeval, 'deepeval'], [toLines, 'evalcase']]) {
+    const run = await runCli(['convert', input, '--to', to!, '-o', output!, '-q'])
+    assert.equal(run.code, 0, run.stderr)
+  }
+  const row = (fields: { field: string }[], field: string) => fields.find((f) => f.field === field)
+  const deepeval = await reviewConversion([{ input, output: toDeepeval, from: 'evalcase', to: 'deepeval' }])
+  assert.deepEqual(row(deepeval.fields, 'extras.evalcase.name'), { field: 'extras.evalcase.name', from: { name: 1 }, to: { 'additional_metadata.evalferry.extras.evalcase.name': 1 }, records: 1, carried: 1, dropped: 0 })
+  assert.deepEqual(row(deepeval.fields, 'input'), { field: 'input', from: { input: 1 }, to: { input: 1 }, records: 1, carried: 0, dropped: 0 })
+  const lines = await reviewConversion([{ input, output: toLines, from: 'evalcase', to: 'evalcase' }])
+  assert.deepEqual(row(lines.fields, 'extras.evalcase.$file'), { field: 'extras.evalcase.$file', from: { '(file keys)': 1 }, to: { '(file keys)': 1 }, records: 1, carried: 0, dropped: 0 })
+  assert.equal(readFileSync(join(dir, 'lines', 'out.yaml'), 'utf8'), 'description: Support answers\n')
+})
