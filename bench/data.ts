@@ -263,7 +263,7 @@ class TextFile {
   }
 }
 
-export type DatasetKind = 'table-csv' | 'short-csv' | 'wide-csv' | 'deepeval-csv' | 'langsmith-jsonl' | 'long-jsonl' | 'hf-parquet' | 'hf-parquet-one-group' | 'evalcase-yaml'
+export type DatasetKind = 'table-csv' | 'short-csv' | 'wide-csv' | 'deepeval-csv' | 'langsmith-jsonl' | 'long-jsonl' | 'hf-parquet' | 'hf-parquet-one-group' | 'hf-parquet-zstd' | 'evalcase-yaml'
 
 export interface Dataset {
   path: string
@@ -277,8 +277,8 @@ export async function generate(kind: DatasetKind, path: string, bytes: number, s
   const temp = `${path}.partial`
   const samples = new SampleGenerator(seed)
   let records = 0
-  if (kind === 'hf-parquet' || kind === 'hf-parquet-one-group') {
-    records = await writeHfParquet(temp, samples, bytes, kind === 'hf-parquet-one-group')
+  if (kind === 'hf-parquet' || kind === 'hf-parquet-one-group' || kind === 'hf-parquet-zstd') {
+    records = await writeHfParquet(temp, samples, bytes, kind !== 'hf-parquet', kind === 'hf-parquet-zstd' ? Compression.ZSTD : Compression.SNAPPY)
   } else if (kind === 'long-jsonl') {
     records = await writeLongJsonl(temp, samples, bytes)
   } else {
@@ -333,9 +333,10 @@ const HF_FEATURES = {
 
 /**
  * Hugging Face Parquet: string, list and struct columns, `huggingface` schema metadata, snappy row
- * groups of 5 000 rows, or with `oneGroup` a single row group, as pandas and pyarrow write a table.
+ * groups of 5 000 rows, or with `oneGroup` a single row group, as pandas and pyarrow write a table
+ * (and DuckDB and pyarrow compress it with zstd).
  */
-async function writeHfParquet(path: string, samples: SampleGenerator, bytes: number, oneGroup = false): Promise<number> {
+async function writeHfParquet(path: string, samples: SampleGenerator, bytes: number, oneGroup = false, compression = Compression.SNAPPY): Promise<number> {
   const metaType = new Struct([new Field('domain', new Utf8(), true), new Field('doc', new Utf8(), true), new Field('page', new Int32(), true)])
   const schema = new Schema(
     [
@@ -385,7 +386,7 @@ async function writeHfParquet(path: string, samples: SampleGenerator, bytes: num
     },
   })
   const properties = new WriterPropertiesBuilder()
-    .setCompression(Compression.SNAPPY)
+    .setCompression(compression)
     .setMaxRowGroupSize(oneGroup ? 2 ** 31 - 1 : ROWS)
     .setKeyValueMetadata(new Map([['huggingface', JSON.stringify(HF_FEATURES)]]))
     .build()

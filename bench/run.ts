@@ -1,5 +1,5 @@
 /**
- * `npm run bench [-- --size 50MB] [--runs 3] [--only csv-evalcase,yaml-read] [--no-profile]`
+ * `npm run bench [-- --size 50MB] [--runs 3] [--only csv-evalcase,yaml-read,peer-csv] [--no-profile]`
  *
  * Generates seeded eval-like datasets under `.bench/` (reused while the size and generator stay the
  * same) and prints one row per measurement, each pairing evalferry with a baseline timed in the same
@@ -59,6 +59,15 @@
  *                     Lines, and to evalcase YAML, and those cases from evalcase YAML to DeepEval JSON
  *                     Lines, against Node.js starting and exiting with nothing to do; the ratio is of
  *                     times, evalferry's own milliseconds beside it.
+ * - peer-csv, peer-deepeval, peer-parquet, peer-jsonl-parquet, peer-batch
+ *                     evalferry's command line against the tools users would pick instead (bench/peers.ts:
+ *                     DuckDB through its Node package, a pandas script, Miller), each a command on the
+ *                     same file, best of `--runs` with no warm-up: CSV table (10×S) → JSON Lines,
+ *                     DeepEval CSV (10×S) → DeepEval JSON, Parquet of 10×S text in one zstd row group →
+ *                     JSON Lines, LangSmith JSON Lines (10×S) → Parquet, and 8 CSV tables of S with the
+ *                     default jobs. The ratios are evalferry's time and peak RSS over each peer's (below
+ *                     1.00, evalferry is faster or smaller); a peer the machine lacks is skipped and
+ *                     named below the table.
  * Conversion rows also give what evalferry allocates on V8's heap per input byte, and that over the
  * least conversion's (`… → JSONL`, or the parser alone where a row has none), measured once after
  * the timings by V8's sampling heap profiler, collected objects included: unlike a time, it does not
@@ -68,7 +77,7 @@
  * their top self-time functions follow.
  */
 import { spawn } from 'node:child_process'
-import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs'
+import { closeSync, existsSync, openSync, readdirSync, readFileSync, statSync } from 'node:fs'
 import { SourceMap } from 'node:module'
 import { mkdir, readFile, rm, writeFile } from 'node:fs/promises'
 import { availableParallelism, loadavg } from 'node:os'
@@ -96,6 +105,7 @@ import {
 } from './baselines.ts'
 import type { ChildJob, ChildResult } from './child.ts'
 import { DATA_VERSION, generate, type Dataset, type DatasetKind } from './data.ts'
+import { type Command, findPeers, type PeerTask } from './peers.ts'
 
 const ROOT = resolve(fileURLToPath(new URL('..', import.meta.url)))
 const BENCH = join(ROOT, 'bench')
@@ -352,12 +362,16 @@ async function runChild(job: ChildJob): Promise<ChildResult> {
   return JSON.parse(out.trim().split('\n').pop()!) as ChildResult
 }
 
-/** Peak RSS (the kernel's high-water mark) of a command, read from /proc while it runs. */
-async function peakOfCommand(args: string[]): Promise<{ peakRss: number; seconds: number }> {
+/**
+ * Peak RSS (the kernel's high-water mark) of a command, read from /proc while it runs; `command`
+ * is node unless named, and `stdout` names a file its standard output goes to.
+ */
+async function peakOfCommand(args: string[], command = process.execPath, stdout?: string): Promise<{ peakRss: number; seconds: number }> {
+  const out = stdout === undefined ? 'ignore' : openSync(stdout, 'w')
   const started = performance.now()
-  const child = spawn(process.execPath, args, { cwd: ROOT, stdio: ['ignore', 'ignore', 'pipe'] })
+  const child = spawn(command, args, { cwd: ROOT, stdio: ['ignore', out, 'pipe'] })
   let stderr = ''
-  child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d))
+  child.stderr!.setEncoding('utf8').on('data', (d: string) => (stderr += d))
   let peak = 0
   const poll = setInterval(() => {
     try {
@@ -368,9 +382,11 @@ async function peakOfCommand(args: string[]): Promise<{ peakRss: number; seconds
     }
   }, 20)
   const code = await new Promise<number | null>((done) => child.on('close', done))
+  const seconds = (performance.now() - started) / 1000
   clearInterval(poll)
+  if (typeof out === 'number') closeSync(out)
   if (code !== 0) throw new Error(stderr.trim().split('\n').pop() ?? `exit code ${code}`)
-  return { peakRss: peak, seconds: (performance.now() - started) / 1000 }
+  return { peakRss: peak, seconds }
 }
 
 /** Peak RSS of the command line converting `input` to `output`, which is removed afterwards. */
@@ -558,6 +574,111 @@ async function batchRow(data: Datasets, size: number, runs: number): Promise<Row
     evalferry: `--jobs ${CORES}: ${throughput(all, bytes)}`,
     baseline: `--jobs 1: ${throughput(one, bytes)}`,
   }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Against the tools users would pick instead
+
+interface Measured {
+  seconds: number
+  peakRss: number
+}
+
+/** Commands run one after another: their times added, the highest of their peaks. */
+async function measureCommands(commands: Command[]): Promise<Measured> {
+  let seconds = 0
+  let peakRss = 0
+  for (const c of commands) {
+    const one = await peakOfCommand(c.args, c.command, c.stdout)
+    seconds += one.seconds
+    peakRss = Math.max(peakRss, one.peakRss)
+  }
+  return { seconds, peakRss }
+}
+
+const PEER_OUT = join(OUT, 'peers')
+
+/**
+ * evalferry's command line against each peer on the same inputs, round after round, the best
+ * time of each kept with that run's peak RSS. The ratios are evalferry's time over the peer's and
+ * evalferry's peak over the peer's: below 1.00, evalferry is faster or smaller.
+ */
+async function peerRow(id: string, title: string, ours: Command[], task: PeerTask, runs: number): Promise<Row> {
+  const { peers } = await peerTools()
+  const contenders: { name: string; commands: Command[] | undefined }[] = [{ name: 'evalferry', commands: ours }, ...peers.map((p) => ({ name: p.name, commands: p.commands(task) }))]
+  const best = new Map<string, Measured>()
+  const failed = new Map<string, string>()
+  for (let round = 0; round < runs; round++) {
+    for (const { name, commands } of contenders) {
+      if (!commands || failed.has(name)) continue
+      await rm(PEER_OUT, { recursive: true, force: true })
+      await mkdir(PEER_OUT, { recursive: true })
+      try {
+        const measured = await measureCommands(commands)
+        if (measured.seconds < (best.get(name)?.seconds ?? Infinity)) best.set(name, measured)
+      } catch (error) {
+        failed.set(name, (error as Error).message.slice(0, 120))
+      }
+    }
+  }
+  await rm(PEER_OUT, { recursive: true, force: true })
+  const mine = best.get('evalferry')
+  if (!mine) return { id, title, ratio: 'error', evalferry: '', baseline: failed.get('evalferry') ?? '' }
+  const bytes = task.files.reduce((n, f) => n + statSync(f.input).size, 0)
+  const others = contenders.slice(1)
+  const shown = (name: string): string => {
+    const m = best.get(name)
+    return m ? `${fixed(m.seconds)} s, peak ${fixed(mb(m.peakRss), 0)} MB` : failed.has(name) ? `failed: ${failed.get(name)}` : 'n/a'
+  }
+  const measured = others.filter((o) => best.has(o.name))
+  return {
+    id,
+    title: `${title} (${fixed(mb(bytes), 0)} MB${task.kind.startsWith('parquet') ? ' file' : ''})`,
+    ratio: measured.length
+      ? `time ${measured.map((o) => `${fixed(mine.seconds / best.get(o.name)!.seconds)} × ${o.name}`).join(', ')}; peak ${measured.map((o) => `${fixed(mine.peakRss / best.get(o.name)!.peakRss)} × ${o.name}`).join(', ')}`
+      : 'no peer ran',
+    evalferry: shown('evalferry'),
+    baseline: others.map((o) => `${o.name}: ${shown(o.name)}`).join('; '),
+  }
+}
+
+let peersFound: ReturnType<typeof findPeers> | undefined
+async function peerTools(): Promise<ReturnType<typeof findPeers>> {
+  peersFound ??= findPeers(ROOT)
+  return peersFound
+}
+
+const PEER_ROWS = ['peer-csv', 'peer-deepeval', 'peer-parquet', 'peer-jsonl-parquet', 'peer-batch']
+
+async function peerRows(data: Datasets, size: number, runs: number, wanted: (id: string) => boolean): Promise<Row[]> {
+  const cli = join(await compiled(), 'src', 'cli', 'main.js')
+  const convert = (input: string, from: string, to: string, output: string, ...more: string[]): Command[] => [
+    { command: process.execPath, args: [cli, 'convert', input, '--from', from, '--to', to, '-o', output, '--quiet', ...more] },
+  ]
+  const out = (name: string): string => join(PEER_OUT, name)
+  const rows: Row[] = []
+  // One file of 10×S each: [row, title, dataset kind, file, seed, from, to, output, what the peers do].
+  const single: [string, string, DatasetKind, string, number, string, string, string, PeerTask['kind']][] = [
+    ['peer-csv', 'CSV table → JSON Lines', 'table-csv', 'table-x10.csv', SEED + 10, 'csv', 'evalcase', 'table.jsonl', 'csv-jsonl'],
+    ['peer-deepeval', 'DeepEval CSV → DeepEval JSON', 'deepeval-csv', 'deepeval-x10.csv', SEED + 40, 'deepeval', 'deepeval', 'deepeval.json', 'csv-json'],
+    ['peer-parquet', 'Parquet (one row group, zstd) → JSON Lines', 'hf-parquet-zstd', 'hf-zstd-x10.parquet', SEED + 50, 'hf', 'hf', 'hf.jsonl', 'parquet-jsonl'],
+    ['peer-jsonl-parquet', 'JSON Lines → Parquet', 'langsmith-jsonl', 'langsmith-x10.jsonl', SEED + 60, 'langsmith', 'hf', 'hf.parquet', 'jsonl-parquet'],
+  ]
+  for (const [id, title, kind, file, seed, from, to, output, task] of single) {
+    if (!wanted(id)) continue
+    const input = await data.get(kind, file, size * 10, seed)
+    rows.push(await peerRow(id, title, convert(input.path, from, to, out(output)), { kind: task, files: [{ input: input.path, output: out(output) }] }, runs))
+  }
+  if (wanted('peer-batch')) {
+    const files: PeerTask['files'] = []
+    for (let i = 1; i <= 8; i++) {
+      const part = await data.get('table-csv', join('batch-s1', `part-${i}.csv`), size, SEED + 200 + i)
+      files.push({ input: part.path, output: out(`part-${i}.jsonl`) })
+    }
+    const ours = convert(join(data.dir, 'batch-s1'), 'csv', 'evalcase', PEER_OUT, '--to-container', 'jsonl')
+    rows.push(await peerRow('peer-batch', `8 CSV tables → JSON Lines, default jobs`, ours, { kind: 'csv-jsonl', files }, runs))
+  }
+  return rows
 }
 
 /** What a user waits for on a small file: start-up, the modules a conversion loads, and the conversion. */
@@ -768,6 +889,7 @@ async function main(): Promise<void> {
     { ids: ['batch'], title: 'batch of 8 files', run: () => batchRow(data, size, runs) },
     { ids: ['shard'], title: '--shard of one file', run: () => shardRow(data, size, runs) },
     { ids: ['startup'], title: 'start-up on a small file', run: () => startupRow(runs) },
+    { ids: PEER_ROWS, title: 'against DuckDB, pandas and Miller', run: () => peerRows(data, size, runs, wanted) },
   ]
 
   process.stdout.write(
@@ -787,6 +909,7 @@ async function main(): Promise<void> {
     }
   }
   printTable(rows)
+  if (peersFound?.skipped.length) process.stdout.write(`\nPeers skipped: ${peersFound.skipped.join('; ')}\n`)
 
   const slow = rows.filter((r) => r.conversionRatio !== undefined && r.conversionRatio < 0.7 && r.profileJob)
   if (options.profile && slow.length) {
