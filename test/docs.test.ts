@@ -46,7 +46,7 @@ function workspace(): { dir: string; path: string } {
 }
 
 test('each format has its page, and each page opens with a runnable example', () => {
-  for (const format of ['evalcase', 'deepeval', 'langsmith', 'hf', 'csv', 'evals']) {
+  for (const format of ['evalcase', 'deepeval', 'langsmith', 'hf', 'csv', 'evals', 'promptfoo']) {
     const page = join(DOCS, 'formats', `${format}.md`)
     assert.ok(existsSync(page), `docs/formats/${format}.md`)
     const text = readFileSync(page, 'utf8')
