@@ -3,6 +3,7 @@
  * the source went in the output, and the first records as they were read and as they were written.
  * It reads the input and the output again, after the conversion, one record of each at a time.
  */
+import { SPELLING_MARKERS } from '../adapters/fields.ts'
 import { getAdapter } from '../adapters/index.ts'
 import type { Container, FieldMapping, FormatName } from '../adapters/types.ts'
 import { containerOf, readRecords } from './codecs/index.ts'
@@ -167,7 +168,8 @@ function caseFields(c: EvalCase): [string, unknown][] {
     if (key === 'metadata' && isJsonObject(value) && Object.keys(value).length) for (const [k, v] of Object.entries(value)) out.push([`metadata.${k}`, v])
     else if (key === 'extras' && isJsonObject(value)) {
       for (const [format, kept] of Object.entries(value)) {
-        if (isJsonObject(kept)) for (const [k, v] of Object.entries(kept)) out.push([`extras.${format}.${k}`, v])
+        // How the source spelled its data (`$keys`, `$form`) is no field of it.
+        if (isJsonObject(kept)) for (const [k, v] of Object.entries(kept)) if (!SPELLING_MARKERS.has(k)) out.push([`extras.${format}.${k}`, v])
       }
     } else out.push([key, value])
   }
@@ -214,6 +216,8 @@ interface Path {
   path: string
   depth: number
   leaves: Set<string>
+  /** The leaves joined by NUL, which no text holds, once asked for: a value inside one of them is found in one search. */
+  text?: string
 }
 
 /** How deep into objects a record's fields are told apart (`additional_metadata.evalferry.extras.evalcase.name`). */
@@ -278,7 +282,7 @@ function bestPath(paths: Path[], wanted: Set<string>): string | undefined {
     let score = 0
     // A value found whole counts twice what one found inside a longer text does (a list joined with `|`, a message's text).
     for (const w of wanted) if (p.leaves.has(w)) score += 2 * w.length
-    else if (w.length >= 8 && [...p.leaves].some((l) => l.length > w.length && l.includes(w))) score += w.length
+    else if (w.length >= 8 && (p.text ??= [...p.leaves].join('\0')).includes(w)) score += w.length
     if (score > bestScore || (score === bestScore && score > 0 && best && p.depth > best.depth && p.path.startsWith(best.path + '.'))) {
       best = p
       bestScore = score

@@ -118,6 +118,8 @@ test('dropped fields, skipped records and a table output are counted on the page
   assert.deepEqual(rowWith(dom, 'fields', 1, 'input'), ['input', 'input', 'input', '2', '0', '0'])
   assert.deepEqual(rowWith(dom, 'fields', 1, 'name'), ['name', 'name', '—', '2', '0', '2'])
   assert.deepEqual(rowWith(dom, 'fields', 1, 'expected_tools'), ['expected_tools', 'expected_tools', '—', '1', '0', '1'])
+  // How the source spelled its keys is no field of its records.
+  assert.deepEqual(tableRows(dom, 'fields').filter((r) => /\$(keys|form|text|columns)$/.test(r[1]!)), [])
   const [skipped] = tableRows(dom, 'skipped')
   assert.equal(skipped![0], `${input}:2:11`)
   assert.equal(skipped![1], 'E_PARSE')

@@ -50,7 +50,7 @@ Options:
                           the raw record), those of every file of a batch in one file
   --report <file>         write the conversion report: as JSON, or named .html as a page to
                           review (the counts, where each field went, the first records
-                          side by side)
+                          side by side), made by reading the input and the output again
   --from-container <c>    the input container when the input's extension does not name one, or it is
                           standard input (json, jsonl, csv, yaml, parquet)
   --to-container <c>      the output container when the output's extension does not name one
