@@ -6,7 +6,7 @@
 import { formatLocation, type Location } from './location.ts'
 import { CARRY_KEY } from './model.ts'
 import type { ConversionReport } from './report.ts'
-import type { FieldRow, Review } from './review.ts'
+import { asObject, type FieldRow, type Review } from './review.ts'
 
 /** What a failed run's report adds: why it stopped. */
 export interface Failure {
@@ -206,6 +206,9 @@ function jsonHtml(value: unknown, carried: Set<string> | undefined): string {
       if (!v.length) return '[]'
       return `[\n${v.map((x) => pad(depth + 1) + walk(x, depth + 1, path)).join(',\n')}\n${pad(depth)}]`
     }
+    // JSON text in a cell (a table's metadata, its evalferry column) is shown as the object it holds, so that its carry is marked too.
+    const text = typeof v === 'string' ? asObject(v) : undefined
+    if (text) return `<span class="note">JSON text:</span> ${walk(text, depth, path)}`
     if (v !== null && typeof v === 'object' && !(v instanceof Uint8Array) && !(v instanceof Date)) {
       const entries = Object.entries(v)
       if (!entries.length) return '{}'

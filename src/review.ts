@@ -243,7 +243,7 @@ function pathsOf(record: unknown): Path[] {
 }
 
 /** An object, or JSON text of one (a CSV cell, a Parquet column of JSON). */
-function asObject(value: unknown): JsonObject | undefined {
+export function asObject(value: unknown): JsonObject | undefined {
   if (isJsonObject(value)) return value
   if (typeof value === 'string' && value.startsWith('{') && mayBeJson(value)) {
     try {

@@ -131,6 +131,14 @@ test('dropped fields, skipped records and a table output are counted on the page
   dom = renderedDom(page)
   assert.deepEqual(rowWith(dom, 'fields', 1, 'metadata.team'), ['additional_metadata.team', 'metadata.team', 'team', '2', '0', '0'])
   assert.deepEqual(rowWith(dom, 'fields', 1, 'expected_tools'), ['expected_tools', 'expected_tools', 'evalferry.expected_tools', '1', '1', '0'])
+
+  // DeepEval's CSV carries inside its metadata cell's JSON text: shown as the object it holds, the carry marked.
+  const cells = await runCli(['convert', input, '--from', 'deepeval', '--to', 'deepeval', '-o', join(dir, 'goldens.csv'), '--on-error', 'skip', '--report', page])
+  assert.equal(cells.code, 0, cells.stderr)
+  dom = renderedDom(page)
+  const written = /<section class="record" data-record="1">[\s\S]*?<div class="written">([\s\S]*?)<\/div>/.exec(dom)![1]!
+  assert.match(written, /"additional_metadata": <span class="note">JSON text:<\/span> \{/)
+  assert.match(written, /<mark class="carried">\s*"evalferry": \{/)
 })
 
 test('a run that stops writes a page that says why, with no output to read back', { skip: NO_CHROMIUM }, async () => {
