@@ -75,7 +75,8 @@ interface Shape {
   camel?: Readonly<Record<string, string>>
 }
 
-const CAMEL: Record<string, string> = {
+/** The camelCase spelling of each save_as name that has one: Confident AI's API spelling. */
+export const CAMEL: Record<string, string> = {
   actual_output: 'actualOutput',
   expected_output: 'expectedOutput',
   retrieval_context: 'retrievalContext',

@@ -1,5 +1,6 @@
 import type { ErrorCode } from './error-codes.ts'
 import { formatLocation, type Location } from './location.ts'
+import type { DryRun, PushSummary } from './services/context.ts'
 
 export interface Warning {
   message: string
@@ -29,6 +30,10 @@ export interface ConversionReport {
   /** Every warning, grouped by kind (its text with quoted values and numbers left out), in the order the kinds came. */
   warning_groups: WarningGroup[]
   errors: RecordError[]
+  /** A push to a service's dataset: what it did. */
+  push?: PushSummary
+  /** A push with `dryRun`: what it would have sent. */
+  dry_run?: DryRun
 }
 
 /** Warnings of one kind: how many, and the first few as they were given. */

@@ -90,9 +90,11 @@ export function uuid5(name: string, namespace: string): string {
   return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`
 }
 
-/** JSON with object keys sorted, so that two equal values give one text. */
-export function canonicalJson(value: unknown): string {
+/** JSON with object keys sorted, so that two equal values give one text; `withoutNull` leaves out keys whose value is null. */
+export function canonicalJson(value: unknown, withoutNull = false): string {
   return JSON.stringify(value, (_key, v: unknown) =>
-    v !== null && typeof v === 'object' && !Array.isArray(v) ? Object.fromEntries(Object.entries(v as object).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) : v,
+    v !== null && typeof v === 'object' && !Array.isArray(v)
+      ? Object.fromEntries(Object.entries(v as object).filter(([, x]) => !(withoutNull && x === null)).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)))
+      : v,
   )
 }

@@ -15,13 +15,11 @@ import type { ConvertOptions } from '../options.ts'
 import type { ConversionReport } from '../report.ts'
 import { isAddress, parseAddress, SERVICE_FORMAT, stemOf, type ServiceAddress } from './address.ts'
 import { fieldsOf, IF_EXISTS, uuid5, type DryRun, type IfExists, type PushSummary, type ServiceContext, type ServiceOptions } from './context.ts'
+import { pullConfident, pushConfident } from './confident.ts'
 import { pullLangSmith, pushLangSmith } from './langsmith.ts'
 
 /** The report of a conversion from or to a service: a push tells what it did, a dry run what it would send. */
-export interface ServiceReport extends ConversionReport {
-  push?: PushSummary
-  dry_run?: DryRun
-}
+export type ServiceReport = ConversionReport
 
 export const DEFAULT_TIMEOUT_MS = 60_000
 export type { ServiceOptions } from './context.ts'
@@ -131,6 +129,8 @@ function pull(address: ServiceAddress, ctx: ServiceContext): AsyncIterable<JsonO
   switch (address.service) {
     case 'langsmith':
       return pullLangSmith(address, ctx)
+    case 'confident':
+      return pullConfident(address, ctx)
     default:
       throw new UsageError(`${address.text}: reading ${address.service} datasets is not supported yet`)
   }
@@ -140,6 +140,8 @@ async function push(address: ServiceAddress, records: JsonObject[], options: Ser
   switch (address.service) {
     case 'langsmith':
       return pushLangSmith(address, records, options, uuid5)
+    case 'confident':
+      return pushConfident(address, records, options)
     default:
       throw new UsageError(`${address.text}: writing ${address.service} datasets is not supported yet`)
   }
