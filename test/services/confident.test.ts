@@ -6,6 +6,7 @@ import { after, before, beforeEach, describe, test } from 'node:test'
 import { convert } from '../../src/index.ts'
 import { kill, runCli, SHARED_FIXTURES, startCli } from '../helpers/cli.ts'
 import { ConfidentStandIn } from '../helpers/services/confident-server.ts'
+import { LangSmithStandIn } from '../helpers/services/langsmith-server.ts'
 import { tempDir } from '../helpers/temp.ts'
 
 const dir = tempDir('evalferry-confident-')
@@ -83,6 +84,24 @@ describe('confident:// pushes', () => {
     assert.equal(server.goldensOf('shared').length, 5)
     await convert({ input: mine, output: 'confident://shared', to: 'deepeval', env, ifExists: 'replace' })
     assert.deepEqual(server.goldensOf('shared').map((g) => (g.input as string).slice(0, 2)), ['q0', 'q1', 'q2'])
+  })
+
+  test('langsmith:// → confident:// → file gives back the LangSmith records', async () => {
+    const langsmith = await new LangSmithStandIn().start()
+    try {
+      const both = { ...env, LANGSMITH_API_KEY: langsmith.apiKey, LANGSMITH_ENDPOINT: langsmith.url }
+      const input = join(import.meta.dirname, '..', 'fixtures', 'langsmith', 'kv.jsonl')
+      await convert({ input, output: 'langsmith://support-qa', from: 'langsmith', to: 'langsmith', env: both })
+      const run = await runCli(['convert', 'langsmith://support-qa', '-o', 'confident://support-qa'], both)
+      assert.equal(run.code, 0, run.stderr)
+      assert.equal(server.goldensOf('support-qa').length, 3)
+      const out = join(dir, 'support-qa.jsonl')
+      await convert({ input: 'confident://support-qa', output: out, to: 'langsmith', env: both })
+      const records = (path: string) => readFileSync(path, 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l) as unknown)
+      assert.deepEqual(records(out), records(input))
+    } finally {
+      await langsmith.stop()
+    }
   })
 
   test('--dry-run sends nothing', async () => {
