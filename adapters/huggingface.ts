@@ -114,6 +114,7 @@ function featuresOf(ctx: DecodeContext, first: JsonObject): Features | undefined
   // Columns evalferry wrote as JSON text, under a feature every `datasets` reads (see `JSON_COLUMNS_KEY`).
   const own = ownColumnsOf(ctx)
   if (own.json.length) features = { ...features, ...Object.fromEntries(own.json.map((column) => [column, JSON_FEATURE])) }
+  if (own.features) features = { ...features, ...own.features }
   if (ctx.container === 'parquet' && ctx.columns?.length) features = withColumnFeatures(features, ctx.columns, ctx.columnTypes)
   // The pipeline hands file-level keys to the first case, so the features travel with it, unless
   // they are what writing infers from the values anyway (a chat column evalferry chose for its cases).
@@ -130,24 +131,41 @@ function featuresOf(ctx: DecodeContext, first: JsonObject): Features | undefined
  * that refuses to load a file whose features name it; so such a column's feature is written as
  * `Value("string")`, which every version loads as the JSON text, and listed here for evalferry,
  * which reads it as the `Json` feature (its values parsed). `chat_columns` lists the chat columns
- * evalferry chose for the cases it wrote (no source named their feature), which it chooses again.
+ * evalferry chose for the cases it wrote (no source named their feature), which it chooses again;
+ * `features`, the features it means where `datasets` gives another (see `loadedAs`).
  */
 const JSON_COLUMNS_KEY = 'evalferry'
 
-function ownColumnsOf(ctx: DecodeContext): { json: string[]; chat: string[] } {
+function ownColumnsOf(ctx: DecodeContext): { json: string[]; chat: string[]; features?: Features } {
   const meta = ctx.schemaMetadata?.[JSON_COLUMNS_KEY]
   if (meta === undefined) return { json: [], chat: [] }
   const names = (value: unknown): value is string[] | undefined => value === undefined || (Array.isArray(value) && value.every((c) => typeof c === 'string'))
   try {
     const parsed: unknown = JSON.parse(meta)
-    if (isJsonObject(parsed) && names(parsed.json_columns) && names(parsed.chat_columns) && (parsed.json_columns ?? parsed.chat_columns) !== undefined) {
-      return { json: (parsed.json_columns as string[] | undefined) ?? [], chat: (parsed.chat_columns as string[] | undefined) ?? [] }
+    if (isJsonObject(parsed) && names(parsed.json_columns) && names(parsed.chat_columns) && (parsed.features === undefined || isJsonObject(parsed.features)) && hasKeys(parsed)) {
+      return {
+        json: (parsed.json_columns as string[] | undefined) ?? [],
+        chat: (parsed.chat_columns as string[] | undefined) ?? [],
+        ...(isJsonObject(parsed.features) ? { features: parsed.features } : {}),
+      }
     }
   } catch {
     // Reported below, as a value of another shape is.
   }
   ctx.warn(`the Parquet "${JSON_COLUMNS_KEY}" metadata is not {"json_columns": [...]}; its columns are read as the features say`)
   return { json: [], chat: [] }
+}
+
+/**
+ * A feature as `datasets` loads it from Parquet: pyarrow stores a timestamp of seconds as
+ * milliseconds and reads it back so, whatever the file's features say (`datasets` gives a file it
+ * wrote itself timestamp[ms] too).
+ */
+function loadedAs(feature: Feature): Feature {
+  if (Array.isArray(feature)) return feature.map(loadedAs)
+  if (!isJsonObject(feature)) return feature
+  if (isSeconds(feature)) return { ...feature, dtype: String(feature.dtype).replace(/^timestamp\[s/, 'timestamp[ms') }
+  return mapValues(feature, loadedAs)
 }
 
 /**
@@ -543,14 +561,20 @@ const huggingface: Adapter = {
       }
       // A column the source has no feature for (null) has none in the metadata either: `datasets`
       // derives it from the type written, and reading the file gives null back, as the source had.
+      // The features are those `datasets` gives back; where evalferry means another (seconds), it keeps that one.
       const described = Object.fromEntries(
         Object.entries(features)
           .filter(([col]) => !(source && Object.hasOwn(source, col) && source[col] === null))
-          .map(([col, feature]) => [col, deepEqual(feature, JSON_FEATURE) ? STRING : feature]),
+          .map(([col, feature]) => [col, deepEqual(feature, JSON_FEATURE) ? STRING : loadedAs(feature)]),
       )
+      const meant = Object.fromEntries(Object.entries(features).filter(([col, feature]) => !deepEqual(feature, JSON_FEATURE) && Object.hasOwn(described, col) && !deepEqual(described[col], feature)))
       const jsonColumns = cols.filter((col) => deepEqual(features[col], JSON_FEATURE))
       const chatColumns = cols.filter((col) => deepEqual(features[col], CHAT_FEATURE) && !(source && Object.hasOwn(source, col)))
-      const own = { ...(jsonColumns.length ? { json_columns: jsonColumns } : {}), ...(chatColumns.length ? { chat_columns: chatColumns } : {}) }
+      const own = {
+        ...(jsonColumns.length ? { json_columns: jsonColumns } : {}),
+        ...(chatColumns.length ? { chat_columns: chatColumns } : {}),
+        ...(hasKeys(meant) ? { features: meant } : {}),
+      }
       const l: FileLayout = {
         columns: cols,
         header: { features },
