@@ -4,6 +4,7 @@ import { spawnSync } from 'node:child_process'
 import { chmodSync, cpSync, existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { join, relative } from 'node:path'
 import { test } from 'node:test'
+import { FORMAT_NAMES } from '../adapters/index.ts'
 import { MAIN, ROOT } from './helpers/cli.ts'
 import { tempDir } from './helpers/temp.ts'
 
