@@ -125,14 +125,16 @@ test('--jobs takes a whole number written in digits', async () => {
   assert.deepEqual([short.code, short.stderr], [2, 'evalferry: --jobs takes a whole number of at least 1, not "-2"\n'])
 })
 
-test('unasked, a batch takes one lane per 64 MiB of input, at most one per core and one per file', () => {
+test('unasked, a batch takes one lane per 32 MiB of input, at most one per core and one per file', () => {
   const MB = 1e6
-  // Two cores: 8 files of 5 MB and of 12.5 MB were no faster on two lanes; of 25 MB and 100 MB they were.
+  // Two cores: 8 files of 5 MB were no faster on two lanes; of 10 MB, 25 MB and 100 MB they were.
   assert.equal(defaultLanes(40 * MB, 8, 2), 1)
-  assert.equal(defaultLanes(100 * MB, 8, 2), 1)
+  assert.equal(defaultLanes(80 * MB, 8, 2), 2)
+  assert.equal(defaultLanes(100 * MB, 8, 2), 2)
+  assert.equal(defaultLanes(80 * MB, 1, 2), 1)
   assert.equal(defaultLanes(200 * MB, 8, 2), 2)
   assert.equal(defaultLanes(800 * MB, 8, 2), 2)
-  assert.equal(defaultLanes(64 * 1024 * 1024 * 3, 8, 8), 3)
+  assert.equal(defaultLanes(32 * 1024 * 1024 * 3, 8, 8), 3)
   assert.equal(defaultLanes(1e9, 8, 16), 8)
   assert.equal(defaultLanes(1e9, 3, 8), 3)
   assert.equal(defaultLanes(0, 5, 4), 1)
