@@ -12,6 +12,8 @@ import { asObject, type FieldRow, type Review } from './review.ts'
 export interface Failure {
   message: string
   code?: string
+  /** A batch that stopped: the outputs written, the inputs that failed, those not converted. */
+  files?: { written: string[]; failed: string[]; not_converted: string[] }
 }
 
 /** Warnings of one kind, with how many, the first's message, and where the first were. */
@@ -92,6 +94,7 @@ function counts(report: ConversionReport, failure?: Failure): string {
   const row = (name: string, value: string | number, id: string) => `<tr><th>${escapeHtml(name)}</th><td class="n" data-count="${id}">${escapeHtml(String(value))}</td></tr>`
   return [
     failure ? `<p class="failed" id="failed"><strong>The conversion stopped${failure.code ? ` (${escapeHtml(failure.code)})` : ''}:</strong> ${escapeHtml(failure.message)}</p>` : '',
+    failure?.files ? batchFiles(failure.files) : '',
     '<h2>Counts</h2>',
     `<p>Read from ${report.inputs.map((i) => `<code>${escapeHtml(i)}</code>`).join(', ')}${report.output ? `, written to <code>${escapeHtml(report.output)}</code>` : ', written to standard output'}.</p>`,
     '<table id="counts">',
@@ -103,6 +106,13 @@ function counts(report: ConversionReport, failure?: Failure): string {
     row('Warnings', warningCount, 'warnings'),
     '</table>',
   ].join('\n')
+}
+
+/** What a batch that stopped did with each file. */
+function batchFiles(files: NonNullable<Failure['files']>): string {
+  const row = (what: string, id: string, paths: string[]) =>
+    `<tr><th>${what}</th><td class="n" data-count="${id}">${paths.length}</td><td>${paths.map((p) => `<code>${escapeHtml(p)}</code>`).join('<br>')}</td></tr>`
+  return ['<table id="files">', row('Files written', 'files-written', files.written), row('Files that failed', 'files-failed', files.failed), row('Files not converted', 'files-not-converted', files.not_converted), '</table>'].join('\n')
 }
 
 function fields(report: ConversionReport, review: Review): string {

@@ -1,6 +1,6 @@
 /** `--report report.html`: a page a reviewer opens, checked as Chromium renders it. */
 import assert from 'node:assert/strict'
-import { existsSync, readFileSync, writeFileSync } from 'node:fs'
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { test } from 'node:test'
 import { renderReportHtml } from '../src/report-html.ts'
@@ -184,4 +184,21 @@ test("each field is found at its own place: a value whole before one inside a lo
   const lines = await reviewConversion([{ input, output: toLines, from: 'evalcase', to: 'evalcase' }])
   assert.deepEqual(row(lines.fields, 'extras.evalcase.$file'), { field: 'extras.evalcase.$file', from: { '(file keys)': 1 }, to: { '(file keys)': 1 }, records: 1, carried: 0, dropped: 0 })
   assert.equal(readFileSync(join(dir, 'lines', 'out.yaml'), 'utf8'), 'description: Support answers\n')
+})
+
+test('a batch that stops shows which files were written, which failed and which were not converted', { skip: NO_CHROMIUM }, async () => {
+  const dir = tempDir()
+  const inputs = join(dir, 'in')
+  mkdirSync(inputs)
+  writeFileSync(join(inputs, 'a.jsonl'), `${JSON.stringify({ input: 'fine' })}\n`)
+  writeFileSync(join(inputs, 'b.jsonl'), '{"input": broken\n')
+  const page = join(dir, 'report.html')
+  const run = await runCli(['convert', inputs, '--from', 'deepeval', '--to', 'evalcase', '-o', join(dir, 'out') + '/', '--report', page, '-j', '1'])
+  assert.equal(run.code, 1)
+  const dom = renderedDom(page)
+  const files = tableRows(dom, 'files')
+  assert.deepEqual(files.map((r) => r[0]), ['Files written', 'Files that failed', 'Files not converted'])
+  assert.deepEqual(files[1]!.slice(1), ['1', join(inputs, 'b.jsonl')])
+  assert.equal(Number(files[0]![1]) + Number(files[2]![1]), 1)
+  assert.match(textOf(/<p class="failed" id="failed">([\s\S]*?)<\/p>/.exec(dom)![1]!), /^The conversion stopped \(E_PARSE\)/)
 })

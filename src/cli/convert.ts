@@ -13,6 +13,7 @@ import { expandInputs, namesBatch } from './inputs.ts'
 import { containerOption, dialectOption, formatOption, mapOption, onErrorOption } from './options.ts'
 import { detect } from '../detect.ts'
 import { filesRead, filesWritten } from '../pipeline.ts'
+import type { Failure } from '../report-html.ts'
 import type { ReviewFile } from '../review.ts'
 import { convertServices, namesService } from './convert-services.ts'
 
@@ -251,10 +252,10 @@ const command: Command = {
       // A failed run's report says why it stopped.
       const files = batch && failure !== undefined ? batchFiles(planned, reports, failed) : undefined
       if (files) stderr.write(`evalferry: the batch stopped: ${printable(filesLine(files))}\n`)
-      const failedText = failure instanceof EvalferryError ? { failed: { message: failure.describe(), code: failure.code, location: failure.location } } : failure !== undefined ? { failed: { message: String((failure as Error)?.message ?? failure) } } : {}
-      const reportText = JSON.stringify({ ...total, ...failedText, ...(files ? { files } : {}) }, null, 2) + '\n'
+      const why = failure instanceof EvalferryError ? { message: failure.describe(), code: failure.code, location: failure.location } : failure !== undefined ? { message: String((failure as Error)?.message ?? failure) } : undefined
+      const reportText = JSON.stringify({ ...total, ...(why ? { failed: why } : {}), ...(files ? { files } : {}) }, null, 2) + '\n'
       if (reportFile) {
-        await reportFile.sink.write(isPage(reportPath!) ? await reportPage(total, planned, reports, failed, 'failed' in failedText ? failedText.failed : undefined) : reportText)
+        await reportFile.sink.write(isPage(reportPath!) ? await reportPage(total, planned, reports, failed, why && { ...why, ...(files ? { files } : {}) }) : reportText)
         await reportFile.commit()
       }
       if (values.json) stdout.write(reportText)
@@ -287,7 +288,7 @@ async function reportPage(
   jobs: BatchJob[],
   reports: ConversionReport[],
   failed: ReadonlyMap<number, ConversionReport | undefined>,
-  failure: { message: string; code?: string } | undefined,
+  failure: Failure | undefined,
 ): Promise<string> {
   const { reviewConversion } = await import('../review.ts')
   const { renderReportHtml } = await import('../report-html.ts')
