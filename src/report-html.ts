@@ -133,7 +133,7 @@ function fields(report: ConversionReport, review: Review): string {
     '<h2>Fields</h2>',
     '<p class="note">Each field of the case as evalferry reads it, found by its values in the source record and in the record written for it. ' +
       `Carried: held under <code>${CARRY_KEY}</code> in the target's free-form slot, read back by evalferry. Dropped: not in the written record.` +
-      (review.unread.length ? ` Not read back: ${review.unread.map((u) => `<code>${escapeHtml(u)}</code>`).join(', ')}.` : '') +
+      (review.unread.length ? ` <span id="unread">Not read back: ${review.unread.map(escapeHtml).join('; ')}.</span>` : '') +
       '</p>',
     '<table id="fields">',
     '<thead><tr><th>Source field</th><th>Case field</th><th>Target field</th><th>Records</th><th>Carried</th><th>Dropped</th></tr></thead>',

@@ -70,7 +70,8 @@ export async function reviewConversion(files: ReviewFile[], samples = SAMPLE_REC
   const rows = new Map<string, FieldRow>()
   const review: Review = { fields: [], samples: [], unread: [] }
   for (const file of files) {
-    if (file.output === undefined || file.output === STDIO) review.unread.push(file.output === STDIO || file.output === undefined ? 'standard output' : file.output)
+    if (file.output === STDIO) review.unread.push('standard output')
+    else if (file.output === undefined) review.unread.push(`the output of ${file.input}, not written`)
     await reviewFile(file, rows, review, samples)
   }
   review.fields = [...rows.values()]

@@ -154,6 +154,7 @@ test('a run that stops writes a page that says why, with no output to read back'
   assert.match(textOf(/<p class="failed" id="failed">([\s\S]*?)<\/p>/.exec(dom)![1]!), new RegExp(`^The conversion stopped \\(E_PARSE\\): ${input.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}:2`))
   assert.equal(count(dom, 'read'), '1')
   assert.match(dom, /\(not read back\)/)
+  assert.equal(textOf(/<span id="unread">([\s\S]*?)<\/span>/.exec(dom)![1]!), `Not read back: the output of ${input}, not written.`)
 })
 
 test('--report x.json is still the JSON report', async () => {
