@@ -422,3 +422,77 @@ export function caseToTest(c: EvalCase, d: TestDialect, warn: (message: string, 
   writeExtras(test, extras)
   return test
 }
+
+// ---------------------------------------------------------------------------------------------
+// what promptfoo and AgentV 5 refuse or skip
+
+/** A field of a test that the tool refuses or skips, and why. */
+export interface TestRefusal {
+  field: string
+  message: string
+}
+
+/** The keys of which promptfoo needs one in a test (its `description` aside). */
+const PROMPTFOO_NEEDS = ['vars', 'assert', 'options', 'metadata', 'provider', 'providerOutput', 'threshold']
+
+/** What promptfoo's loader refuses in a test: one with none of the keys it needs, a field of another type than its schema's, an assertion without a type. */
+export function promptfooRefusals(record: unknown): TestRefusal[] {
+  if (!isJsonObject(record)) return [{ field: '', message: `promptfoo refuses a test that is not a mapping (here ${describeType(record)})` }]
+  const out: TestRefusal[] = []
+  if (!PROMPTFOO_NEEDS.some((k) => record[k] !== undefined)) out.push({ field: 'vars', message: `promptfoo refuses a test with none of ${PROMPTFOO_NEEDS.join(', ')}` })
+  for (const key of ['vars', 'options', 'metadata'] as const) {
+    if (record[key] !== undefined && !isJsonObject(record[key])) out.push({ field: key, message: `promptfoo refuses a test whose ${key} is not a mapping (here ${describeType(record[key])})` })
+  }
+  if (record.threshold !== undefined && typeof record.threshold !== 'number') out.push({ field: 'threshold', message: `promptfoo refuses a threshold that is not a number (here ${describeType(record.threshold)})` })
+  if (record.assert !== undefined && !Array.isArray(record.assert)) out.push({ field: 'assert', message: `promptfoo refuses assertions that are not a list (here ${describeType(record.assert)})` })
+  if (Array.isArray(record.assert)) {
+    record.assert.forEach((a, i) => {
+      if (!isJsonObject(a) || typeof a.type !== 'string') out.push({ field: `assert[${i}]`, message: `promptfoo refuses an assertion without a type (here ${describeType(a)}); AgentV 5 reads a bare string, promptfoo does not` })
+    })
+  }
+  return out
+}
+
+/** Suite keys AgentV 5 refuses (its loader throws, validate errors), with what to write instead. */
+const AGENTV5_REFUSED_FILE_KEYS: Record<string, string> = {
+  evalcases: 'its cases are under `tests`',
+  eval_cases: 'its cases are under `tests`',
+  input: 'a suite input is a variable: `default_test: {vars: …}`',
+  expected_output: 'a reference is a variable: `vars.expected_output`',
+  execution: 'the target is a provider: `providers`',
+  model: 'the model is a provider: `providers`',
+  target: 'the target is a provider: `providers`',
+  defaultTest: 'AgentV 5 spells it `default_test`',
+  vars: 'suite variables go in `default_test: {vars: …}`',
+}
+
+/** Assertion types promptfoo has and AgentV 5 lacks: a case using one is skipped. */
+const AGENTV5_LACKS = /^(?:not-)?(?:llm-grader|factuality|levenshtein|rouge-n|model-graded-.*)$/
+
+/**
+ * What AgentV 5 refuses (its loader throws, validate errors) or skips (logged) in a case of its
+ * dialect, and in the suite's keys at its first case: a case needs an id, its input variable, and
+ * criteria, assertions or turns; `input`/`expected_output` are variables now; an assertion type
+ * it lacks skips the case.
+ */
+export function agentv5Refusals(record: unknown, header: JsonObject, first: boolean): TestRefusal[] {
+  const out: TestRefusal[] = []
+  if (first) {
+    for (const [key, instead] of Object.entries(AGENTV5_REFUSED_FILE_KEYS)) if (header[key] !== undefined) out.push({ field: key, message: `AgentV 5 refuses the suite key \`${key}\`: ${instead}` })
+  }
+  if (!isJsonObject(record)) return [...out, { field: '', message: `AgentV 5 refuses a case that is not a mapping (here ${describeType(record)})` }]
+  for (const key of ['input', 'expected_output']) {
+    if (record[key] !== undefined) out.push({ field: key, message: `AgentV 5 refuses a case's \`${key}\`: it is a variable, \`vars.${key}\` (a reference is checked by an llm-rubric quoting {{ expected_output }})` })
+  }
+  const inputVar = inputVariable(header.prompts)
+  if (record.id === undefined || record.id === null || record.id === '') out.push({ field: 'id', message: 'AgentV 5 skips a case without an id' })
+  const vars = isJsonObject(record.vars) ? record.vars : {}
+  if (vars[inputVar] === undefined || vars[inputVar] === null) out.push({ field: `vars.${inputVar}`, message: `AgentV 5 skips a case without its input, \`vars.${inputVar}\`` })
+  const asserts = Array.isArray(record.assert) ? record.assert : []
+  if (record.criteria === undefined && !asserts.length && record.turns === undefined) out.push({ field: 'assert', message: 'AgentV 5 skips a case without criteria, assertions or turns' })
+  if (record.criteria !== undefined && record.assert !== undefined) out.push({ field: 'criteria', message: 'agentv validate refuses `criteria` beside `assert`: write the criterion as a bare assertion' })
+  asserts.forEach((a, i) => {
+    if (isJsonObject(a) && typeof a.type === 'string' && AGENTV5_LACKS.test(a.type)) out.push({ field: `assert[${i}].type`, message: `AgentV 5 skips a case graded by \`${a.type}\`, a type it lacks` })
+  })
+  return out
+}

@@ -10,8 +10,9 @@ import type { Container, FormatName } from '../../adapters/types.ts'
 import { containerOf, readRecords } from '../../src/codecs/index.ts'
 import { detect } from '../../src/detect.ts'
 import { write } from '../../src/pipeline.ts'
-import type { EvalCase } from '../../src/model.ts'
+import type { EvalCase, JsonObject } from '../../src/model.ts'
 import { rowTest } from '../../adapters/promptfoo.ts'
+import { agentv5Refusals, promptfooRefusals } from '../../adapters/test-case.ts'
 import { SHARED_FIXTURES } from '../helpers/cli.ts'
 import { judgedBy, runInCompat } from '../helpers/compat.ts'
 import { fixtures } from '../helpers/fixtures.ts'
@@ -208,4 +209,25 @@ test("promptfoo's loader reads every test evalferry writes as promptfoo with the
   }
   t.diagnostic(`promptfoo loaded ${tests} tests from ${files.length} files, each as written`)
   assert.ok(tests > 1000, `promptfoo loaded ${tests} tests from ${files.length} files`)
+})
+
+test("AgentV 5's own suites hold nothing AgentV 5 refuses or skips; what it does refuse is named at its field", async () => {
+  for (const file of [AGENTV5_SUITE, AGENTV5_JSONL]) {
+    const [header, ...cases] = (await records(file, 'evalcase')) as [JsonObject, ...unknown[]]
+    cases.forEach((record, i) => assert.deepEqual(agentv5Refusals(record, header, i === 0), [], `${file} [${i}]`))
+  }
+  const fields = (record: unknown, header: JsonObject = {}) => agentv5Refusals(record, header, true).map((r) => r.field)
+  // AgentV 4's spelling in an AgentV 5 case: input and expected_output are variables now.
+  assert.deepEqual(fields({ id: 'a', input: 'hi', expected_output: 'yo', vars: { input: 'hi' }, assert: ['ok'] }), ['input', 'expected_output'])
+  assert.deepEqual(fields({ vars: { question: 'hi' }, assert: [{ type: 'factuality', value: 'x' }] }, { prompts: ['{{ question }}'] }), ['id', 'assert[0].type'])
+  assert.deepEqual(fields({ id: 'a', vars: { input: 'hi' } }, { evalcases: [], execution: { target: 'llm' } }), ['evalcases', 'execution', 'assert'])
+})
+
+test('promptfoo refuses a test with nothing but a description, and a bare string among its assertions', async () => {
+  for (const file of [SIMPLE_CSV, RUBRIC_CSV]) {
+    const [, ...rows] = await records(file, 'promptfoo')
+    for (const row of rows) assert.deepEqual(promptfooRefusals(rowTest(row as Record<string, string>, Object.keys(row as object))), [])
+  }
+  assert.deepEqual(promptfooRefusals({ description: 'only a name' }).map((r) => r.field), ['vars'])
+  assert.deepEqual(promptfooRefusals({ vars: { input: 'hi' }, assert: ['Answers politely'] }).map((r) => r.field), ['assert[0]'])
 })
