@@ -313,8 +313,14 @@ function dialect(header: JsonObject): TestDialect {
 }
 
 function decode(record: unknown, ctx: DecodeContext): EvalCase {
-  // A bare list is how tests are written where the file has no keys of its own.
-  if (ctx.header[LIST_KEY] === '') delete ctx.header[LIST_KEY]
+  // Tests are written as a bare list where the file has no keys of its own, under `tests:` where it has.
+  const listed = ctx.header[LIST_KEY]
+  if (listed === '' || (listed === 'tests' && Object.keys(ctx.header).some((k) => !k.startsWith('$')))) delete ctx.header[LIST_KEY]
+  if (ctx.container === 'jsonl') {
+    const c = testToCase(record, dialect(carriedFileKeys(record) ?? ctx.header))
+    takeFileCarry(c, ctx)
+    return c
+  }
   if (ctx.container !== 'csv') return testToCase(record, dialect(ctx.header))
   if (!isJsonObject(record)) throw fieldError('', `expected a table row, got ${describeType(record)}`)
   const columns = ctx.columns?.length ? ctx.columns : Object.keys(record)
@@ -325,7 +331,7 @@ function decode(record: unknown, ctx: DecodeContext): EvalCase {
   }
   const row = record as Row
   const test = rowTest(row, columns)
-  const c = testToCase(test, dialect(ctx.header))
+  const c = testToCase(test, dialect(carriedFileKeys(test) ?? ctx.header))
   takeFileCarry(c, ctx)
   // The cells the test would not give back by themselves.
   const { row: written } = testRow(test, columns)
@@ -338,8 +344,21 @@ function decode(record: unknown, ctx: DecodeContext): EvalCase {
   return c
 }
 
+/** The file's keys that a test written first carries (JSON Lines and CSV have no place for them): a config's prompt names the input. */
+function carriedFileKeys(test: unknown): JsonObject | undefined {
+  const text = isJsonObject(test) && isJsonObject(test.metadata) ? test.metadata[CARRY_KEY] : undefined
+  if (typeof text !== 'string' || !text.includes('"$file"')) return undefined
+  try {
+    const value = JSON.parse(text) as JsonValue
+    return isJsonObject(value) && isJsonObject(value.$file) ? value.$file : undefined
+  } catch {
+    return undefined
+  }
+}
+
 function encode(original: EvalCase, ctx: EncodeContext): JsonObject {
-  const c = ctx.container === 'csv' ? withFileCarry(original, ctx) : original
+  // JSON Lines and CSV have no place for the file's keys: the first test carries them (see `layout`).
+  const c = ctx.container === 'csv' || ctx.container === 'jsonl' ? withFileCarry(original, ctx) : original
   const test = caseToTest(c, dialect(ctx.layout?.header ?? {}), ctx.warn)
   if (ctx.container !== 'csv') return test
   const columns = ctx.layout?.columns ?? Object.keys(testRow(test).row)
@@ -362,7 +381,7 @@ function encode(original: EvalCase, ctx: EncodeContext): JsonObject {
 }
 
 /** The columns of a CSV of `sample`: the source header and the columns the cases need beyond it, or the columns they need. */
-function csvColumns(sample: EvalCase[]): string[] {
+function csvColumns(sample: EvalCase[], fileHeader: JsonObject): string[] {
   const source = fileKeys(sample, FORMAT).columns
   const header = Array.isArray(source) && source.every((c): c is string => typeof c === 'string') ? source : undefined
   const needed: string[] = []
@@ -370,7 +389,7 @@ function csvColumns(sample: EvalCase[]): string[] {
   // A test may carry by itself (metadata in an order of its own): the carry's column comes last.
   let carries = false
   for (const c of sample) {
-    const test = caseToTest(c, dialect({}), () => {})
+    const test = caseToTest(c, dialect(fileHeader), () => {})
     const { row, more } = testRow(test, header)
     for (const column of header ? more : Object.keys(row)) {
       if (column.startsWith('__expected')) expected = Math.max(expected, header ? Number(column.slice(10)) : 1)
@@ -392,13 +411,17 @@ function layout(container: Container, sample: EvalCase[], ctx: EncodeContext): F
   const keys = fileKeys(sample, FORMAT)
   const { columns: _columns, [LIST_KEY]: listed, ...header } = keys
   if (container === 'csv') {
-    const layout: FileLayout = { columns: csvColumns(sample), header }
+    const layout: FileLayout = { columns: csvColumns(sample, header), header }
     const readBack: ReadBack = { format: FORMAT, encode, decode, ectx: { ...ctx, container, warn: () => {} } }
     const fileCarry = settleFileCarry(sample, layout, readBack)
     if (!layout.columns!.includes(CARRY_COLUMN) && (fileCarry || sampleNeedsCarry(sample, layout, readBack))) layout.columns!.push(CARRY_COLUMN)
     return layout
   }
-  if (container === 'jsonl') return { header }
+  if (container === 'jsonl') {
+    const layout: FileLayout = { header }
+    settleFileCarry(sample, layout, { format: FORMAT, encode, decode, ectx: { ...ctx, container, warn: () => {} } })
+    return layout
+  }
   // Tests under `tests:` where the file has keys of its own (a config), else a bare list.
   return hasKeys(header) || listed === 'tests' ? { header, listKey: 'tests' } : { header }
 }

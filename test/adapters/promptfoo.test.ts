@@ -4,6 +4,7 @@
  */
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
+import { writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { FORMAT_NAMES, getAdapter } from '../../adapters/index.ts'
 import type { Container, FormatName } from '../../adapters/types.ts'
@@ -230,4 +231,18 @@ test('promptfoo refuses a test with nothing but a description, and a bare string
   }
   assert.deepEqual(promptfooRefusals({ description: 'only a name' }).map((r) => r.field), ['vars'])
   assert.deepEqual(promptfooRefusals({ vars: { input: 'hi' }, assert: ['Answers politely'] }).map((r) => r.field), ['assert[0]'])
+})
+
+test("a config whose only prompt is {{ question }} has each test's input in vars.question, in every container it is written to", async () => {
+  const config = join(scratch, 'question.yaml')
+  writeFileSync(config, 'prompts: ["{{ question }}"]\nproviders: [echo]\ntests:\n  - vars: {question: "What is 2+2?", expected_output: "4"}\n    assert: [{type: llm-rubric, value: Answers 4}]\n')
+  const [c] = await readAll(config, {})
+  assert.deepEqual(c!.input, [{ role: 'user', content: 'What is 2+2?' }])
+  for (const container of ['yaml', 'json', 'jsonl', 'csv'] as const) {
+    const out = output(container)
+    const report = await write([c!], out, { to: 'promptfoo' })
+    // The question is the input's variable: nothing of the case needs carrying but the config's keys, where the container has no place for them.
+    assert.deepEqual(Object.keys(report.carried), container === 'yaml' || container === 'json' ? [] : ['extras.promptfoo.$file'], container)
+    assert.deepEqual(plain(await readAll(out, { from: 'promptfoo' })), plain([c]), container)
+  }
 })
