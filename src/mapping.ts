@@ -52,17 +52,34 @@ export const MAPPED_FIELDS = Object.keys(FIELD_KINDS) as MappedField[]
 /** Fields that come after the metadata columns in the default header. */
 const AFTER_METADATA = new Set<string>(['comments', 'note'])
 
-/** Column names recognised without `--map`, after a column named exactly like a canonical field. */
+/**
+ * Column names recognised without `--map`, after a column named like a canonical field, first
+ * listed first; matched as people write headers, whatever their case, spaces, `-` and `_`
+ * (`Question`, `Best Answer`, `expected-output`). A name in two lists (`response`) goes to the
+ * first field that has no column yet: ragas' `response` beside its `reference` is the answer the
+ * model gave, a `response` alone the expected one.
+ */
 export const WELL_KNOWN_NAMES: Readonly<Partial<Record<MappedField, readonly string[]>>> = {
   id: ['id', 'task_id', 'example_id'],
   input: ['input', 'question', 'prompt', 'query', 'user_input', 'instruction'],
-  expected_output: ['expected_output', 'answer', 'target', 'reference', 'ground_truth', 'output', 'completion', 'ideal'],
-  context: ['context', 'contexts', 'retrieved_contexts', 'retrieval_context'],
+  expected_output: ['expected_output', 'answer', 'target', 'reference', 'ground_truth', 'output', 'completion', 'ideal', 'best_answer', '__expected', 'response'],
+  actual_output: ['actual_output', 'response'],
+  context: ['context', 'contexts', 'reference_contexts'],
+  retrieval_context: ['retrieval_context', 'retrieved_contexts'],
   messages: ['messages'],
 }
 
-/** Names a metadata key may not take as a column of its own: reading would give it to a field. */
-const RESERVED = new Set<string>([...MAPPED_FIELDS, ...Object.values(WELL_KNOWN_NAMES).flat(), CARRY_KEY])
+/** A column name as it is matched against the canonical and well-known names: `Best Answer` is `bestanswer`, as `best_answer` is. */
+export function headerKey(name: string): string {
+  return name.toLowerCase().replace(/[\s_-]+/g, '')
+}
+
+/** Names a metadata key may not take as a column of its own (however it is written): reading would give it to a field. */
+const RESERVED = new Set<string>([...MAPPED_FIELDS, ...Object.values(WELL_KNOWN_NAMES).flat()].map(headerKey))
+
+function isReserved(column: string): boolean {
+  return column === CARRY_KEY || RESERVED.has(headerKey(column))
+}
 
 /** A mapping resolved against one table's columns: which column (or dotted path) fills which field. */
 export interface ResolvedMapping {
@@ -207,8 +224,8 @@ function withoutPaths(value: JsonValue, paths: string[][]): JsonValue | undefine
 
 /**
  * Which column fills which field, for a table with `columns`. A user mapping comes first; then a
- * column named exactly like a canonical field fills it; then the well-known names, first listed
- * first (a `messages` column stands for the input and expected messages, so it turns the input
+ * column named like a canonical field fills it; then the well-known names, first listed first,
+ * each matched by `headerKey` (a `messages` column stands for the input and expected messages, so it turns the input
  * and expected aliases off). Columns left over go to `metadata`.
  */
 export function resolveMapping(columns: readonly string[], map: FieldMapping = {}): ResolvedMapping {
@@ -230,14 +247,30 @@ export function resolveMapping(columns: readonly string[], map: FieldMapping = {
     fields.set(field, column)
     claimed.add(column)
   }
+  // Each header key's columns, in order: the column spelled exactly as a name is taken before another spelling of it.
+  const byKey = new Map<string, string[]>()
+  for (const column of columns) {
+    const key = headerKey(column)
+    byKey.set(key, [...(byKey.get(key) ?? []), column])
+  }
+  const unclaimed = (name: string): string | undefined => {
+    if (columns.includes(name) && !claimed.has(name)) return name
+    return byKey.get(headerKey(name))?.find((column) => !claimed.has(column))
+  }
   for (const field of MAPPED_FIELDS) {
-    if (!fields.has(field) && columns.includes(field) && !claimed.has(field)) claim(field, field)
+    if (fields.has(field)) continue
+    const column = unclaimed(field)
+    if (column !== undefined) claim(field, column)
   }
   const chat = fields.has('messages')
   for (const [field, names] of Object.entries(WELL_KNOWN_NAMES) as [MappedField, string[]][]) {
     if (fields.has(field) || (chat && (field === 'input' || field === 'expected_output'))) continue
-    const column = names.find((n) => columns.includes(n) && !claimed.has(n))
-    if (column !== undefined) claim(field, column)
+    for (const name of names) {
+      const column = unclaimed(name)
+      if (column === undefined) continue
+      claim(field, column)
+      break
+    }
   }
   const ordered = MAPPED_FIELDS.filter((f) => fields.has(f)).map((f): [MappedField, string] => [f, fields.get(f)!])
   const absent = ordered.filter(([field, path]) => explicit.has(field) && !columns.includes(columnOf(path, columns)))
@@ -621,7 +654,7 @@ export function defaultColumns(c: EvalCase, options: RowOptions): string[] {
       if (has(field) && !(chat && isMessageList(c.expected_output))) into.push(field)
     } else if (has(field)) into.push(field)
   }
-  for (const key of Object.keys(c.metadata ?? {})) if (!RESERVED.has(key)) columns.push(key)
+  for (const key of Object.keys(c.metadata ?? {})) if (!isReserved(key)) columns.push(key)
   columns.push(...after)
   if (c.metadata?.[CARRY_KEY] !== undefined) columns.push(CARRY_KEY)
   return columns
@@ -638,7 +671,7 @@ export function withOwnColumns(header: string[], c: EvalCase): string[] {
   const columns = new Set(header)
   let out = header
   for (const key of keys) {
-    if (RESERVED.has(key) || columns.has(key)) continue
+    if (isReserved(key) || columns.has(key)) continue
     if (out === header) out = header.filter((column) => column !== CARRY_KEY)
     out.push(key)
   }
@@ -673,7 +706,7 @@ export function isDefaultHeader(columns: readonly string[]): boolean {
   for (let i = 1; i < columns.length; i++) if (rank(columns[i - 1]!) > rank(columns[i]!)) return false
   const chat = columns.includes('messages')
   // An alias column would be read as its field, and with `messages` an `input` column is metadata.
-  return columns.every((c) => isMappedField(c) || c === CARRY_KEY || !RESERVED.has(c)) && !(chat && columns.includes('input'))
+  return columns.every((c) => isMappedField(c) || !isReserved(c)) && !(chat && columns.includes('input'))
 }
 
 /**

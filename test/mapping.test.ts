@@ -109,3 +109,34 @@ test('columns --map ignore= leaves out are reported as dropped, counted where a 
   assert.ok(!readFileSync(join(dir, 'goldens.json'), 'utf8').includes('x1'))
   rmSync(dir, { recursive: true })
 })
+
+test('resolveMapping: headers as people write them match whatever their case, spaces, - and _; the exact spelling first', () => {
+  // TruthfulQA's header.
+  assert.deepEqual(resolveMapping(['Type', 'Category', 'Question', 'Best Answer', 'Correct Answers', 'Incorrect Answers', 'Source']).fields, [
+    ['input', 'Question'],
+    ['expected_output', 'Best Answer'],
+  ])
+  assert.deepEqual(resolveMapping(['ID', 'Expected-Output', 'User Input', 'RETRIEVAL_CONTEXT']).fields, [
+    ['id', 'ID'],
+    ['input', 'User Input'],
+    ['expected_output', 'Expected-Output'],
+    ['retrieval_context', 'RETRIEVAL_CONTEXT'],
+  ])
+  assert.deepEqual(resolveMapping(['Input', 'input']).fields, [['input', 'input']])
+  // A metadata key spelled like a well-known name is no column of its own in a default header: it would read back as a field.
+  assert.deepEqual(defaultColumns({ input: [{ role: 'user', content: 'q' }], metadata: { 'Best Answer': 'a', Topic: 't' } }, TEXT), ['input', 'Topic'])
+  assert.equal(isDefaultHeader(['input', 'Question']), false)
+})
+
+test("resolveMapping: ragas' names, and promptfoo's __expected", () => {
+  assert.deepEqual(resolveMapping(['user_input', 'retrieved_contexts', 'reference_contexts', 'response', 'reference']).fields, [
+    ['input', 'user_input'],
+    ['expected_output', 'reference'],
+    ['actual_output', 'response'],
+    ['context', 'reference_contexts'],
+    ['retrieval_context', 'retrieved_contexts'],
+  ])
+  // Without a reference, a response is the expected answer (an instruction dataset's).
+  assert.deepEqual(resolveMapping(['instruction', 'response']).fields, [['input', 'instruction'], ['expected_output', 'response']])
+  assert.deepEqual(resolveMapping(['language', 'body', '__expected']).fields, [['expected_output', '__expected']])
+})

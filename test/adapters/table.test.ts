@@ -6,6 +6,7 @@ import { EvalferryError } from '../../src/errors.ts'
 import { type EvalCase, type Message, singleText } from '../../src/model.ts'
 import { convert, read, write } from '../../src/pipeline.ts'
 import { tempDir } from '../helpers/temp.ts'
+import { SHARED_FIXTURES } from '../helpers/cli.ts'
 
 const FIXTURES = join(import.meta.dirname, '..', 'fixtures', 'csv')
 const work = tempDir('evalferry-table-')
@@ -30,8 +31,9 @@ for (const name of readdirSync(FIXTURES).filter((n) => /\.(csv|tsv)$/.test(n))) 
     const written = readFileSync(out, 'utf8')
     // The same header names and order, and the same cells (a TSV comes back comma-separated).
     const cells = (text: string, d: string) => text.split('\n')[0]!.split(d)
-    assert.deepEqual(cells(written, ','), cells(source, name.endsWith('.tsv') ? '\t' : source.includes(';') ? ';' : ','))
-    if (!name.endsWith('.tsv') && !source.includes(';')) assert.equal(written, source)
+    const semicolons = source.split('\n')[0]!.includes(';')
+    assert.deepEqual(cells(written, ','), cells(source, name.endsWith('.tsv') ? '\t' : semicolons ? ';' : ','))
+    if (!name.endsWith('.tsv') && !semicolons) assert.equal(written, source)
     assert.deepEqual(await collect(out), cases)
   })
 }
@@ -245,4 +247,28 @@ test('column names that hold another delimiter are quoted where the header would
     assert.equal(readFileSync(output, 'utf8').split('\n')[0], header)
     assert.deepEqual(await collect(output), [{ metadata: row }])
   }
+})
+
+test("a ragas test set as pandas saved it reads by ragas' names, its Python-list contexts as a list, and writes back the same bytes", async () => {
+  const source = join(SHARED_FIXTURES, 'field', 'ragas', 'Filichkin_kim_ragas__ragas_testset.csv')
+  const cases = await collect(source)
+  assert.equal(cases.length, 4)
+  for (const c of cases) {
+    assert.ok(singleText(c.input!, 'user')!.length > 10)
+    assert.ok(singleText(c.expected_output as Message[], 'assistant')!.length > 10)
+    assert.ok(c.context!.length >= 1 && c.context!.every((text) => typeof text === 'string' && text.length > 0), JSON.stringify(c.context))
+    assert.deepEqual(Object.keys(c.metadata!), ['synthesizer_name'])
+  }
+  assert.match(cases[0]!.context![0]!, /^Сервисная книжка/)
+  const out = join(work, 'ragas.csv')
+  await write(cases, out, { to: 'csv' })
+  assert.equal(readFileSync(out, 'utf8'), readFileSync(source, 'utf8'))
+})
+
+test("promptfoo's __expected column, read as a plain table, is the expected output", async () => {
+  const cases = await collect(join(SHARED_FIXTURES, 'field', 'promptfoo', 'promptfoo__simple-csv_tests.csv'))
+  assert.deepEqual(
+    cases.map((c) => [singleText(c.expected_output as Message[], 'assistant'), c.metadata?.language]),
+    [['icontains:bonjour', 'French'], ['icontains:faim', 'French'], ['icontains:Ahoy', 'Pirate'], ['icontains:grub', 'Pirate']],
+  )
 })
