@@ -1,6 +1,6 @@
 /** Telling formats apart: the container from the extension (checked against the content), the format from the records. */
 import { allAdapters } from '../adapters/index.ts'
-import type { Container, FormatName, SniffSample } from '../adapters/types.ts'
+import type { Adapter, Container, DecodeContext, FormatName, SniffSample } from '../adapters/types.ts'
 import { CONTAINERS, containerOf, readRecords } from './codecs/index.ts'
 import { DataError, EvalferryError, UsageError, type Location } from './errors.ts'
 import { isJsonObject, type JsonObject } from './model.ts'
@@ -107,6 +107,21 @@ export async function detect(file: string, options: DetectOptions = {}): Promise
   // column names: the two map a table's columns alike, but each keeps its own header.
   const hf = options.target === 'hf' ? candidates.find((c) => c.format === 'hf' && c.confidence > 0) : undefined
   if (candidates[0]?.format === 'csv' && hf) candidates.unshift(...candidates.splice(candidates.indexOf(hf), 1))
+  const top = candidates[0]
+  const topReading = top && top.confidence > 0 && top.confidence < CERTAIN ? readingOf(adapters, top.format, sniffSample) : undefined
+  const preferred = topReading?.refused
+    ? // A guess that cannot read the records it was made from gives way to the surest other that reads them all.
+      candidates.find((c) => c !== top && c.confidence >= SURE && !readingOf(adapters, c.format, sniffSample).refused)
+    : topReading?.unnamed.size
+      ? // One that keeps keys of theirs aside as unknown gives way to one that knows them all, and reads some as fields of a case.
+        candidates.find((c) => {
+          if (c === top || c.confidence === 0) return false
+          const other = readingOf(adapters, c.format, sniffSample)
+          const unnamed = [...topReading.unnamed]
+          return !other.refused && unnamed.every((key) => !other.unnamed.has(key)) && unnamed.some((key) => other.fields.has(key))
+        })
+      : undefined
+  if (preferred) candidates.unshift(...candidates.splice(candidates.indexOf(preferred), 1))
   const best = candidates[0]
   // A file that holds nothing (no record, no header) reads as no cases in every format: any reader will do.
   const empty = sample.count === 0 && sample.columns.length === 0 && Object.keys(sample.header).length === 0
@@ -124,6 +139,75 @@ export async function detect(file: string, options: DetectOptions = {}): Promise
     ...(options.count && sample.unreadable ? { unreadable: { count: sample.unreadable.count, first: errorEntry(sample.unreadable.first) } } : {}),
     fields: [...sample.fields],
   }
+}
+
+/** How sure a guess must be to be taken in place of one whose reader refuses the file's first records; a weaker one is only suggested (see `readersOf`). */
+export const SURE = 0.5
+
+/** A guess this sure is taken as it is. */
+const CERTAIN = 0.9
+
+/** How the reader of a format takes the sampled records. */
+interface Reading {
+  /** The first error it gives, read as a conversion reads them. */
+  refused?: EvalferryError
+  /** Top-level keys of the records it keeps aside as unknown (in its `extras`). */
+  unnamed: Set<string>
+  /** Top-level keys of the records it reads as fields of a case (neither unknown nor metadata). */
+  fields: Set<string>
+}
+
+function readingOf(adapters: Adapter[], format: FormatName, sample: SniffSample): Reading {
+  const reading: Reading = { unnamed: new Set(), fields: new Set() }
+  const adapter = adapters.find((a) => a.name === format)
+  if (!adapter) return reading
+  const ctx = decodeContext(sample.fileName, sample.container, sample.header, sample.columns)
+  for (const [index, record] of sample.records.entries()) {
+    if (adapter.include?.(record) !== undefined) continue
+    ctx.index = index
+    let decoded
+    try {
+      decoded = adapter.decode(record, ctx)
+    } catch (error) {
+      if (!(error instanceof EvalferryError)) throw error
+      reading.refused = error
+      return reading
+    }
+    if (!isJsonObject(record)) continue
+    for (const c of Array.isArray(decoded) ? decoded : [decoded]) {
+      const unknown = Object.keys(c.extras?.[format] ?? {}).filter((key) => !key.startsWith('$'))
+      for (const key of unknown) reading.unnamed.add(key)
+      for (const key of Object.keys(record)) if (!unknown.includes(key) && !Object.hasOwn(c.metadata ?? {}, key)) reading.fields.add(key)
+    }
+  }
+  return reading
+}
+
+/** A context to decode a record with outside a conversion: warnings go nowhere, the file's state starts afresh. */
+function decodeContext(file: string, container: Container, header: JsonObject, columns: string[] | undefined): DecodeContext {
+  return { file, container, header: { ...header }, index: 0, ...(columns ? { columns } : {}), state: {}, warn: () => {} }
+}
+
+/**
+ * The other formats whose readers take `record` (a record of `file`, which `format` refused), by
+ * how sure detection was of them: what to suggest with `--from`.
+ */
+export async function readersOf(record: unknown, format: FormatName, context: { file: string; container: Container; header: JsonObject; columns?: string[] }, candidates?: Detection['candidates']): Promise<FormatName[]> {
+  const adapters = await allAdapters()
+  const rank = (name: FormatName): number => candidates?.find((c) => c.format === name)?.confidence ?? 0
+  return adapters
+    .filter((a) => a.name !== format && a.reads.includes(context.container))
+    .filter((a) => {
+      try {
+        a.decode(record, decodeContext(context.file, context.container, context.header, context.columns))
+        return true
+      } catch (error) {
+        if (error instanceof EvalferryError) return false
+        throw error
+      }
+    })
+    .map((a) => a.name)
+    .sort((a, b) => rank(b) - rank(a))
 }
 
 /** An error as `detect --json` lists it. */

@@ -1,5 +1,6 @@
 /** What reading, writing and converting take: the options of `read`, `write` and `convert`, and a skipped record as `onReject` is given it. */
 import type { Container, FieldMapping, FormatName, FormatOption, RowMapper } from '../adapters/types.ts'
+import type { Detection } from './detect.ts'
 import type { ErrorCode } from './error-codes.ts'
 import type { Location } from './location.ts'
 import type { EvalCase, JsonObject } from './model.ts'
@@ -56,6 +57,11 @@ export interface ReadOptions {
    * tool would warn of in the file (a deprecated key) is told only when it is that format too.
    */
   target?: FormatName
+  /**
+   * How `from` was found when it was detected (`detect`): a record that a weak guess cannot read is
+   * told which other formats read it. Detected here when `from` is absent.
+   */
+  guess?: Detection
 }
 
 /** Where a run of records lies in a file: bytes [start, end), after `prefix` (a CSV header row), its first record on `line`. */

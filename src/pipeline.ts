@@ -14,9 +14,9 @@ import { applyCarry, deepEqual, hasOwnSlot, isCarry, lostFields, METADATA_VALUES
 import { namedDelimiter } from './codecs/csv.ts'
 import { containerOf, readRecords, recordWriter } from './codecs/index.ts'
 import { LIST_KEY, SINGLE_KEY, type ColumnType, type HeaderWarning, type Sink, type SourceRecord } from './codecs/types.ts'
-import { detect, type DetectOptions } from './detect.ts'
+import { detect, readersOf, SURE, type DetectOptions, type Detection } from './detect.ts'
 import { RelativeFiles } from './file-blocks.ts'
-import { DataError, EvalferryError, LayoutError, requireAbortSignal, UsageError, type Location } from './errors.ts'
+import { DataError, EvalferryError, formatLocation, LayoutError, requireAbortSignal, UsageError, type Location } from './errors.ts'
 import { grown, IdSet, ownString, SEEN, StringTable, WRITTEN } from './ids.ts'
 import { assertWritable, AtomicFile, BytesSink, exists, isFile, isPipe, isSpecialFile, missingInput, startsAsGzip, STDIO, type Written } from './io.ts'
 import { checkCaseShape } from './mapping.ts'
@@ -134,8 +134,13 @@ interface ReadCase {
  * read to tell its format and then again to convert it.
  */
 export async function detectFormat(input: string, options: DetectOptions): Promise<FormatName> {
+  return (await detectGuess(input, options)).format
+}
+
+/** `detectFormat`, with how sure detection was and of what else. */
+async function detectGuess(input: string, options: DetectOptions): Promise<Detection> {
   if (await isPipe(input)) throw new UsageError(`${input} is a named pipe, which can be read only once: name its format with --from`)
-  return (await detect(input, options)).format
+  return detect(input, options)
 }
 
 /** A library caller's missing argument, named as a usage error rather than failing deeper in. */
@@ -191,7 +196,9 @@ async function openCases(input: string, options: ReadOptions, idTable?: StringTa
   let from = options.from
   if (!from) {
     if (input === STDIO) throw new UsageError('reading standard input needs --from')
-    from = await detectFormat(input, { container })
+    const guess = await detectGuess(input, { container })
+    from = guess.format
+    options = { ...options, guess }
   }
   const adapter = await getAdapter(from)
   if (!adapter.reads.includes(container)) {
@@ -286,6 +293,7 @@ async function* readFile_(
   const ignored = options.map && typeof options.map !== 'function' && options.map.ignore?.length ? options.map.ignore : undefined
   // The file's keys as the first case took them.
   let takenKeys: JsonObject | undefined
+  let refusedOnce = false
   for await (record of records) {
     headerWarned()
     if (range) {
@@ -345,6 +353,12 @@ async function* readFile_(
         located.location.line = line
         delete located.location.column
       }
+      // A weak guess that cannot read the file's first record says which formats would.
+      const guess = options.guess
+      if (guess && guess.format === adapter.name && guess.confidence < SURE && first && !refusedOnce && !record.error && !(located instanceof UsageError)) {
+        refusedOnce = true
+        located.message += await otherReaders(record.value, guess, { file, container, header, columns })
+      }
       // A mistake in the command (a --map column the table lacks) is no record's: it is never skipped.
       if (options.onError !== 'skip' || located instanceof UsageError) throw located
       if (report) {
@@ -383,6 +397,14 @@ async function* readFile_(
       addWarning(report, `this key comes after the records, and the first case, which carries the file's keys, was given out before it was read; ${keep}`, { file, field: key })
     }
   }
+}
+
+/** What to add to the error of a record a weak guess refused: the other formats that read it, as `--from` names them. */
+async function otherReaders(record: unknown, guess: Detection, context: Parameters<typeof readersOf>[2]): Promise<string> {
+  const readers = await readersOf(record, guess.format, context, guess.candidates)
+  const taken = `; the file was taken for ${guess.format} from its content, with confidence ${guess.confidence.toFixed(2)}`
+  if (!readers.length) return `${taken}, and no other format reads this record either`
+  return `${taken}: it reads as ${readers.map((f) => `${f} (--from ${f})`).join(' or ')}`
 }
 
 /**
@@ -1143,8 +1165,10 @@ export async function convert(options: ConvertOptions): Promise<ConversionReport
     await filesRead([options.input]),
   )
   const to = (await getAdapter(options.to)).name
-  const from = options.from ?? (options.input === STDIO ? undefined : await detectFormat(options.input, { target: to, container: inputContainer }))
+  const guess = options.from || options.input === STDIO ? options.guess : await detectGuess(options.input, { target: to, container: inputContainer })
+  const from = options.from ?? guess?.format
   if (!from) throw new UsageError('reading standard input needs --from')
+  if (guess) options = { ...options, guess }
   // The report of the attempt under way: a failure carries it (`EvalferryError.report`).
   let report: ConversionReport | undefined
   const fresh = async () => (report = newReport((await getAdapter(from)).name, to, [options.input], options.output === STDIO ? undefined : options.output))
@@ -1217,6 +1241,7 @@ async function convertOnce(
       includes: 'warn',
       target: to,
       ...(options.map ? { map: options.map } : {}),
+      ...(options.guess ? { guess: options.guess } : {}),
       onError: options.onError ?? 'fail',
       report,
       ...(options.recordRange ? { recordRange: options.recordRange } : {}),
@@ -1231,7 +1256,7 @@ async function convertOnce(
   )
   if (options.rejects) rejects = await AtomicFile.create(options.rejects)
   try {
-    await writeFile(cases, options.output, {
+    await writeFile(noneReadIsAnError(cases, report, from, options.input), options.output, {
       to,
       gatherLate,
       idTable,
@@ -1253,6 +1278,19 @@ async function convertOnce(
     throw error
   }
   return report
+}
+
+/**
+ * The cases, and then, when every record of the file was skipped, an error before the output is
+ * written: an empty dataset is no conversion of a file whose records all failed.
+ */
+async function* noneReadIsAnError(cases: AsyncIterable<ReadCase>, report: ConversionReport, from: FormatOption, input: string): AsyncGenerator<ReadCase> {
+  yield* cases
+  const { read, skipped } = report.records
+  const first = report.errors[0]
+  if (read > 0 || skipped === 0 || !first) return
+  const all = skipped === 1 ? 'its one record was' : `all ${skipped} of its records were`
+  throw new DataError(first.code, `no case was read: ${all} skipped, so nothing is written; the first: ${formatLocation(first.location)}${first.message}`, { file: input })
 }
 
 /** A file's first cases and layout, as every part of it is written with, and the reader's state after them. */

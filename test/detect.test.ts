@@ -1,9 +1,12 @@
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
-import { readFileSync, writeFileSync } from 'node:fs'
-import { basename, join } from 'node:path'
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs'
+import { basename, dirname, join } from 'node:path'
+import { FORMAT_NAMES, getAdapter } from '../adapters/index.ts'
 import { detect } from '../src/detect.ts'
-import { convert } from '../src/pipeline.ts'
+import type { EvalCase } from '../src/model.ts'
+import { convert, read } from '../src/pipeline.ts'
+import { runCli, SHARED_FIXTURES } from './helpers/cli.ts'
 import { fixtures } from './helpers/fixtures.ts'
 import { tempDir } from './helpers/temp.ts'
 
@@ -102,4 +105,89 @@ test('evalcase JSON Lines of cases with no input (classification rows, their col
   const other = join(dir, 'other.jsonl')
   writeFileSync(other, '{"id": "a", "label": 1, "metadata": {"evalferry": {}}}\n')
   assert.equal((await detect(other)).candidates.find((c) => c.format === 'evalcase')?.confidence, 0)
+})
+
+async function readAll(file: string, options: Parameters<typeof read>[1]): Promise<EvalCase[]> {
+  const cases: EvalCase[] = []
+  for await (const c of read(file, options)) cases.push(c)
+  return JSON.parse(JSON.stringify(cases)) as EvalCase[]
+}
+
+/** Sources of several formats and shapes, for what evalferry writes from them. */
+const SOURCES = [
+  join(import.meta.dirname, '..', 'examples', 'goldens.json'),
+  join(import.meta.dirname, 'fixtures', 'deepeval', 'multi_turn.json'),
+  join(import.meta.dirname, 'fixtures', 'langsmith', 'chat-legacy.json'),
+  join(import.meta.dirname, 'fixtures', 'hf', 'squad.parquet'),
+  join(import.meta.dirname, 'fixtures', 'csv', 'qa.csv'),
+  join(import.meta.dirname, 'fixtures', 'evalcase', 'full.yaml'),
+  join(import.meta.dirname, 'fixtures', 'evals', 'suite.json'),
+  join(SHARED_FIXTURES, 'field', 'langsmith', 'langchain-benchmarks__Web-QA-Dataset-Correct.json'),
+  join(SHARED_FIXTURES, 'field', 'ragas', 'Filichkin_kim_ragas__ragas_testset.csv'),
+]
+
+/**
+ * Outputs another format writes alike, which detection names by that format: a Hugging Face CSV is
+ * a plain table; a JSON Lines case of an id, an input text and metadata is evalcase's as much as
+ * EvalCase JSON's.
+ */
+const WRITTEN_ALIKE = ['evals jsonl as evalcase', 'hf csv as csv']
+
+test('whatever evalferry writes, detect names as the format it was written as, and it reads back without --from', async () => {
+  const dir = tempDir('evalferry-detect-')
+  // DeepEval goldens whose second has a difficulty EvalCase JSON refuses: written as evalcase, they are no EvalCase JSON.
+  const hard = join(dir, 'hard.json')
+  writeFileSync(hard, JSON.stringify([{ input: 'What is 2+2?', additional_metadata: { difficulty: 'easy' } }, { input: 'Prove it.', additional_metadata: { difficulty: 'expert' } }]))
+  const wrong: string[] = []
+  const alike = new Set<string>()
+  for (const format of FORMAT_NAMES) {
+    const adapter = await getAdapter(format)
+    for (const container of adapter.writes) {
+      for (const source of [...SOURCES, hard]) {
+        // Each its own folder: an evalcase YAML and the sidecar of a JSON Lines file of the same stem would meet.
+        const out = join(dir, `${basename(source).replace(/\W/g, '_')}-${format}-${container}`, `written.${container}`)
+        mkdirSync(dirname(out))
+        await convert({ input: source, output: out, to: format })
+        const d = await detect(out)
+        const where = `${format} ${container} from ${basename(source)}`
+        if (d.container !== container) wrong.push(`${where}: detected ${d.container}`)
+        else if (d.format === format) await readAll(out, {})
+        else {
+          // Records another format writes alike may be named by it: read as it and written as this format again, they are the same file.
+          const again = join(dirname(out), `again.${container}`)
+          await convert({ input: out, output: again, to: format })
+          if (readFileSync(again, 'utf8') !== readFileSync(out, 'utf8')) wrong.push(`${where}: detected ${d.format} ${JSON.stringify(d.candidates)}`)
+          else alike.add(`${format} ${container} as ${d.format}`)
+        }
+      }
+    }
+  }
+  assert.deepEqual(wrong, [])
+  assert.deepEqual([...alike].sort(), WRITTEN_ALIKE)
+})
+
+test('a weak guess whose reader refuses the first record says which formats read it; skipping every record is no success', async () => {
+  const dir = tempDir('evalferry-detect-')
+  // LangSmith-style runs: input and output are objects, which DeepEval's input cannot be.
+  const runs = join(dir, 'runs.jsonl')
+  writeFileSync(runs, '{"input": {"question": "What is 2+2?"}, "output": {"answer": "4"}}\n{"input": {"question": "Capital of France?"}, "output": {"answer": "Paris"}}\n')
+  const d = await detect(runs)
+  assert.ok(d.confidence < 0.5, JSON.stringify(d.candidates))
+  const out = join(dir, 'cases.yaml')
+  const failed = await runCli(['convert', runs, '--to', 'evalcase', '-o', out])
+  assert.equal(failed.code, 1)
+  assert.match(failed.stderr, new RegExp(`^evalferry: ${runs}:1: input: .*; the file was taken for ${d.format} from its content, with confidence ${d.confidence.toFixed(2)}: it reads as hf \\(--from hf\\)`), failed.stderr)
+  const skipped = await runCli(['convert', runs, '--to', 'evalcase', '-o', out, '--on-error', 'skip', '--rejects', join(dir, 'rejects.jsonl')])
+  assert.equal(skipped.code, 1, skipped.stderr)
+  assert.match(skipped.stderr, /no case was read: all 2 of its records were skipped, so nothing is written; the first: .*:1: input: .*--from hf/)
+  assert.equal(existsSync(out), false)
+  const named = await runCli(['convert', runs, '--from', 'hf', '--to', 'evalcase', '-o', out, '--quiet'])
+  assert.equal(named.code, 0, named.stderr)
+  assert.equal((await readAll(out, {})).length, 2)
+  // A sure guess that refuses a record is an error of the record alone.
+  const sure = join(dir, 'sure.json')
+  writeFileSync(sure, JSON.stringify([{ input: 'a', actual_output: 'b', tools_called: 3 }]))
+  const refused = await runCli(['convert', sure, '--to', 'evalcase', '-o', join(dir, 'sure.yaml')])
+  assert.equal(refused.code, 1)
+  assert.doesNotMatch(refused.stderr, /taken for/)
 })
