@@ -97,6 +97,13 @@ function tabInOneLine(text: string): boolean {
   return text.includes('\t') && !text.includes('\n')
 }
 
+/**
+ * A key that is an integer's text (`0`, `10`, `-5`) is written as that integer, plain: a JSON
+ * object's keys are all text, so an integer key read from YAML (a rubric's `score_ranges: {0: …,
+ * 10: …}`) comes as one, and YAML 1.1 readers (PyYAML) take it back as the integer it was.
+ */
+const INTEGER_KEY = /^(?:0|-?[1-9]\d{0,14})$/
+
 function mustQuoteKey(key: string): boolean {
   return UNSAFE_FOR_YAML11.test(key) || tabInOneLine(key) || readsOtherwiseInYaml11(key)
 }
@@ -131,16 +138,16 @@ function quoteFragile(value: unknown): unknown {
     return copy ?? value
   }
   let copy: Record<string, unknown> | undefined
-  let keysQuoted = false
+  let keysChanged = false
   for (const key in value) {
     const item = (value as Record<string, unknown>)[key]
     const fixed = quoteFragile(item)
     if (fixed !== item) (copy ??= { ...(value as Record<string, unknown>) })[key] = fixed
-    if (mustQuoteKey(key)) keysQuoted = true
+    if (INTEGER_KEY.test(key) || mustQuoteKey(key)) keysChanged = true
   }
-  if (!keysQuoted) return copy ?? value
-  // A key YAML 1.1 reads otherwise (`on:`, `no:`), or the merge key's text, is quoted too: the mapping goes as a Map with that key a quoted scalar.
-  return new Map(Object.entries(copy ?? value).map(([key, item]) => [mustQuoteKey(key) ? quoted(key) : key, item]))
+  if (!keysChanged) return copy ?? value
+  // A key YAML 1.1 reads otherwise (`on:`, `no:`), or the merge key's text, is quoted too, and an integer's is the integer: the mapping goes as a Map with those keys.
+  return new Map(Object.entries(copy ?? value).map(([key, item]) => [INTEGER_KEY.test(key) ? Number(key) : mustQuoteKey(key) ? quoted(key) : key, item]))
 }
 
 function quoted(text: string): Scalar {
@@ -327,7 +334,7 @@ function mapping(value: Record<string, unknown>, indent: string): string {
 function pair(name: string, item: unknown, indent: string): string | undefined {
   if (name.length > MAX_PLAIN_KEY) return undefined
   // Plain, `<<` is a merge key: its value's keys would be read into this mapping, and the key lost.
-  const key = name === MERGE_KEY ? '"<<"' : oneLine(name)
+  const key = name === MERGE_KEY ? '"<<"' : INTEGER_KEY.test(name) ? name : oneLine(name)
   if (key === undefined) return undefined
   const text = scalar(item)
   if (text !== undefined) return `${key}: ${text}`

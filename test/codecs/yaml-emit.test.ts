@@ -1,10 +1,14 @@
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
 import { spawnSync } from 'node:child_process'
+import { readFileSync, writeFileSync } from 'node:fs'
+import { join } from 'node:path'
 import fc from 'fast-check'
 import { parse } from 'yaml'
 import { yamlItem, yamlMapping, yamlText } from '../../src/codecs/yaml-emit.ts'
+import { convert } from '../../src/pipeline.ts'
 import { pythonWith, runPython } from '../helpers/python.ts'
+import { tempDir } from '../helpers/temp.ts'
 
 /** Text of every kind the emitter must either write plain or hand to `yaml`. */
 const text = fc.oneof(
@@ -179,4 +183,37 @@ test('writing and reading evalcase YAML load the `yaml` package only when a valu
   const fileKeys = (c: (typeof cases)[number]) => (c.extras?.evalcase as { $file?: unknown } | undefined)?.$file
   assert.deepEqual(fileKeys(cases[0]!), { name: 'demo', execution: { target: 'llm' } })
   assert.deepEqual(fileKeys(cases[1]!), { description: 'Lines', execution: { target: 'llm' } })
+})
+
+test('integer keys are written as integers, which PyYAML reads back as integers: a rubric\'s score ranges, evalcase to evalcase and from JSON', { skip: pyyaml ? false : 'needs python3 with PyYAML (Debian python3-yaml)' }, async () => {
+  const dir = tempDir('evalferry-yaml-keys-')
+  const source = join(import.meta.dirname, '..', 'fixtures', 'evalcase', 'full.yaml')
+  const fromJson = join(dir, 'rubric.json')
+  writeFileSync(fromJson, JSON.stringify([{ id: 'r1', input: 'Where is my order?', expected: 'In transit', metadata: { grades: { '0': 'none', '10': 'all', '-1': 'unread', '007': 'text', '1.5': 'text' } } }]))
+  const keyTypes = 'import json, sys, yaml\ndef walk(v):\n    if isinstance(v, dict):\n        return {("int:" if isinstance(k, int) else "str:") + str(k): walk(x) for k, x in v.items()}\n    if isinstance(v, list):\n        return [walk(x) for x in v]\n    return v\nsys.stdout.write(json.dumps(walk(yaml.safe_load(sys.stdin.buffer))))'
+  const ranges = (text: string): unknown[] => {
+    const found: unknown[] = []
+    const visit = (v: unknown): void => {
+      if (Array.isArray(v)) v.forEach(visit)
+      else if (v && typeof v === 'object') {
+        for (const [k, x] of Object.entries(v)) {
+          if (k === 'str:score_ranges' || k === 'str:grades') found.push(x)
+          visit(x)
+        }
+      }
+    }
+    visit(JSON.parse(runPython(pyyaml!, keyTypes, text)))
+    return found
+  }
+  const out = join(dir, 'full.yaml')
+  await convert({ input: source, output: out, to: 'evalcase' })
+  assert.deepEqual(ranges(readFileSync(out, 'utf8')), [{ 'int:0': 'Wrong status', 'int:5': 'Vague status', 'int:10': 'Exact status' }])
+  const fromJsonOut = join(dir, 'rubric.yaml')
+  await convert({ input: fromJson, output: fromJsonOut, from: 'evals', to: 'evalcase' })
+  // Text that is no integer's own (a leading zero, a point) stays text.
+  assert.deepEqual(ranges(readFileSync(fromJsonOut, 'utf8')), [{ 'int:0': 'none', 'int:10': 'all', 'int:-1': 'unread', 'str:007': 'text', 'str:1.5': 'text' }])
+  // And evalferry reads them back as the keys they were.
+  const back = join(dir, 'back.json')
+  await convert({ input: fromJsonOut, output: back, to: 'evals' })
+  assert.deepEqual((JSON.parse(readFileSync(back, 'utf8')) as { metadata: unknown }[])[0]!.metadata, { grades: { '0': 'none', '10': 'all', '-1': 'unread', '007': 'text', '1.5': 'text' } })
 })
