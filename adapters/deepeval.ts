@@ -33,6 +33,8 @@ import { fieldError } from '../src/errors.ts'
 import {
   CARRY_KEY,
   contentText,
+  holdsContent,
+  textOrJson,
   isJsonObject,
   isMessageList,
   singleText,
@@ -834,7 +836,7 @@ function writeMessage(w: Writer, name: string, messages: Message[] | undefined, 
   // Not expressible (several messages, a system prompt): the text of the last message of `role`,
   // and the carry keeps the exact messages.
   const last = [...messages].reverse().find((m) => m.role === role) ?? messages[messages.length - 1]
-  return last ? contentText(last.content) : ''
+  return last ? textOrJson(last.content, pythonJson) : ''
 }
 
 function writeExpected(w: Writer, expected: EvalCase['expected_output']): JsonValue | undefined {
@@ -940,7 +942,10 @@ function recordValues(c: EvalCase, w: Writer): Record<string, JsonValue | undefi
       w.ctx.warn(`the case has no input, which a DeepEval golden requires: written ${written}`, 'input')
     }
     values.input = writeMessage(w, 'input', input, 'user') ?? ''
-    if (input !== undefined && values.input === '' && w.container === 'csv') w.ctx.warn(`the input is empty: written as an empty cell, ${CSV_INPUT_REFUSED}`, 'input')
+    if (input !== undefined && values.input === '') {
+      if (w.container === 'csv') w.ctx.warn(`the input is empty: written as an empty cell, ${CSV_INPUT_REFUSED}`, 'input')
+      else if (holdsContent(input)) w.ctx.warn('the input holds no text, only files, which a DeepEval golden cannot take: written as ""', 'input')
+    }
     values.actual_output = c.actual_output ?? (x.actual_output === undefined ? undefined : writeStructured(w, 'actual_output', x.actual_output))
     values.expected_output = writeExpected(w, c.expected_output)
     values.retrieval_context = writeStrings(w, 'retrieval_context', c.retrieval_context)

@@ -16,11 +16,13 @@
  * that is no URI) is left out with a warning; the carry keeps the original under `evalferry`.
  */
 import schemaDocument from './evals-schema.json' with { type: 'json' }
+import { stringifyJson } from '../src/codecs/json.ts'
 import { SINGLE_KEY } from '../src/codecs/types.ts'
 import { fieldError } from '../src/errors.ts'
 import {
   CARRY_KEY,
-  contentText,
+  holdsContent,
+  textOrJson,
   isJsonObject,
   isMessageList,
   singleText,
@@ -180,7 +182,7 @@ function plainMessages(messages: Message[]): JsonObject[] {
 /** The `input` string of a conversation: its last user message's text. */
 function inputText(messages: Message[]): string {
   const lastUser = [...messages].reverse().find((m) => m.role === 'user') ?? messages[messages.length - 1]
-  return lastUser ? contentText(lastUser.content) : ''
+  return lastUser ? textOrJson(lastUser.content, (value) => stringifyJson(value)) : ''
 }
 
 function isToolCallList(value: unknown): value is JsonObject[] {
@@ -281,6 +283,7 @@ function encodeCase(c: EvalCase, ctx: EncodeContext): JsonObject {
     if (text !== undefined && extras.$input_messages !== true) out.input = text
     else {
       out.input = typeof extras.$input === 'string' ? extras.$input : inputText(c.input)
+      if (out.input === '' && holdsContent(c.input)) ctx.warn('the input holds no text, only files or images, which the EvalCase schema cannot take: written as ""', 'input')
       if (isPlainMessages(c.input)) inputStructured = { messages: plainMessages(c.input), ...(inputStructured ?? {}) }
     }
   } else {

@@ -199,6 +199,23 @@ export function contentText(content: Content): string {
     .join('\n')
 }
 
+/**
+ * The text a field of text only gives message content: its text, or where it has none, its JSON
+ * values as JSON text (`json` writes one), as a structured expected answer is written: a JSON input
+ * (a question as an object) is never written as empty text.
+ */
+export function textOrJson(content: Content, json: (value: JsonValue) => string): string {
+  const text = contentText(content)
+  if (text !== '' || typeof content === 'string') return text
+  const values = content.flatMap((b) => (b.type === 'json' ? [b.value] : []))
+  return values.length === 0 ? '' : json(values.length === 1 ? values[0]! : values)
+}
+
+/** Whether messages hold anything: text that is not empty, or a block. */
+export function holdsContent(messages: Message[]): boolean {
+  return messages.some((m) => (typeof m.content === 'string' ? m.content !== '' : m.content.length > 0))
+}
+
 /** `c` without `extras[format].$file`: the file-level keys that ride on a file's first case. */
 export function withoutFileKeys(c: EvalCase, format: string): EvalCase {
   const own = c.extras?.[format]
