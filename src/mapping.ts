@@ -16,7 +16,7 @@ import { deepEqual, isCarry } from './carry.ts'
 import { isCompactJson, parseExact, stringifyJson } from './codecs/json.ts'
 import { parseNumpyArray, parsePythonLiteral } from './codecs/python-literal.ts'
 import { UsageError, fieldError } from './errors.ts'
-import { CARRY_KEY, isJsonObject, isMessageList, own, singleText, type EvalCase, type JsonObject, type JsonValue, type Message } from './model.ts'
+import { CARRY_KEY, isJsonObject, isMessageList, own, singleText, type EvalCase, type Extras, type JsonObject, type JsonValue, type Message } from './model.ts'
 
 type Kind = 'input' | 'expected' | 'messages' | 'text' | 'list' | 'split' | 'number'
 
@@ -440,6 +440,28 @@ const RAW = '$raw'
 
 function ownExtras(c: EvalCase, format: string): JsonObject | undefined {
   return c.extras?.[format]
+}
+
+/**
+ * `c` with the source cells another table format kept (`extras[from].$raw`: a list's JSON text as
+ * it was spelled) taken as `format`'s own, where it has none of that column: a table read as one
+ * format and written as the other writes its cells as they were, with nothing carried for them.
+ */
+export function withCellsOf(c: EvalCase, format: string, from: readonly string[]): EvalCase {
+  const extras = c.extras
+  if (!extras) return c
+  let adopted: Extras | undefined
+  for (const source of from) {
+    const theirs = extras[source]?.[RAW]
+    if (!isJsonObject(theirs)) continue
+    adopted ??= { ...extras }
+    const own = adopted[format]?.[RAW]
+    adopted[format] = { ...adopted[format], [RAW]: { ...theirs, ...(isJsonObject(own) ? own : {}) } }
+    const { [RAW]: _taken, ...rest } = adopted[source]!
+    if (Object.keys(rest).length) adopted[source] = rest
+    else delete adopted[source]
+  }
+  return adopted ? { ...c, extras: adopted } : c
 }
 
 /**

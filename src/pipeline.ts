@@ -19,7 +19,7 @@ import { RelativeFiles } from './file-blocks.ts'
 import { DataError, EvalferryError, formatLocation, LayoutError, requireAbortSignal, UsageError, type Location } from './errors.ts'
 import { grown, IdSet, ownString, SEEN, StringTable, WRITTEN } from './ids.ts'
 import { assertWritable, AtomicFile, BytesSink, exists, isFile, isPipe, isSpecialFile, missingInput, startsAsGzip, STDIO, type Written } from './io.ts'
-import { checkCaseShape } from './mapping.ts'
+import { checkCaseShape, withCellsOf } from './mapping.ts'
 import { CARRY_KEY, hasKeys, isJsonObject, isMessageList, own, roughSize, withHeaderOf, withoutFileKeys, withoutGenerated, type EvalCase, type Extras, type JsonObject, type JsonValue } from './model.ts'
 import { addWarning, countField, newReport, type ConversionReport } from './report.ts'
 import { raceAbort, untilAborted } from './abort.ts'
@@ -898,7 +898,19 @@ function withAdoptedHeader(adapter: Adapter, cases: EvalCase[]): EvalCase[] {
   const first = cases[0]
   if (!adapter.headerOf || !first) return cases
   const adopted = withHeaderOf(first, adapter.name, adapter.headerOf)
-  return adopted === first ? cases : [adopted, ...cases.slice(1)]
+  return withAdoptedCells(adapter, adopted === first ? cases : [adopted, ...cases.slice(1)])
+}
+
+/** Cases with the source cells another table format kept taken as `adapter`'s own (see `withCellsOf`). */
+function withAdoptedCells(adapter: Adapter, cases: EvalCase[]): EvalCase[] {
+  const from = adapter.headerOf
+  if (!from) return cases
+  let adopted: EvalCase[] | undefined
+  for (let i = 0; i < cases.length; i++) {
+    const c = withCellsOf(cases[i]!, adapter.name, from)
+    if (c !== cases[i]) (adopted ??= [...cases])[i] = c
+  }
+  return adopted ?? cases
 }
 
 /** The cases as `adapter` is given them: in the fields it has for what they hold (see the two above). */
@@ -977,7 +989,7 @@ class CaseEncoder {
     const generated: string[][] = []
     const needsId = adapter.requires?.includes('id') === true
     const renamed: (string | undefined)[] = []
-    const cases = (first ? withAdoptedHeader(adapter, originals) : originals).map((original) => {
+    const cases = (first ? withAdoptedHeader(adapter, originals) : withAdoptedCells(adapter, originals)).map((original) => {
       // A copy only where something changes: generated fields go, a missing id comes.
       let c = original.generated !== undefined || (needsId && original.id === undefined) ? withoutGenerated(original) : original
       const made: string[] = []

@@ -1,7 +1,8 @@
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
 import { readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
-import { join } from 'node:path'
+import { basename, join } from 'node:path'
+import Papa from 'papaparse'
 import { EvalferryError } from '../../src/errors.ts'
 import { type EvalCase, type Message, singleText } from '../../src/model.ts'
 import { convert, read, write } from '../../src/pipeline.ts'
@@ -271,4 +272,30 @@ test("promptfoo's __expected column, read as a plain table, is the expected outp
     cases.map((c) => [singleText(c.expected_output as Message[], 'assistant'), c.metadata?.language]),
     [['icontains:bonjour', 'French'], ['icontains:faim', 'French'], ['icontains:Ahoy', 'Pirate'], ['icontains:grub', 'Pirate']],
   )
+})
+
+test('a plain table through Hugging Face rows (Parquet, JSON Lines, CSV) and back gives the same cells, with no column added', async () => {
+  const tables = [
+    join(SHARED_FIXTURES, 'field', 'ragas', 'Filichkin_kim_ragas__ragas_testset.csv'),
+    join(SHARED_FIXTURES, 'field', 'promptfoo', 'promptfoo__simple-csv_tests.csv'),
+    join(SHARED_FIXTURES, 'field', 'promptfoo', 'promptfoo__eval-customer-support-rubric_tests.csv'),
+    join(FIXTURES, 'truthfulqa.csv'),
+    join(FIXTURES, 'pandas_lists.csv'),
+    join(FIXTURES, 'qa.csv'),
+  ]
+  // Lists as JSON text, spaced as people write it; one of one item; a plain text.
+  const contexts = join(work, 'contexts.csv')
+  writeFileSync(contexts, 'question,answer,contexts,topic\nWhat is H2O?,Water,"[""H2O is water"", ""Water is wet""]",chem\nWhat is 2+2?,4,"[""Arithmetic facts""]",math\nWhy?,Because,plain context,misc\n')
+  const cells = (file: string): string[][] => Papa.parse<string[]>(withoutBom(readFileSync(file, 'utf8')), { skipEmptyLines: true }).data
+  for (const table of [...tables, contexts]) {
+    for (const container of ['parquet', 'jsonl', 'csv']) {
+      for (const from of ['csv', undefined]) {
+        const rows = join(work, `through-${basename(table)}-${from}.${container}`)
+        await convert({ input: table, output: rows, to: 'hf', ...(from ? { from } : {}) })
+        const back = join(work, `through-${basename(table)}-${from}-${container}.back.csv`)
+        await convert({ input: rows, output: back, to: 'csv' })
+        assert.deepEqual(cells(back), cells(table), `${basename(table)} through hf ${container}, read as ${from ?? 'detected'}`)
+      }
+    }
+  }
 })
