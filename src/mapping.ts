@@ -444,21 +444,36 @@ function ownExtras(c: EvalCase, format: string): JsonObject | undefined {
 
 /**
  * `c` with the source cells another table format kept (`extras[from].$raw`: a list's JSON text as
- * it was spelled) taken as `format`'s own, where it has none of that column: a table read as one
- * format and written as the other writes its cells as they were, with nothing carried for them.
+ * it was spelled) taken as the writer's own (`options.format`'s), where it has none of that column
+ * and writing the field would not give the cell: a table read as one format and written as the
+ * other writes its cells as they were, with nothing carried for them.
  */
-export function withCellsOf(c: EvalCase, format: string, from: readonly string[]): EvalCase {
+export function withCellsOf(c: EvalCase, from: readonly string[], options: RowOptions): EvalCase {
   const extras = c.extras
   if (!extras) return c
+  const format = options.format
   let adopted: Extras | undefined
   for (const source of from) {
     const theirs = extras[source]?.[RAW]
     if (!isJsonObject(theirs)) continue
+    const fields = new Map(resolveMapping(Object.keys(theirs)).fields.map(([field, path]) => [path, field]))
+    const own = isJsonObject(extras[format]?.[RAW]) ? (extras[format]![RAW] as JsonObject) : {}
+    const taken: JsonObject = {}
+    const left: JsonObject = {}
+    for (const [path, cell] of Object.entries(theirs)) {
+      const field = fields.get(path)
+      const canonical = field && (field === 'messages' ? undefined : (c as Record<string, unknown>)[field])
+      // The value read from the cell, not the case's equal one: how a list was read (from Python's text) tells whether its cell gives it back.
+      const back = field !== undefined && canonical !== undefined && cell !== null && !Object.hasOwn(own, path) ? cellToField(field, cell, options) : undefined
+      const needed = back !== undefined && deepEqual(back, canonical) && !givesBack(field!, back, cell, options)
+      ;(needed ? taken : left)[path] = cell
+    }
+    if (!Object.keys(taken).length) continue
     adopted ??= { ...extras }
-    const own = adopted[format]?.[RAW]
-    adopted[format] = { ...adopted[format], [RAW]: { ...theirs, ...(isJsonObject(own) ? own : {}) } }
-    const { [RAW]: _taken, ...rest } = adopted[source]!
-    if (Object.keys(rest).length) adopted[source] = rest
+    adopted[format] = { ...adopted[format], [RAW]: { ...taken, ...own } }
+    const { [RAW]: _theirs, ...rest } = adopted[source]!
+    if (Object.keys(left).length) adopted[source] = { ...rest, [RAW]: left }
+    else if (Object.keys(rest).length) adopted[source] = rest
     else delete adopted[source]
   }
   return adopted ? { ...c, extras: adopted } : c

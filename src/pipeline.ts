@@ -754,7 +754,7 @@ async function writeFrom(
     warn: (message, field) => addWarning(report, message, { ...(at ?? { file: file.path, record: index }), ...(field ? { field } : {}) }),
   }
   // The layout is chosen from the cases as they are written (see `shownIn`).
-  const sampled = shownIn(adapter, withAdoptedHeader(adapter, sample.map((c) => c.value)))
+  const sampled = shownIn(adapter, withAdoptedHeader(adapter, container, sample.map((c) => c.value)))
   // What the layout warns of is the file's (a column of it), not one case's.
   const layoutCtx: EncodeContext = { ...ectx, warn: (message, field) => addWarning(report, message, { file: file.path, ...(field ? { field } : {}) }) }
   const layout: FileLayout = preset?.layout ?? adapter.layout(container, options.layoutCases ? [...sampled, ...shownIn(adapter, options.layoutCases)] : sampled, layoutCtx)
@@ -894,20 +894,21 @@ function withExpectedTools(c: EvalCase): EvalCase {
 }
 
 /** A file's first cases with the header another table format read as `adapter`'s own (see `Adapter.headerOf`). */
-function withAdoptedHeader(adapter: Adapter, cases: EvalCase[]): EvalCase[] {
+function withAdoptedHeader(adapter: Adapter, container: Container, cases: EvalCase[]): EvalCase[] {
   const first = cases[0]
   if (!adapter.headerOf || !first) return cases
   const adopted = withHeaderOf(first, adapter.name, adapter.headerOf)
-  return withAdoptedCells(adapter, adopted === first ? cases : [adopted, ...cases.slice(1)])
+  return withAdoptedCells(adapter, container, adopted === first ? cases : [adopted, ...cases.slice(1)])
 }
 
-/** Cases with the source cells another table format kept taken as `adapter`'s own (see `withCellsOf`). */
-function withAdoptedCells(adapter: Adapter, cases: EvalCase[]): EvalCase[] {
+/** Cases with the source cells another table format kept taken as `adapter`'s own, in `container` (see `withCellsOf`). */
+function withAdoptedCells(adapter: Adapter, container: Container, cases: EvalCase[]): EvalCase[] {
   const from = adapter.headerOf
   if (!from) return cases
+  const options = { format: adapter.name, text: container === 'csv' }
   let adopted: EvalCase[] | undefined
   for (let i = 0; i < cases.length; i++) {
-    const c = withCellsOf(cases[i]!, adapter.name, from)
+    const c = withCellsOf(cases[i]!, from, options)
     if (c !== cases[i]) (adopted ??= [...cases])[i] = c
   }
   return adopted ?? cases
@@ -989,7 +990,7 @@ class CaseEncoder {
     const generated: string[][] = []
     const needsId = adapter.requires?.includes('id') === true
     const renamed: (string | undefined)[] = []
-    const cases = (first ? withAdoptedHeader(adapter, originals) : withAdoptedCells(adapter, originals)).map((original) => {
+    const cases = (first ? withAdoptedHeader(adapter, ctx.container, originals) : withAdoptedCells(adapter, ctx.container, originals)).map((original) => {
       // A copy only where something changes: generated fields go, a missing id comes.
       let c = original.generated !== undefined || (needsId && original.id === undefined) ? withoutGenerated(original) : original
       const made: string[] = []
@@ -1339,7 +1340,7 @@ export async function readFileHead(options: ConvertOptions & { from: string }): 
     index: 0,
     warn: (message, field) => addWarning(report, message, { file: options.output, ...(field ? { field } : {}) }),
   }
-  const layout = target.layout(outputContainer, shownIn(target, withAdoptedHeader(target, sample)), ectx)
+  const layout = target.layout(outputContainer, shownIn(target, withAdoptedHeader(target, outputContainer, sample)), ectx)
   return { sample, layout, state: probe.decodeState ?? {}, layoutWarnings: report.warnings, sidecar: sidecarHeader(layout) }
 }
 
