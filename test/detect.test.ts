@@ -1,6 +1,6 @@
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs'
+import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs'
 import { basename, dirname, join } from 'node:path'
 import { FORMAT_NAMES, getAdapter } from '../adapters/index.ts'
 import { detect } from '../src/detect.ts'
@@ -191,3 +191,39 @@ test('a weak guess whose reader refuses the first record says which formats read
   assert.equal(refused.code, 1)
   assert.doesNotMatch(refused.stderr, /taken for/)
 })
+
+/**
+ * Every file of the field (`../shared/fixtures/real/field`) and the format it is detected as. A
+ * ragas test set saved by pandas is a plain table: `csv`, which maps ragas' columns by name, as `hf`
+ * would the same cells.
+ */
+const FIELD_FORMATS: Record<string, string> = {
+  'agentv-4.42.4/basic-jsonl/dataset.eval.yaml': 'evalcase',
+  'agentv-4.42.4/basic-jsonl/dataset.jsonl': 'evalcase',
+  'agentv-5/basic-jsonl/cases.jsonl': 'evalcase',
+  'agentv-5/basic-jsonl/suite.yaml': 'evalcase',
+  'agentv-5/rubric_suite.yaml': 'evalcase',
+  'hf/openai_grade-school-math__test.jsonl': 'hf',
+  'hf/openai_human-eval__HumanEval.jsonl.gz': 'hf',
+  'langsmith/langchain-benchmarks__Web-QA-Dataset-Correct.json': 'langsmith',
+  'promptfoo/promptfoo__eval-customer-support-rubric_tests.csv': 'promptfoo',
+  'promptfoo/promptfoo__simple-csv_tests.csv': 'promptfoo',
+  'ragas/Filichkin_kim_ragas__ragas_testset.csv': 'csv',
+}
+
+/** Suites whose `tests:` names a file of cases, which the evalcase reader does not open yet. */
+const SUITES_OF_A_FILE = new Set(['agentv-4.42.4/basic-jsonl/dataset.eval.yaml', 'agentv-5/basic-jsonl/suite.yaml'])
+
+test('the field files are all listed here', () => {
+  const field = join(SHARED_FIXTURES, 'field')
+  const files = (readdirSync(field, { recursive: true }) as string[]).filter((name) => name !== 'README.md' && statSync(join(field, name)).isFile())
+  assert.deepEqual(files.sort(), Object.keys(FIELD_FORMATS).sort())
+})
+
+for (const [name, format] of Object.entries(FIELD_FORMATS)) {
+  test(`field/${name} is detected as ${format}`, { todo: SUITES_OF_A_FILE.has(name) ? 'a suite whose tests: names a file of cases is not read yet' : false }, async () => {
+    const d = await detect(join(SHARED_FIXTURES, 'field', name), { count: true })
+    assert.equal(d.format, format, JSON.stringify(d.candidates))
+    assert.ok((d.records ?? 0) > 0)
+  })
+}
