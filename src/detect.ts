@@ -12,8 +12,8 @@ export interface Detection {
   container: Container
   /** How sure, from 0 to 1. */
   confidence: number
-  /** Every format's score, best first. */
-  candidates: { format: FormatName; confidence: number }[]
+  /** Every format's score, best first; a surer one that gave way to the one taken says why (`passedOver`). */
+  candidates: { format: FormatName; confidence: number; passedOver?: string }[]
   /** Records in the file (with `count`), those that read. */
   records?: number
   /** Records that could not be read (with `count`: a line of JSON Lines that is not JSON), and the first one's error. */
@@ -98,7 +98,7 @@ export async function detect(file: string, options: DetectOptions = {}): Promise
     columns: sample.columns,
     fileName: file,
   }
-  const candidates = adapters
+  const candidates: Detection['candidates'] = adapters
     .filter((a) => a.reads.includes(container!))
     .map((a) => ({ format: a.name, confidence: clamp(a.sniff(sniffSample)) }))
     // On a tie, the generic table wins: it maps every column and so loses nothing whatever the table holds.
@@ -121,7 +121,13 @@ export async function detect(file: string, options: DetectOptions = {}): Promise
           return !other.refused && unnamed.every((key) => !other.unnamed.has(key)) && unnamed.some((key) => other.fields.has(key))
         })
       : undefined
-  if (preferred) candidates.unshift(...candidates.splice(candidates.indexOf(preferred), 1))
+  if (preferred) {
+    const refused = topReading!.refused
+    top!.passedOver = refused
+      ? `its reader refuses record ${(refused.location.record ?? 0) + 1}: ${refused.location.field ? `${refused.location.field}: ` : ''}${refused.message}`
+      : `its reader keeps ${[...topReading!.unnamed].join(', ')} aside as unknown`
+    candidates.unshift(...candidates.splice(candidates.indexOf(preferred), 1))
+  }
   const best = candidates[0]
   // A file that holds nothing (no record, no header) reads as no cases in every format: any reader will do.
   const empty = sample.count === 0 && sample.columns.length === 0 && Object.keys(sample.header).length === 0
@@ -170,6 +176,7 @@ function readingOf(adapters: Adapter[], format: FormatName, sample: SniffSample)
       decoded = adapter.decode(record, ctx)
     } catch (error) {
       if (!(error instanceof EvalferryError)) throw error
+      error.location.record ??= index
       reading.refused = error
       return reading
     }

@@ -227,3 +227,18 @@ for (const [name, format] of Object.entries(FIELD_FORMATS)) {
     assert.ok((d.records ?? 0) > 0)
   })
 }
+
+test('a surer guess that gave way says why, in detect and its --json', async () => {
+  const dir = tempDir('evalferry-detect-')
+  const hard = join(dir, 'hard.json')
+  writeFileSync(hard, JSON.stringify([{ input: 'What is 2+2?', additional_metadata: { difficulty: 'easy' } }, { input: 'Prove it.', additional_metadata: { difficulty: 'expert' } }]))
+  const lines = join(dir, 'hard.jsonl')
+  await convert({ input: hard, output: lines, to: 'evalcase' })
+  const d = await detect(lines)
+  assert.equal(d.format, 'evalcase')
+  const evals = d.candidates.find((c) => c.format === 'evals')!
+  assert.ok(evals.confidence > d.confidence, JSON.stringify(d.candidates))
+  assert.match(evals.passedOver!, /^its reader refuses record 2: metadata\.difficulty: expected one of "easy", "medium", "hard", got string "expert"/)
+  const printed = await runCli(['detect', lines])
+  assert.match(printed.stdout, /\(also evals 0\.75 \[passed over: its reader refuses record 2: metadata\.difficulty: /)
+})

@@ -69,7 +69,7 @@ const command: Command = {
       const others = d.candidates
         .slice(1)
         .filter((c) => c.confidence > 0)
-        .map((c) => `${c.format} ${c.confidence.toFixed(2)}`)
+        .map((c) => `${c.format} ${c.confidence.toFixed(2)}${c.passedOver ? ` [passed over: ${c.passedOver}]` : ''}`)
       stdout.write(
         `${d.file}: ${d.format} (${d.container}), confidence ${d.confidence.toFixed(2)}` +
           `${others.length ? ` (also ${others.join(', ')})` : ''}, ${d.records} record${d.records === 1 ? '' : 's'}` +
