@@ -175,9 +175,10 @@ function readingOf(adapters: Adapter[], format: FormatName, sample: SniffSample)
     try {
       decoded = adapter.decode(record, ctx)
     } catch (error) {
-      if (!(error instanceof EvalferryError)) throw error
-      error.location.record ??= index
-      reading.refused = error
+      // Whatever a reader throws on another format's record is its refusal: detection itself never fails on it.
+      const refused = error instanceof EvalferryError ? error : new DataError('E_FIELD', error instanceof Error ? error.message : String(error))
+      refused.location.record ??= index
+      reading.refused = refused
       return reading
     }
     if (!isJsonObject(record)) continue
@@ -208,9 +209,8 @@ export async function readersOf(record: unknown, format: FormatName, context: { 
       try {
         a.decode(record, decodeContext(context.file, context.container, context.header, context.columns))
         return true
-      } catch (error) {
-        if (error instanceof EvalferryError) return false
-        throw error
+      } catch {
+        return false
       }
     })
     .map((a) => a.name)
