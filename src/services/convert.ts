@@ -8,14 +8,18 @@ import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { getAdapter } from '../../adapters/index.ts'
-import type { FormatOption } from '../../adapters/types.ts'
+import type { Container, FormatOption } from '../../adapters/types.ts'
+import { containerOf } from '../codecs/index.ts'
+import { detect } from '../detect.ts'
+import { createHash } from 'node:crypto'
 import { EvalferryError, UsageError } from '../errors.ts'
 import type { JsonObject } from '../model.ts'
 import type { ConvertOptions } from '../options.ts'
 import type { ConversionReport } from '../report.ts'
-import { isAddress, parseAddress, SERVICE_FORMAT, stemOf, type ServiceAddress } from './address.ts'
+import { isAddress, parseAddress, SERVICE_FORMAT, stemOf, type HubAddress, type ServiceAddress } from './address.ts'
 import { fieldsOf, IF_EXISTS, uuid5, type DryRun, type IfExists, type PushSummary, type ServiceContext, type ServiceOptions } from './context.ts'
 import { pullConfident, pushConfident } from './confident.ts'
+import { datasetCard, hubFiles, pushHub, type HubUpload } from './hub.ts'
 import { pullLangSmith, pushLangSmith } from './langsmith.ts'
 
 /** The report of a conversion from or to a service: a push tells what it did, a dry run what it would send. */
@@ -53,11 +57,29 @@ export async function convertWithServices(options: ConvertOptions & ServiceOptio
   const dir = await mkdtemp(join(tmpdir(), 'evalferry-'))
   try {
     let input = options.input
-    if (source) {
+    let inputContainer: Container | undefined = source ? 'jsonl' : undefined
+    if (source?.service === 'hf') {
+      // Hub files are read where the cache keeps them; several are gathered as JSON Lines rows first.
+      const { files } = await hubFiles(source, ctx)
+      if (files.length === 1) {
+        input = files[0]!.local
+        inputContainer = containerOf(input)
+      } else {
+        input = join(dir, `in-${stemOf(source)}.jsonl`)
+        const parts: string[] = []
+        for (const [i, file] of files.entries()) {
+          const part = join(dir, `part-${i}.jsonl`)
+          await convertFiles({ input: file.local, output: part, from: 'hf', to: 'hf', outputContainer: 'jsonl', ...(options.map ? { map: options.map } : {}) })
+          parts.push(await readFile(part, 'utf8'))
+        }
+        await writeFile(input, parts.join(''))
+      }
+    } else if (source) {
       input = join(dir, `in-${stemOf(source)}.jsonl`)
       await writeFile(input, await stagedLines(pull(source, ctx)))
     }
-    const output = target ? join(dir, `out-${stemOf(target)}.jsonl`) : options.output
+    const outputContainer: Container | undefined = target ? (target.service === 'hf' ? 'parquet' : 'jsonl') : undefined
+    const output = target ? join(dir, `out-${stemOf(target)}.${outputContainer}`) : options.output
     let report: ServiceReport
     try {
       report = await convertFiles({
@@ -66,8 +88,8 @@ export async function convertWithServices(options: ConvertOptions & ServiceOptio
         output,
         ...(from ? { from: from as FormatOption } : {}),
         to: to as FormatOption,
-        ...(source ? { inputContainer: 'jsonl' as const } : {}),
-        ...(target ? { outputContainer: 'jsonl' as const } : {}),
+        ...(inputContainer ? { inputContainer } : {}),
+        ...(outputContainer ? { outputContainer } : {}),
       })
     } catch (error) {
       if (error instanceof EvalferryError) {
@@ -79,6 +101,15 @@ export async function convertWithServices(options: ConvertOptions & ServiceOptio
     }
     renamed(report, options)
     if (!target) return report
+    if (target.service === 'hf') {
+      const uploads = await hubUploads(target, await readFile(output), report.records.written, ifExists)
+      if (options.dryRun) {
+        report.dry_run = { target: target.text, records: report.records.written, fields: [], files: uploads.map((u) => u.path), if_exists: ifExists }
+        return report
+      }
+      report.push = await pushHub(target, uploads, { ...ctx, ifExists })
+      return report
+    }
     const records = (await readFile(output, 'utf8')).split('\n').filter((line) => line !== '').map((line) => JSON.parse(line) as JsonObject)
     if (options.dryRun) {
       report.dry_run = { target: target.text, records: records.length, fields: fieldsOf(records, ['id']), if_exists: ifExists }
@@ -104,6 +135,18 @@ export interface ServiceDetection {
 export async function detectService(text: string, options: ServiceOptions = {}): Promise<ServiceDetection> {
   const address = parseAddress(text)
   const ctx: ServiceContext = { env: options.env ?? process.env, timeoutMs: options.timeoutMs ?? DEFAULT_TIMEOUT_MS, ...(options.cacheDir ? { cacheDir: options.cacheDir } : {}), ...(options.offline ? { offline: true } : {}) }
+  if (address.service === 'hf') {
+    // The Hub's files are told as files are: each is fetched into the cache, then read.
+    const { files } = await hubFiles(address, ctx)
+    let records = 0
+    const fields = new Set<string>()
+    for (const file of files) {
+      const detection = await detect(file.local, { count: true })
+      records += detection.records ?? 0
+      for (const field of detection.fields) fields.add(field)
+    }
+    return { file: text, service: 'hf', format: 'hf', records, splits: [...new Set(files.map((f) => f.split))], fields: [...fields] }
+  }
   const records: JsonObject[] = []
   const splits = new Set<string>()
   for await (const record of pull(address, ctx)) {
@@ -119,6 +162,24 @@ function splitsOf(address: ServiceAddress, record: JsonObject): string[] {
   const metadata = record.metadata
   const split = metadata !== null && typeof metadata === 'object' && !Array.isArray(metadata) ? metadata.dataset_split : undefined
   return (Array.isArray(split) ? split : [split]).filter((s): s is string => typeof s === 'string')
+}
+
+/**
+ * The files of a Hub push: the Parquet file under `push_to_hub`'s name for its config and split
+ * (`hf://datasets/o/n/<config>/<split>`; `default` and `train` when not named), and the dataset
+ * card naming it. Appended, the file's name takes its hash, and the card the repository has stays.
+ */
+async function hubUploads(address: HubAddress, parquet: Buffer, rows: number, ifExists: IfExists): Promise<HubUpload[]> {
+  const parts = (address.path ?? '').split('/').filter((p) => p !== '')
+  if (parts.length > 2) throw new UsageError(`${address.text}: a push names at most a config and a split (hf://datasets/<owner>/<name>[/<config>[/<split>]])`)
+  const [config = 'default', split = 'train'] = parts
+  if (!/^[\w.-]+$/.test(split) || !/^[\w.-]+$/.test(config)) throw new UsageError(`${address.text}: config and split names are letters, digits, '_', '-' and '.'`)
+  const folder = config === 'default' ? 'data' : config
+  const suffix = ifExists === 'append' ? `-${createHash('sha256').update(parquet).digest('hex').slice(0, 12)}` : ''
+  const path = `${folder}/${split}-00000-of-00001${suffix}.parquet`
+  const uploads: HubUpload[] = [{ path, content: parquet }]
+  if (ifExists !== 'append') uploads.push({ path: 'README.md', content: Buffer.from(datasetCard(config, [{ split, pattern: `${folder}/${split}-*`, rows, bytes: parquet.length }])) })
+  return uploads
 }
 
 async function formatName(name: string): Promise<string> {
