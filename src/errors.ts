@@ -43,6 +43,18 @@ export class EvalferryError extends Error {
 export class DataError extends EvalferryError {}
 
 /**
+ * The error of a conversion of `input` that skipped every record it read (`--on-error skip`),
+ * before its output is written: an empty dataset is no conversion of a file whose records all failed.
+ */
+export function noCaseRead(report: ConversionReport, input: string): DataError | undefined {
+  const { read, skipped } = report.records
+  const first = report.errors[0]
+  if (read > 0 || skipped === 0 || !first) return undefined
+  const all = skipped === 1 ? 'its one record was' : `all ${skipped} of its records were`
+  return new DataError(first.code, `no case was read: ${all} skipped, so nothing is written; the first: ${formatLocation(first.location)}${first.message}`, { file: input })
+}
+
+/**
  * A record that the file's layout, chosen from its first records, cannot hold: it needs a column
  * none of them did. `cases` are the record's; `convert` writes the file again with them among the
  * records the layout is chosen from.

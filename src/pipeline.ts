@@ -16,7 +16,7 @@ import { containerOf, readRecords, recordWriter } from './codecs/index.ts'
 import { LIST_KEY, SINGLE_KEY, type ColumnType, type HeaderWarning, type Sink, type SourceRecord } from './codecs/types.ts'
 import { detect, readersOf, SURE, type DetectOptions, type Detection } from './detect.ts'
 import { RelativeFiles } from './file-blocks.ts'
-import { DataError, EvalferryError, formatLocation, LayoutError, requireAbortSignal, UsageError, type Location } from './errors.ts'
+import { DataError, EvalferryError, LayoutError, noCaseRead, requireAbortSignal, UsageError, type Location } from './errors.ts'
 import { grown, IdSet, ownString, SEEN, StringTable, WRITTEN } from './ids.ts'
 import { assertWritable, AtomicFile, BytesSink, exists, isFile, isPipe, isSpecialFile, missingInput, startsAsGzip, STDIO, type Written } from './io.ts'
 import { checkCaseShape, withCellsOf } from './mapping.ts'
@@ -1269,7 +1269,7 @@ async function convertOnce(
   )
   if (options.rejects) rejects = await AtomicFile.create(options.rejects)
   try {
-    await writeFile(noneReadIsAnError(cases, report, from, options.input), options.output, {
+    await writeFile(noneReadIsAnError(cases, report, options.input), options.output, {
       to,
       gatherLate,
       idTable,
@@ -1297,13 +1297,10 @@ async function convertOnce(
  * The cases, and then, when every record of the file was skipped, an error before the output is
  * written: an empty dataset is no conversion of a file whose records all failed.
  */
-async function* noneReadIsAnError(cases: AsyncIterable<ReadCase>, report: ConversionReport, from: FormatOption, input: string): AsyncGenerator<ReadCase> {
+async function* noneReadIsAnError(cases: AsyncIterable<ReadCase>, report: ConversionReport, input: string): AsyncGenerator<ReadCase> {
   yield* cases
-  const { read, skipped } = report.records
-  const first = report.errors[0]
-  if (read > 0 || skipped === 0 || !first) return
-  const all = skipped === 1 ? 'its one record was' : `all ${skipped} of its records were`
-  throw new DataError(first.code, `no case was read: ${all} skipped, so nothing is written; the first: ${formatLocation(first.location)}${first.message}`, { file: input })
+  const error = noCaseRead(report, input)
+  if (error) throw error
 }
 
 /** A file's first cases and layout, as every part of it is written with, and the reader's state after them. */

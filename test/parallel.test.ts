@@ -420,3 +420,15 @@ test('a conversion in parts stops when its AbortSignal aborts: no output, and th
   assert.equal(partStats.inParts, before.inParts + 1)
   assert.equal(readFileSync(output, 'utf8').trimEnd().split('\n').length, report.records.written)
 })
+
+test('a file converted on several threads that skipped every record fails, and writes nothing, as one thread does', async () => {
+  const dir = tempDir('evalferry-parallel-')
+  const input = join(dir, 'runs.jsonl')
+  const line = JSON.stringify({ input: { question: 'What is 2+2?', padding: 'x'.repeat(200) }, actual_output: '4' }) + '\n'
+  writeFileSync(input, line.repeat(Math.ceil((SPLIT_MIN_BYTES * 2) / line.length)))
+  const output = join(dir, 'out.jsonl')
+  const before = partStats.inParts + partStats.inOneThread
+  await assert.rejects(convert({ input, output, from: 'deepeval', to: 'evalcase', onError: 'skip', threads: 2 }), (error: EvalferryError) => error.exitCode === 1 && /^no case was read: all \d+ of its records were skipped, so nothing is written; the first: .*runs\.jsonl:1: input: /.test(error.message))
+  assert.ok(partStats.inParts + partStats.inOneThread > before, 'the file was tried in parts')
+  assert.equal(existsSync(output), false)
+})
