@@ -333,11 +333,16 @@ export class BytesSink implements Sink {
   }
 }
 
+/** How many written buffers a StreamSink keeps to fill again: as many as a stream holds before it asks to drain, and one. */
+const SPARE_BUFFERS = 2
+
 /** Collects small writes into large ones and waits for the stream to drain. */
 export class StreamSink implements Sink {
   // Text is encoded straight into one buffer: no joining of pieces, no second copy on the way out.
   private buffer: Buffer
   private size = 0
+  /** Buffers the stream has written out, to be filled again. */
+  private readonly spares: Buffer[] = []
   constructor(
     private readonly stream: NodeJS.WritableStream,
     private readonly flushAt = 1 << 16,
@@ -368,11 +373,15 @@ export class StreamSink implements Sink {
 
   async flush(): Promise<void> {
     if (!this.size) return
-    const bytes = this.buffer.subarray(0, this.size)
-    // The stream keeps the written buffer until it is on disk, so the next writes need a new one.
-    this.buffer = Buffer.allocUnsafe(this.buffer.length)
+    const full = this.buffer
+    const bytes = full.subarray(0, this.size)
+    // The stream keeps the written buffer until it is on disk, so the next writes take another:
+    // one it has given back, else a new one (a new one for each flush made 100 MB of garbage per 100 MB written).
+    this.buffer = this.spares.pop() ?? Buffer.allocUnsafe(full.length)
     this.size = 0
-    await this.push(bytes)
+    await this.push(bytes, () => {
+      if (this.spares.length < SPARE_BUFFERS) this.spares.push(full)
+    })
   }
 
   private async push(chunk: string | Uint8Array, written?: () => void): Promise<void> {

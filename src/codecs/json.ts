@@ -865,10 +865,19 @@ export function jsonWriter(
     await sink.write(`${head}\n${pad}${JSON.stringify(layout.listKey)}: [`)
   }
 
+  // Made inside lists as deep as its place, the record's text comes indented by JSON.stringify, and
+  // is written as a slice of that text: not copied again to indent it, nor to join it to its comma.
+  const [head, tail] = nested ? [indent + 4, indent + 4] : [2, 2]
   return {
     async write(record) {
       if (!opened) await open()
       text.record = record
+      if (indent > 0) {
+        const placed = stringifyJson(nested ? [[record]] : [record], text)
+        await sink.write(count++ ? ',\n' : '\n')
+        await sink.write(placed.slice(head, placed.length - tail))
+        return
+      }
       await sink.write(`${count++ ? ',' : ''}\n${itemPad}${reindent(stringifyJson(record, text), itemPad)}`)
     },
     async end() {

@@ -66,7 +66,9 @@ export function jsonlWriter(sink: Sink, layout: { pythonSpacing?: boolean }, war
   return {
     write: (record: JsonObject) => {
       text.record = record
-      return sink.write(stringifyJson(record, text) + '\n')
+      // The line's end goes on its own: joined to the record's text, it would have that text copied whole once more.
+      const waiting = sink.write(stringifyJson(record, text))
+      return waiting ? waiting.then(() => sink.write('\n')) : sink.write('\n')
     },
     end: async () => {},
   }
