@@ -6,7 +6,7 @@
  * command that installs them, except in CI, where a missing judge fails the run.
  */
 import assert from 'node:assert/strict'
-import { spawnSync, type SpawnSyncReturns } from 'node:child_process'
+import { spawn, spawnSync, type SpawnSyncReturns } from 'node:child_process'
 import { existsSync, readdirSync } from 'node:fs'
 import { join } from 'node:path'
 import { ROOT } from './cli.ts'
@@ -45,6 +45,21 @@ export function agentv(args: string[], cwd: string): SpawnSyncReturns<string> {
 }
 
 const RESULT = '\u0000evalferry-compat-result\u0000'
+const PRELUDE = `const result = (v) => process.stdout.write(${JSON.stringify(RESULT)} + JSON.stringify(v) + ${JSON.stringify(RESULT)});\n`
+
+function compatArgs(script: string, args: string[]): string[] {
+  return ['--input-type=module', '-e', PRELUDE + script, ...args]
+}
+
+const COMPAT_OPTIONS = { cwd: COMPAT, env: { PATH: process.env.PATH, HOME: process.env.HOME, NO_COLOR: '1' } }
+
+/** The value a compat script handed to `result`; a failure fails the test. */
+function compatResult<T>(status: number | null, stdout: string, stderr: string): T {
+  assert.equal(status, 0, `compat script failed:\n${stderr}`)
+  const parts = stdout.split(RESULT)
+  assert.ok(parts.length >= 3, `compat script gave no result:\n${stdout}\n${stderr}`)
+  return JSON.parse(parts[1]!) as T
+}
 
 /**
  * Runs an ES module `script` with compat/ as its folder (so it imports compat's packages by name),
@@ -52,17 +67,27 @@ const RESULT = '\u0000evalferry-compat-result\u0000'
  * `result(value)`; what the tools print around it is left aside. A failure fails the test.
  */
 export function runInCompat<T = unknown>(script: string, args: string[] = []): T {
-  const prelude = `const result = (v) => process.stdout.write(${JSON.stringify(RESULT)} + JSON.stringify(v) + ${JSON.stringify(RESULT)});\n`
-  const run = spawnSync(process.execPath, ['--input-type=module', '-e', prelude + script, ...args], {
-    cwd: COMPAT,
-    encoding: 'utf8',
-    env: { PATH: process.env.PATH, HOME: process.env.HOME, NO_COLOR: '1' },
-    maxBuffer: 1 << 28,
+  const run = spawnSync(process.execPath, compatArgs(script, args), { ...COMPAT_OPTIONS, encoding: 'utf8', maxBuffer: 1 << 28 })
+  return compatResult<T>(run.status, run.stdout, run.stderr)
+}
+
+/** `runInCompat` without blocking this process: a server the test runs here can answer the script. */
+export function runInCompatAsync<T = unknown>(script: string, args: string[] = []): Promise<T> {
+  const child = spawn(process.execPath, compatArgs(script, args), COMPAT_OPTIONS)
+  let stdout = ''
+  let stderr = ''
+  child.stdout.on('data', (c: Buffer) => (stdout += c.toString()))
+  child.stderr.on('data', (c: Buffer) => (stderr += c.toString()))
+  return new Promise((resolve, reject) => {
+    child.on('error', reject)
+    child.on('close', (status) => {
+      try {
+        resolve(compatResult<T>(status, stdout, stderr))
+      } catch (error) {
+        reject(error)
+      }
+    })
   })
-  assert.equal(run.status, 0, `compat script failed:\n${run.stderr}`)
-  const parts = run.stdout.split(RESULT)
-  assert.ok(parts.length >= 3, `compat script gave no result:\n${run.stdout}\n${run.stderr}`)
-  return JSON.parse(parts[1]!) as T
 }
 
 /** The module of agentv 4.42.4's bundle that exports its loaders (`loadTests`...), for `import()`. */

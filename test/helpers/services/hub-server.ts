@@ -81,7 +81,7 @@ export class HubStandIn extends StandIn {
     return undefined
   }
 
-  protected route(method: string, path: string, query: URLSearchParams, body: Buffer): Routed | undefined {
+  protected route(method: string, path: string, query: URLSearchParams, body: Buffer, headers: IncomingMessage['headers']): Routed | undefined {
     let m: RegExpExecArray | null
     if (method === 'POST' && path === '/api/repos/create') return { route: 'POST /api/repos/create', handle: () => this.create(JSON.parse(body.toString('utf8')) as Json) }
     if (method === 'GET' && (m = /^\/api\/datasets\/([^/]+)\/([^/]+)\/revision\/(.+)$/.exec(path))) {
@@ -94,7 +94,7 @@ export class HubStandIn extends StandIn {
     }
     if ((method === 'GET' || method === 'HEAD') && (m = /^\/datasets\/([^/]+)\/([^/]+)\/resolve\/([^/]+)\/(.+)$/.exec(path))) {
       const [, o, n, rev, file] = m
-      return { route: 'GET /datasets/{repo}/resolve/{rev}/{path}', handle: () => this.resolve(`${o}/${n}`, decodeURIComponent(rev!), file!) }
+      return { route: 'GET /datasets/{repo}/resolve/{rev}/{path}', handle: () => this.resolve(`${o}/${n}`, decodeURIComponent(rev!), file!, headers.range) }
     }
     if (method === 'POST' && (m = /^\/api\/datasets\/([^/]+)\/([^/]+)\/preupload\/(.+)$/.exec(path))) {
       return { route: 'POST /api/datasets/{repo}/preupload/{rev}', handle: () => this.preupload(JSON.parse(body.toString('utf8')) as Json) }
@@ -142,12 +142,14 @@ export class HubStandIn extends StandIn {
     return { status: 200, body: page, ...(next ? { headers: { link: `<${next}>; rel="next"` } } : {}) }
   }
 
-  private resolve(id: string, rev: string, file: string): Handled {
+  private resolve(id: string, rev: string, file: string, range: string | undefined): Handled {
     const repo = this.repos.get(id)
     const sha = repo && this.commitOf(repo, rev)
     const stored = sha ? repo!.commits.get(sha)!.get(decodeURIComponent(file)) : undefined
     if (!stored) return { status: 404, body: { error: 'Entry not found' }, headers: { 'x-error-code': 'EntryNotFound' } }
     const headers = { 'x-repo-commit': sha!, etag: `"${stored.lfs ? sha256(stored.content) : blobId(stored.content)}"` }
+    // The JS client's probe (`Range: bytes=0-0`) is answered here, with the size, in an ordinary content type.
+    if (range === 'bytes=0-0') return { status: 206, raw: stored.content.subarray(0, 1), headers: { ...headers, 'content-type': 'application/octet-stream', 'content-range': `bytes 0-0/${stored.content.length}` } }
     if (stored.lfs) return { status: 302, headers: { ...headers, location: `${this.cdn.url}/objects/${sha256(stored.content)}` } }
     return { status: 200, raw: stored.content, headers: { ...headers, 'content-type': 'application/octet-stream' } }
   }

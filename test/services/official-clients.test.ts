@@ -1,0 +1,104 @@
+/**
+ * The stand-ins checked against the services' official clients (the `langsmith` npm client and
+ * `@huggingface/hub`, from compat/): each reads back what evalferry pushed, as the same records,
+ * and evalferry reads back what the client pushed.
+ */
+import assert from 'node:assert/strict'
+import { readFileSync, writeFileSync } from 'node:fs'
+import { join } from 'node:path'
+import { describe, test } from 'node:test'
+import { convert } from '../../src/index.ts'
+import { judgedBy, runInCompatAsync } from '../helpers/compat.ts'
+import { CdnStandIn, HubStandIn } from '../helpers/services/hub-server.ts'
+import { LangSmithStandIn } from '../helpers/services/langsmith-server.ts'
+import { tempDir } from '../helpers/temp.ts'
+
+const dir = tempDir('evalferry-clients-')
+const jsonLines = (path: string): Record<string, unknown>[] => readFileSync(path, 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l) as Record<string, unknown>)
+
+describe('the langsmith client', () => {
+  test('reads what evalferry pushed, and evalferry reads what it pushed', judgedBy('langsmith'), async () => {
+    const server = await new LangSmithStandIn().start()
+    try {
+      const env = { LANGSMITH_API_KEY: server.apiKey, LANGSMITH_ENDPOINT: server.url }
+      const input = join(import.meta.dirname, '..', 'fixtures', 'langsmith', 'kv.jsonl')
+      await convert({ input, output: 'langsmith://by-evalferry', from: 'langsmith', to: 'langsmith', env })
+      const read = await runInCompatAsync<{ inputs: unknown; outputs: unknown; split: unknown }[]>(
+        `import { Client } from 'langsmith'
+         const client = new Client({ apiUrl: process.argv[1], apiKey: process.argv[2] })
+         const out = []
+         for await (const e of client.listExamples({ datasetName: 'by-evalferry' })) out.push({ inputs: e.inputs, outputs: e.outputs, split: e.metadata.dataset_split })
+         result(out)`,
+        [server.url, server.apiKey],
+      )
+      assert.deepEqual(
+        read,
+        jsonLines(input).map((r) => ({ inputs: r.inputs, outputs: r.outputs, split: (r.metadata as { dataset_split?: unknown }).dataset_split ?? ['base'] })),
+      )
+      await runInCompatAsync(
+        `import { Client } from 'langsmith'
+         const client = new Client({ apiUrl: process.argv[1], apiKey: process.argv[2] })
+         const dataset = await client.createDataset('by-client', { dataType: 'kv' })
+         await client.createExamples([
+           { inputs: { question: 'What is 2 + 2?' }, outputs: { answer: '4' }, metadata: { level: 1 }, split: 'test', dataset_id: dataset.id },
+           { inputs: { question: 'Capital of Peru?' }, outputs: { answer: 'Lima' }, dataset_id: dataset.id },
+         ])
+         result(dataset.id)`,
+        [server.url, server.apiKey],
+      )
+      const back = join(dir, 'by-client.jsonl')
+      await convert({ input: 'langsmith://by-client', output: back, to: 'langsmith', env })
+      assert.deepEqual(
+        jsonLines(back).map(({ id: _id, ...r }) => r),
+        [
+          { inputs: { question: 'What is 2 + 2?' }, outputs: { answer: '4' }, metadata: { level: 1, dataset_split: ['test'] } },
+          { inputs: { question: 'Capital of Peru?' }, outputs: { answer: 'Lima' }, metadata: { dataset_split: ['base'] } },
+        ],
+      )
+    } finally {
+      await server.stop()
+    }
+  })
+})
+
+describe('@huggingface/hub', () => {
+  test('reads what evalferry pushed, and evalferry reads what it uploaded', judgedBy('@huggingface/hub'), async () => {
+    const cdn = await new CdnStandIn().start()
+    const hub = await new HubStandIn(cdn).start()
+    try {
+      const env = { HF_TOKEN: hub.token, HF_ENDPOINT: hub.url, EVALFERRY_CACHE_DIR: join(dir, 'cache') }
+      const input = join(dir, 'rows.jsonl')
+      writeFileSync(input, '{"question":"q1","answer":"a1"}\n{"question":"q2","answer":"a2"}\n')
+      await convert({ input, output: 'hf://datasets/acme/by-evalferry', from: 'hf', to: 'hf', env })
+      const listed = await runInCompatAsync<{ files: string[]; card: string; parquetBytes: number }>(
+        `import { listFiles, downloadFile } from '@huggingface/hub'
+         const [hubUrl, accessToken] = process.argv.slice(1)
+         const repo = { type: 'dataset', name: 'acme/by-evalferry' }
+         const files = []
+         for await (const f of listFiles({ repo, hubUrl, accessToken, recursive: true })) if (f.type === 'file') files.push(f.path)
+         const card = await (await downloadFile({ repo, path: 'README.md', hubUrl, accessToken })).text()
+         const parquet = await downloadFile({ repo, path: 'data/train-00000-of-00001.parquet', hubUrl, accessToken })
+         result({ files: files.sort(), card, parquetBytes: (await parquet.arrayBuffer()).byteLength })`,
+        [hub.url, hub.token],
+      )
+      assert.deepEqual(listed.files, ['.gitattributes', 'README.md', 'data/train-00000-of-00001.parquet'])
+      assert.match(listed.card, /path: data\/train-\*/)
+      assert.equal(listed.parquetBytes, hub.filesOf('acme/by-evalferry').get('data/train-00000-of-00001.parquet')!.length)
+      await runInCompatAsync(
+        `import { createRepo, uploadFiles } from '@huggingface/hub'
+         const [hubUrl, accessToken] = process.argv.slice(1)
+         const repo = { type: 'dataset', name: 'acme/by-client' }
+         await createRepo({ repo, hubUrl, accessToken })
+         await uploadFiles({ repo, hubUrl, accessToken, useXet: false, files: [{ path: 'data/test.jsonl', content: new Blob(['{"question":"q9","answer":"a9"}\\n']) }] })
+         result(true)`,
+        [hub.url, hub.token],
+      )
+      const back = join(dir, 'by-client.jsonl')
+      await convert({ input: 'hf://datasets/acme/by-client/default/test', output: back, to: 'hf', env })
+      assert.deepEqual(jsonLines(back), [{ question: 'q9', answer: 'a9' }])
+    } finally {
+      await hub.stop()
+      await cdn.stop()
+    }
+  })
+})
