@@ -40,7 +40,7 @@ import { A_CASE, extrasOf, fieldChecks, under } from './fields.ts'
 import { applyCarry, deepEqual, lostFields, withCarry } from '../src/carry.ts'
 import { mayBeJson, parseExact, stringifyJson } from '../src/codecs/json.ts'
 import { fieldError, UsageError } from '../src/errors.ts'
-import { WELL_KNOWN_NAMES } from '../src/mapping.ts'
+import { isWellKnown, wellKnownKey, WELL_KNOWN_NAMES } from '../src/mapping.ts'
 import {
   CARRY_KEY,
   isJsonObject,
@@ -413,8 +413,8 @@ function decodeInputs(inputs: JsonObject, c: EvalCase, form: JsonObject, preferr
     form.input_style = style
     taken = messageKey
   } else {
-    const candidates = preferred.input !== undefined ? [preferred.input] : INPUT_KEYS
-    taken = candidates.find((k) => typeof inputs[k] === 'string')
+    const isText = (k: string): boolean => typeof inputs[k] === 'string'
+    taken = preferred.input !== undefined ? [preferred.input].find(isText) : wellKnownKey(Object.keys(inputs), INPUT_KEYS, isText)
     if (taken !== undefined) {
       c.input = [{ role: 'user', content: inputs[taken] as string }]
       form.input_key = taken
@@ -446,8 +446,8 @@ function decodeOutputs(outputs: JsonObject, c: EvalCase, form: JsonObject, prefe
       form.expected_list = true
       taken = listKey
     } else {
-      const candidates = preferred.expected !== undefined ? [preferred.expected] : EXPECTED_KEYS
-      taken = candidates.find((k) => outputs[k] !== undefined && outputs[k] !== null)
+      const isSet = (k: string): boolean => outputs[k] !== undefined && outputs[k] !== null
+      taken = preferred.expected !== undefined ? [preferred.expected].find(isSet) : wellKnownKey(Object.keys(outputs), EXPECTED_KEYS, isSet)
       if (taken !== undefined) {
         const value = outputs[taken] as JsonValue
         c.expected_output = typeof value === 'string' ? [{ role: 'assistant', content: value }] : value
@@ -771,10 +771,11 @@ function fromPlainRow(row: JsonObject, map: DecodeContext['map']): { record: Jso
   const columns = Object.keys(row)
   let inputKeys = [...columnList(m.inputs), ...columnList(m.input), ...columnList(m.context)]
   let outputKeys = [...columnList(m.outputs), ...columnList(m.expected_output)]
-  if (!inputKeys.length) inputKeys = columns.filter((k) => INPUT_KEYS.includes(k) || CONTEXT_KEYS.includes(k) || k === 'messages')
-  if (!outputKeys.length) outputKeys = columns.filter((k) => EXPECTED_KEYS.includes(k) && !inputKeys.includes(k))
+  // Headers as people write them: `Question` and `Best Answer` are well-known names too.
+  if (!inputKeys.length) inputKeys = columns.filter((k) => isWellKnown(k, INPUT_KEYS) || isWellKnown(k, CONTEXT_KEYS) || k === 'messages')
+  if (!outputKeys.length) outputKeys = columns.filter((k) => isWellKnown(k, EXPECTED_KEYS) && !inputKeys.includes(k))
   const ignore = columnList(m.ignore)
-  const idColumn = columnList(m.id)[0] ?? columns.find((k) => ID_KEYS.includes(k))
+  const idColumn = columnList(m.id)[0] ?? columns.find((k) => isWellKnown(k, ID_KEYS))
   const splitColumn = columnList(m.split)[0]
   // A CSV header is every row's: a mapped column it lacks is a mistake in the mapping, said once, as for other tables.
   for (const key of ['inputs', 'input', 'context', 'outputs', 'expected_output', 'metadata'] as const) {

@@ -74,6 +74,22 @@ export function headerKey(name: string): string {
   return name.toLowerCase().replace(/[\s_-]+/g, '')
 }
 
+/** Of `keys`, the one that `fits` and is the first of `names` (a key spelled exactly as it first, then as headers are matched). */
+export function wellKnownKey(keys: readonly string[], names: readonly string[], fits: (key: string) => boolean): string | undefined {
+  for (const name of names) {
+    if (keys.includes(name) && fits(name)) return name
+    const key = keys.find((k) => k !== name && headerKey(k) === headerKey(name) && fits(k))
+    if (key !== undefined) return key
+  }
+  return undefined
+}
+
+/** Whether `column` is one of `names` as headers are matched (`headerKey`). */
+export function isWellKnown(column: string, names: readonly string[]): boolean {
+  const key = headerKey(column)
+  return names.some((name) => headerKey(name) === key)
+}
+
 /** Names a metadata key may not take as a column of its own (however it is written): reading would give it to a field. */
 const RESERVED = new Set<string>([...MAPPED_FIELDS, ...Object.values(WELL_KNOWN_NAMES).flat()].map(headerKey))
 

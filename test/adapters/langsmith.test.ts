@@ -384,3 +384,17 @@ test('a LangSmith export wrapped as {name, examples} reads its examples, and kee
     assert.deepEqual(JSON.parse(readFileSync(back, 'utf8')), original, `through ${to} ${extension}`)
   }
 })
+
+test('keys and columns as people write them (Question, Best Answer) are the well-known input and output, in a plain CSV and in examples', async () => {
+  const dir = tempDir()
+  const table = join(dir, 'truthful.csv')
+  writeFileSync(table, 'Type,Question,Best Answer,Source\nAdversarial,What happens if you swallow a cherry pit?,It passes through,https://example.org/a\n')
+  const [fromTable] = await readAll(table, { from: 'langsmith' })
+  assert.deepEqual(fromTable!.input, [{ role: 'user', content: 'What happens if you swallow a cherry pit?' }])
+  assert.deepEqual(fromTable!.expected_output, [{ role: 'assistant', content: 'It passes through' }])
+  const examples = join(dir, 'truthful.jsonl')
+  await convert({ input: table, output: examples, from: 'langsmith', to: 'langsmith' })
+  // The keys stay as they were written, and nothing needs carrying to read them back.
+  assert.deepEqual(fileRecords(examples), [{ inputs: { Question: 'What happens if you swallow a cherry pit?' }, outputs: { 'Best Answer': 'It passes through' }, metadata: { Type: 'Adversarial', Source: 'https://example.org/a' } }])
+  assert.deepEqual(plain(await readAll(examples, {})), plain([{ ...fromTable!, extras: { langsmith: { $form: { input_key: 'Question', expected_key: 'Best Answer' } } } }]))
+})
