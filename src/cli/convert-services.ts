@@ -10,17 +10,19 @@ import type { ServiceReport } from '../services/convert.ts'
 import { stringOption, type CommandContext } from './command.ts'
 import { containerOption, dialectOption, formatOption, mapOption, onErrorOption } from './options.ts'
 import { requireChoice } from '../pipeline.ts'
+import { ProgressBar } from '../progress.ts'
 
 /** Whether the command line names a service as its input or output. */
 export function namesService(positionals: string[], output: string | undefined): boolean {
   return positionals.some(isAddress) || isAddress(output)
 }
 
-export async function convertServices({ positionals, values, stdout, stderr, env }: CommandContext): Promise<number> {
+export async function convertServices({ positionals, values, stdout, stderr, env, interactive }: CommandContext): Promise<number> {
   if (positionals.length !== 1) throw new UsageError('a service address converts on its own: name one input')
   const input = positionals[0]!
   const output = stdoutAsDash(stringOption(values, 'output') ?? STDIO)
   if (values.shard !== undefined && isAddress(output)) throw new UsageError('--shard writes a part of the input; a push takes the whole dataset')
+  if (values.shard !== undefined) throw new UsageError(`--shard splits local files; ${input} is read from its service: convert it to a file first, then shard that`)
   const ifExists = stringOption(values, 'if-exists')
   requireChoice('--if-exists', ifExists, IF_EXISTS)
   const timeoutText = stringOption(values, 'timeout')
@@ -41,6 +43,9 @@ export async function convertServices({ positionals, values, stdout, stderr, env
   const cacheDir = stringOption(values, 'cache-dir')
   let report: ServiceReport | undefined
   let failure: unknown
+  // Records read, converted and sent: what a bar can count of a service, whose size is not known beforehand.
+  const progress = { records: 0, bytes: 0 }
+  const bar = interactive ? new ProgressBar(stderr, () => ({ filesDone: 0, filesTotal: 1, records: progress.records, bytesDone: progress.bytes, bytesTotal: undefined })) : undefined
   try {
     report = (await convert({
       input,
@@ -60,10 +65,13 @@ export async function convertServices({ positionals, values, stdout, stderr, env
       ...(offline ? { offline: true } : {}),
       ...(cacheDir ? { cacheDir } : {}),
       env,
+      ...(bar ? { progress } : {}),
     })) as ServiceReport
   } catch (error) {
     failure = error
     if (error instanceof EvalferryError) report = error.report as ServiceReport | undefined
+  } finally {
+    bar?.stop()
   }
   if (reportFile) {
     if (report) {

@@ -53,6 +53,7 @@ export async function convertWithServices(options: ConvertOptions & ServiceOptio
     ...(options.cacheDir ? { cacheDir: options.cacheDir } : {}),
     ...(options.offline ? { offline: true } : {}),
     ...(options.log ? { log: options.log } : {}),
+    ...(options.progress ? { progress: options.progress } : {}),
   }
   const dir = await mkdtemp(join(tmpdir(), 'evalferry-'))
   try {

@@ -1,6 +1,6 @@
 /** hf://datasets/ as input and output, against a Hub stand-in and a second origin for LFS bytes, on loopback. */
 import assert from 'node:assert/strict'
-import { readFileSync, writeFileSync } from 'node:fs'
+import { readdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { after, before, beforeEach, describe, test } from 'node:test'
 import { convert } from '../../src/index.ts'
@@ -150,6 +150,10 @@ describe('hf:// reads', () => {
     assert.equal(run.code, 0, run.stderr)
     assert.equal(requests() - before, 0)
     assert.deepEqual(jsonLines(offline), jsonLines(input))
+    // The cache holds the files, the commit and the listing, never the token.
+    const cached = readdirSync(env.EVALFERRY_CACHE_DIR!, { recursive: true, withFileTypes: true }).filter((e) => e.isFile())
+    assert.ok(cached.length >= 3)
+    for (const entry of cached) assert.ok(!readFileSync(join(entry.parentPath, entry.name)).includes(hub.token), entry.name)
     const cold = await runCli(['convert', 'hf://datasets/acme/cached', '--to', 'hf', '-o', join(dir, 'cold.jsonl'), '--offline'], { ...env, EVALFERRY_CACHE_DIR: join(dir, 'cold-cache') })
     assert.equal(cold.code, 3)
     assert.match(cold.stderr, /--offline forbids asking the Hub/)

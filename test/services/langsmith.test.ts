@@ -174,6 +174,13 @@ describe('langsmith:// failures', () => {
     assert.ok(!refused.stderr.includes(wrong) && !refused.stdout.includes(wrong))
   })
 
+  test('--shard of a service is refused, not ignored', async () => {
+    const run = await runCli(['convert', 'langsmith://x', '--to', 'deepeval', '-o', join(dir, 's.json'), '--shard', '1/2'], env)
+    assert.equal(run.code, 2)
+    assert.match(run.stderr, /--shard splits local files; langsmith:\/\/x is read from its service/)
+    assert.equal(server.count(), 0)
+  })
+
   test('a dataset that is not there is exit 3 naming it', async () => {
     const run = await runCli(['convert', 'langsmith://nowhere', '--to', 'deepeval', '-o', join(dir, 'n.json')], env)
     assert.equal(run.code, 3)
