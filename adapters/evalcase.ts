@@ -37,7 +37,7 @@ import {
   type ToolCall,
 } from '../src/model.ts'
 import { LIST_KEY } from '../src/codecs/types.ts'
-import type { Adapter, Container, DecodeContext, EncodeContext, FileLayout, SniffSample } from './types.ts'
+import type { Adapter, Container, DecodeContext, EncodeContext, FileLayout, Refusal, SniffSample } from './types.ts'
 
 const FORMAT = 'evalcase'
 const { describeType, expectString, expectObject } = fieldChecks('a mapping')
@@ -255,13 +255,19 @@ function isAgentv(listKey: unknown): boolean {
 
 /**
  * The dialect of the file being read, from the list key the YAML reader reports, kept for the
- * whole file. `evalcases`, the default, is taken off the header, so that it rides in no case.
+ * whole file. The list key stays among the file's keys, so that the cases are written back in it,
+ * from another format too; but the default, `tests:` under AgentV's `$schema`, is taken off the
+ * header, so that it rides in no case.
  */
 function fileIsAgentv(ctx: DecodeContext): boolean {
   if (typeof ctx.state.agentv !== 'boolean') {
     const listKey = ctx.header[LIST_KEY]
     ctx.state.agentv = isAgentv(listKey)
-    if (listKey === 'evalcases') delete ctx.header[LIST_KEY]
+    if (listKey === 'tests' && ctx.header.$schema === AGENTV_SCHEMA) {
+      delete ctx.header[LIST_KEY]
+      delete ctx.header.$schema
+      ctx.state.agentvSchema = true
+    }
   }
   return ctx.state.agentv as boolean
 }
@@ -435,6 +441,13 @@ function imageUrl(messages: unknown, key: string): { url: string; field: string 
   return undefined
 }
 
+/** The first message of `messages` whose role `agentv validate` refuses, with its field path. */
+function roleRefused(messages: unknown, key: string): { role: string; field: string } | undefined {
+  if (!isMessageList(messages)) return undefined
+  const i = messages.findIndex((m) => !VALIDATE_ROLES.includes(m.role))
+  return i < 0 ? undefined : { role: messages[i]!.role, field: `${key}[${i}].role` }
+}
+
 function encodeRubric(r: Rubric, agentv: boolean): JsonValue {
   const extras = ownExtras(r)
   const textKey = typeof extras.$text_key === 'string' ? extras.$text_key : undefined
@@ -467,12 +480,18 @@ function writtenListKey(ctx: EncodeContext): string | undefined {
   return ctx.layout ? ctx.layout.listKey : dialectListKey(ctx.container, ctx.dialect)
 }
 
-/** The list key `--dialect` asks for, or, without one, the default of the container. */
+/**
+ * The list key `--dialect` asks for, or, without one, the default of the container: AgentV 4's
+ * `tests:`, which the current AgentV validates and runs (it refuses a file of `evalcases:`).
+ */
 function dialectListKey(container: Container, dialect: string | undefined): string | undefined {
-  if (dialect === 'agentv') return 'tests'
-  if (dialect === 'evalcase' || container === 'yaml') return 'evalcases'
+  if (dialect === 'evalcase') return 'evalcases'
+  if (dialect === 'agentv' || container === 'yaml') return 'tests'
   return undefined
 }
+
+/** The `$schema` by which `agentv validate` knows an eval file whatever its name (else only `*.eval.yaml`). */
+const AGENTV_SCHEMA = 'agentv-eval-v2'
 
 /** The warning for a key the source spelled as AgentV 4 no longer reads, written as it came. */
 const SUPERSEDED = (key: string, now: string, effect: string): string =>
@@ -528,12 +547,18 @@ function encodeCase(c: EvalCase, ctx: EncodeContext): JsonObject {
     }
   }
 
+  if (ctx.container === 'yaml' && writtenListKey(ctx) === 'tests') {
+    const role = roleRefused(input, 'input') ?? roleRefused(c.expected_output, 'expected_output')
+    if (role) ctx.warn(`a message of the role \`${role.role}\`, which agentv validate refuses in an eval file (it takes system, user and assistant; its loader reads \`tool\`)`, role.field)
+    if (typeof out.criteria === 'string' && out.criteria.trim() === '') ctx.warn('criteria of white space alone, which agentv validate refuses in an eval file (its loader reads it as none)', 'criteria')
+  }
+  if (out.input !== undefined && typeof out.input !== 'string' && 'input_files' in ownExtras(c)) ctx.warn(INPUT_FILES_SKIPPED, 'input_files')
   const image = imageUrl(input, 'input') ?? imageUrl(c.expected_output, 'expected_output')
   if (image) ctx.warn(`an image given as a URL (${image.url.slice(0, 80)}), which AgentV reads only from a file beside the dataset: it leaves the image out`, image.field)
 
   const graded = out.expected_outcome !== undefined || out.criteria !== undefined || c.expected_output !== undefined
   if (!graded && !('assertions' in ownExtras(c)) && !('assert' in ownExtras(c))) {
-    ctx.warn('the case has no criteria, expected output or assertions; AgentV skips such a case', 'expected_outcome')
+    ctx.warn('the case has no criteria, expected output or assertions; AgentV skips such a case', agentv ? 'criteria' : 'expected_outcome')
   } else if (!graded && ctx.container === 'jsonl' && !('assert' in ownExtras(c))) {
     // AgentV's JSON Lines loader counts a case complete by `assert` alone of the grader lists.
     ctx.warn('the case is graded only by `assertions`, which AgentV\'s JSON Lines loader does not count: it skips the case (give it criteria, or write YAML)', 'assertions')
@@ -599,6 +624,74 @@ function gradersFor(keys: JsonObject, forAgentv4: boolean, warn: (message: strin
 }
 
 // ---------------------------------------------------------------------------------------------
+// what AgentV 4.42.4 refuses or skips
+
+/** AgentV puts `input_files` before a text input; beside messages it finds no input. */
+const INPUT_FILES_SKIPPED = 'AgentV reads `input_files` only beside an input that is text: it skips this case, whose input is messages'
+
+/** The roles `agentv validate` takes in an eval file's messages (its loader takes `tool` too). */
+const VALIDATE_ROLES = ['system', 'user', 'assistant']
+/** List keys AgentV 4 reads besides `tests`, as deprecated names; `agentv validate` refuses a file of them. */
+const DEPRECATED_LISTS = ['evalcases', 'eval_cases']
+
+const text = (v: unknown): v is string => typeof v === 'string' && v.trim() !== ''
+
+/** The messages of an `input` or `expected_output` written as a list of them. */
+function listedMessages(value: unknown): JsonObject[] {
+  return Array.isArray(value) && value.length > 0 && isJsonObject(value[0]) && 'role' in value[0] ? value.filter(isJsonObject) : []
+}
+
+/**
+ * What AgentV 4.42.4 refuses in a case (`agentv validate`, which reads YAML eval files) or skips
+ * (its loaders, YAML and JSON Lines): a case needs a text id, an `input`, and criteria, an
+ * expected output, assertions or turns (its JSON Lines loader counts `assert` alone of the grader
+ * lists). The file's list key is told at its first case.
+ */
+function check(record: unknown, ctx: DecodeContext): Refusal[] {
+  // A case of AgentV 5's dialect is none of AgentV 4's.
+  if (!isJsonObject(record) || readsAgentv5(record, ctx)) return []
+  const out: Refusal[] = []
+  const yaml = ctx.container === 'yaml'
+  const listKey = ctx.header[LIST_KEY]
+  // `agentv validate` knows an eval file by its name or its `$schema`, and passes over any other.
+  if (yaml && ctx.index === 0 && listKey !== '' && !/\.eval\.ya?ml$/i.test(ctx.file) && ctx.header.$schema !== AGENTV_SCHEMA && ctx.state.agentvSchema !== true) {
+    ctx.warn(`agentv validate skips a file whose name does not end .eval.yaml and that has no \`$schema: ${AGENTV_SCHEMA}\`: it checks nothing here`)
+  }
+  if (yaml && ctx.index === 0 && typeof listKey === 'string') {
+    if (DEPRECATED_LISTS.includes(listKey)) out.push({ field: listKey, message: `agentv validate refuses a file whose cases are not under \`tests\` (its loader reads \`${listKey}\` as a deprecated name); evalferry convert --dialect agentv writes \`tests\`` })
+    else if (listKey === 'cases') out.push({ field: listKey, message: 'AgentV reads no cases under `cases` (its list is `tests`); evalferry convert --dialect agentv writes `tests`' })
+  }
+  if (!text(record.id)) out.push({ field: 'id', message: `AgentV skips a case whose id is not text (here ${describeType(record.id)}); write it quoted` })
+  const input = record.input
+  if (input === undefined || input === null || (Array.isArray(input) && input.length === 0)) {
+    const old = record.input_messages !== undefined ? ' (AgentV 4 no longer reads `input_messages`; evalferry convert --dialect agentv writes `input`)' : ''
+    if (record.input_files === undefined) out.push({ field: 'input', message: `AgentV skips a case without input${old}` })
+  }
+  if (record.input_files !== undefined && typeof input !== 'string') out.push({ field: 'input_files', message: INPUT_FILES_SKIPPED })
+  if (yaml) {
+    for (const key of ['input', 'expected_output']) {
+      listedMessages(record[key]).forEach((m, i) => {
+        const role = typeof m.role === 'string' ? `\`${m.role}\`` : describeType(m.role)
+        if (!VALIDATE_ROLES.includes(m.role as string)) out.push({ field: `${key}[${i}].role`, message: `agentv validate refuses the role ${role} (it takes ${VALIDATE_ROLES.join(', ')}; its loader reads \`tool\` too)` })
+      })
+    }
+    if (record.criteria !== undefined && !text(record.criteria)) out.push({ field: 'criteria', message: 'agentv validate refuses criteria that are not text, or empty' })
+  }
+  const expected = record.expected_output
+  const graded =
+    text(record.criteria) ||
+    text(record.expected_outcome) ||
+    (expected !== undefined && expected !== null && !(Array.isArray(expected) && expected.length === 0)) ||
+    record.assert !== undefined ||
+    (yaml && (record.assertions !== undefined || (Array.isArray(record.turns) && record.turns.length > 0)))
+  if (!graded) {
+    const why = !yaml && record.assertions !== undefined ? ' (its JSON Lines loader does not count `assertions`)' : record.expected_messages !== undefined ? ' (AgentV 4 no longer reads `expected_messages`)' : ''
+    out.push({ field: 'criteria', message: `AgentV skips a case without criteria, expected_output or assertions${why}` })
+  }
+  return out
+}
+
+// ---------------------------------------------------------------------------------------------
 // sniffing
 
 const CASE_MARKERS = ['expected_outcome', 'criteria', 'input_messages', 'expected_messages', 'rubrics', 'conversation_id', 'assertions', 'vars']
@@ -637,13 +730,16 @@ function layout(container: Container, sample: EvalCase[], ctx: EncodeContext): F
   delete header[LIST_KEY]
   // A bare list (an included case file) is written bare again.
   if (ctx.dialect === undefined && container === 'yaml' && remembered === '') return { header }
+  const fifth = sample.some((c) => form(c).dialect === AGENTV5)
   const listKey =
     ctx.dialect === undefined && container === 'yaml' && typeof remembered === 'string' && RECORD_KEYS.includes(remembered)
       ? remembered
-      : ctx.dialect === undefined && container === 'yaml' && sample.some((c) => form(c).dialect === AGENTV5)
+      : ctx.dialect === undefined && container === 'yaml' && fifth
         ? 'tests'
         : dialectListKey(container, ctx.dialect)
-  const named = gradersFor(header, listKey === 'tests', ctx.warn)
+  // A `tests:` file of AgentV 4's dialect whose dialect evalferry chose says so to AgentV, which then validates it under any name.
+  const schema: JsonObject = container === 'yaml' && listKey === 'tests' && remembered !== 'tests' && !fifth && !('$schema' in header) ? { $schema: AGENTV_SCHEMA } : {}
+  const named = gradersFor({ ...schema, ...header }, listKey === 'tests', ctx.warn)
   if (listKey === undefined) return { header: named }
   // The JSON Lines writer ignores the list key; it still tells the dialect.
   named[LIST_KEY] = listKey
@@ -670,6 +766,7 @@ const evalcase: Adapter = {
 
   layout,
   sniff,
+  check,
 
   include(record) {
     if (typeof record !== 'string' || !record.startsWith(INCLUDE_PREFIX)) return undefined

@@ -91,6 +91,12 @@ export interface FileLayout {
   fileCarry?: JsonObject
 }
 
+/** A field of a record that the format's own tool refuses or skips, and why. */
+export interface Refusal {
+  field: string
+  message: string
+}
+
 export interface SniffSample {
   container: Container
   /** The first records of the file, parsed. */
@@ -144,6 +150,12 @@ export interface Adapter {
 
   /** How sure (0 to 1) this format fits the sample. */
   sniff(sample: SniffSample): number
+
+  /**
+   * What the format's own tool refuses (its validator) or skips (its loader) in a record that
+   * reads: `validate` reports each as an error at its field. Called after `decode` succeeds.
+   */
+  check?(record: unknown, ctx: DecodeContext): Refusal[]
 
   /** Fields (dotted, of the canonical case) that must be present when writing; the pipeline generates ids. */
   requires?: ('id' | 'input')[]

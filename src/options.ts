@@ -62,6 +62,8 @@ export interface ReadOptions {
    * told which other formats read it. Detected here when `from` is absent.
    */
   guess?: Detection
+  /** What the format's own tool refuses or skips in a record that reads (`Adapter.check`) is an error in the report (as validate reads). */
+  check?: true
 }
 
 /** Where a run of records lies in a file: bytes [start, end), after `prefix` (a CSV header row), its first record on `line`. */
@@ -77,7 +79,7 @@ export interface WriteOptions {
   to: FormatOption
   /** The container; from the output's extension when absent. */
   container?: Container
-  /** `agentv` writes evalcase's `tests:`/`criteria` dialect; `evalcase` (the default) its `evalcases:`. */
+  /** `agentv` writes evalcase's `tests:`/`criteria` dialect (cases from other formats get it by default); `evalcase` its first, `evalcases:`. */
   dialect?: 'agentv' | 'evalcase'
   /** Carry what the target cannot express under `evalferry` (default true); false drops it. */
   extras?: boolean

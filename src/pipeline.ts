@@ -331,6 +331,18 @@ async function* readFile_(
       if (record.warnings) for (const warning of record.warnings) ctx.warn(warning)
       const decoded = adapter.decode(record.value, ctx)
       cases = Array.isArray(decoded) ? decoded : [decoded]
+      if (options.check && adapter.check && report) {
+        for (const { field, message } of adapter.check(record.value, ctx)) {
+          // On the field's own line, the record's column says nothing.
+          const line = record.fieldLine?.(field)
+          const location: Location = { ...where(), field }
+          if (line !== undefined) {
+            location.line = line
+            delete location.column
+          }
+          report.errors.push({ message, code: 'E_FIELD', location })
+        }
+      }
       if (ignored && report) countIgnored(report, ignored, record.value)
       for (const c of cases) {
         // The file's own ids are unique; a carry may restore a case's id that was not (see CaseEncoder).

@@ -13,7 +13,7 @@ const built = existsSync(join(ROOT, 'dist', 'src', 'index.js'))
 
 test('the README opens with the set-up command and the test command', () => {
   const [setup, tests] = blocks
-  assert.equal(setup?.code.trim(), 'npm ci && node bin/evalferry.js convert examples/goldens.json --to evalcase -o out/goldens.yaml')
+  assert.equal(setup?.code.trim(), 'npm ci && node bin/evalferry.js convert examples/goldens.json --to evalcase -o out/goldens.eval.yaml')
   assert.equal(tests?.code.trim(), 'npm test')
 })
 

@@ -7,8 +7,10 @@ import { expandInputs, filesProgress } from './inputs.ts'
 
 const usage = `Usage: evalferry validate <file...> [--from <format>] [--map k=v ...] [--from-container <container>] [--json]
 
-Parses and checks every record of each file and lists every error as file:line: field: message.
-Exits 1 when any record is bad. On a terminal, a progress bar shows on stderr as for convert.
+Parses and checks every record of each file against its format, and against what the format's
+own tool refuses or skips (AgentV 4.42.4 for evalcase: a case without id, input, or criteria,
+expected_output or assertions; a role it does not take), and lists every error as
+file:line: field: message. Exits 1 when any record is bad. On a terminal, a progress bar shows on stderr as for convert.
 --from, --map and --from-container are convert's.`
 
 const command: Command = {
@@ -38,6 +40,7 @@ const command: Command = {
             ...(container ? { container } : {}),
             ...(map ? { map } : {}),
             onError: 'skip',
+            check: true,
             report,
             ...(bar ? { progress: bar.reading } : {}),
           })) {

@@ -543,7 +543,7 @@ test('a conversation is shown as the input messages of a format without turns, a
   // As the formats show them: LangSmith's chat, evalcase's input (the scenario only where there are no turns).
   const example = JSON.parse(readFileSync(join(dir, 'turns.langsmith.jsonl'), 'utf8').split('\n')[0]!) as { inputs: { messages: { role: string; content: string; tool_calls?: { function: { name: string } }[] }[] } }
   assert.deepEqual(example.inputs.messages.map((m) => [m.role, m.content, m.tool_calls?.[0]?.function.name ?? null]), [['user', 'Cancel my plan', null], ['assistant', 'Done.', 'cancel']])
-  const evalcases = (parseYaml(readFileSync(join(dir, 'turns.evalcase.yaml'), 'utf8')) as { evalcases: { input: unknown }[] }).evalcases
+  const evalcases = (parseYaml(readFileSync(join(dir, 'turns.evalcase.yaml'), 'utf8')) as { tests: { input: unknown }[] }).tests
   assert.deepEqual((evalcases[0]!.input as { role: string; content: string }[]).map((m) => [m.role, m.content]), [['user', 'Cancel my plan'], ['assistant', 'Done.']])
   assert.equal(evalcases[1]!.input, 'User asks for a refund')
 })

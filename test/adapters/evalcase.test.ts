@@ -123,7 +123,8 @@ test('real 2026-02 basic: shorthands, blocks, structured output, file header', a
   const review = byId.get('code-review-javascript')
   assert.equal(review?.expected_outcome, 'Assistant provides helpful code analysis and mentions SUPERSECRET_INSTRUCTION_MARKER_JAVASCRIPT')
   assert.deepEqual(review?.input?.[1]?.content instanceof Array ? review.input[1].content[1] : undefined, { type: 'file', value: 'javascript.instructions.md' })
-  assert.deepEqual(review?.extras?.evalcase?.$file, { description: 'Example showing basic features, conversation threading, multiple evaluators', execution: { target: 'default' } })
+  // The list key tells the dialect, which the file is written back in.
+  assert.deepEqual(review?.extras?.evalcase?.$file, { description: 'Example showing basic features, conversation threading, multiple evaluators', execution: { target: 'default' }, $list: 'evalcases' })
 
   const python = byId.get('code-gen-python-comprehensive')
   assert.equal(python?.conversation_id, 'python-code-generation')
@@ -175,7 +176,7 @@ test('real 2026-02 composite: nested evaluators stay in execution', async () => 
   const cases = await readCases(join(REAL, 'agentv-2026-02/composite--dataset.yaml'))
   const evaluators = cases[3]?.execution?.evaluators as { evaluators: { name: string }[] }[]
   assert.deepEqual(evaluators[0]?.evaluators.map((e) => e.name), ['content_quality', 'safety'])
-  assert.deepEqual(cases[0]?.extras?.evalcase?.$file, { dataset: 'composite-evaluator-examples', execution: { target: 'default' } })
+  assert.deepEqual(cases[0]?.extras?.evalcase?.$file, { dataset: 'composite-evaluator-examples', execution: { target: 'default' }, $list: 'evalcases' })
 })
 
 test('real 4.42.4 assert: criteria and assertions', async () => {
@@ -229,11 +230,9 @@ for (const file of caseFiles(OWN)) {
 
 // --- writing cases from other formats --------------------------------------------------------------
 
-/** `cases` as read back from a written file: the first case carries the list key as its file key. */
-function withFile(cases: EvalCase[], listKey: string): EvalCase[] {
-  // The default `evalcases` is no file key.
-  if (listKey === 'evalcases') return cases
-  return cases.map((c, i) => (i === 0 ? { ...c, extras: { evalcase: { $file: { $list: listKey } } } } : c))
+/** `cases` as read back from a written file: the first case carries the file's keys (the list key among them), unless they are the default's. */
+function withFile(cases: EvalCase[], $file?: JsonObject): EvalCase[] {
+  return cases.map((c, i) => (i === 0 && $file ? { ...c, extras: { evalcase: { $file } } } : c))
 }
 
 const foreign: EvalCase[] = [
@@ -241,36 +240,48 @@ const foreign: EvalCase[] = [
   { id: 'q2', scenario: 'A user asks for a refund', expected_outcome: 'The refund is granted', turns: [{ role: 'user', content: 'Refund please' }] },
 ]
 
-test('cases from other formats: evalcases dialect with shorthands and expected_outcome', async () => {
+/** `foreign` as AgentV 4.42.4 validates and runs it: `tests:`, `criteria`, a rubric's `outcome`, and the schema that names the file an eval file. */
+const foreignInAgentv4 = {
+  $schema: 'agentv-eval-v2',
+  tests: [
+    { id: 'q1', criteria: 'Adds', input: 'What is 2+2?', expected_output: '4', rubrics: ['Is a number', { id: 'r2', outcome: 'Is exact', weight: 2 }] },
+    { id: 'q2', criteria: 'The refund is granted', input: 'Refund please', metadata: { evalferry: { input: null, scenario: 'A user asks for a refund', turns: [{ role: 'user', content: 'Refund please' }] } } },
+  ],
+}
+
+// The default was the seed's `evalcases:` dialect, which `agentv validate` 4.42.4 refuses ("Missing or invalid 'tests' field").
+test('cases from other formats are written as AgentV 4 validates them: tests, criteria, rubric outcome and $schema', async () => {
   const { text, output } = await writeCases(foreign, 'yaml')
+  assert.deepEqual(parseYaml(text), foreignInAgentv4)
+  assert.deepEqual(await readCases(output), withFile(foreign))
+})
+
+test('--dialect evalcase writes the seed dialect: evalcases, shorthands and expected_outcome', async () => {
+  const { text, output } = await writeCases(foreign, 'yaml', 'evalcase')
   assert.deepEqual(parseYaml(text), {
     evalcases: [
       { id: 'q1', expected_outcome: 'Adds', input: 'What is 2+2?', expected_output: '4', rubrics: ['Is a number', { id: 'r2', expected_outcome: 'Is exact', weight: 2 }] },
       { id: 'q2', expected_outcome: 'The refund is granted', input: 'Refund please', metadata: { evalferry: { input: null, scenario: 'A user asks for a refund', turns: [{ role: 'user', content: 'Refund please' }] } } },
     ],
   })
-  assert.deepEqual(await readCases(output), withFile(foreign, 'evalcases'))
+  assert.deepEqual(await readCases(output), withFile(foreign, { $list: 'evalcases' }))
 })
 
 test("a rubric's text written as expected_outcome, which AgentV 4 does not read, is warned of once per case; not in AgentV's dialect", async () => {
-  const warned = async (dialect?: 'agentv') => {
-    const output = join(scratch, `rubrics-${dialect ?? 'evalcase'}.yaml`)
+  const warned = async (dialect?: 'agentv' | 'evalcase') => {
+    const output = join(scratch, `rubrics-${dialect ?? 'default'}.yaml`)
     const report = await write(foreign, output, { to: 'evalcase', ...(dialect ? { dialect } : {}) })
     return report.warnings.filter((w) => w.location.field === 'rubrics').map((w) => [w.message, w.location.record])
   }
-  assert.deepEqual(await warned(), [["a rubric's text is written as `expected_outcome`, as the evalcase format spells it, which AgentV 4 does not read (it reads `outcome`); --dialect agentv writes `outcome`", 0]])
+  assert.deepEqual(await warned('evalcase'), [["a rubric's text is written as `expected_outcome`, as the evalcase format spells it, which AgentV 4 does not read (it reads `outcome`); --dialect agentv writes `outcome`", 0]])
   assert.deepEqual(await warned('agentv'), [])
+  assert.deepEqual(await warned(), [])
 })
 
-test('cases from other formats with --dialect agentv: tests, criteria and rubric outcome', async () => {
+test('cases from other formats with --dialect agentv: the default, tests, criteria and rubric outcome', async () => {
   const { text, output } = await writeCases(foreign, 'yaml', 'agentv')
-  assert.deepEqual(parseYaml(text), {
-    tests: [
-      { id: 'q1', criteria: 'Adds', input: 'What is 2+2?', expected_output: '4', rubrics: ['Is a number', { id: 'r2', outcome: 'Is exact', weight: 2 }] },
-      { id: 'q2', criteria: 'The refund is granted', input: 'Refund please', metadata: { evalferry: { input: null, scenario: 'A user asks for a refund', turns: [{ role: 'user', content: 'Refund please' }] } } },
-    ],
-  })
-  assert.deepEqual(await readCases(output), withFile(foreign, 'tests'))
+  assert.deepEqual(parseYaml(text), foreignInAgentv4)
+  assert.deepEqual(await readCases(output), withFile(foreign))
 })
 
 test('--dialect agentv writes input for input_messages, which AgentV 4 no longer reads, and criteria for expected_outcome; the default dialect keeps them and warns', async () => {
@@ -608,7 +619,7 @@ test('a key that is a list, a mapping or binary data is refused at its line and 
     writeFileSync(join(dir, 'scalar.yaml'), 'evalcases:\n  - id: d\n    input: hi\n    metadata:\n      ? long key\n      : v\n')
     assert.deepEqual((await readCases(join(dir, 'scalar.yaml')))[0]!.metadata, { 'long key': 'v' })
     writeFileSync(join(dir, 'no-value.yaml'), 'description: d\n? version\nevalcases:\n  - id: h\n    input: hi\n')
-    assert.deepEqual((await readCases(join(dir, 'no-value.yaml')))[0]!.extras?.evalcase?.$file, { description: 'd', version: null })
+    assert.deepEqual((await readCases(join(dir, 'no-value.yaml')))[0]!.extras?.evalcase?.$file, { description: 'd', version: null, $list: 'evalcases' })
     await new Promise((resolve) => setImmediate(resolve))
     assert.deepEqual(warnings, [])
   } finally {
@@ -625,12 +636,12 @@ test('a key written empty (note:, metadata:, expected_output: null) is read, wri
     const [c] = await readCases(input)
     assert.equal(c!.expected_output, undefined)
     assert.equal(c!.metadata, undefined)
-    assert.deepEqual(c!.extras?.evalcase, { note: null, metadata: null, expected_output: null })
+    assert.deepEqual(c!.extras?.evalcase, { note: null, metadata: null, expected_output: null, $file: { $list: 'evalcases' } })
 
-    // DeepEval gets no expected output (null, not the text "null"); the empty keys travel in the carry.
+    // DeepEval gets no expected output (null, not the text "null"); the empty keys travel in the carry, and the dialect (`evalcases:`) with the file's keys.
     const goldens = join(dir, 'goldens.json')
     const report = await convert({ input, output: goldens, from: 'evalcase', to: 'deepeval' })
-    assert.deepEqual(report.carried, { id: 1, expected_outcome: 1, 'extras.evalcase.note': 1, 'extras.evalcase.metadata': 1, 'extras.evalcase.expected_output': 1 })
+    assert.deepEqual(report.carried, { id: 1, expected_outcome: 1, 'extras.evalcase.note': 1, 'extras.evalcase.metadata': 1, 'extras.evalcase.expected_output': 1, 'extras.evalcase.$file': 1 })
     const [golden] = JSON.parse(readFileSync(goldens, 'utf8'))
     assert.equal(golden.expected_output, null)
 

@@ -23,7 +23,8 @@ export interface Fixture {
   includes: boolean
 }
 
-function walk(dir: string): string[] {
+/** Every file under `dir`, in no set order (none where it does not exist). */
+export function walk(dir: string): string[] {
   if (!existsSync(dir)) return []
   return readdirSync(dir).flatMap((name) => {
     const path = join(dir, name)
