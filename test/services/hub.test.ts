@@ -15,7 +15,7 @@ let env: NodeJS.ProcessEnv
 let cacheCount = 0
 
 before(async () => {
-  cdn = await new CdnStandIn().start()
+  cdn = await new CdnStandIn().start('127.0.0.2')
   hub = await new HubStandIn(cdn).start()
 })
 after(async () => {

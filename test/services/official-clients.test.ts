@@ -8,7 +8,8 @@ import { readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { describe, test } from 'node:test'
 import { convert } from '../../src/index.ts'
-import { judgedBy, runInCompatAsync } from '../helpers/compat.ts'
+import { spawn } from 'node:child_process'
+import { COMPAT_PYTHON, judgedBy, runInCompatAsync } from '../helpers/compat.ts'
 import { CdnStandIn, HubStandIn } from '../helpers/services/hub-server.ts'
 import { LangSmithStandIn } from '../helpers/services/langsmith-server.ts'
 import { tempDir } from '../helpers/temp.ts'
@@ -63,7 +64,7 @@ describe('the langsmith client', () => {
 
 describe('@huggingface/hub', () => {
   test('reads what evalferry pushed, and evalferry reads what it uploaded', judgedBy('@huggingface/hub'), async () => {
-    const cdn = await new CdnStandIn().start()
+    const cdn = await new CdnStandIn().start('127.0.0.2')
     const hub = await new HubStandIn(cdn).start()
     try {
       const env = { HF_TOKEN: hub.token, HF_ENDPOINT: hub.url, EVALFERRY_CACHE_DIR: join(dir, 'cache') }
@@ -99,6 +100,81 @@ describe('@huggingface/hub', () => {
     } finally {
       await hub.stop()
       await cdn.stop()
+    }
+  })
+})
+
+/** What a Python script prints, run by compat's Python with `env` (not offline: it talks to a stand-in), without blocking this process. */
+function python(script: string, env: NodeJS.ProcessEnv): Promise<string> {
+  const child = spawn(COMPAT_PYTHON, ['-c', script], { env: { PATH: process.env.PATH, HOME: dir, HF_HUB_DISABLE_TELEMETRY: '1', ...env } })
+  let stdout = ''
+  let stderr = ''
+  child.stdout.on('data', (c: Buffer) => (stdout += c.toString()))
+  child.stderr.on('data', (c: Buffer) => (stderr += c.toString()))
+  return new Promise((resolve, reject) => child.on('close', (code) => (code === 0 ? resolve(stdout) : reject(new Error(`python failed (${code}):\n${stderr}`)))))
+}
+
+describe('Python huggingface_hub and langsmith', () => {
+  test('huggingface_hub downloads what evalferry pushed, and evalferry reads what it committed', judgedBy('python'), async () => {
+    const cdn = await new CdnStandIn().start('127.0.0.2')
+    const hub = await new HubStandIn(cdn).start()
+    try {
+      const env = { HF_TOKEN: hub.token, HF_ENDPOINT: hub.url, EVALFERRY_CACHE_DIR: join(dir, 'py-cache') }
+      const input = join(dir, 'py-rows.jsonl')
+      writeFileSync(input, '{"question":"q1","answer":"a1"}\n{"question":"q2","answer":"a2"}\n')
+      await convert({ input, output: 'hf://datasets/acme/py-by-evalferry/default/test', from: 'hf', to: 'hf', env })
+      const read = await python(
+        `import json, pyarrow.parquet as pq
+from huggingface_hub import HfApi, hf_hub_download
+api = HfApi()
+files = sorted(api.list_repo_files('acme/py-by-evalferry', repo_type='dataset'))
+path = hf_hub_download('acme/py-by-evalferry', 'data/test-00000-of-00001.parquet', repo_type='dataset', cache_dir='${join(dir, 'py-hf-cache')}')
+print(json.dumps({'files': files, 'rows': pq.read_table(path).to_pylist()}))`,
+        env,
+      )
+      assert.deepEqual(JSON.parse(read), { files: ['.gitattributes', 'README.md', 'data/test-00000-of-00001.parquet'], rows: [{ question: 'q1', answer: 'a1' }, { question: 'q2', answer: 'a2' }] })
+      await python(
+        `from huggingface_hub import HfApi, CommitOperationAdd
+api = HfApi()
+api.create_repo('acme/py-by-client', repo_type='dataset')
+api.create_commit('acme/py-by-client', repo_type='dataset', commit_message='rows', operations=[CommitOperationAdd('data/validation.jsonl', b'{"question": "q7", "answer": "a7"}\\n')])`,
+        env,
+      )
+      const back = join(dir, 'py-by-client.jsonl')
+      await convert({ input: 'hf://datasets/acme/py-by-client/default/validation', output: back, to: 'hf', env })
+      assert.deepEqual(jsonLines(back), [{ question: 'q7', answer: 'a7' }])
+    } finally {
+      await hub.stop()
+      await cdn.stop()
+    }
+  })
+
+  test('langsmith lists what evalferry pushed, and evalferry reads what it created', judgedBy('python'), async () => {
+    const server = await new LangSmithStandIn().start()
+    try {
+      const env = { LANGSMITH_API_KEY: server.apiKey, LANGSMITH_ENDPOINT: server.url }
+      const input = join(import.meta.dirname, '..', 'fixtures', 'langsmith', 'kv.jsonl')
+      await convert({ input, output: 'langsmith://py-by-evalferry', from: 'langsmith', to: 'langsmith', env })
+      const read = await python(
+        `import json
+from langsmith import Client
+client = Client()
+print(json.dumps([{'inputs': e.inputs, 'outputs': e.outputs} for e in client.list_examples(dataset_name='py-by-evalferry')]))`,
+        env,
+      )
+      assert.deepEqual(JSON.parse(read), jsonLines(input).map((r) => ({ inputs: r.inputs, outputs: r.outputs })))
+      await python(
+        `from langsmith import Client
+client = Client()
+dataset = client.create_dataset('py-by-client')
+client.create_examples(dataset_id=dataset.id, examples=[{'inputs': {'question': 'Largest ocean?'}, 'outputs': {'answer': 'Pacific'}, 'split': 'test'}])`,
+        env,
+      )
+      const back = join(dir, 'py-by-client.jsonl')
+      await convert({ input: 'langsmith://py-by-client', output: back, to: 'langsmith', env })
+      assert.deepEqual(jsonLines(back).map(({ id: _id, ...r }) => r), [{ inputs: { question: 'Largest ocean?' }, outputs: { answer: 'Pacific' }, metadata: { dataset_split: ['test'] } }])
+    } finally {
+      await server.stop()
     }
   })
 })

@@ -35,7 +35,7 @@ export class CdnStandIn extends StandIn {
     const m = /^\/objects\/([0-9a-f]{64})$/.exec(path)
     if (!m) return undefined
     const oid = m[1]!
-    if (method === 'GET') return { route: 'GET /objects/{oid}', handle: () => (this.objects.has(oid) ? { status: 200, raw: this.objects.get(oid)!, headers: { 'content-type': 'application/octet-stream' } } : { status: 404, body: { error: 'no object' } }) }
+    if (method === 'GET' || method === 'HEAD') return { route: 'GET /objects/{oid}', handle: () => (this.objects.has(oid) ? { status: 200, raw: this.objects.get(oid)!, headers: { 'content-type': 'application/octet-stream' } } : { status: 404, body: { error: 'no object' } }) }
     if (method === 'PUT') {
       return {
         route: 'PUT /objects/{oid}',
@@ -150,7 +150,8 @@ export class HubStandIn extends StandIn {
     const headers = { 'x-repo-commit': sha!, etag: `"${stored.lfs ? sha256(stored.content) : blobId(stored.content)}"` }
     // The JS client's probe (`Range: bytes=0-0`) is answered here, with the size, in an ordinary content type.
     if (range === 'bytes=0-0') return { status: 206, raw: stored.content.subarray(0, 1), headers: { ...headers, 'content-type': 'application/octet-stream', 'content-range': `bytes 0-0/${stored.content.length}` } }
-    if (stored.lfs) return { status: 302, headers: { ...headers, location: `${this.cdn.url}/objects/${sha256(stored.content)}` } }
+    // A redirect to another origin carries what Python's HEAD reads there: the LFS file's size and hash.
+    if (stored.lfs) return { status: 302, headers: { ...headers, location: `${this.cdn.url}/objects/${sha256(stored.content)}`, 'x-linked-size': String(stored.content.length), 'x-linked-etag': `"${sha256(stored.content)}"` } }
     return { status: 200, raw: stored.content, headers: { ...headers, 'content-type': 'application/octet-stream' } }
   }
 

@@ -67,14 +67,15 @@ export abstract class StandIn {
   /** An answer refusing the request's credentials, or undefined when they are good. */
   protected abstract refuse(headers: IncomingMessage['headers'], path: string): Handled | undefined
 
-  async start(): Promise<this> {
+  /** `host`: a loopback address (a second origin may take 127.0.0.2, another host than the first's to any client). */
+  async start(host = '127.0.0.1'): Promise<this> {
     this.server = createServer((req, res) => void this.serve(req, res))
     this.server.on('connection', (socket) => {
       this.sockets.add(socket)
       socket.on('close', () => this.sockets.delete(socket))
     })
-    await new Promise<void>((resolve) => this.server!.listen(0, '127.0.0.1', resolve))
-    this.url = `http://127.0.0.1:${(this.server!.address() as AddressInfo).port}`
+    await new Promise<void>((resolve) => this.server!.listen(0, host, resolve))
+    this.url = `http://${host}:${(this.server!.address() as AddressInfo).port}`
     return this
   }
 
