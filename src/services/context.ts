@@ -19,8 +19,6 @@ export interface ServiceOptions {
   cacheDir?: string
   /** No network: only what the cache holds is served. */
   offline?: boolean
-  /** Told each step, a line at a time. */
-  log?: (line: string) => void
 }
 
 export interface ServiceContext {
@@ -32,8 +30,6 @@ export interface ServiceContext {
   cacheDir?: string
   /** No network: Hub files are served from the cache, and nothing else can be. */
   offline?: boolean
-  /** Told what is being done, a line at a time (stderr, unless quiet). */
-  log?: (line: string) => void
   /** Records moved so far, for a progress bar. */
   progress?: { records: number; bytes: number }
 }

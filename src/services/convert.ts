@@ -52,7 +52,6 @@ export async function convertWithServices(options: ConvertOptions & ServiceOptio
     ...(options.signal ? { signal: options.signal } : {}),
     ...(options.cacheDir ? { cacheDir: options.cacheDir } : {}),
     ...(options.offline ? { offline: true } : {}),
-    ...(options.log ? { log: options.log } : {}),
     ...(options.progress ? { progress: options.progress } : {}),
   }
   const dir = await mkdtemp(join(tmpdir(), 'evalferry-'))

@@ -15,13 +15,33 @@ import { LangSmithStandIn } from '../helpers/services/langsmith-server.ts'
 import { tempDir } from '../helpers/temp.ts'
 
 const dir = tempDir('evalferry-clients-')
+/** Runs `check` against a Hub stand-in and its LFS origin, stopped after. */
+async function withHub(check: (hub: HubStandIn, env: NodeJS.ProcessEnv) => Promise<void>): Promise<void> {
+  const cdn = await new CdnStandIn().start('127.0.0.2')
+  const hub = await new HubStandIn(cdn).start()
+  try {
+    await check(hub, { HF_TOKEN: hub.token, HF_ENDPOINT: hub.url, EVALFERRY_CACHE_DIR: join(dir, `cache-${hub.url.split(':').pop()}`) })
+  } finally {
+    await hub.stop()
+    await cdn.stop()
+  }
+}
+
+/** Runs `check` against a LangSmith stand-in, stopped after. */
+async function withLangSmith(check: (server: LangSmithStandIn, env: NodeJS.ProcessEnv) => Promise<void>): Promise<void> {
+  const server = await new LangSmithStandIn().start()
+  try {
+    await check(server, { LANGSMITH_API_KEY: server.apiKey, LANGSMITH_ENDPOINT: server.url })
+  } finally {
+    await server.stop()
+  }
+}
+
 const jsonLines = (path: string): Record<string, unknown>[] => readFileSync(path, 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l) as Record<string, unknown>)
 
 describe('the langsmith client', () => {
   test('reads what evalferry pushed, and evalferry reads what it pushed', judgedBy('langsmith'), async () => {
-    const server = await new LangSmithStandIn().start()
-    try {
-      const env = { LANGSMITH_API_KEY: server.apiKey, LANGSMITH_ENDPOINT: server.url }
+    await withLangSmith(async (server, env) => {
       const input = join(import.meta.dirname, '..', 'fixtures', 'langsmith', 'kv.jsonl')
       await convert({ input, output: 'langsmith://by-evalferry', from: 'langsmith', to: 'langsmith', env })
       const read = await runInCompatAsync<{ inputs: unknown; outputs: unknown; split: unknown }[]>(
@@ -56,18 +76,13 @@ describe('the langsmith client', () => {
           { inputs: { question: 'Capital of Peru?' }, outputs: { answer: 'Lima' }, metadata: { dataset_split: ['base'] } },
         ],
       )
-    } finally {
-      await server.stop()
-    }
+    })
   })
 })
 
 describe('@huggingface/hub', () => {
   test('reads what evalferry pushed, and evalferry reads what it uploaded', judgedBy('@huggingface/hub'), async () => {
-    const cdn = await new CdnStandIn().start('127.0.0.2')
-    const hub = await new HubStandIn(cdn).start()
-    try {
-      const env = { HF_TOKEN: hub.token, HF_ENDPOINT: hub.url, EVALFERRY_CACHE_DIR: join(dir, 'cache') }
+    await withHub(async (hub, env) => {
       const input = join(dir, 'rows.jsonl')
       writeFileSync(input, '{"question":"q1","answer":"a1"}\n{"question":"q2","answer":"a2"}\n')
       await convert({ input, output: 'hf://datasets/acme/by-evalferry', from: 'hf', to: 'hf', env })
@@ -97,10 +112,7 @@ describe('@huggingface/hub', () => {
       const back = join(dir, 'by-client.jsonl')
       await convert({ input: 'hf://datasets/acme/by-client/default/test', output: back, to: 'hf', env })
       assert.deepEqual(jsonLines(back), [{ question: 'q9', answer: 'a9' }])
-    } finally {
-      await hub.stop()
-      await cdn.stop()
-    }
+    })
   })
 })
 
@@ -116,10 +128,7 @@ function python(script: string, env: NodeJS.ProcessEnv): Promise<string> {
 
 describe('Python huggingface_hub and langsmith', () => {
   test('huggingface_hub downloads what evalferry pushed, and evalferry reads what it committed', judgedBy('python'), async () => {
-    const cdn = await new CdnStandIn().start('127.0.0.2')
-    const hub = await new HubStandIn(cdn).start()
-    try {
-      const env = { HF_TOKEN: hub.token, HF_ENDPOINT: hub.url, EVALFERRY_CACHE_DIR: join(dir, 'py-cache') }
+    await withHub(async (hub, env) => {
       const input = join(dir, 'py-rows.jsonl')
       writeFileSync(input, '{"question":"q1","answer":"a1"}\n{"question":"q2","answer":"a2"}\n')
       await convert({ input, output: 'hf://datasets/acme/py-by-evalferry/default/test', from: 'hf', to: 'hf', env })
@@ -143,16 +152,11 @@ api.create_commit('acme/py-by-client', repo_type='dataset', commit_message='rows
       const back = join(dir, 'py-by-client.jsonl')
       await convert({ input: 'hf://datasets/acme/py-by-client/default/validation', output: back, to: 'hf', env })
       assert.deepEqual(jsonLines(back), [{ question: 'q7', answer: 'a7' }])
-    } finally {
-      await hub.stop()
-      await cdn.stop()
-    }
+    })
   })
 
   test('langsmith lists what evalferry pushed, and evalferry reads what it created', judgedBy('python'), async () => {
-    const server = await new LangSmithStandIn().start()
-    try {
-      const env = { LANGSMITH_API_KEY: server.apiKey, LANGSMITH_ENDPOINT: server.url }
+    await withLangSmith(async (server, env) => {
       const input = join(import.meta.dirname, '..', 'fixtures', 'langsmith', 'kv.jsonl')
       await convert({ input, output: 'langsmith://py-by-evalferry', from: 'langsmith', to: 'langsmith', env })
       const read = await python(
@@ -173,8 +177,6 @@ client.create_examples(dataset_id=dataset.id, examples=[{'inputs': {'question': 
       const back = join(dir, 'py-by-client.jsonl')
       await convert({ input: 'langsmith://py-by-client', output: back, to: 'langsmith', env })
       assert.deepEqual(jsonLines(back).map(({ id: _id, ...r }) => r), [{ inputs: { question: 'Largest ocean?' }, outputs: { answer: 'Pacific' }, metadata: { dataset_split: ['test'] } }])
-    } finally {
-      await server.stop()
-    }
+    })
   })
 })
