@@ -17,7 +17,7 @@
  * carry keeps the original exact, since that input does not read back as the case's own.
  */
 import { extrasOf, fieldChecks, under } from './fields.ts'
-import { caseToTest, inputVariable, testToCase, type TestDialect } from './test-case.ts'
+import { agentv5Refusals, caseToTest, inputVariable, testToCase, type TestDialect } from './test-case.ts'
 import { fieldError } from '../src/errors.ts'
 import {
   CARRY_KEY,
@@ -648,8 +648,9 @@ function listedMessages(value: unknown): JsonObject[] {
  * lists). The file's list key is told at its first case.
  */
 function check(record: unknown, ctx: DecodeContext): Refusal[] {
-  // A case of AgentV 5's dialect is none of AgentV 4's.
-  if (!isJsonObject(record) || readsAgentv5(record, ctx)) return []
+  // A case of AgentV 5's dialect is checked against AgentV 5's rules, none of AgentV 4's.
+  if (readsAgentv5(record, ctx)) return agentv5Refusals(record, ctx.header, ctx.index === 0)
+  if (!isJsonObject(record)) return []
   const out: Refusal[] = []
   const yaml = ctx.container === 'yaml'
   const listKey = ctx.header[LIST_KEY]

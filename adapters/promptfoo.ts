@@ -12,7 +12,7 @@
  * `__metadata:evalferry` column, JSON text, which promptfoo reads as a metadata string.
  */
 import evalcase from './evalcase.ts'
-import { caseToTest, inputVariable, testToCase, type TestDialect } from './test-case.ts'
+import { caseToTest, inputVariable, promptfooRefusals, testToCase, type TestDialect } from './test-case.ts'
 import { extrasOf, fieldChecks } from './fields.ts'
 import { fileKeys, sampleNeedsCarry, settleFileCarry, takeFileCarry, withFileCarry, type ReadBack } from './table.ts'
 import { deepEqual } from '../src/carry.ts'
@@ -452,6 +452,11 @@ const promptfoo: Adapter = {
   encode,
   layout,
   sniff,
+  // What promptfoo's loader refuses in a test; a CSV row, as the test it makes of it.
+  check(record, ctx) {
+    if (ctx.container !== 'csv' || !isJsonObject(record)) return promptfooRefusals(record)
+    return promptfooRefusals(rowTest(record as Row, ctx.columns?.length ? ctx.columns : Object.keys(record)))
+  },
   // A `file://` entry of `tests:` names a file of tests, as in AgentV's suites.
   include: (record) => evalcase.include!(record),
 }

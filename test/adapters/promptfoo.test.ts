@@ -14,7 +14,7 @@ import { write } from '../../src/pipeline.ts'
 import type { EvalCase, JsonObject } from '../../src/model.ts'
 import { rowTest } from '../../adapters/promptfoo.ts'
 import { agentv5Refusals, promptfooRefusals } from '../../adapters/test-case.ts'
-import { SHARED_FIXTURES } from '../helpers/cli.ts'
+import { runCli, SHARED_FIXTURES } from '../helpers/cli.ts'
 import { judgedBy, runInCompat } from '../helpers/compat.ts'
 import { fixtures } from '../helpers/fixtures.ts'
 import { plain, readAll, tempDir } from './fixture-helpers.ts'
@@ -245,4 +245,23 @@ test("a config whose only prompt is {{ question }} has each test's input in vars
     assert.deepEqual(Object.keys(report.carried), container === 'yaml' || container === 'json' ? [] : ['extras.promptfoo.$file'], container)
     assert.deepEqual(plain(await readAll(out, { from: 'promptfoo' })), plain([c]), container)
   }
+})
+
+test('validate passes the AgentV 5 and promptfoo files from the field, and fails where AgentV 5 or promptfoo would refuse or skip a test', async () => {
+  const good = await runCli(['validate', AGENTV5_SUITE, AGENTV5_JSONL, SIMPLE_CSV, RUBRIC_CSV])
+  assert.equal(good.code, 0, good.stdout + good.stderr)
+  const suite = join(scratch, 'v5-suite.yaml')
+  writeFileSync(
+    suite,
+    'name: v5\nprompts: ["{{ input }}"]\nproviders: [llm]\ntests:\n  - id: old\n    input: What is 2+2?\n    vars: {input: What is 2+2?}\n    assert: [Answers 4]\n  - id: ungraded\n    vars: {input: Hi}\n',
+  )
+  const tests = join(scratch, 'bare.json')
+  writeFileSync(tests, '[{"vars": {"input": "hi"}, "assert": ["Answers politely"]}]\n')
+  const bad = await runCli(['validate', suite])
+  assert.equal(bad.code, 1)
+  assert.match(bad.stdout + bad.stderr, /v5-suite\.yaml:6: input: AgentV 5 refuses a case's `input`/)
+  assert.match(bad.stdout + bad.stderr, /v5-suite\.yaml:9: assert: AgentV 5 skips a case without criteria, assertions or turns/)
+  const bare = await runCli(['validate', tests, '--from', 'promptfoo'])
+  assert.equal(bare.code, 1)
+  assert.match(bare.stdout + bare.stderr, /bare\.json:1: assert\[0\]: promptfoo refuses an assertion without a type/)
 })
