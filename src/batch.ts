@@ -249,8 +249,8 @@ function revive(error: NonNullable<WorkerReply['error']>): Error {
  * Unless jobs are asked for, a batch takes one lane per 32 MiB it reads, at most one per core:
  * each worker's code runs slowly while it warms, and its compiler and collector then take the
  * core the other lane needs. Two cores here, --jobs 2 against --jobs 1: 8 files of 5 MB 0.86
- * times as fast, 8 of 10 MB 1.5 times (2.71 times DuckDB's time on one lane, 1.71 on two), 8 of
- * 25 MB 1.15 times, 8 of 100 MB 1.35 to 1.73 times.
+ * times as fast, 8 of 10 MB 1.5 times under a load average of 18 but 1.01 times under 10 (peak
+ * 190 MB against 120), 8 of 25 MB 1.15 times, 8 of 100 MB 1.35 to 1.73 times.
  */
 const LANE_BYTES = 32 << 20
 
