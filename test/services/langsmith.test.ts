@@ -50,9 +50,14 @@ describe('langsmith:// round trips', () => {
     })
   }
 
-  test('a dataset is made kv where the inputs hold more than messages (the chat fixture has tools beside them)', async () => {
+  test('a dataset is made chat where every example\'s inputs are messages alone, else kv', async () => {
+    const input = join(dir, 'chat-only.jsonl')
+    writeFileSync(input, JSON.stringify({ inputs: { messages: [{ role: 'user', content: 'Hi' }] }, outputs: { message: { role: 'assistant', content: 'Hello' } } }) + '\n')
+    assert.equal((await runCli(['convert', input, '--from', 'langsmith', '-o', 'langsmith://chat-only'], env)).code, 0)
     const datasets = [...server.datasets.values()]
-    assert.equal(datasets.find((d) => d.name === 'rt-chat.jsonl')?.data_type, 'kv', 'the chat fixture holds tools beside messages')
+    assert.equal(datasets.find((d) => d.name === 'chat-only')?.data_type, 'chat')
+    // The chat fixture has tools beside its messages.
+    assert.equal(datasets.find((d) => d.name === 'rt-chat.jsonl')?.data_type, 'kv')
     assert.equal(datasets.find((d) => d.name === 'rt-kv.jsonl')?.data_type, 'kv')
   })
 })
