@@ -64,6 +64,11 @@ export interface ReadOptions {
   guess?: Detection
   /** What the format's own tool refuses or skips in a record that reads (`Adapter.check`) is an error in the report (as validate reads). */
   check?: true
+  /**
+   * With `guess`, in a conversion that can begin again: the formats read so far. A record the
+   * guess refuses that a likely other format (not among these) reads ends the read with that format.
+   */
+  reguess?: ReadonlySet<FormatName>
 }
 
 /** Where a run of records lies in a file: bytes [start, end), after `prefix` (a CSV header row), its first record on `line`. */

@@ -44,6 +44,19 @@ class LateKeys extends Error {
   }
 }
 
+/**
+ * A record past the first ones, which detection read, that the detected format refuses and a
+ * format detection weighed as likely reads: the conversion begins again, reading the file as that.
+ */
+class GuessRefused extends Error {
+  constructor(
+    readonly format: FormatName,
+    readonly refusal: EvalferryError,
+  ) {
+    super(`the file reads as ${format}`)
+  }
+}
+
 
 const LAYOUT_SAMPLE = 100
 /**
@@ -367,9 +380,15 @@ async function* readFile_(
       }
       // A weak guess that cannot read the file's first record says which formats would.
       const guess = options.guess
-      if (guess && guess.format === adapter.name && guess.confidence < SURE && first && !refusedOnce && !record.error && !(located instanceof UsageError)) {
+      const guessed = guess && guess.format === adapter.name && !record.error && !(located instanceof UsageError) ? guess : undefined
+      if (guessed && guessed.confidence < SURE && first && !refusedOnce) {
         refusedOnce = true
-        located.message += await otherReaders(record.value, guess, { file, container, header, columns })
+        located.message += await otherReaders(record.value, guessed, { file, container, header, columns })
+      }
+      // A surer one, refused by a later record, gives way to the likely format that reads it, when the conversion can begin again.
+      if (guessed && guessed.confidence >= SURE && options.reguess && options.canRetry?.() !== false) {
+        const reader = (await readersOf(record.value, adapter.name, { file, container, header, columns }, guessed.candidates)).find((f) => !options.reguess!.has(f) && (guessed.candidates.find((c) => c.format === f)?.confidence ?? 0) >= SURE)
+        if (reader) throw new GuessRefused(reader, located)
       }
       // A mistake in the command (a --map column the table lacks) is no record's: it is never skipped.
       if (options.onError !== 'skip' || located instanceof UsageError) throw located
@@ -1190,13 +1209,21 @@ export async function convert(options: ConvertOptions): Promise<ConversionReport
     await filesRead([options.input]),
   )
   const to = (await getAdapter(options.to)).name
-  const guess = options.from || options.input === STDIO ? options.guess : await detectGuess(options.input, { target: to, container: inputContainer })
-  const from = options.from ?? guess?.format
+  let guess = options.from || options.input === STDIO ? options.guess : await detectGuess(options.input, { target: to, container: inputContainer })
+  let from = options.from ?? guess?.format
   if (!from) throw new UsageError('reading standard input needs --from')
   if (guess) options = { ...options, guess }
+  // The formats read so far, each once: a guess a later record refuses gives way to another (see `GuessRefused`).
+  const reguess = !options.from && guess && options.input !== STDIO ? new Set<FormatName>([guess.format]) : undefined
+  // The guess a later record refused, told in the report of the conversion that read the file otherwise.
+  let refused: { format: FormatName; error: EvalferryError } | undefined
   // The report of the attempt under way: a failure carries it (`EvalferryError.report`).
   let report: ConversionReport | undefined
-  const fresh = async () => (report = newReport((await getAdapter(from)).name, to, [options.input], options.output === STDIO ? undefined : options.output))
+  const fresh = async () => {
+    report = newReport((await getAdapter(from!)).name, to, [options.input], options.output === STDIO ? undefined : options.output)
+    if (refused) addWarning(report, `detected as ${refused.format} from the first records, whose reader refuses this one (${refused.error.message}): the file is read as ${from}`, refused.error.location)
+    return report
+  }
   try {
     const threads = Math.min(options.threads ?? 1, availableParallelism())
     if (threads > 1) {
@@ -1215,10 +1242,18 @@ export async function convert(options: ConvertOptions): Promise<ConversionReport
     for (let attempt = 0; ; attempt++) {
       try {
         const gatherLate = options.input !== STDIO && attempt < LAYOUT_RETRIES
-        return await convertOnce(options, inputContainer, from, to, await fresh(), layoutCases, fileKeys, gatherLate)
+        return await convertOnce(options, inputContainer, from, to, await fresh(), layoutCases, fileKeys, gatherLate, reguess)
       } catch (error) {
         if (error instanceof LateKeys && fileKeys === undefined) fileKeys = error.header
-        else if (error instanceof LayoutError && error.cases && options.input !== STDIO) {
+        else if (error instanceof GuessRefused && guess && reguess) {
+          refused = { format: guess.format, error: error.refusal }
+          reguess.add(error.format)
+          guess = { ...guess, format: error.format }
+          from = error.format
+          options = { ...options, guess }
+          layoutCases = undefined
+          fileKeys = undefined
+        } else if (error instanceof LayoutError && error.cases && options.input !== STDIO) {
           if (attempt === LAYOUT_RETRIES) throw layoutGivenUp(error)
           layoutCases = [...(layoutCases ?? []), ...error.cases]
         } else throw error
@@ -1249,6 +1284,7 @@ async function convertOnce(
   layoutCases: EvalCase[] | undefined,
   fileKeys: JsonObject | undefined,
   gatherLate: boolean,
+  reguess?: Set<FormatName>,
 ): Promise<ConversionReport> {
   let rejects: AtomicFile | undefined
   const pendingRejects: Promise<void>[] = []
@@ -1267,6 +1303,7 @@ async function convertOnce(
       target: to,
       ...(options.map ? { map: options.map } : {}),
       ...(options.guess ? { guess: options.guess } : {}),
+      ...(reguess ? { reguess } : {}),
       onError: options.onError ?? 'fail',
       report,
       ...(options.recordRange ? { recordRange: options.recordRange } : {}),

@@ -242,3 +242,24 @@ test('a surer guess that gave way says why, in detect and its --json', async () 
   const printed = await runCli(['detect', lines])
   assert.match(printed.stdout, /\(also evals 0\.75 \[passed over: its reader refuses record 2: metadata\.difficulty: /)
 })
+
+test('a record past those detection read that its guess refuses, and a likely other format reads, has the file read as that one', async () => {
+  const dir = tempDir('evalferry-detect-')
+  // DeepEval goldens whose 26th has a difficulty EvalCase JSON refuses, past the 20 records detection reads.
+  const goldens = [...Array.from({ length: 25 }, (_, i) => ({ input: `q${i}`, additional_metadata: { difficulty: 'easy' } })), { input: 'the hard one', additional_metadata: { difficulty: 'expert' } }]
+  const source = join(dir, 'goldens.json')
+  writeFileSync(source, JSON.stringify(goldens))
+  const lines = join(dir, 'cases.jsonl')
+  await convert({ input: source, output: lines, to: 'evalcase' })
+  assert.equal((await detect(lines)).format, 'evals')
+  for (const onError of ['fail', 'skip'] as const) {
+    const back = join(dir, `back-${onError}.json`)
+    const report = await convert({ input: lines, output: back, to: 'deepeval', onError })
+    assert.deepEqual([report.from, report.records], ['evalcase', { read: 26, written: 26, skipped: 0 }])
+    assert.deepEqual(JSON.parse(readFileSync(back, 'utf8')), JSON.parse(readFileSync(source, 'utf8')))
+    assert.deepEqual(
+      report.warnings.filter((w) => /^detected as/.test(w.message)).map((w) => [w.location.line, w.message.replace(/\(.*\)/, '(…)')]),
+      [[26, 'detected as evals from the first records, whose reader refuses this one (…): the file is read as evalcase']],
+    )
+  }
+})
