@@ -36,7 +36,7 @@ import {
   type Rubric,
   type ToolCall,
 } from '../src/model.ts'
-import { LIST_KEY } from '../src/codecs/types.ts'
+import { CASES_FILE_KEY, LIST_KEY } from '../src/codecs/types.ts'
 import type { Adapter, Container, DecodeContext, EncodeContext, FileLayout, Refusal, SniffSample } from './types.ts'
 
 const FORMAT = 'evalcase'
@@ -741,10 +741,13 @@ function layout(container: Container, sample: EvalCase[], ctx: EncodeContext): F
   // A `tests:` file of AgentV 4's dialect whose dialect evalferry chose says so to AgentV, which then validates it under any name.
   const schema: JsonObject = container === 'yaml' && listKey === 'tests' && remembered !== 'tests' && !fifth && !('$schema' in header) ? { $schema: AGENTV_SCHEMA } : {}
   const named = gradersFor({ ...schema, ...header }, listKey === 'tests', ctx.warn)
+  // A file named in place of the list (AgentV 4's `tests: ./dataset.jsonl`) is named again, and holds the cases, in a YAML file of the source's list key.
+  const casesFile = named[CASES_FILE_KEY]
+  if (typeof casesFile !== 'string' || container !== 'yaml' || listKey !== remembered) delete named[CASES_FILE_KEY]
   if (listKey === undefined) return { header: named }
   // The JSON Lines writer ignores the list key; it still tells the dialect.
   named[LIST_KEY] = listKey
-  return { header: named, listKey }
+  return { header: named, listKey, ...(CASES_FILE_KEY in named ? { casesFile: casesFile as string } : {}) }
 }
 
 const evalcase: Adapter = {
@@ -769,9 +772,12 @@ const evalcase: Adapter = {
   sniff,
   check,
 
-  include(record) {
-    if (typeof record !== 'string' || !record.startsWith(INCLUDE_PREFIX)) return undefined
-    const path = record.slice(INCLUDE_PREFIX.length).trim()
+  // An item `file://cases.yaml` of the list, or the file AgentV 4 names in its place (`tests: ./dataset.jsonl`).
+  include(record, header) {
+    if (typeof record !== 'string') return undefined
+    const named = header?.[CASES_FILE_KEY] === record
+    if (!named && !record.startsWith(INCLUDE_PREFIX)) return undefined
+    const path = (record.startsWith(INCLUDE_PREFIX) ? record.slice(INCLUDE_PREFIX.length) : record).trim()
     return path === '' ? undefined : path
   },
 

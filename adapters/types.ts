@@ -67,6 +67,11 @@ export interface FileLayout {
   header?: JsonObject
   /** The key that holds the record list in a JSON or YAML document; absent: a top-level list. */
   listKey?: string
+  /**
+   * A file, relative to the output, that holds the records in place of the list (AgentV's
+   * `tests: ./dataset.jsonl`): the output holds the header and, under the list key, that name.
+   */
+  casesFile?: string
   /** Table columns in order, for CSV and Parquet; a record may not add columns after these. */
   columns?: string[]
   /** JSON indent; DeepEval writes 4. */
@@ -183,7 +188,7 @@ export interface Adapter {
    * A record that stands for another file's records (evalcase `file://cases/x.yaml`): the path,
    * relative to the file being read, whose cases the pipeline reads in its place.
    */
-  include?(record: unknown): string | undefined
+  include?(record: unknown, header?: JsonObject): string | undefined
 
   /** A sibling file whose top-level keys are this file's header (evalcase `x.jsonl` → `x.yaml`). */
   sidecar?(file: string, container: Container): string | undefined

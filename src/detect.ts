@@ -57,7 +57,7 @@ export async function detect(file: string, options: DetectOptions = {}): Promise
     let bad: EvalferryError | undefined
     let unreadable = 0
     const progress = options.progress
-    for await (const r of readRecords(c, file, { file, recordKeys, header, columns, ...(progress ? { progress } : {}) })) {
+    for await (const r of readRecords(c, file, { file, recordKeys, casesFiles: true, header, columns, ...(progress ? { progress } : {}) })) {
       // Set, not added to: a file read again as JSON Lines counts from its start.
       if (progress) progress.records = count + unreadable + 1
       if (r.error) {
@@ -169,7 +169,7 @@ function readingOf(adapters: Adapter[], format: FormatName, sample: SniffSample)
   if (!adapter) return reading
   const ctx = decodeContext(sample.fileName, sample.container, sample.header, sample.columns)
   for (const [index, record] of sample.records.entries()) {
-    if (adapter.include?.(record) !== undefined) continue
+    if (adapter.include?.(record, sample.header) !== undefined) continue
     ctx.index = index
     let decoded
     try {

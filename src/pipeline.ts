@@ -13,7 +13,7 @@ import type { Adapter, Container, DecodeContext, EncodeContext, FileLayout, Form
 import { applyCarry, deepEqual, hasOwnSlot, isCarry, lostFields, METADATA_VALUES, withCarry, withoutCarrySlot } from './carry.ts'
 import { namedDelimiter } from './codecs/csv.ts'
 import { containerOf, readRecords, recordWriter } from './codecs/index.ts'
-import { LIST_KEY, SINGLE_KEY, type ColumnType, type HeaderWarning, type Sink, type SourceRecord } from './codecs/types.ts'
+import { CASES_FILE_KEY, LIST_KEY, SINGLE_KEY, type ColumnType, type HeaderWarning, type Sink, type SourceRecord } from './codecs/types.ts'
 import { detect, readersOf, SURE, type DetectOptions, type Detection } from './detect.ts'
 import { RelativeFiles } from './file-blocks.ts'
 import { DataError, EvalferryError, LayoutError, noCaseRead, requireAbortSignal, UsageError, type Location } from './errors.ts'
@@ -94,6 +94,10 @@ interface WriteFileOptions extends WriteOptions {
   idTable?: StringTable
   /** Told the output once it is open: `convert` asks it whether a stream has taken bytes. */
   opened?: (file: AtomicFile) => void
+  /** Filled with the file the layout names for the records (`FileLayout.casesFile`), committed with the output. */
+  companions?: AtomicFile[]
+  /** The files being read, which a file the layout names must not be, nor the one each names. */
+  inputs?: string[]
 }
 
 function requireContainer(path: string, given: Container | undefined, role: 'input' | 'output'): Container {
@@ -255,6 +259,7 @@ async function* readFile_(
     {
       file,
       recordKeys: adapter.recordKeys,
+      ...(adapter.include ? { casesFiles: true } : {}),
       header,
       headerWarnings,
       ...(options.comments === 'warn' ? { comments } : {}),
@@ -317,7 +322,7 @@ async function* readFile_(
     place = undefined
     ctx.index = record.index
 
-    const included = record.error ? undefined : adapter.include?.(record.value)
+    const included = record.error ? undefined : adapter.include?.(record.value, header)
     if (included !== undefined) {
       // Included cases would shift every later part's record numbers: the file converts in one thread.
       if (part?.range) throw new Error('an include inside a part of a file')
@@ -328,9 +333,20 @@ async function* readFile_(
         const expected = adapter.reads.map((c) => `.${c}`).join(' or ')
         throw new DataError('E_FIELD', `the include names no ${adapter.name} dataset: expected a ${expected} file`, { ...where(), field: String(record.value) })
       }
-      if (options.includes === 'warn' && report) addWarning(report, INCLUDE_NOT_KEPT, { ...where(), field: String(record.value) })
+      // A file named in place of the list (`tests: ./dataset.jsonl`) is kept: the file's keys name it.
+      const named = header[CASES_FILE_KEY] === record.value
+      if (options.includes === 'warn' && report && !named) addWarning(report, INCLUDE_NOT_KEPT, { ...where(), field: String(record.value) })
       try {
-        yield* readFile_(path, includedContainer, adapter, options, seenIds, true)
+        for await (const c of readFile_(path, includedContainer, adapter, options, seenIds, true)) {
+          // The file's first case, included or its own, takes the file's keys.
+          if (first && !isIncluded) {
+            if (options.fileKeys) Object.assign(header, options.fileKeys)
+            attachFileKeys(c.value, adapter, header)
+            takenKeys = { ...header }
+            first = false
+          }
+          yield c
+        }
       } catch (error) {
         if (error instanceof EvalferryError && error.code === 'E_IO') error.location = { ...where(), field: String(record.value) }
         throw error
@@ -594,13 +610,17 @@ async function writeFile(cases: AsyncIterable<ReadCase>, output: string, options
   if (file.isStream) options = { ...options, gatherLate: false }
   const sidecarPath = sidecarOf(output, container, adapter)
   let sidecar: AtomicFile | undefined
+  const companions: AtomicFile[] = []
+  options = { ...options, companions }
   try {
     if (options.signal) cases = untilAborted(cases, options.signal)
     const layout = await raceAbort(writeCases(cases, adapter, container, file, options, report, sidecarPath !== undefined), options.signal)
     sidecar = await startSidecar(sidecarPath, sidecarHeader(layout), output, adapter, report)
     await file.commit()
     await sidecar?.commit()
+    for (const companion of companions) await companion.commit()
   } catch (error) {
+    for (const companion of companions) await companion.abort()
     if (error instanceof LayoutError && error.cases && file.hasSent) notWrittenAgain(error, output)
     // A bad record ends a stream with every record before it; one written again, or a failed write, leaves it as it is.
     const retried = error instanceof LayoutError && error.cases !== undefined
@@ -739,6 +759,29 @@ async function writeCases(cases: AsyncIterable<ReadCase>, ...args: WriteArgs): P
   }
 }
 
+/**
+ * Opens the file the layout names for the records in place of the list (`tests: ./dataset.jsonl`),
+ * beside the output, and writes the output: the file's keys, and that name under the list key.
+ */
+async function casesFileOf(layout: FileLayout, container: Container, output: { sink: Sink; path: string }, options: WriteFileOptions): Promise<{ file: AtomicFile; container: Container } | undefined> {
+  if (layout.casesFile === undefined || container !== 'yaml' || output.path === STDIO) return undefined
+  const relative = layout.casesFile.replace(/^file:\/\//, '')
+  const path = resolvePath(dirname(output.path), relative)
+  const named = containerOf(path)
+  if (named !== 'jsonl' && named !== 'yaml') throw new UsageError(`${output.path} names ${layout.casesFile} for its cases, which is no JSON Lines or YAML file`)
+  for (const input of options.inputs ?? []) {
+    if (input !== STDIO && (path === resolvePath(input) || path === resolvePath(dirname(input), relative))) {
+      throw new UsageError(`${output.path} would write its cases into ${path}, which ${path === resolvePath(input) ? 'is' : 'holds the cases of'} the input: name an output in another folder`)
+    }
+  }
+  const { yamlMapping } = await import('./codecs/yaml-emit.ts')
+  const keys = Object.fromEntries(Object.entries(layout.header ?? {}).filter(([k]) => k !== LIST_KEY && k !== CASES_FILE_KEY))
+  await output.sink.write(yamlMapping({ ...keys, [layout.listKey ?? 'tests']: layout.casesFile }))
+  const file = await AtomicFile.create(path)
+  options.companions?.push(file)
+  return { file, container: named }
+}
+
 async function writeFrom(
   iterator: AsyncIterator<ReadCase>,
   adapter: Adapter,
@@ -792,7 +835,10 @@ async function writeFrom(
   ectx.layout = layout
   // A `.tsv` file is written with tabs, as it is read.
   const delimiter = container === 'csv' ? namedDelimiter(file.path) : undefined
-  const writer = await recordWriter(container, file.sink, delimiter ? { ...layout, delimiter } : layout, ectx.warn)
+  const records = preset ? undefined : await casesFileOf(layout, container, file, options)
+  const writer = records
+    ? await recordWriter(records.container, records.file.sink, { header: {} }, ectx.warn)
+    : await recordWriter(container, file.sink, delimiter ? { ...layout, delimiter } : layout, ectx.warn)
   const encoder = new CaseEncoder(adapter, container, layout, options, report, file.path, hasSidecar, preset?.sample ?? sampled, preset)
   // A file block's path relative to the dataset's folder: one the output's folder loses is told of.
   const relativeFiles = adapter.relativeFiles && file.path !== STDIO ? new RelativeFiles(file.path) : undefined
@@ -1321,6 +1367,7 @@ async function convertOnce(
     await writeFile(noneReadIsAnError(cases, report, options.input), options.output, {
       to,
       gatherLate,
+      inputs: [options.input],
       idTable,
       opened: (file) => (output = file),
       ...(options.outputContainer ? { container: options.outputContainer } : {}),

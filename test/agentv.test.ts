@@ -147,7 +147,7 @@ test("the README's first command writes a file agentv validate passes and agentv
 })
 
 const OWN = join(ROOT, 'test', 'fixtures', 'evalcase')
-const REAL_EVALCASE = [join(SHARED_FIXTURES, 'evalcase')]
+const REAL_EVALCASE = [join(SHARED_FIXTURES, 'evalcase'), join(SHARED_FIXTURES, 'field', 'agentv-4.42.4')]
 /** A YAML file beside a `.jsonl` of the same stem is that file's sidecar, not a dataset. */
 const datasets = (files: string[]) => files.filter((f) => /\.(ya?ml|jsonl)$/.test(f) && !(/\.ya?ml$/.test(f) && existsSync(f.replace(/\.ya?ml$/, '.jsonl'))))
 

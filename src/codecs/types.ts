@@ -105,6 +105,8 @@ export interface ReadOptions {
   file: string
   /** Keys of a JSON or YAML document that hold the record list. */
   recordKeys: string[]
+  /** A record key holding text names a file of the records (AgentV's `tests: ./dataset.jsonl`): see `CASES_FILE_KEY`. */
+  casesFiles?: boolean
   /** Filled with the document's other top-level keys as the reader meets them. */
   header: JsonObject
   /** Filled with what reading those keys changed (an integer past 2^53 kept as text), each at its line. */
@@ -323,6 +325,13 @@ export interface Sink {
  * (evalcase's `evalcases` or `tests` dialect), and which the YAML writer never writes.
  */
 export const LIST_KEY = '$list'
+
+/**
+ * The header key under which the YAML reader reports a record key that names a file of the
+ * records instead of holding them (AgentV's `tests: ./dataset.jsonl`), with `casesFiles`: that
+ * path is then the one record, as an include.
+ */
+export const CASES_FILE_KEY = '$cases'
 
 /**
  * The header key under which the JSON reader tells that the file was one object, read as one

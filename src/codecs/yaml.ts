@@ -15,7 +15,7 @@ import { MAX_DEPTH, yamlPackage } from './yaml-emit.ts'
 import { DataError, type Location } from '../errors.ts'
 import { bigintToJson, keptWarning } from './json.ts'
 import { hasKeys, isJsonObject, type JsonObject } from '../model.ts'
-import { countNewlines, depthOver, fieldPath, hasProtoKey, LIST_KEY, MAX_RECORD_CHARS, PendingLine, protoRefused, type ByteSource, type ReadOptions, type SourceRecord } from './types.ts'
+import { CASES_FILE_KEY, countNewlines, depthOver, fieldPath, hasProtoKey, LIST_KEY, MAX_RECORD_CHARS, PendingLine, protoRefused, type ByteSource, type ReadOptions, type SourceRecord } from './types.ts'
 
 /** Text that may hold an integer past what a number holds exactly. */
 const LONG_DIGITS = /\d{16}/
@@ -1042,8 +1042,15 @@ export async function* readYaml(source: ByteSource, options: ReadOptions): Async
       }
     }
     if (whole && items === undefined) {
-      // A record key that holds no list is a list gone wrong (a forgotten `-`), not one record.
+      // A record key that holds no list is a list gone wrong (a forgotten `-`), not one record, unless it names a file of them.
       const wrong = contents.items.find((pair) => recordKeys.includes(keyOf(pair.key)) && !isSeq(pair.value))
+      const named = wrong && options.casesFiles && isScalar(wrong.value) && typeof wrong.value.value === 'string' && wrong.value.value.trim() !== '' ? wrong.value.value : undefined
+      if (named !== undefined) {
+        header[LIST_KEY] = keyOf(wrong!.key)
+        header[CASES_FILE_KEY] = named
+        yield { value: named, line: where((wrong!.value as Node).range?.[0]).line ?? 1, index: 0 }
+        return
+      }
       if (wrong) {
         const value = (wrong.value as Node | null)
         const got = isMap(value) ? 'a mapping' : value === null || (isScalar(value) && value.value === null) ? 'nothing' : 'a single value'

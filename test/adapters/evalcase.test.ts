@@ -753,3 +753,54 @@ test("an included file's file blocks are looked for beside the included file, it
   )
   assert.ok(moved[1]!.message.includes(`beside the source (${join(dir, 'src', 'sub')})`), moved[1]!.message)
 })
+
+// --- AgentV 4's `tests: ./dataset.jsonl` -----------------------------------------------------------
+
+const FIELD_SUITE = resolve(here, '../../../shared/fixtures/real/field/agentv-4.42.4/basic-jsonl/dataset.eval.yaml')
+
+/** The records of a JSON Lines file. */
+const jsonLines = (file: string): unknown[] => readFileSync(file, 'utf8').split('\n').filter((l) => l.trim() !== '').map((l) => JSON.parse(l) as unknown)
+
+test("AgentV 4's tests: ./dataset.jsonl reads the cases of that file, the suite's name, description and execution on the first", async () => {
+  const cases = await readCases(FIELD_SUITE)
+  assert.deepEqual(cases.map((c) => c.id), ['code-review-javascript', 'code-gen-python', 'feature-proposal-brainstorm', 'multiturn-debug-session', 'shorthand-string-example', 'shorthand-structured-output', 'shorthand-array-syntax'])
+  assert.deepEqual(cases[0]?.extras?.evalcase?.$file, {
+    description: 'JSONL version of the basic example - demonstrates file references, multi-turn, and per-case overrides',
+    name: 'basic-jsonl',
+    execution: { target: 'llm' },
+    $list: 'tests',
+    $cases: './dataset.jsonl',
+  })
+  assert.equal(cases[1]?.execution?.target, 'azure-llm')
+  assert.equal(cases[4]?.expected_outcome, 'Assistant correctly answers the math question')
+})
+
+test('the suite and its JSON Lines file are written back as they were, from evalcase and through another format; never onto the input', async () => {
+  const dir = tempDir('evalferry-tests-path-')
+  try {
+    const source = jsonLines(join(dirname(FIELD_SUITE), 'dataset.jsonl'))
+    const suite = join(dir, 'direct', 'dataset.eval.yaml')
+    const report = await convert({ input: FIELD_SUITE, output: suite, to: 'evalcase' })
+    // The file named in place of the list is kept: no warning that an include is not.
+    assert.deepEqual(report.warnings.map((w) => w.message).filter((m) => /include/.test(m)), [])
+    assert.deepEqual(parseYaml(readFileSync(suite, 'utf8')), parseYaml(readFileSync(FIELD_SUITE, 'utf8')))
+    assert.deepEqual(jsonLines(join(dir, 'direct', 'dataset.jsonl')), source)
+
+    const goldens = join(dir, 'goldens.json')
+    await convert({ input: FIELD_SUITE, output: goldens, to: 'deepeval' })
+    const back = join(dir, 'back', 'dataset.eval.yaml')
+    await convert({ input: goldens, output: back, to: 'evalcase' })
+    assert.deepEqual(parseYaml(readFileSync(back, 'utf8')), parseYaml(readFileSync(FIELD_SUITE, 'utf8')))
+    assert.deepEqual(jsonLines(join(dir, 'back', 'dataset.jsonl')), source)
+
+    // Written beside the input, the cases would overwrite the file it reads them from.
+    const copy = join(dir, 'copy')
+    mkdirSync(copy)
+    for (const name of ['dataset.eval.yaml', 'dataset.jsonl']) writeFileSync(join(copy, name), readFileSync(join(dirname(FIELD_SUITE), name)))
+    await assert.rejects(convert({ input: join(copy, 'dataset.eval.yaml'), output: join(copy, 'again.eval.yaml'), to: 'evalcase' }), /would write its cases into .*dataset\.jsonl, which holds the cases of the input/)
+    assert.deepEqual(jsonLines(join(copy, 'dataset.jsonl')), source)
+    assert.equal(existsSync(join(copy, 'again.eval.yaml')), false)
+  } finally {
+    rmSync(dir, { recursive: true, force: true })
+  }
+})
