@@ -169,3 +169,50 @@ test('the real files of other formats, written as evalcase, pass agentv validate
   for (const file of files) await judge(file)
   assert.ok(files.length >= 15, `${files.length} files`)
 })
+
+test('validate fails, at line and field, on each case agentv validate refuses or its loader skips', judgedBy('agentv'), async () => {
+  const folder = join(scratch, 'refused')
+  mkdirSync(folder)
+  const file = join(folder, 'refused.eval.yaml')
+  writeFileSync(
+    file,
+    [
+      'tests:',
+      '  - id: no-input',
+      '    criteria: says hi',
+      '  - id: 7',
+      '    input: hi',
+      '    criteria: greets',
+      '  - id: ungraded',
+      '    input: hello',
+      '  - id: tool-role',
+      '    input:',
+      '      - role: user',
+      '        content: hi',
+      '      - role: tool',
+      '        content: "{}"',
+      '    expected_output: ok',
+      '  - id: files-beside-messages',
+      '    input_files: [notes.md]',
+      '    input:',
+      '      - role: user',
+      '        content: read it',
+      '    criteria: reads',
+      '  - id: good',
+      '    input: hi',
+      '    criteria: greets',
+      '',
+    ].join('\n'),
+  )
+  writeFileSync(join(folder, 'notes.md'), 'notes\n')
+  const run = await runCli(['validate', file])
+  assert.equal(run.code, 1, run.stderr)
+  assert.deepEqual(
+    run.stderr.trimEnd().split('\n').map((l) => l.slice(folder.length + 1).replace(/: (AgentV|agentv).*/, '')),
+    ['refused.eval.yaml:2: input', 'refused.eval.yaml:4: id', 'refused.eval.yaml:7: criteria', 'refused.eval.yaml:13: input[1].role', 'refused.eval.yaml:17: input_files'],
+  )
+  assert.equal(run.stdout, `${file}: 6 cases, 5 errors\n`)
+  // AgentV itself: validate refuses the first, second and fourth; its loader runs the fourth (it reads `tool`) and the last.
+  assert.deepEqual(validated(file).errors, ['tests[0].input', 'tests[1].id', 'tests[3].input[1].role'])
+  assert.deepEqual(agentvLoadTests(file, scratch).map((t) => t.id), ['tool-role', 'good'])
+})
