@@ -365,8 +365,8 @@ function readsAgentv5(record: unknown, ctx: DecodeContext): TestDialect | undefi
   if (typeof ctx.state.agentv5 !== 'boolean') ctx.state.agentv5 = AGENTV5_FILE_KEYS.some((k) => k in ctx.header)
   const own = isJsonObject(record) && isJsonObject(record.vars) && !INPUT_KEYS.some((k) => k in record)
   if (!ctx.state.agentv5 && !own) return undefined
-  // `tests:` is AgentV 5's list key, which its cases are written under: no spelling to remember.
-  if (ctx.header[LIST_KEY] === 'tests') delete ctx.header[LIST_KEY]
+  // `tests:` alone is how AgentV 5's cases are written where the file has no keys: no spelling to remember.
+  if (ctx.header[LIST_KEY] === 'tests' && Object.keys(ctx.header).every((k) => k === LIST_KEY)) delete ctx.header[LIST_KEY]
   return agentv5(ctx.header)
 }
 

@@ -17,7 +17,7 @@ import { extrasOf, fieldChecks } from './fields.ts'
 import { fileKeys, sampleNeedsCarry, settleFileCarry, takeFileCarry, withFileCarry, type ReadBack } from './table.ts'
 import { deepEqual } from '../src/carry.ts'
 import { fieldError, LayoutError } from '../src/errors.ts'
-import { LIST_KEY } from '../src/codecs/types.ts'
+import { CASES_FILE_KEY, LIST_KEY } from '../src/codecs/types.ts'
 import { CARRY_KEY, hasKeys, isJsonObject, own, type EvalCase, type JsonObject, type JsonValue } from '../src/model.ts'
 import type { Adapter, Container, DecodeContext, EncodeContext, FileLayout, SniffSample } from './types.ts'
 
@@ -409,7 +409,8 @@ function csvColumns(sample: EvalCase[], fileHeader: JsonObject): string[] {
 
 function layout(container: Container, sample: EvalCase[], ctx: EncodeContext): FileLayout {
   const keys = fileKeys(sample, FORMAT)
-  const { columns: _columns, [LIST_KEY]: listed, ...header } = keys
+  // A config's `tests: file://tests.csv` is written with its tests in place (the name travels with the carry).
+  const { columns: _columns, [LIST_KEY]: listed, [CASES_FILE_KEY]: _named, ...header } = keys
   if (container === 'csv') {
     const layout: FileLayout = { columns: csvColumns(sample, header), header }
     const readBack: ReadBack = { format: FORMAT, encode, decode, ectx: { ...ctx, container, warn: () => {} } }

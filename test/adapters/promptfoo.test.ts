@@ -4,7 +4,7 @@
  */
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
-import { writeFileSync } from 'node:fs'
+import { copyFileSync, mkdirSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { FORMAT_NAMES, getAdapter } from '../../adapters/index.ts'
 import type { Container, FormatName } from '../../adapters/types.ts'
@@ -36,7 +36,7 @@ async function records(file: string, format: FormatName): Promise<unknown[]> {
   const adapter = await getAdapter(format)
   const header = {}
   const values: unknown[] = []
-  for await (const r of readRecords(containerOf(file)!, file, { file, recordKeys: adapter.recordKeys, header, columns: [] })) values.push(r.value)
+  for await (const r of readRecords(containerOf(file)!, file, { file, recordKeys: adapter.recordKeys, header, columns: [], casesFiles: true })) values.push(r.value)
   return [header, ...values]
 }
 
@@ -133,7 +133,7 @@ test("AgentV 5's JSON Lines cases read as the same cases as AgentV 4's", async (
   assert.deepEqual(v5.map(fields), v4.map(fields))
 })
 
-for (const file of [AGENTV5_SUITE, AGENTV5_JSONL]) {
+for (const file of [AGENTV5_SUITE, AGENTV5_JSONL, join(FIELD, 'agentv-5', 'basic-jsonl', 'suite.yaml')]) {
   test(`${file.split('/').pop()}: AgentV 5 through every format and back, the same records`, (t) => throughEveryFormat(file, 'evalcase', t))
 }
 
@@ -264,4 +264,37 @@ test('validate passes the AgentV 5 and promptfoo files from the field, and fails
   const bare = await runCli(['validate', tests, '--from', 'promptfoo'])
   assert.equal(bare.code, 1)
   assert.match(bare.stdout + bare.stderr, /bare\.json:1: assert\[0\]: promptfoo refuses an assertion without a type/)
+})
+
+test("AgentV 5's suite naming its JSON Lines cases reads as those cases, under the suite's prompt and keys", async () => {
+  const suite = join(FIELD, 'agentv-5', 'basic-jsonl', 'suite.yaml')
+  assert.equal((await detect(suite)).format, 'evalcase')
+  const cases = await readAll(suite, {})
+  const alone = await readAll(AGENTV5_JSONL, {})
+  assert.deepEqual(cases.map((c) => c.id), alone.map((c) => c.id))
+  assert.deepEqual(plain(cases.map((c) => c.input)), plain(alone.map((c) => c.input)))
+  assert.equal(cases[4]!.expected_outcome, 'Assistant correctly answers the math question')
+  const keys = cases[0]!.extras?.evalcase?.$file as JsonObject
+  assert.deepEqual([keys.name, keys.providers, keys.prompts], ['basic-jsonl', ['llm'], ['{{ input }}']])
+  // Written back: the suite, naming its file, and the file, each with the same records.
+  const dir = join(scratch, 'suite')
+  await write(cases, join(dir, 'suite.yaml'), { to: 'evalcase' })
+  assert.deepEqual(await records(join(dir, 'suite.yaml'), 'evalcase'), await records(suite, 'evalcase'))
+  assert.deepEqual(await records(join(dir, 'cases.jsonl'), 'evalcase'), await records(AGENTV5_JSONL, 'evalcase'))
+})
+
+test('a config whose tests: names a CSV reads as that CSV\'s tests with the config\'s keys, and is written with its tests in place', async () => {
+  const dir = join(scratch, 'named')
+  mkdirSync(dir)
+  copyFileSync(SIMPLE_CSV, join(dir, 'tests.csv'))
+  writeFileSync(join(dir, 'promptfooconfig.yaml'), 'description: Translations\nprompts: ["Rewrite {{body}} in {{language}}"]\nproviders: [echo]\ntests: file://tests.csv\n')
+  const cases = await readAll(join(dir, 'promptfooconfig.yaml'), {})
+  assert.deepEqual(plain(cases.map(({ extras: _extras, ...c }) => c)), plain((await readAll(SIMPLE_CSV, {})).map(({ extras: _extras, ...c }) => c)))
+  assert.equal((cases[0]!.extras?.promptfoo?.$file as JsonObject).description, 'Translations')
+  const out = join(dir, 'out.yaml')
+  await write(cases, out, { to: 'promptfoo' })
+  const [header, ...tests] = await records(out, 'promptfoo')
+  assert.deepEqual(Object.keys(header as object).filter((k) => !k.startsWith('$')), ['description', 'prompts', 'providers'])
+  assert.equal(tests.length, 4)
+  assert.deepEqual(plain(await readAll(out, {})), plain(cases))
 })
