@@ -211,9 +211,6 @@ const FIELD_FORMATS: Record<string, string> = {
   'ragas/Filichkin_kim_ragas__ragas_testset.csv': 'csv',
 }
 
-/** Suites whose `tests:` names a file of cases, which the evalcase reader does not open yet. */
-const SUITES_OF_A_FILE = new Set(['agentv-4.42.4/basic-jsonl/dataset.eval.yaml', 'agentv-5/basic-jsonl/suite.yaml'])
-
 test('the field files are all listed here', () => {
   const field = join(SHARED_FIXTURES, 'field')
   const files = (readdirSync(field, { recursive: true }) as string[]).filter((name) => name !== 'README.md' && statSync(join(field, name)).isFile())
@@ -221,7 +218,7 @@ test('the field files are all listed here', () => {
 })
 
 for (const [name, format] of Object.entries(FIELD_FORMATS)) {
-  test(`field/${name} is detected as ${format}`, { todo: SUITES_OF_A_FILE.has(name) ? 'a suite whose tests: names a file of cases is not read yet' : false }, async () => {
+  test(`field/${name} is detected as ${format}`, async () => {
     const d = await detect(join(SHARED_FIXTURES, 'field', name), { count: true })
     assert.equal(d.format, format, JSON.stringify(d.candidates))
     assert.ok((d.records ?? 0) > 0)
