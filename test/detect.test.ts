@@ -15,8 +15,9 @@ const READ_AS: Record<string, { format: string; why: string }> = {
   'hf/gsm.csv': { format: 'csv', why: 'a Hugging Face CSV export is a plain table; the table format maps it the same way' },
 }
 
-for (const fixture of fixtures()) {
-  const key = `${fixture.format}/${basename(fixture.path)}`
+// The files from the field are told below, each with the format it must be detected as.
+for (const fixture of fixtures().filter((f) => !f.name.startsWith('field/'))) {
+  const key = fixture.name
   test(`detect tells ${key} from its content`, async () => {
     const d = await detect(fixture.path, { count: true })
     assert.equal(d.format, READ_AS[key]?.format ?? fixture.format, `candidates: ${JSON.stringify(d.candidates)}`)

@@ -8,7 +8,7 @@
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
 import { rmSync } from 'node:fs'
-import { basename, join } from 'node:path'
+import { join } from 'node:path'
 import { FORMAT_NAMES, getAdapter } from '../adapters/index.ts'
 import type { Container, FormatName } from '../adapters/types.ts'
 import { containerOf, readRecords } from '../src/codecs/index.ts'
@@ -48,7 +48,7 @@ test('the fixture folders hold datasets of every format', () => {
 })
 
 for (const fixture of all) {
-  const name = `${fixture.format}/${basename(fixture.path)}`
+  const name = fixture.name
   test(`${name}: every pair of formats round-trips losslessly`, async (t) => {
     const original = await collect(read(fixture.path, { from: fixture.format }))
     assert.ok(original.length > 0, 'the fixture holds cases')
