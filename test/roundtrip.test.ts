@@ -7,13 +7,14 @@
  */
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
-import { rmSync } from 'node:fs'
-import { join } from 'node:path'
+import { readFileSync, rmSync } from 'node:fs'
+import { dirname, join, resolve } from 'node:path'
+import { parse } from 'yaml'
 import { FORMAT_NAMES, getAdapter } from '../adapters/index.ts'
 import type { Container, FormatName } from '../adapters/types.ts'
 import { containerOf, readRecords } from '../src/codecs/index.ts'
 import { withCellsOf } from '../src/mapping.ts'
-import { withHeaderOf, type EvalCase } from '../src/model.ts'
+import { isJsonObject, withHeaderOf, type EvalCase } from '../src/model.ts'
 import { read, write } from '../src/pipeline.ts'
 import { fixtures } from './helpers/fixtures.ts'
 import { tempDir } from './helpers/temp.ts'
@@ -24,12 +25,23 @@ async function collect<T>(it: AsyncIterable<T>): Promise<T[]> {
   return out
 }
 
-/** The records of a file as the codec parses them: the JSON values (for CSV, the cells). */
+/**
+ * The records of a file as the codec parses them: the JSON values (for CSV, the cells). A suite
+ * whose `tests:` names a file of cases (AgentV 4 and 5) gives its own keys, then that file's records.
+ */
 async function records(path: string, format: FormatName): Promise<unknown[]> {
+  const named = containerOf(path) === 'yaml' ? casesFileOf(path) : undefined
+  if (named) return [named.suite, ...(await records(named.file, format))]
   const adapter = await getAdapter(format)
   const header = {}
   const values = (await collect(readRecords(containerOf(path)!, path, { file: path, recordKeys: adapter.recordKeys, header, columns: [] }))).map((r) => r.value)
   return [header, ...values]
+}
+
+function casesFileOf(path: string): { suite: unknown; file: string } | undefined {
+  const suite: unknown = parse(readFileSync(path, 'utf8'))
+  const tests = isJsonObject(suite) ? suite.tests : undefined
+  return typeof tests === 'string' ? { suite, file: resolve(dirname(path), tests.replace(/^file:\/\//, '')) } : undefined
 }
 
 const work = tempDir('evalferry-matrix-')

@@ -69,8 +69,8 @@ export function fixtures(): Fixture[] {
   return found
 }
 
-/** A file whose cases come from other files: `file://` includes, or a suite whose `tests:` names a file. */
-const INCLUDES = /file:\/\/|^tests:[ \t]*[^\s#]/m
+/** A file whose cases come from other files by `file://` includes. */
+const INCLUDES = /file:\/\//
 
 function readText(path: string): string {
   return containerOf(path) === 'parquet' || path.endsWith('.gz') ? '' : readFileSync(path, 'utf8')
