@@ -6,7 +6,7 @@ import { expandInputs, filesProgress } from './inputs.ts'
 import { detectServices } from './detect-services.ts'
 import { isAddress } from '../services/address.ts'
 
-const usage = `Usage: evalferry detect <file...> [--from-container <container>] [--json]
+const usage = `Usage: evalferry detect <file|address...> [--from-container <container>] [--timeout <s>] [--offline] [--json]
 
 Tells, for each file, its format and container (from the content, not only the extension),
 how sure that is, how many records it holds and which fields they use. A record that does not
@@ -14,7 +14,8 @@ read (a line of JSON Lines that is not JSON) is not counted: the first is told o
 the exit is 1. --from-container names the container of a file whose extension names none
 (json, jsonl, csv, yaml, parquet). On a terminal, a progress bar shows on stderr as for convert.
 A service's dataset (langsmith://<dataset>, confident://<alias>, hf://datasets/<owner>/<name>)
-is read to tell its records, splits and fields (--timeout <s> per request).`
+is read to tell its records, splits and fields (--timeout <s> per request); --offline tells a
+Hub dataset from the repository cache alone, with no request.`
 
 const command: Command = {
   name: 'detect',

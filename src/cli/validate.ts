@@ -18,7 +18,7 @@ const command: Command = {
   summary: 'parse and check datasets',
   usage,
   examples: [
-    { does: 'every error of a dataset, as file:line: field: message', line: 'evalferry validate dataset.yaml' },
+    { does: 'every error of a dataset, as file:line: field: message', line: 'evalferry validate goldens.json' },
     { does: 'a spreadsheet, naming its columns', line: 'evalferry validate questions.csv --from csv --map input=question --map expected_output=answer' },
   ],
   options: { from: { type: 'string' }, map: { type: 'string', multiple: true }, 'from-container': { type: 'string' } },
