@@ -17,7 +17,7 @@ import { pandasReadsAs } from '../adapters/fields.ts'
 import { pythonWith, runPython } from './helpers/python.ts'
 import { tempDir } from './helpers/temp.ts'
 
-/** A Python with pandas (`.ci/run` installs Debian's python3-pandas). */
+/** A Python with pandas (compat's, which `.ci/run` installs). */
 const python = pythonWith('pandas')
 
 const work = tempDir('evalferry-pandas-')
@@ -69,7 +69,7 @@ async function cellsOf(path: string): Promise<{ columns: string[]; rows: Record<
   return { columns, rows }
 }
 
-test('pandas reads every cell of the CSV evalferry writes as evalferry reads it, and each cell it reads as missing was warned of', { skip: python ? false : 'needs python3 with pandas (Debian python3-pandas)' }, async () => {
+test('pandas reads every cell of the CSV evalferry writes as evalferry reads it, and each cell it reads as missing was warned of', { skip: python ? false : 'needs a Python with pandas: run compat/setup.sh' }, async () => {
   const formats: FormatName[] = ['deepeval', 'hf', 'csv', 'langsmith']
   // DeepEval's and datasets' CSV readers are pandas: those writers warn of the cells it reads as missing.
   const warnsMissing = new Set<FormatName>(['deepeval', 'hf'])
@@ -113,7 +113,7 @@ for cell in json.load(sys.stdin):
 sys.stdout.write(json.dumps(out))
 `
 
-test("the cells pandas reads as numbers or booleans are those evalferry's CSV warnings name", { skip: python ? false : 'needs python3 with pandas (Debian python3-pandas)' }, () => {
+test("the cells pandas reads as numbers or booleans are those evalferry's CSV warnings name", { skip: python ? false : 'needs a Python with pandas: run compat/setup.sh' }, () => {
   const pieces = ['0', '1', '7', '.', 'e', 'E', '+', '-', ' ', '\t', 'inf', 'INF', 'Infinity', 'True', 'tRUE', 'false', 'x', '_', ',', '0x']
   const anyText = fc.array(fc.constantFrom(...pieces), { minLength: 1, maxLength: 5 }).map((p) => p.join(''))
   const space = fc.constantFrom('', '', ' ', '\t', '  ')

@@ -57,7 +57,7 @@ test('the library types a format by its names and aliases, so a misspelt one doe
 test('the list of format names cannot be changed at run time either', () => {
   assert.ok(Object.isFrozen(FORMAT_NAMES))
   assert.throws(() => (FORMAT_NAMES as string[]).push('nothing'), TypeError)
-  assert.deepEqual([...FORMAT_NAMES], ['evalcase', 'deepeval', 'langsmith', 'hf', 'csv', 'evals'])
+  assert.deepEqual([...FORMAT_NAMES], ['evalcase', 'deepeval', 'langsmith', 'hf', 'csv', 'evals', 'promptfoo'])
   assert.deepEqual(['AgentV', 'huggingface', 'TABLE', 'evalcase_json'].map(formatName), ['evalcase', 'hf', 'csv', 'evals'])
   // A name an object has by inheritance is no alias.
   for (const name of ['constructor', '__proto__', 'toString']) assert.throws(() => formatName(name), { code: 'E_USAGE', message: new RegExp(`^unknown format "${name}"`) })

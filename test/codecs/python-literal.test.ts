@@ -270,10 +270,10 @@ function canonical(v: unknown): unknown {
   return v
 }
 
-/** A Python with numpy, installed with pandas (`.ci/run`: Debian's python3-pandas). */
+/** A Python with numpy (compat's, which `.ci/run` installs). */
 const numpy = pythonWith('numpy')
 
-test("numpy's own text of 500 random arrays of text reads as their items; an array it shortens is refused", { skip: numpy ? false : 'needs python3 with numpy (Debian python3-numpy)' }, () => {
+test("numpy's own text of 500 random arrays of text reads as their items; an array it shortens is refused", { skip: numpy ? false : 'needs a Python with numpy: run compat/setup.sh' }, () => {
   const lists = fc.sample(fc.array(text, { maxLength: 30 }), { seed: 21, numRuns: 500 })
   lists.push(Array.from({ length: 1200 }, (_, i) => `item ${i}`))
   const script = 'import json, sys, numpy\nfor line in sys.stdin:\n    print(json.dumps(str(numpy.array(json.loads(line), dtype=object))))'

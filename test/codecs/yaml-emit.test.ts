@@ -118,11 +118,11 @@ test('text of one line holding a tab is written double-quoted; text of several l
   assert.deepEqual(parse(written), [r])
 })
 
-/** A Python whose PyYAML loads a file given and prints it as JSON, or undefined (`.ci/run` installs Debian's python3-yaml). */
+/** A Python whose PyYAML loads a file given and prints it as JSON, or undefined (compat's, which `.ci/run` installs). */
 const pyyaml = pythonWith('yaml')
 const LOAD_AS_JSON = 'import json, sys, yaml\nsys.stdout.write(json.dumps(yaml.safe_load(sys.stdin.buffer), ensure_ascii=True))'
 
-test('PyYAML, a YAML 1.1 reader, reads back every record as written', { skip: pyyaml ? false : 'needs python3 with PyYAML (Debian python3-yaml)' }, () => {
+test('PyYAML, a YAML 1.1 reader, reads back every record as written', { skip: pyyaml ? false : 'needs a Python with PyYAML: run compat/setup.sh' }, () => {
   // What YAML text cannot hold in UTF-8 (half a character), or what Python keeps otherwise (-0 as 0,
   // NaN and the infinities, which its JSON writes as no JSON reader reads), is left out.
   const writable = (v: unknown): boolean =>
@@ -185,7 +185,7 @@ test('writing and reading evalcase YAML load the `yaml` package only when a valu
   assert.deepEqual(fileKeys(cases[1]!), { description: 'Lines', execution: { target: 'llm' } })
 })
 
-test('integer keys are written as integers, which PyYAML reads back as integers: a rubric\'s score ranges, evalcase to evalcase and from JSON', { skip: pyyaml ? false : 'needs python3 with PyYAML (Debian python3-yaml)' }, async () => {
+test('integer keys are written as integers, which PyYAML reads back as integers: a rubric\'s score ranges, evalcase to evalcase and from JSON', { skip: pyyaml ? false : 'needs a Python with PyYAML: run compat/setup.sh' }, async () => {
   const dir = tempDir('evalferry-yaml-keys-')
   const source = join(import.meta.dirname, '..', 'fixtures', 'evalcase', 'full.yaml')
   const fromJson = join(dir, 'rubric.json')
