@@ -8,7 +8,7 @@ import { CAMEL } from '../../adapters/deepeval.ts'
 import { DataError, FetchError, UsageError } from '../errors.ts'
 import { isJsonObject, type JsonObject, type JsonValue } from '../model.ts'
 import type { ConfidentAddress } from './address.ts'
-import { canonicalJson, type PushOptions, type PushSummary, type ServiceContext } from './context.ts'
+import { batchesOf, canonicalJson, type PushOptions, type PushSummary, type ServiceContext } from './context.ts'
 import { ServiceHttp, setting, UncertainError, withoutTrailingSlash } from './http.ts'
 
 /** Goldens a push sends at most in one request, and about the most bytes. */
@@ -103,21 +103,7 @@ function overlap(present: string[], wanted: string[]): number {
 }
 
 function chunks(goldens: JsonObject[], from: number): JsonObject[][] {
-  const out: JsonObject[][] = []
-  let current: JsonObject[] = []
-  let bytes = 0
-  for (const golden of goldens.slice(from)) {
-    const size = Buffer.byteLength(JSON.stringify(golden))
-    if (current.length && (current.length >= CHUNK_GOLDENS || bytes + size > CHUNK_BYTES)) {
-      out.push(current)
-      current = []
-      bytes = 0
-    }
-    current.push(golden)
-    bytes += size
-  }
-  if (current.length) out.push(current)
-  return out
+  return batchesOf(goldens.slice(from), (golden) => Buffer.byteLength(JSON.stringify(golden)), CHUNK_BYTES, CHUNK_GOLDENS)
 }
 
 /**

@@ -94,3 +94,25 @@ export function canonicalJson(value: unknown, withoutNull = false): string {
       : v,
   )
 }
+
+/**
+ * `items` in consecutive batches of at most `maxItems` whose `sizeOf` adds up to at most
+ * `maxBytes`; an item bigger than that goes alone.
+ */
+export function batchesOf<T>(items: readonly T[], sizeOf: (item: T) => number, maxBytes: number, maxItems = Infinity): T[][] {
+  const out: T[][] = []
+  let current: T[] = []
+  let bytes = 0
+  for (const item of items) {
+    const size = sizeOf(item)
+    if (current.length && (current.length >= maxItems || bytes + size > maxBytes)) {
+      out.push(current)
+      current = []
+      bytes = 0
+    }
+    current.push(item)
+    bytes += size
+  }
+  if (current.length) out.push(current)
+  return out
+}

@@ -8,7 +8,7 @@ import { createHash, randomBytes } from 'node:crypto'
 import { FetchError, UsageError } from '../errors.ts'
 import { isJsonObject, type JsonObject, type JsonValue } from '../model.ts'
 import { isUuid, type LangSmithAddress } from './address.ts'
-import { canonicalJson, type PushOptions, type PushSummary, type ServiceContext } from './context.ts'
+import { batchesOf, canonicalJson, type PushOptions, type PushSummary, type ServiceContext } from './context.ts'
 import { ServiceHttp, setting, UncertainError, withoutTrailingSlash } from './http.ts'
 
 const PAGE = 100
@@ -233,21 +233,7 @@ function multipart(examples: Outgoing[], update: boolean): { body: Buffer; type:
 
 /** Examples in batches whose multipart body stays under `limit` bytes; a bigger example goes alone. */
 export function batches(examples: Outgoing[], limit = MAX_REQUEST_BYTES): Outgoing[][] {
-  const out: Outgoing[][] = []
-  let current: Outgoing[] = []
-  let size = 0
-  for (const e of examples) {
-    const bytes = 600 + Buffer.byteLength(JSON.stringify(e))
-    if (current.length && size + bytes > limit) {
-      out.push(current)
-      current = []
-      size = 0
-    }
-    current.push(e)
-    size += bytes
-  }
-  if (current.length) out.push(current)
-  return out
+  return batchesOf(examples, (e) => 600 + Buffer.byteLength(JSON.stringify(e)), limit)
 }
 
 function dataTypeOf(records: JsonObject[]): 'chat' | 'kv' {
