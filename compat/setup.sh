@@ -5,7 +5,9 @@
 set -euo pipefail
 cd "$(dirname "$0")"
 
-npm ci --no-audit --no-fund --loglevel=error
+# The locked versions, by npm install: npm ci refuses this lock, since npm leaves out of it the
+# other platforms' builds that @openai/codex (a dependency of agentv) names under aliases.
+npm install --no-save --no-audit --no-fund --loglevel=error
 
 if [ ! -x .venv/bin/python ] || ! .venv/bin/python -c 'import datasets, pyarrow, pandas, huggingface_hub, langsmith, yaml' 2>/dev/null; then
   python3 -m venv .venv
