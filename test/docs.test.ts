@@ -1,7 +1,7 @@
 /**
- * Every command in docs/ runs as written: each fenced `sh` block, on the bundled examples, with
- * `evalferry` on the PATH, a git server on loopback standing for github.com (which the bundled
- * example's references point at) and stand-ins for the services.
+ * Every command in the README and docs/ runs as written: each fenced `sh` block, on the bundled
+ * examples, with `evalferry` on the PATH, a git server on loopback standing for github.com (which
+ * the bundled example's references point at) and stand-ins for the services.
  */
 import assert from 'node:assert/strict'
 import { existsSync, readdirSync, readFileSync } from 'node:fs'
@@ -57,4 +57,12 @@ test('every sh block in docs/ runs as written on the bundled examples', async ()
   const found = pages(DOCS)
   assert.ok(found.length >= 6, `${found.length} pages`)
   for (const page of found) await runPage(page, blocks(readFileSync(page, 'utf8')).filter((b) => b.lang === 'sh'))
+})
+
+test("every sh block of the README after the set-up and test commands runs as written on the bundled examples", async () => {
+  const page = join(ROOT, 'README.md')
+  // The first two are `npm ci && …` and `npm test`, which test/readme.test.ts and CI run.
+  const sh = blocks(readFileSync(page, 'utf8')).filter((b) => b.lang === 'sh').slice(2)
+  assert.ok(sh.length >= 5, `${sh.length} recipes`)
+  await runPage(page, sh)
 })
