@@ -1,7 +1,9 @@
 /** Telling formats apart: the container from the extension (checked against the content), the format from the records. */
 import { allAdapters } from '../adapters/index.ts'
 import type { Adapter, Container, DecodeContext, FormatName, SniffSample } from '../adapters/types.ts'
+import { dirname, resolve } from 'node:path'
 import { CONTAINERS, containerOf, readRecords } from './codecs/index.ts'
+import { CASES_FILE_KEY } from './codecs/types.ts'
 import { DataError, EvalferryError, UsageError, type Location } from './errors.ts'
 import { isJsonObject, type JsonObject } from './model.ts'
 import { missingInput } from './io.ts'
@@ -37,6 +39,15 @@ export interface DetectOptions {
   progress?: { records: number; bytes: number }
 }
 
+interface Sample {
+  header: JsonObject
+  columns: string[]
+  records: unknown[]
+  fields: Set<string>
+  count: number
+  unreadable: { count: number; first: EvalferryError } | undefined
+}
+
 export async function detect(file: string, options: DetectOptions = {}): Promise<Detection> {
   const adapters = await allAdapters()
   const recordKeys = [...new Set(adapters.flatMap((a) => a.recordKeys))]
@@ -46,7 +57,7 @@ export async function detect(file: string, options: DetectOptions = {}): Promise
   let container = options.container ?? containerOf(file)
   if (!container) throw missingInput(file) ?? new UsageError(`cannot tell the container of ${file} from its extension`)
 
-  const sampleOf = async (c: Container, strict = false) => {
+  const sampleOf = async (c: Container, strict = false, path = file): Promise<Sample> => {
     const header: JsonObject = {}
     const columns: string[] = []
     const records: unknown[] = []
@@ -57,7 +68,7 @@ export async function detect(file: string, options: DetectOptions = {}): Promise
     let bad: EvalferryError | undefined
     let unreadable = 0
     const progress = options.progress
-    for await (const r of readRecords(c, file, { file, recordKeys, casesFiles: true, header, columns, ...(progress ? { progress } : {}) })) {
+    for await (const r of readRecords(c, path, { file: path, recordKeys, casesFiles: true, header, columns, ...(progress ? { progress } : {}) })) {
       // Set, not added to: a file read again as JSON Lines counts from its start.
       if (progress) progress.records = count + unreadable + 1
       if (r.error) {
@@ -72,6 +83,11 @@ export async function detect(file: string, options: DetectOptions = {}): Promise
       if (!options.count && count + unreadable >= SAMPLE_SIZE) break
     }
     if (bad && records.length === 0) throw bad
+    // A suite that names its cases file in place of the list (`tests: ./dataset.jsonl`) is told by that file's cases.
+    const named = header[CASES_FILE_KEY]
+    const casesFile = typeof named === 'string' && records.length === 1 && records[0] === named ? resolve(dirname(path), named.replace(/^file:\/\//, '')) : undefined
+    const casesContainer = casesFile === undefined ? undefined : containerOf(casesFile)
+    if (casesFile !== undefined && casesContainer !== undefined) return { ...(await sampleOf(casesContainer, strict, casesFile)), header }
     return { header, columns, records, fields, count, unreadable: bad ? { count: unreadable, first: bad } : undefined }
   }
 

@@ -261,3 +261,15 @@ test('a record past those detection read that its guess refuses, and a likely ot
     )
   }
 })
+
+test("a suite whose tests: names its cases file is told by that file's cases: their count and fields", async () => {
+  for (const [suite, cases] of [
+    ['agentv-4.42.4/basic-jsonl/dataset.eval.yaml', 'agentv-4.42.4/basic-jsonl/dataset.jsonl'],
+    ['agentv-5/basic-jsonl/suite.yaml', 'agentv-5/basic-jsonl/cases.jsonl'],
+  ] as const) {
+    const told = await detect(join(SHARED_FIXTURES, 'field', suite), { count: true })
+    const file = await detect(join(SHARED_FIXTURES, 'field', cases), { count: true })
+    assert.deepEqual([told.format, told.container, told.records], ['evalcase', 'yaml', file.records], suite)
+    assert.deepEqual(told.fields, file.fields, suite)
+  }
+})
