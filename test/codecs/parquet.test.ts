@@ -247,6 +247,18 @@ for (const compression of ['zstd', 'snappy', 'none'] as const) {
   })
 }
 
+test('written snappy by default; a column of mostly distinct texts has no dictionary, a column of few values keeps one', async () => {
+  const records: JsonObject[] = Array.from({ length: 200 }, (_, i) => ({ question: `question ${i}: ${'why '.repeat(i % 9)}?`, split: i % 3 ? 'train' : 'test', score: i / 4, tags: [`t${i}`, 'x'] }))
+  const path = await writeRecords(records)
+  const metadata = await parquetMetadataAsync(await asyncBufferFromFile(path))
+  const chunks = new Map(metadata.row_groups[0]!.columns.map((c) => [c.meta_data!.path_in_schema.join('.'), c.meta_data!]))
+  assert.deepEqual([...new Set([...chunks.values()].map((c) => c.codec))], ['SNAPPY'])
+  assert.equal(chunks.get('question')!.dictionary_page_offset, undefined)
+  assert.ok(!chunks.get('question')!.encodings.includes('RLE_DICTIONARY'))
+  assert.ok(chunks.get('split')!.encodings.includes('RLE_DICTIONARY'))
+  assert.deepEqual((await readAll(path)).map((r) => r.value), records)
+})
+
 test('the layout fixes column order; missing keys are null', async () => {
   const path = await writeRecords([{ b: 'x' }, { a: 'y', b: 'z' }], { columns: ['a', 'b'] })
   const options = readOptions(path)
