@@ -2,7 +2,8 @@
 import { parentPort } from 'node:worker_threads'
 import { EvalferryError } from './errors.ts'
 import { plainEnvironment } from './io.ts'
-import { convert, type ConvertOptions } from './pipeline.ts'
+import { convert } from './convert.ts'
+import type { ConvertOptions } from './options.ts'
 
 const PROGRESS_EVERY_MS = 200
 const port = parentPort

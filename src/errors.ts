@@ -109,3 +109,18 @@ export function withFieldPrefix(error: unknown, prefix: string): unknown {
   }
   return error
 }
+
+/** An error with the file, line or record filled in (an adapter knows only the field). */
+export function locate(error: unknown, location: Location): EvalferryError {
+  // A mistake in code (a row mapper's, or evalferry's own) is no fault of the record: it stops the run as it is, never skipped.
+  if (error instanceof TypeError || error instanceof ReferenceError) throw error
+  if (error instanceof EvalferryError) {
+    error.location = { ...location, ...error.location }
+    return error
+  }
+  if (error instanceof RangeError && /call stack/i.test(error.message)) {
+    // A value nested past what recursion can walk (JSON text in a CSV cell, say) is bad data, not a crash.
+    return new DataError('E_PARSE', 'nested too deeply: a value holds more levels of lists and objects than can be read', location, { cause: error })
+  }
+  return new DataError('E_FIELD', (error as Error)?.message ?? String(error), location, { cause: error })
+}

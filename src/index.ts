@@ -1,5 +1,7 @@
 /** The public API of evalferry: re-exports only. */
-export { read, write, convert } from './pipeline.ts'
+export { read } from './read.ts'
+export { write } from './write.ts'
+export { convert } from './convert.ts'
 export type { ReadOptions, WriteOptions, ConvertOptions, Reject } from './options.ts'
 export { detect } from './detect.ts'
 export type { Detection, DetectOptions } from './detect.ts'

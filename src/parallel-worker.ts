@@ -2,7 +2,7 @@
 import { parentPort } from 'node:worker_threads'
 import { EvalferryError } from './errors.ts'
 import type { PartMessage, PartReply } from './parallel.ts'
-import { convertPart, readFileHead, type FileHead } from './pipeline.ts'
+import { convertPart, readFileHead, type FileHead } from './convert.ts'
 
 const port = parentPort
 if (!port) throw new Error('parallel-worker runs as a worker thread')

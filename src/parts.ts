@@ -1,4 +1,6 @@
 /** A file converted in parts, on several threads (see parallel.ts): what a part is, and what converting it gives. */
+import type { FileLayout } from '../adapters/types.ts'
+import type { EvalCase } from './model.ts'
 import type { ConversionReport } from './report.ts'
 
 /** A part of a file read on its own (see parallel.ts): its text, and where it starts. */
@@ -36,4 +38,22 @@ export interface PartResult {
   uniqueIds: string[]
   /** The output went into a buffer an earlier part's was handed over in. */
   reusedBuffer: boolean
+}
+
+/** A part of a file written on its own: the file's layout and first cases, and where its records start. */
+export interface PartPreset {
+  sample: EvalCase[]
+  layout: FileLayout
+  /** Records written before this part (as far as the part can tell: its first source record's index). */
+  index: number
+  /**
+   * Filled as the part is written: the group ids of its first and last cases, the ids it generated,
+   * the ids it wrote that could be generated for a later record, and, where the target's ids are
+   * unique, every id it wrote.
+   */
+  firstGroup?: string
+  lastGroup?: string
+  generatedIds: string[]
+  writtenIds: string[]
+  uniqueIds: string[]
 }

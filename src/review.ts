@@ -12,7 +12,7 @@ import { mayBeJson } from './codecs/json.ts'
 import type { Location } from './errors.ts'
 import { STDIO } from './io.ts'
 import { CARRY_KEY, isJsonObject, type EvalCase, type JsonObject } from './model.ts'
-import { placeOf, read } from './pipeline.ts'
+import { placeOf, read } from './read.ts'
 
 /** One field of the canonical case: where it was read from, where it was written, in how many records. */
 export interface FieldRow {

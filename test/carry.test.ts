@@ -5,7 +5,8 @@ import type { EvalCase, JsonObject } from '../src/model.ts'
 import type { FormatName } from '../adapters/types.ts'
 import { readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { convert, read } from '../src/pipeline.ts'
+import { convert } from '../src/convert.ts'
+import { read } from '../src/read.ts'
 import { tempDir } from './helpers/temp.ts'
 
 test('deepEqual treats undefined-valued keys as absent and compares arrays in order', () => {

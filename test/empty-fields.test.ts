@@ -3,7 +3,8 @@ import assert from 'node:assert/strict'
 import { readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import Papa from 'papaparse'
-import { convert, write } from '../src/pipeline.ts'
+import { convert } from '../src/convert.ts'
+import { write } from '../src/write.ts'
 import { tempDir } from './helpers/temp.ts'
 
 /** OpenBookQA's own shape: the question an object of its stem and choices. */

@@ -19,7 +19,8 @@ import { parse as parseYaml, stringify as stringifyYaml } from 'yaml'
 import { FORMAT_NAMES, getAdapter } from '../adapters/index.ts'
 import type { Container, FormatName } from '../adapters/types.ts'
 import { EvalferryError, UsageError } from '../src/errors.ts'
-import { convert, read } from '../src/pipeline.ts'
+import { convert } from '../src/convert.ts'
+import { read } from '../src/read.ts'
 import { fixtures } from './helpers/fixtures.ts'
 
 const { values } = parseArgs({ options: { seed: { type: 'string', default: '1' }, runs: { type: 'string', default: '40' } } })

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict'
 import { readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { EvalferryError } from '../src/errors.ts'
-import { convert } from '../src/pipeline.ts'
+import { convert } from '../src/convert.ts'
 import { caseToRow, defaultColumns, getPath, isDefaultHeader, mapRow, parseMapArgs, resolveMapping, rowToCase } from '../src/mapping.ts'
 import { tempDir } from './helpers/temp.ts'
 

@@ -12,7 +12,8 @@ import fc from 'fast-check'
 import { FORMAT_NAMES, getAdapter } from '../adapters/index.ts'
 import type { Container, FormatName } from '../adapters/types.ts'
 import type { ContentBlock, EvalCase, JsonObject, JsonValue, Message, Rubric, ToolCall, Turn } from '../src/model.ts'
-import { read, write } from '../src/pipeline.ts'
+import { read } from '../src/read.ts'
+import { write } from '../src/write.ts'
 import { tempDir } from './helpers/temp.ts'
 
 const work = tempDir('evalferry-props-')

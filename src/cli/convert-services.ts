@@ -1,7 +1,7 @@
 /** `evalferry convert` from or to a service address: one input, one output, then the report as for files. */
 import { AtomicFile, STDIO, stdoutAsDash } from '../io.ts'
 import { UsageError, printable, EvalferryError } from '../errors.ts'
-import { convert } from '../pipeline.ts'
+import { convert } from '../convert.ts'
 import { summarize } from '../report.ts'
 import { isAddress } from '../services/address.ts'
 import type { FormatOption } from '../../adapters/types.ts'
@@ -9,7 +9,7 @@ import { IF_EXISTS } from '../services/context.ts'
 import type { ServiceReport } from '../services/convert.ts'
 import { stringOption, type CommandContext } from './command.ts'
 import { containerOption, dialectOption, formatOption, mapOption, onErrorOption } from './options.ts'
-import { requireChoice } from '../pipeline.ts'
+import { requireChoice } from '../option-checks.ts'
 import { ProgressBar } from '../progress.ts'
 
 /** Whether the command line names a service as its input or output. */

@@ -5,7 +5,7 @@ import { allAdapters } from '../../adapters/index.ts'
 import { containerOf } from '../codecs/index.ts'
 import { EvalferryError, UsageError } from '../errors.ts'
 import { exists, isDirectory, isFile, STDIO } from '../io.ts'
-import { holdsCases } from '../pipeline.ts'
+import { holdsCases } from '../read.ts'
 import { FilesProgress } from '../progress.ts'
 
 /** Whether `input` is a glob for evalferry to expand: a pattern that names no existing file. */

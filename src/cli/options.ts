@@ -3,7 +3,7 @@ import { parseContainer } from '../codecs/index.ts'
 import { formatName } from '../../adapters/index.ts'
 import type { Container, FieldMapping, FormatName } from '../../adapters/types.ts'
 import { listOption, stringOption, type OptionValues } from './command.ts'
-import { DIALECTS, ON_ERROR, requireChoice } from '../pipeline.ts'
+import { DIALECTS, ON_ERROR, requireChoice } from '../option-checks.ts'
 
 export function containerOption(values: OptionValues, name: string): Container | undefined {
   const v = stringOption(values, name)

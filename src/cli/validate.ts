@@ -1,5 +1,5 @@
 import { EvalferryError, UsageError, formatLocation, printable } from '../errors.ts'
-import { read } from '../pipeline.ts'
+import { read } from '../read.ts'
 import { newReport } from '../report.ts'
 import { stringOption, type Command } from './command.ts'
 import { containerOption, formatOption, mapOption } from './options.ts'

@@ -34,7 +34,7 @@ export {
 
 /** Each case and where it is: its file and line where read from one (as read() names it), else its place among the cases. */
 async function* casesOf(source: string | string[] | CaseSource, from: FormatOption | undefined, signal: AbortSignal | undefined): AsyncGenerator<{ c: EvalCase; place: Location }> {
-  const { read, placeOf, untilAborted } = await import('../pipeline.ts')
+  const [{ read, placeOf }, { untilAborted }] = await Promise.all([import('../read.ts'), import('../abort.ts')])
   if (typeof source === 'string' || (Array.isArray(source) && source.every((s) => typeof s === 'string'))) {
     for (const file of typeof source === 'string' ? [source] : (source as string[])) {
       let record = 0
@@ -99,7 +99,7 @@ export async function rewriteDataset(
   entries: ManifestEntry[],
   options: { from?: FormatOption; embed?: boolean; hosts?: string[]; env?: NodeJS.ProcessEnv } = {},
 ): Promise<void> {
-  const { read, write, placeOf } = await import('../pipeline.ts')
+  const [{ read, placeOf }, { write }] = await Promise.all([import('../read.ts'), import('../write.ts')])
   const { detect } = await import('../detect.ts')
   const detected = await detect(input)
   const from = options.from ?? detected.format

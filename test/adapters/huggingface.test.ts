@@ -12,7 +12,8 @@ import { EvalferryError } from '../../src/errors.ts'
 import type { EvalCase, Message } from '../../src/model.ts'
 import { newReport, type ConversionReport } from '../../src/report.ts'
 import { arrowParquet } from '../helpers/parquet.ts'
-import { read, write } from '../../src/pipeline.ts'
+import { read } from '../../src/read.ts'
+import { write } from '../../src/write.ts'
 import { tempDir } from '../helpers/temp.ts'
 
 const FIXTURES = join(import.meta.dirname, '..', 'fixtures', 'hf')
@@ -513,7 +514,7 @@ test('chat rows as datasets writes them (a null for each key a message lacks, Op
     [[{ role: 'user', content: [{ type: 'text', value: 'What is 2+2?' }] }], [{ role: 'assistant', content: '4' }]],
     [[{ role: 'system', content: '' }, { role: 'user', content: 'Hi', name: 'ann' }], undefined],
   ])
-  const { convert } = await import('../../src/pipeline.ts')
+  const { convert } = await import('../../src/convert.ts')
   for (const to of ['langsmith', 'evalcase', 'deepeval', 'evals'] as const) {
     const output = join(work, `chat-nulls-${to}.jsonl`)
     await convert({ input, output, from: 'hf', to })
@@ -535,7 +536,7 @@ test('a Parquet chat column stays the one column of a table written from it, whe
   const source = await featuresParquet('plain-chats.parquet', { messages: { feature: { role: S, content: S }, _type: 'List' } }, [vectorFromArray(chats, new List(new Field('item', message, true))).data[0]!])
   for (const extension of ['csv', 'jsonl']) {
     const output = join(work, `plain-chats.${extension}`)
-    const { convert } = await import('../../src/pipeline.ts')
+    const { convert } = await import('../../src/convert.ts')
     await convert({ input: source, output, from: 'hf', to: 'hf' })
     const written = (await rows(output)) as Record<string, unknown>[]
     assert.deepEqual(written.map((r) => Object.keys(r).filter((k) => k !== 'evalferry')), [['messages'], ['messages']], extension)

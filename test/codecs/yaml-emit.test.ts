@@ -6,7 +6,7 @@ import { join } from 'node:path'
 import fc from 'fast-check'
 import { parse } from 'yaml'
 import { yamlItem, yamlMapping, yamlText } from '../../src/codecs/yaml-emit.ts'
-import { convert } from '../../src/pipeline.ts'
+import { convert } from '../../src/convert.ts'
 import { pythonWith, runPython } from '../helpers/python.ts'
 import { tempDir } from '../helpers/temp.ts'
 

@@ -1,0 +1,302 @@
+/**
+ * Converting: read → decode → encode → write, one file to another format, as async iterables: a
+ * codec yields records, the source adapter turns each into canonical cases, the target adapter
+ * turns each case into a record, a codec writes it. A file is read again where only the whole of
+ * it settles a question (keys after its records, a later record the guessed format refuses, a
+ * case its layout cannot hold); a large one may be converted in parts on several threads.
+ */
+import { availableParallelism } from 'node:os'
+import { getAdapter } from '../adapters/index.ts'
+import type { Container, EncodeContext, FileLayout, FormatName, FormatOption } from '../adapters/types.ts'
+import { EvalferryError, LayoutError, noCaseRead, UsageError } from './errors.ts'
+import { StringTable } from './ids.ts'
+import { assertWritable, AtomicFile, BytesSink, isSpecialFile, STDIO } from './io.ts'
+import { roughSize, type EvalCase, type JsonObject } from './model.ts'
+import { addWarning, newReport, type ConversionReport } from './report.ts'
+import type { ConvertOptions, ReadOptions } from './options.ts'
+import type { FilePart, PartPreset, PartResult } from './parts.ts'
+import { isAddress } from './services/address.ts'
+import { shownIn, sidecarHeader, withAdoptedHeader } from './case-encoder.ts'
+import { ON_ERROR, requireChoice, requireContainer, requireDialectFor, requireMap, requireSignal, requireText, requireWriteOptions } from './option-checks.ts'
+import { detectGuess, GuessRefused, LateKeys, openCases, readCases, filesRead, SeenIds, type ReadCase } from './read.ts'
+import { LAYOUT_RETRIES, layoutGivenUp, sampleFull, filesWritten, writeCases, writeFile } from './write.ts'
+
+/** Converts one file to another format; returns the conversion report. */
+export async function convert(options: ConvertOptions): Promise<ConversionReport> {
+  for (const key of ['input', 'output'] as const) requireText('convert()', `options.${key}`, options?.[key])
+  // A service's records are staged as a file, converted as files are, then pushed (see services/convert.ts).
+  if (isAddress(options.input) || isAddress(options.output)) return (await import('./services/convert.ts')).convertWithServices(options, convert)
+  requireText('convert()', 'options.to', options.to)
+  requireChoice('convert(): the option onError', options.onError, ON_ERROR)
+  requireWriteOptions('convert()', options)
+  requireMap('convert()', options.map)
+  requireSignal('convert()', options.signal)
+  // As the command line refuses --rejects without --on-error skip: no record would ever go there.
+  if (options.rejects !== undefined && options.onError !== 'skip') throw new UsageError("convert(): the option rejects names where skipped records go: add onError: 'skip'")
+  if (options.threads !== undefined && !(Number.isSafeInteger(options.threads) && options.threads >= 1)) {
+    throw new UsageError(`convert(): the option threads takes a whole number of at least 1, not ${typeof options.threads === 'string' ? JSON.stringify(options.threads) : String(options.threads)}`)
+  }
+  requireDialectFor('convert()', options.dialect, (await getAdapter(options.to)).name)
+  const inputContainer = requireContainer(options.input, options.inputContainer, 'input')
+  await assertWritable(
+    [...(await filesWritten(options.output, options.to, options.outputContainer)), ...(options.rejects ? [{ path: options.rejects, what: 'the rejects file' }] : [])],
+    await filesRead([options.input]),
+  )
+  const to = (await getAdapter(options.to)).name
+  let guess = options.from || options.input === STDIO ? options.guess : await detectGuess(options.input, { target: to, container: inputContainer })
+  let from = options.from ?? guess?.format
+  if (!from) throw new UsageError('reading standard input needs --from')
+  if (guess) options = { ...options, guess }
+  // The formats read so far, each once: a guess a later record refuses gives way to another (see `GuessRefused`).
+  const reguess = !options.from && guess && options.input !== STDIO ? new Set<FormatName>([guess.format]) : undefined
+  // The guess a later record refused, told in the report of the conversion that read the file otherwise.
+  let refused: { format: FormatName; error: EvalferryError } | undefined
+  // The report of the attempt under way: a failure carries it (`EvalferryError.report`).
+  let report: ConversionReport | undefined
+  const fresh = async () => {
+    report = newReport((await getAdapter(from!)).name, to, [options.input], options.output === STDIO ? undefined : options.output)
+    if (refused) addWarning(report, `detected as ${refused.format} from the first records, whose reader refuses this one (${refused.error.message}): the file is read as ${from}`, refused.error.location)
+    return report
+  }
+  try {
+    const threads = Math.min(options.threads ?? 1, availableParallelism())
+    if (threads > 1) {
+      const { canSplit, convertInParts } = await import('./parallel.ts')
+      const container = await canSplit({ ...options, inputContainer }, threads)
+      const progress = options.progress ? { ...options.progress } : undefined
+      const done = container && (await convertInParts({ ...options, inputContainer, from, to }, container, threads, await fresh()))
+      if (done) return done
+      // Something only the whole file settles: convert it again in this thread.
+      if (progress) Object.assign(options.progress!, progress)
+    }
+    // Later cases that need a column the first ones did not: the file is written again, its layout chosen with them too.
+    const start = options.progress ? { ...options.progress } : undefined
+    let layoutCases: EvalCase[] | undefined
+    let fileKeys: JsonObject | undefined
+    for (let attempt = 0; ; attempt++) {
+      try {
+        const gatherLate = options.input !== STDIO && attempt < LAYOUT_RETRIES
+        return await convertOnce(options, inputContainer, from, to, await fresh(), layoutCases, fileKeys, gatherLate, reguess)
+      } catch (error) {
+        if (error instanceof LateKeys && fileKeys === undefined) fileKeys = error.header
+        else if (error instanceof GuessRefused && guess && reguess) {
+          refused = { format: guess.format, error: error.refusal }
+          reguess.add(error.format)
+          guess = { ...guess, format: error.format }
+          from = error.format
+          options = { ...options, guess }
+          layoutCases = undefined
+          fileKeys = undefined
+        } else if (error instanceof LayoutError && error.cases && options.input !== STDIO) {
+          if (attempt === LAYOUT_RETRIES) throw layoutGivenUp(error)
+          layoutCases = [...(layoutCases ?? []), ...error.cases]
+        } else throw error
+        if (start) Object.assign(options.progress!, start)
+      }
+    }
+  } catch (error) {
+    if (error instanceof EvalferryError && report && !error.report) error.report = await reportWhenStopped(report, options.output)
+    throw error
+  }
+}
+
+/**
+ * What a conversion that stopped had done: `report` as it stood, its records written counted only
+ * where the output still holds them (standard output, a pipe, a device): a file is left as it was.
+ */
+async function reportWhenStopped(report: ConversionReport, output: string): Promise<ConversionReport> {
+  const kept = output === STDIO || (await isSpecialFile(output))
+  return { ...report, records: { ...report.records, written: kept ? report.records.written : 0 } }
+}
+
+async function convertOnce(
+  options: ConvertOptions,
+  inputContainer: Container,
+  from: FormatOption,
+  to: FormatName,
+  report: ConversionReport,
+  layoutCases: EvalCase[] | undefined,
+  fileKeys: JsonObject | undefined,
+  gatherLate: boolean,
+  reguess?: Set<FormatName>,
+): Promise<ConversionReport> {
+  let rejects: AtomicFile | undefined
+  const pendingRejects: Promise<void>[] = []
+  // Where the source's ids and the target's must both be unique, both sides keep every id: in one table, each id once.
+  const idTable = new StringTable()
+  let output: AtomicFile | undefined
+  const cases = await openCases(
+    options.input,
+    {
+      from,
+      container: inputContainer,
+      // A file can be read again to give its first case the keys after its records; standard input cannot.
+      ...(fileKeys ? { fileKeys } : options.input !== STDIO ? { lateKeys: 'retry' as const, canRetry: () => !output?.hasSent } : {}),
+      comments: 'warn',
+      includes: 'warn',
+      target: to,
+      ...(options.map ? { map: options.map } : {}),
+      ...(options.guess ? { guess: options.guess } : {}),
+      ...(reguess ? { reguess } : {}),
+      onError: options.onError ?? 'fail',
+      report,
+      ...(options.recordRange ? { recordRange: options.recordRange } : {}),
+      ...(options.recordBytes ? { recordBytes: options.recordBytes } : {}),
+      ...(options.progress ? { progress: options.progress } : {}),
+      onReject: (r) => {
+        const written = rejects?.sink.write(JSON.stringify(r) + '\n')
+        if (written) pendingRejects.push(written)
+      },
+    },
+    idTable,
+  )
+  if (options.rejects) rejects = await AtomicFile.create(options.rejects)
+  try {
+    await writeFile(noneReadIsAnError(cases, report, options.input), options.output, {
+      to,
+      gatherLate,
+      inputs: [options.input],
+      idTable,
+      opened: (file) => (output = file),
+      ...(options.outputContainer ? { container: options.outputContainer } : {}),
+      ...(options.dialect ? { dialect: options.dialect } : {}),
+      ...(options.extras === undefined ? {} : { extras: options.extras }),
+      ...(options.strict ? { strict: true } : {}),
+      // A shard's generated ids are those the whole would have.
+      ...(options.recordRange || options.firstRecord ? { firstRecord: options.firstRecord ?? options.recordRange![0] } : {}),
+      ...(layoutCases ? { layoutCases } : {}),
+      ...(options.signal ? { signal: options.signal } : {}),
+      report,
+    })
+    await Promise.all(pendingRejects)
+    await rejects?.commit()
+  } catch (error) {
+    await rejects?.abort()
+    throw error
+  }
+  return report
+}
+
+/**
+ * The cases, and then, when every record of the file was skipped, an error before the output is
+ * written: an empty dataset is no conversion of a file whose records all failed.
+ */
+async function* noneReadIsAnError(cases: AsyncIterable<ReadCase>, report: ConversionReport, input: string): AsyncGenerator<ReadCase> {
+  yield* cases
+  const error = noCaseRead(report, input)
+  if (error) throw error
+}
+
+/** A file's first cases and layout, as every part of it is written with, and the reader's state after them. */
+export interface FileHead {
+  sample: EvalCase[]
+  layout: FileLayout
+  state: Record<string, unknown>
+  layoutWarnings: ConversionReport['warnings']
+  /** What a JSON Lines sidecar of the output holds. */
+  sidecar: JsonObject
+}
+
+/** Reads the first cases of `options.input` and chooses the layout, as a whole-file conversion does. */
+export async function readFileHead(options: ConvertOptions & { from: string }): Promise<FileHead> {
+  const inputContainer = requireContainer(options.input, options.inputContainer, 'input')
+  const outputContainer = requireContainer(options.output, options.outputContainer, 'output')
+  const source = await getAdapter(options.from)
+  const target = await getAdapter(options.to)
+  const probe: FilePart = {}
+  const sample: EvalCase[] = []
+  const quiet = newReport(source.name, target.name, [])
+  const readOptions: ReadOptions = { from: options.from, onError: options.onError ?? 'fail', report: quiet, ...(options.map ? { map: options.map } : {}) }
+  let bytes = 0
+  for await (const c of readCases(options.input, inputContainer, source, readOptions, new SeenIds(options.input), false, probe)) {
+    sample.push(c.value)
+    bytes += roughSize(c.value)
+    if (sampleFull(sample.length, bytes)) break
+  }
+  const report = newReport(source.name, target.name, [])
+  const ectx: EncodeContext = {
+    container: outputContainer,
+    ...(options.dialect ? { dialect: options.dialect } : {}),
+    ...(options.extras === false ? { extras: false as const } : {}),
+    index: 0,
+    warn: (message, field) => addWarning(report, message, { file: options.output, ...(field ? { field } : {}) }),
+  }
+  const layout = target.layout(outputContainer, shownIn(target, withAdoptedHeader(target, outputContainer, sample)), ectx)
+  return { sample, layout, state: probe.decodeState ?? {}, layoutWarnings: report.warnings, sidecar: sidecarHeader(layout) }
+}
+
+
+/**
+ * Converts one part of a file (a run of whole records) to JSON Lines text, as the whole-file
+ * conversion would convert those records: with the file's layout and first cases from `head`,
+ * the reader's state after them, and `index` records written before it.
+ */
+export async function convertPart(
+  options: ConvertOptions & { from: string },
+  head: FileHead,
+  part: FilePart,
+  index: number,
+  /** A buffer an earlier part's output was handed over in, given back for this part's. */
+  spare?: ArrayBuffer,
+): Promise<PartResult> {
+  const inputContainer = requireContainer(options.input, options.inputContainer, 'input')
+  const source = await getAdapter(options.from)
+  const target = await getAdapter(options.to)
+  const report = newReport(source.name, target.name, [options.input], options.output)
+  const rejects: string[] = []
+  // As in a whole file, the ids read and the ids written share one table.
+  const idTable = new StringTable()
+  const seenIds = new SeenIds(options.input, idTable)
+  // The part that starts the file reads it from the start, as the whole file would be.
+  const reading: FilePart = part.continuation ? { ...part, state: head.state } : { ...part }
+  const cases = readCases(
+    options.input,
+    inputContainer,
+    source,
+    {
+      from: options.from,
+      onError: options.onError ?? 'fail',
+      report,
+      target: target.name,
+      ...(options.map ? { map: options.map } : {}),
+      onReject: (r) => rejects.push(JSON.stringify(r)),
+    },
+    seenIds,
+    false,
+    reading,
+  )
+  // JSON Lines of a part take about as many bytes as its source, and a little more.
+  const sink = new BytesSink(part.range ? (part.range.end - part.range.start) * 1.25 : 0, spare)
+  const preset: PartPreset = { sample: head.sample, layout: head.layout, index, generatedIds: [], writtenIds: [], uniqueIds: [] }
+  const hasSidecar = options.output !== STDIO && target.sidecar?.(options.output, 'jsonl') !== undefined
+  await writeCases(
+    cases,
+    target,
+    'jsonl',
+    { sink, path: options.output },
+    {
+      to: options.to,
+      idTable,
+      ...(options.dialect ? { dialect: options.dialect } : {}),
+      ...(options.extras === undefined ? {} : { extras: options.extras }),
+      ...(options.strict ? { strict: true } : {}),
+    },
+    report,
+    hasSidecar,
+    preset,
+  )
+  return {
+    bytes: sink.bytes(),
+    report,
+    rejects,
+    firstPending: reading.firstPending ?? !part.continuation,
+    seenIds: seenIds.ids(),
+    ...(preset.firstGroup === undefined ? {} : { firstGroup: preset.firstGroup }),
+    ...(preset.lastGroup === undefined ? {} : { lastGroup: preset.lastGroup }),
+    generatedIds: preset.generatedIds,
+    writtenIds: preset.writtenIds,
+    uniqueIds: preset.uniqueIds,
+    reusedBuffer: sink.reusedSpare,
+  }
+}
+
