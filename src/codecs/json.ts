@@ -12,6 +12,7 @@ import { countNewlines, fieldPath, MAX_RECORD_CHARS, NON_FINITE_WRITTEN, protoRe
 /** Deeper than this, a document is refused before `JSON.parse` would exhaust the stack. */
 export const MAX_DEPTH = 2000
 
+/** Where the reader is in the document's structure, between the values it cuts out. */
 const enum Mode {
   Start, // before the top-level value
   TopArray, // inside the top-level array: elements are records
@@ -24,286 +25,360 @@ const enum Mode {
 }
 
 export async function* readJson(source: ByteSource, options: ReadOptions): AsyncGenerator<SourceRecord> {
-  const { file, recordKeys, header } = options
-  let mode: Mode = Mode.Start
-  let line = 1
-  let index = 0
-  let topIsObject = false
-  let sawRecordKey = false
-  let currentKey = ''
-  let lastWasSeparator = true // in a list: whether a `,` (or the opening bracket) came since the last element
-  let afterComma = false // in a list: whether the last thing was a `,`
+  const cutter = new RecordCutter(options)
+  for await (const chunk of source) {
+    const text = cutter.startChunk(typeof chunk === 'string' ? chunk : chunk.toString('utf8'))
+    for (let i = 0; i < text.length; ) {
+      i = cutter.cutting ? cutter.cut(text, i) : cutter.walk(text, i)
+      const record = cutter.record
+      if (record) {
+        cutter.record = undefined
+        yield record
+      }
+    }
+    cutter.endChunk(text)
+  }
+  const single = cutter.end()
+  if (single) yield single
+}
+
+/**
+ * Scans a JSON document chunk by chunk: `walk` reads the structure around the record list (the
+ * top-level array, or the object and its keys), `cut` follows one value to its end, which
+ * `complete` parses into a record (or a header key's value). A value may span chunks.
+ */
+class RecordCutter {
+  private readonly file: string
+  private readonly recordKeys: string[]
+  private readonly header: JsonObject
+  private mode: Mode = Mode.Start
+  private line = 1
+  private index = 0
+  private topIsObject = false
+  private sawRecordKey = false
+  private currentKey = ''
+  /** In a list: whether a `,` (or the opening bracket) came since the last element. */
+  private lastWasSeparator = true
+  /** In a list: whether the last thing was a `,`. */
+  private afterComma = false
+  /** A key of the top-level object that runs past the chunk: read with the next one. */
+  private keyTail = ''
+  /** The file's own header keys (`header` may hold an earlier reading's keys). */
+  private readonly headerKeys = new Set<string>()
+  /** Records before the range are cut out but not parsed: a shard checks only its own. */
+  private readonly skipBefore: number
 
   // The value being cut out: its text so far (across chunks), depth inside it, and string state.
-  let capturing = false
-  let captured = ''
-  let captureLine = 0
-  // Where the current line starts in the chunk being read (0 or less: in an earlier chunk), for a
-  // record's column where several records share a line (a list written on one line).
-  let lineStart = 0
-  let captureColumn = 0
-  let lastRecordLine = 0
-  let depth = 0
-  let inString = false
-  let escaped = false
-  let capturedIsScalar = false
+  cutting = false
+  private captured = ''
+  /** Where the value starts in the chunk (0: in an earlier chunk; -1: no value). */
+  private captureStart = -1
+  private captureLine = 0
+  /**
+   * Where the current line starts in the chunk being read (0 or less: in an earlier chunk), for a
+   * record's column where several records share a line (a list written on one line).
+   */
+  private lineStart = 0
+  private captureColumn = 0
+  private lastRecordLine = 0
+  private depth = 0
+  private inString = false
+  private escaped = false
+  private capturedIsScalar = false
+  /**
+   * The chunk's next backslash at or after the last search (the chunk's length: none): searched
+   * again only once passed, so text without escapes is not searched to the chunk's end at every string.
+   */
+  private backslash = -1
+  /** The record a value just cut out made, for the reader to hand on. */
+  record: SourceRecord | undefined
 
-  const fail = (message: string, at = line): never => {
-    throw new DataError('E_PARSE', message, { file, line: at })
+  constructor(private readonly options: ReadOptions) {
+    this.file = options.file
+    this.recordKeys = options.recordKeys
+    this.header = options.header
+    this.skipBefore = options.recordRange?.[0] ?? 0
   }
 
-  /** The value of `text`, and the integers kept as text in it. */
-  const finishValue = (text: string): { value: JsonValue; kept?: string[] } => {
-    try {
-      const parsed = parseExact(text)
-      checkDuplicateKeys(text, parsed.value, file, captureLine)
-      return parsed as { value: JsonValue; kept?: string[] }
-    } catch (error) {
-      if (error instanceof DataError) throw error
-      const where = positionIn(text, error)
-      throw new DataError('E_PARSE', `invalid JSON: ${parserWords(error)}`, {
-        file,
-        line: captureLine + where.line,
-        ...(where.line === 0 ? {} : { column: where.column }),
-      })
-    }
+  private fail(message: string, at = this.line): never {
+    throw new DataError('E_PARSE', message, { file: this.file, line: at })
   }
 
-  const headerKeys = new Set<string>()
-  let pending: SourceRecord | undefined
-  // Records before the range are cut out but not parsed: a shard checks only its own.
-  const skipBefore = options.recordRange?.[0] ?? 0
-  const complete = (text: string): void => {
-    capturing = false
-    if (mode === Mode.TopArray || mode === Mode.RecordArray) {
-      const { value, kept } = index < skipBefore ? { value: null, kept: undefined } : finishValue(text)
-      pending = { value, line: captureLine, index: index++, raw: text, fieldLine: jsonFieldLine }
-      if (captureLine === lastRecordLine) pending.column = captureColumn
-      lastRecordLine = captureLine
-      if (kept) pending.warnings = kept.map(keptWarning)
-      lastWasSeparator = false
-    } else {
-      const { value, kept } = finishValue(text)
-      // As in a record: JSON.parse would keep the last of the two values, and lose the first.
-      // (`header` may hold an earlier reading's keys: the file's own are counted apart.)
-      if (headerKeys.has(currentKey)) {
-        throw new DataError('E_PARSE', `duplicate key "${currentKey}": JSON keeps only the last, so a value would be lost`, { file, line: captureLine, field: currentKey })
-      }
-      headerKeys.add(currentKey)
-      header[currentKey] = value
-      for (const digits of kept ?? []) options.headerWarnings?.push({ message: keptWarning(digits), line: captureLine, field: currentKey })
-      mode = Mode.AfterTopObjectValue
-    }
+  private isRecordList(): boolean {
+    return this.mode === Mode.TopArray || this.mode === Mode.RecordArray
   }
 
-  const isRecordList = (): boolean => mode === Mode.TopArray || mode === Mode.RecordArray
-  let decoderTail = ''
+  /** The chunk's text, after what the last one left unread. */
+  startChunk(chunk: string): string {
+    const text = this.keyTail + chunk
+    this.keyTail = ''
+    this.captureStart = this.cutting ? 0 : -1
+    this.backslash = -1
+    return text
+  }
 
-  for await (const chunk of source) {
-    const text = decoderTail + (typeof chunk === 'string' ? chunk : chunk.toString('utf8'))
-    decoderTail = ''
-    let i = 0
-    let captureStart = capturing ? 0 : -1
+  /** Follows the value being cut out from `i`: to its end, where it is completed, or to the chunk's. Returns where it stopped. */
+  cut(text: string, i: number): number {
     const n = text.length
-    // The chunk's next backslash at or after the last search (n: none): searched again only once passed,
-    // so text without escapes is not searched to the chunk's end at every string.
-    let backslash = -1
+    let line = this.line
+    let depth = this.depth
+    let inString = this.inString
+    let escaped = this.escaped
+    let backslash = this.backslash
+    // Where the value ends (exclusive), once a character ends it.
+    let valueEnd = -1
     while (i < n) {
       const c = text.charCodeAt(i)
-      if (capturing) {
-        // Where the value being cut out ends (exclusive), once this character ends it.
-        let valueEnd = -1
-        if (inString) {
-          // Jump to the next quote or backslash: strings are most of the bytes.
-          if (escaped) {
-            escaped = false
-            i++
-            continue
-          }
-          if (c === 0x5c) {
-            escaped = true
-            i++
-            continue
-          }
-          if (c === 0x22) {
-            inString = false
-            i++
-            if (!(capturedIsScalar && depth === 0)) continue
-            valueEnd = i
-          } else {
-            if (c === 0x0a) line++
-            const q = text.indexOf('"', i)
-            if (backslash < i) {
-              backslash = text.indexOf('\\', i)
-              if (backslash === -1) backslash = n
-            }
-            const next = q === -1 || backslash < q ? backslash : q
-            line += countNewlines(text, i + 1, next)
-            i = next
-            continue
-          }
-        } else if (c === 0x22) {
-          inString = true
-        } else if (c === 0x7b || c === 0x5b) {
-          depth++
-          if (depth > MAX_DEPTH) fail(`nested deeper than ${MAX_DEPTH} levels`)
-        } else if (c === 0x7d || c === 0x5d) {
-          // A scalar ends at the bracket that closes its list, which is then read as structure.
-          if (capturedIsScalar) valueEnd = i
-          else if (--depth === 0) valueEnd = ++i
-        } else if (c === 0x2c && capturedIsScalar && depth === 0) {
-          valueEnd = i
-        } else if (c === 0x0a) {
-          line++
-          lineStart = i + 1
-        }
-        if (valueEnd === -1) {
+      if (inString) {
+        // Jump to the next quote or backslash: strings are most of the bytes.
+        if (escaped) {
+          escaped = false
           i++
           continue
         }
-        captured += text.slice(captureStart, valueEnd)
-        captureStart = -1
-        complete(capturedIsScalar ? captured.trimEnd() : captured)
-        captured = ''
-        if (pending) {
-          yield pending
-          pending = undefined
+        if (c === 0x5c) {
+          escaped = true
+          i++
+          continue
         }
+        if (c === 0x22) {
+          inString = false
+          i++
+          if (!(this.capturedIsScalar && depth === 0)) continue
+          valueEnd = i
+          break
+        }
+        if (c === 0x0a) line++
+        const q = text.indexOf('"', i)
+        if (backslash < i) {
+          backslash = text.indexOf('\\', i)
+          if (backslash === -1) backslash = n
+        }
+        const next = q === -1 || backslash < q ? backslash : q
+        line += countNewlines(text, i + 1, next)
+        i = next
         continue
       }
-
-      // Between values: whitespace, punctuation and the structure around the record list.
-      if (c === 0x0a) {
+      if (c === 0x22) {
+        inString = true
+      } else if (c === 0x7b || c === 0x5b) {
+        depth++
+        if (depth > MAX_DEPTH) {
+          this.line = line
+          this.fail(`nested deeper than ${MAX_DEPTH} levels`)
+        }
+      } else if (c === 0x7d || c === 0x5d) {
+        // A scalar ends at the bracket that closes its list, which is then read as structure.
+        if (this.capturedIsScalar) {
+          valueEnd = i
+          break
+        }
+        if (--depth === 0) {
+          valueEnd = ++i
+          break
+        }
+      } else if (c === 0x2c && this.capturedIsScalar && depth === 0) {
+        valueEnd = i
+        break
+      } else if (c === 0x0a) {
         line++
-        lineStart = ++i
+        this.lineStart = i + 1
+      }
+      i++
+    }
+    this.line = line
+    this.depth = depth
+    this.inString = inString
+    this.escaped = escaped
+    this.backslash = backslash
+    if (valueEnd === -1) return i
+    const captured = this.captured + text.slice(this.captureStart, valueEnd)
+    this.captureStart = -1
+    this.captured = ''
+    this.complete(this.capturedIsScalar ? captured.trimEnd() : captured)
+    return i
+  }
+
+  /** Reads the structure between values from `i`: to the start of the next value, which it begins cutting out, or to the chunk's end. */
+  walk(text: string, i: number): number {
+    const n = text.length
+    while (i < n) {
+      const c = text.charCodeAt(i)
+      if (c === 0x0a) {
+        this.line++
+        this.lineStart = ++i
         continue
       }
       if (c === 0x20 || c === 0x09 || c === 0x0d || c === 0xfeff) {
         i++
         continue
       }
-      switch (mode) {
-        case Mode.Start:
-          if (c === 0x5b) {
-            mode = Mode.TopArray
-            lastWasSeparator = true
-          } else if (c === 0x7b) {
-            mode = Mode.TopObjectKey
-            topIsObject = true
-          } else fail(`expected a JSON array or object, found ${describeChar(c)}`)
-          i++
-          continue
-        case Mode.TopObjectKey: {
-          if (c === 0x7d) {
-            if (afterComma) fail(`unexpected '}' after ',': a trailing comma is not JSON`)
-            mode = Mode.Done
-            i++
-            continue
-          }
-          if (c === 0x2c) fail(`unexpected ',' in the top-level object`)
-          afterComma = false
-          if (c !== 0x22) fail(`expected a key in the top-level object, found ${describeChar(c)}`)
-          const end = findStringEnd(text, i + 1)
-          if (end === -1) {
-            // the key runs past this chunk: keep it for the next one
-            decoderTail = text.slice(i)
-            i = n
-            continue
-          }
-          try {
-            currentKey = JSON.parse(text.slice(i, end + 1)) as string
-          } catch (error) {
-            // A line end or another control character inside the quotes, or a bad escape.
-            fail(`a key in the top-level object is not a JSON string: ${parserWords(error)}`)
-          }
-          mode = Mode.TopObjectColon
-          i = end + 1
-          continue
+      const next = this.structure(text, i, c)
+      if (next === undefined) return this.startValue(i, c)
+      i = next
+    }
+    return i
+  }
+
+  /** Reads the structural character `c` at `i`; returns where to go on, or undefined where a value starts there. */
+  private structure(text: string, i: number, c: number): number | undefined {
+    switch (this.mode) {
+      case Mode.Start:
+        if (c === 0x5b) {
+          this.mode = Mode.TopArray
+          this.lastWasSeparator = true
+        } else if (c === 0x7b) {
+          this.mode = Mode.TopObjectKey
+          this.topIsObject = true
+        } else this.fail(`expected a JSON array or object, found ${describeChar(c)}`)
+        return i + 1
+      case Mode.TopObjectKey:
+        return this.topKey(text, i, c)
+      case Mode.TopObjectColon:
+        if (c !== 0x3a) this.fail(`expected ':' after key "${this.currentKey}"`)
+        this.mode = Mode.TopObjectValue
+        return i + 1
+      case Mode.TopObjectValue:
+        if (c === 0x5b && this.recordKeys.includes(this.currentKey)) {
+          this.sawRecordKey = true
+          this.mode = Mode.RecordArray
+          this.lastWasSeparator = true
+          return i + 1
         }
-        case Mode.TopObjectColon:
-          if (c !== 0x3a) fail(`expected ':' after key "${currentKey}"`)
-          mode = Mode.TopObjectValue
-          i++
-          continue
-        case Mode.TopObjectValue:
-          if (c === 0x5b && recordKeys.includes(currentKey)) {
-            sawRecordKey = true
-            mode = Mode.RecordArray
-            lastWasSeparator = true
-            i++
-            continue
-          }
-          break // the value is captured below, into `header`
-        case Mode.AfterTopObjectValue:
-          if (c === 0x2c) {
-            mode = Mode.TopObjectKey
-            afterComma = true
-          } else if (c === 0x7d) mode = Mode.Done
-          else fail(`expected ',' or '}' after the value of "${currentKey}", found ${describeChar(c)}`)
-          i++
-          continue
-        case Mode.TopArray:
-        case Mode.RecordArray:
-          if (c === 0x2c) {
-            if (lastWasSeparator) fail(`unexpected ',' in the list of records`)
-            lastWasSeparator = true
-            afterComma = true
-            i++
-            continue
-          }
-          if (c === 0x5d) {
-            if (afterComma) fail(`unexpected ']' after ',': a trailing comma is not JSON`)
-            mode = mode === Mode.TopArray ? Mode.Done : Mode.AfterTopObjectValue
-            i++
-            continue
-          }
-          if (!lastWasSeparator) fail(`expected ',' between records, found ${describeChar(c)}`)
-          break
-        case Mode.Done:
-          fail(`unexpected ${describeChar(c)} after the end of the JSON document`)
-      }
-      // Start of a value to cut out.
-      afterComma = false
-      capturing = true
-      captured = ''
-      captureStart = i
-      captureLine = line
-      captureColumn = i - lineStart + 1
-      depth = 0
-      inString = false
-      escaped = false
-      capturedIsScalar = c !== 0x7b && c !== 0x5b
-      if (c === 0x22) {
-        inString = true
-        i++
-        continue
-      }
-      if (!capturedIsScalar) {
-        depth = 1
-        i++
-        continue
-      }
-      i++
+        // The value is cut out, into `header`.
+        return undefined
+      case Mode.AfterTopObjectValue:
+        if (c === 0x2c) {
+          this.mode = Mode.TopObjectKey
+          this.afterComma = true
+        } else if (c === 0x7d) this.mode = Mode.Done
+        else this.fail(`expected ',' or '}' after the value of "${this.currentKey}", found ${describeChar(c)}`)
+        return i + 1
+      case Mode.TopArray:
+      case Mode.RecordArray:
+        if (c === 0x2c) {
+          if (this.lastWasSeparator) this.fail(`unexpected ',' in the list of records`)
+          this.lastWasSeparator = true
+          this.afterComma = true
+          return i + 1
+        }
+        if (c === 0x5d) {
+          if (this.afterComma) this.fail(`unexpected ']' after ',': a trailing comma is not JSON`)
+          this.mode = this.mode === Mode.TopArray ? Mode.Done : Mode.AfterTopObjectValue
+          return i + 1
+        }
+        if (!this.lastWasSeparator) this.fail(`expected ',' between records, found ${describeChar(c)}`)
+        return undefined
+      case Mode.Done:
+        this.fail(`unexpected ${describeChar(c)} after the end of the JSON document`)
     }
-    if (capturing && captureStart !== -1) captured += text.slice(captureStart)
-    lineStart -= n - decoderTail.length
-    if (captured.length > MAX_RECORD_CHARS) fail(tooLong(isRecordList() ? 'record' : 'value'), captureLine)
-    if (decoderTail.length > MAX_RECORD_CHARS) fail(tooLong('key'))
   }
-  if (capturing) {
-    if (capturedIsScalar && depth === 0 && !inString && mode === Mode.TopObjectValue) {
-      fail('unexpected end of file inside the top-level object')
+
+  /** A key of the top-level object (or its `}`) at `i`; a key that runs past the chunk waits for the next. */
+  private topKey(text: string, i: number, c: number): number {
+    if (c === 0x7d) {
+      if (this.afterComma) this.fail(`unexpected '}' after ',': a trailing comma is not JSON`)
+      this.mode = Mode.Done
+      return i + 1
     }
-    fail(`unexpected end of file: the ${isRecordList() ? 'record' : 'value'} starting at line ${captureLine} is not closed`)
+    if (c === 0x2c) this.fail(`unexpected ',' in the top-level object`)
+    this.afterComma = false
+    if (c !== 0x22) this.fail(`expected a key in the top-level object, found ${describeChar(c)}`)
+    const end = findStringEnd(text, i + 1)
+    if (end === -1) {
+      this.keyTail = text.slice(i)
+      return text.length
+    }
+    try {
+      this.currentKey = JSON.parse(text.slice(i, end + 1)) as string
+    } catch (error) {
+      // A line end or another control character inside the quotes, or a bad escape.
+      this.fail(`a key in the top-level object is not a JSON string: ${parserWords(error)}`)
+    }
+    this.mode = Mode.TopObjectColon
+    return end + 1
   }
-  if (mode === Mode.Start) fail('the file is empty; expected a JSON array or object')
-  if (mode !== Mode.Done) fail('unexpected end of file: the JSON document is not closed')
-  if (topIsObject && !sawRecordKey) {
-    // A single object is one record.
-    const record = { ...header }
-    for (const key of Object.keys(header)) delete header[key]
-    header[SINGLE_KEY] = true
-    yield { value: record, line: 1, index: 0 }
+
+  /** Begins cutting out the value whose first character `c` is at `i`; returns where its cutting goes on. */
+  private startValue(i: number, c: number): number {
+    this.afterComma = false
+    this.cutting = true
+    this.captured = ''
+    this.captureStart = i
+    this.captureLine = this.line
+    this.captureColumn = i - this.lineStart + 1
+    this.escaped = false
+    this.capturedIsScalar = c !== 0x7b && c !== 0x5b
+    this.inString = c === 0x22
+    this.depth = this.capturedIsScalar ? 0 : 1
+    return i + 1
+  }
+
+  /** Keeps the part of the value the chunk holds, and checks what is held against the limits. */
+  endChunk(text: string): void {
+    if (this.cutting && this.captureStart !== -1) this.captured += text.slice(this.captureStart)
+    this.lineStart -= text.length - this.keyTail.length
+    if (this.captured.length > MAX_RECORD_CHARS) this.fail(tooLong(this.isRecordList() ? 'record' : 'value'), this.captureLine)
+    if (this.keyTail.length > MAX_RECORD_CHARS) this.fail(tooLong('key'))
+  }
+
+  /** A value cut out whole: a record of the list, or the value of a header key. */
+  private complete(text: string): void {
+    this.cutting = false
+    if (this.isRecordList()) {
+      const { value, kept } = this.index < this.skipBefore ? { value: null, kept: undefined } : this.parse(text)
+      const record: SourceRecord = { value, line: this.captureLine, index: this.index++, raw: text, fieldLine: jsonFieldLine }
+      if (this.captureLine === this.lastRecordLine) record.column = this.captureColumn
+      this.lastRecordLine = this.captureLine
+      if (kept) record.warnings = kept.map(keptWarning)
+      this.lastWasSeparator = false
+      this.record = record
+      return
+    }
+    const { value, kept } = this.parse(text)
+    const key = this.currentKey
+    // As in a record: JSON.parse would keep the last of the two values, and lose the first.
+    if (this.headerKeys.has(key)) {
+      throw new DataError('E_PARSE', `duplicate key "${key}": JSON keeps only the last, so a value would be lost`, { file: this.file, line: this.captureLine, field: key })
+    }
+    this.headerKeys.add(key)
+    this.header[key] = value
+    for (const digits of kept ?? []) this.options.headerWarnings?.push({ message: keptWarning(digits), line: this.captureLine, field: key })
+    this.mode = Mode.AfterTopObjectValue
+  }
+
+  /** The value of `text`, and the integers kept as text in it. */
+  private parse(text: string): { value: JsonValue; kept?: string[] } {
+    try {
+      const parsed = parseExact(text)
+      checkDuplicateKeys(text, parsed.value, this.file, this.captureLine)
+      return parsed as { value: JsonValue; kept?: string[] }
+    } catch (error) {
+      if (error instanceof DataError) throw error
+      const where = positionIn(text, error)
+      throw new DataError('E_PARSE', `invalid JSON: ${parserWords(error)}`, {
+        file: this.file,
+        line: this.captureLine + where.line,
+        ...(where.line === 0 ? {} : { column: where.column }),
+      })
+    }
+  }
+
+  /** The end of the file: a document left open is an error; a top-level object with no record list is one record. */
+  end(): SourceRecord | undefined {
+    if (this.cutting) {
+      if (this.capturedIsScalar && this.depth === 0 && !this.inString && this.mode === Mode.TopObjectValue) {
+        this.fail('unexpected end of file inside the top-level object')
+      }
+      this.fail(`unexpected end of file: the ${this.isRecordList() ? 'record' : 'value'} starting at line ${this.captureLine} is not closed`)
+    }
+    if (this.mode === Mode.Start) this.fail('the file is empty; expected a JSON array or object')
+    if (this.mode !== Mode.Done) this.fail('unexpected end of file: the JSON document is not closed')
+    if (!this.topIsObject || this.sawRecordKey) return undefined
+    const record = { ...this.header }
+    for (const key of Object.keys(this.header)) delete this.header[key]
+    this.header[SINGLE_KEY] = true
+    return { value: record, line: 1, index: 0 }
   }
 }
 

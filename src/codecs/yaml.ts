@@ -9,7 +9,7 @@
  * an error names the file's line. Writing is yaml-emit.ts's.
  */
 import { StringDecoder } from 'node:string_decoder'
-import type { Document, Node, Pair, Scalar, YAMLMap, YAMLSeq } from 'yaml'
+import type { Document, LineCounter, Node, Pair, Scalar, YAMLMap, YAMLSeq } from 'yaml'
 import { LEFT_TO_YAML, readBlockItem } from './yaml-block.ts'
 import { MAX_DEPTH, yamlPackage } from './yaml-emit.ts'
 import { DataError, type Location } from '../errors.ts'
@@ -524,112 +524,192 @@ function itemFieldLine(text: string, line: number, field: string): number | unde
 }
 
 export async function* readYaml(source: ByteSource, options: ReadOptions): AsyncGenerator<SourceRecord> {
-  const { file, recordKeys, header } = options
   const decoder = new StringDecoder('utf8')
-  const out: SourceRecord[] = []
+  const breaks = new LineBreaks()
+  const cutter = new ListCutter(options)
+  let started = false
+  for await (const chunk of source) {
+    let text = breaks.of(typeof chunk === 'string' ? chunk : decoder.write(chunk))
+    if (!started && text) {
+      started = true
+      // `yaml` counts a byte-order mark as a column and refuses one before a bare list's `-`.
+      if (text.startsWith('\uFEFF')) text = text.slice(1)
+    }
+    try {
+      cutter.feed(text)
+    } catch (error) {
+      // The records before the one that failed are still delivered, in order.
+      yield* cutter.take()
+      throw error
+    }
+    yield* cutter.take()
+  }
+  const tail = breaks.end(decoder.end())
+  if (tail) cutter.feed(tail)
+  cutter.lastLine()
+  yield* cutter.take()
+  const rest = cutter.finish()
+  yield* cutter.take()
+  if (rest) yield* restRecords(rest, options)
+}
 
-  /**
-   * Parses `prefix + text`, where `prefix` starts the file and `text` starts on file line `line`.
-   * `many`: the text holds many records, whose lines are looked up in an index of line starts;
-   * one list item's few lines are counted when asked for instead, which costs less than the index.
-   */
-  const parse = (prefix: string, text: string, line: number, many = true, check = true) => {
-    const source = prefix + text
+/**
+ * A lone CR breaks a line in YAML (PyYAML reads it so; `yaml` does not), and every break in a
+ * value reads as LF: each becomes an LF. A CR that ends a chunk waits for the next character.
+ */
+class LineBreaks {
+  private heldCr = false
+
+  of(text: string): string {
+    if (this.heldCr) {
+      this.heldCr = false
+      text = '\r' + text
+    }
+    if (!text.includes('\r')) return text
+    if (text.endsWith('\r')) {
+      this.heldCr = true
+      text = text.slice(0, -1)
+    }
+    return text.replace(LONE_CR, '\n')
+  }
+
+  /** The last text, and the CR held, which nothing follows. */
+  end(text: string): string {
+    const last = this.of(text)
+    return last + (this.heldCr ? '\n' : '')
+  }
+}
+
+type ParsedDocument = ReturnType<ReturnType<typeof yamlPackage>['parseDocument']>
+
+/**
+ * `prefix + text` as `yaml` parses it, where `prefix` starts the file and `text` starts on file
+ * line `line`, with the file's lines of its offsets and its nodes as JSON data. `many`: the text
+ * holds many records, whose lines are looked up in an index of line starts; one list item's few
+ * lines are counted when asked for instead, which costs less than the index. `check`: the
+ * parser's first error is thrown.
+ */
+class ParsedYaml {
+  readonly doc: ParsedDocument
+  readonly source: string
+  private readonly prefixLength: number
+  private readonly prefixLines: number
+  private readonly lineCounter: LineCounter | undefined
+  private readonly lines: Lines | undefined
+  /** Integers too long for a number are read as bigints, then kept as their digits (see plainValues). */
+  private readonly long: boolean
+  private readonly binary: boolean
+  /** A double-quoted key may write it with escapes (`"\x5f_proto__"`). */
+  private readonly mayHoldProto: boolean
+
+  constructor(
+    private readonly file: string,
+    prefix: string,
+    text: string,
+    private readonly line: number,
+    many = true,
+    check = true,
+  ) {
+    const source = (this.source = prefix + text)
     const { LineCounter, parseDocument } = yamlPackage()
-    const lineCounter = many ? new LineCounter() : undefined
-    // Integers too long for a number are read as bigints, then kept as their digits (see plainValues).
-    const long = LONG_DIGITS.test(source)
+    this.lineCounter = many ? new LineCounter() : undefined
+    this.long = LONG_DIGITS.test(source)
     // Merge keys, which cost a test of every plain scalar, only where the text can hold one.
     const base = source.includes('<<') ? MERGE_OPTIONS : PARSE_OPTIONS
-    const options = long ? { ...base, intAsBigInt: true } : base
-    const doc = parseDocument(source, lineCounter ? { ...options, lineCounter } : options)
-    const prefixLines = countNewlines(prefix)
-    const lines = lineCounter ? undefined : new Lines(source)
-    const where = (offset: number | undefined) => {
-      const pos = lineCounter ? lineCounter.linePos(offset ?? 0) : lines!.at(offset ?? 0)
-      return { file, line: (offset ?? 0) < prefix.length ? pos.line : pos.line - prefixLines - 1 + line, column: pos.col }
-    }
-    const firstError = doc.errors[0]
+    const options = this.long ? { ...base, intAsBigInt: true } : base
+    this.doc = parseDocument(source, this.lineCounter ? { ...options, lineCounter: this.lineCounter } : options)
+    this.prefixLength = prefix.length
+    this.prefixLines = countNewlines(prefix)
+    this.lines = this.lineCounter ? undefined : new Lines(source)
+    const firstError = this.doc.errors[0]
     if (firstError && check) {
       // The parser's own words for this one speak to a programmer.
       const what = firstError.code === 'MULTIPLE_DOCS' ? 'the file holds several documents (--- between them); a dataset is one' : parserWords(firstError.message)
-      throw new DataError('E_PARSE', `invalid YAML: ${what}${duplicateKey(firstError, source)}`, where(firstError.pos[0]))
+      throw new DataError('E_PARSE', `invalid YAML: ${what}${duplicateKey(firstError, source)}`, this.where(firstError.pos[0]))
     }
-    const binary = source.includes('!!binary')
-    const toJs = (node: unknown, notes?: string[], field = ''): unknown => {
-      // A key with no value (`? version`) has no node.
-      if (node === null || node === undefined) return null
-      refuseTextlessKey(firstTextlessKey(node, doc as Document, field, source), where)
-      let value: unknown
-      try {
-        value = (node as Node).toJS ? (node as Node).toJS(doc as Document, { maxAliasCount: MAX_ALIASES }) : node
-      } catch (error) {
-        throw new DataError('E_PARSE', `invalid YAML: ${parserWords((error as Error).message)}`, where((node as Node).range?.[0]))
-      }
-      refuseTooDeep(value, source, where((node as Node).range?.[0]))
-      return long || binary ? plainValues(value, notes ?? []) : value
-    }
-    // A double-quoted key may write it with escapes (`"\x5f_proto__"`).
-    const mayHoldProto = source.includes('__proto__') || source.includes('\\')
-    const record = (node: Node): SourceRecord => {
-      const notes: string[] = []
-      const value = toJs(node, notes)
-      if (mayHoldProto && hasProtoKey(value)) throw new DataError('E_FIELD', protoRefused(), { ...where(node.range?.[0]), field: '__proto__' })
-      const read: SourceRecord = { value, line: where(node.range?.[0]).line, index: index++ }
-      read.fieldLine = fieldLines(node, source, prefix.length, prefixLines, line)
-      if (notes.length) read.warnings = notes
-      return read
-    }
-    return { doc, source, where, toJs, record }
-  }
-  const keyOf = (key: unknown) => String((key as Node & { value?: unknown })?.toJSON?.() ?? key)
-  /** A header key's value; what reading it changed is told at its line. */
-  const headerValue = (key: string, node: Node, toJs: (node: unknown, notes?: string[], field?: string) => unknown, where: (offset: number | undefined) => { line: number }) => {
-    const notes: string[] = []
-    const value = toJs(node, notes, key)
-    if (key === '__proto__' || hasProtoKey(value)) throw new DataError('E_FIELD', protoRefused(), { ...where(node?.range?.[0]), field: key })
-    for (const message of notes) options.headerWarnings?.push({ message, line: where(node?.range?.[0]).line, field: key })
-    return value
+    this.binary = source.includes('!!binary')
+    this.mayHoldProto = source.includes('__proto__') || source.includes('\\')
   }
 
-  // `pre`: before the record list, whose text is kept; `list`: inside it, item by item; `raw`: the rest is kept and parsed whole.
-  let mode = 'pre' as 'pre' | 'list' | 'raw'
-  const carry = new PendingLine()
-  let lineNo = 0
-  let block = -1
-  let index = 0
-  let head = ''
-  let sawContent = false
-  let keyLine: { text: string; key: string } | undefined
-  let held = ''
-  let prefix = ''
-  let listKey: string | undefined
-  let keyIndent = -1
-  let itemIndent = 0
-  let itemPrefix = ''
-  let item = ''
-  let itemLine = 0
-  // Items cut but not parsed yet: a few are parsed together, which costs less than one by one.
-  let batch: { text: string; line: number }[] = []
-  let batchChars = 0
-  let raw = ''
-  let rawLine = 1
-  let rawKind = 'whole' as 'whole' | 'tail' | 'after'
-  const anchors = new ItemAnchors()
-  /** Items of the whole-document parse's list put before the rest for their anchors, read already. */
-  let rawSetters = 0
-  // The first comment's line (see `ReadOptions.comments`): most are told by the lines the cutter
-  // scans; a `#` in the lines of a quoted text or flow collection that goes on past its first line,
-  // which it does not scan, is left to `yaml`'s lexer once the head or item holding it is cut.
-  const comments = options.comments
-  const commentAt = (line: number): void => {
-    if (comments && comments.line === undefined) comments.line = line
+  /** The file's line and column of an offset in the source. */
+  readonly where = (offset: number | undefined): { file: string; line: number; column: number } => {
+    const pos = this.lineCounter ? this.lineCounter.linePos(offset ?? 0) : this.lines!.at(offset ?? 0)
+    return { file: this.file, line: (offset ?? 0) < this.prefixLength ? pos.line : pos.line - this.prefixLines - 1 + this.line, column: pos.col }
   }
-  let continues = false
-  let unscannedHash = false
+
+  /** A node as JSON data; what that changed (a long integer kept as text) goes to `notes`. */
+  readonly toJs = (node: unknown, notes?: string[], field = ''): unknown => {
+    // A key with no value (`? version`) has no node.
+    if (node === null || node === undefined) return null
+    refuseTextlessKey(firstTextlessKey(node, this.doc as Document, field, this.source), this.where)
+    let value: unknown
+    try {
+      value = (node as Node).toJS ? (node as Node).toJS(this.doc as Document, { maxAliasCount: MAX_ALIASES }) : node
+    } catch (error) {
+      throw new DataError('E_PARSE', `invalid YAML: ${parserWords((error as Error).message)}`, this.where((node as Node).range?.[0]))
+    }
+    refuseTooDeep(value, this.source, this.where((node as Node).range?.[0]))
+    return this.long || this.binary ? plainValues(value, notes ?? []) : value
+  }
+
+  /** The record of a list item's node, numbered `index`. */
+  record(node: Node, index: number): SourceRecord {
+    const notes: string[] = []
+    const value = this.toJs(node, notes)
+    if (this.mayHoldProto && hasProtoKey(value)) throw new DataError('E_FIELD', protoRefused(), { ...this.where(node.range?.[0]), field: '__proto__' })
+    const read: SourceRecord = { value, line: this.where(node.range?.[0]).line, index }
+    read.fieldLine = fieldLines(node, this.source, this.prefixLength, this.prefixLines, this.line)
+    if (notes.length) read.warnings = notes
+    return read
+  }
+}
+
+function keyOf(key: unknown): string {
+  return String((key as Node & { value?: unknown })?.toJSON?.() ?? key)
+}
+
+/** A header key's value; what reading it changed is told at its line, in `warnings`. */
+function headerValue(key: string, node: Node, parsed: ParsedYaml, warnings: ReadOptions['headerWarnings']): unknown {
+  const notes: string[] = []
+  const value = parsed.toJs(node, notes, key)
+  if (key === '__proto__' || hasProtoKey(value)) throw new DataError('E_FIELD', protoRefused(), { ...parsed.where(node?.range?.[0]), field: key })
+  for (const message of notes) warnings?.push({ message, line: parsed.where(node?.range?.[0]).line, field: key })
+  return value
+}
+
+/**
+ * The first comment's line (see `ReadOptions.comments`): most are told by the lines the cutter
+ * scans; a `#` in the lines of a quoted text or flow collection that goes on past its first line,
+ * which it does not scan, is left to `yaml`'s lexer once the head or item holding it is cut.
+ */
+class FirstComment {
+  /** The last line scanned opens a text or collection that goes on past it. */
+  private continues = false
+  /** A `#` in a line not scanned, for `lex` to tell. */
+  unscannedHash = false
+
+  constructor(private readonly comments: { line?: number } | undefined) {}
+
+  at(line: number): void {
+    if (this.comments && this.comments.line === undefined) this.comments.line = line
+  }
+
+  /** A line the cutter does not scan, inside what a scanned one opened. */
+  unscanned(text: string): void {
+    if (this.continues && this.comments && text.includes('#')) this.unscannedHash = true
+  }
+
+  /** What a scanned line, `line` of the file, told of comments and of lines it does not scan. */
+  afterScan(text: string, line: number): void {
+    if (scanned.comment) this.at(line)
+    this.continues = scanned.continues
+    this.unscanned(text)
+  }
+
   /** The first comment of `text`, which starts on `line`, unless one was told before it (a line of it the cutter scanned may have been). */
-  const lexComment = (text: string, line: number): void => {
-    unscannedHash = false
+  lex(text: string, line: number): void {
+    this.unscannedHash = false
+    const comments = this.comments
     if (!comments || (comments.line !== undefined && comments.line < line) || !text.includes('#')) return
     let previous = ''
     const { CST, Lexer } = yamlPackage()
@@ -642,38 +722,320 @@ export async function* readYaml(source: ByteSource, options: ReadOptions): Async
       previous = token
     }
   }
-  /** What a scanned line told of comments and of lines it does not scan. */
-  const afterScan = (text: string): void => {
-    if (scanned.comment) commentAt(lineNo)
-    continues = scanned.continues
-    if (continues && comments && text.includes('#')) unscannedHash = true
+}
+
+/** Whether a line's content, at `indent`, starts a list item. */
+function isDash(text: string, indent: number): boolean {
+  return text[indent] === '-' && (text.length === indent + 1 || text[indent + 1] === ' ')
+}
+
+/** What the cutter leaves to the whole-document parser (see `restRecords`). */
+interface Rest {
+  /** Read already: the keys above the list and its key, and the items that set the anchors the text may use. */
+  prefix: string
+  text: string
+  /** The file line `text` starts on. */
+  line: number
+  /** `whole`: the file from its start; `tail`: the list from the item the cutter was unsure of on; `after`: the keys after the list. */
+  kind: 'whole' | 'tail' | 'after'
+  listKey: string | undefined
+  /** Items of the list in `prefix`, for their anchors, read already. */
+  setters: number
+  /** Records read before the text. */
+  index: number
+}
+
+/**
+ * Cuts a YAML file, line by line, into the keys above its record list and the list's items, and
+ * reads each item alone (several at once where they read so). From a line it is not sure of, the
+ * rest of the file is kept for the whole-document parser (`finish`).
+ */
+class ListCutter {
+  private readonly file: string
+  private readonly recordKeys: string[]
+  private readonly header: JsonObject
+  private readonly headerWarnings: ReadOptions['headerWarnings']
+  private readonly comments: FirstComment
+  /** Records read, for the reader to hand on. */
+  private out: SourceRecord[] = []
+  // `pre`: before the record list, whose text is kept; `list`: inside it, item by item; `raw`: the rest is kept and parsed whole.
+  private mode = 'pre' as 'pre' | 'list' | 'raw'
+  private readonly carry = new PendingLine()
+  private lineNo = 0
+  /** The indentation the lines of an open block scalar (or a text going on over lines) are deeper than; -1: none. */
+  private block = -1
+  private index = 0
+  private head = ''
+  private sawContent = false
+  private keyLine: { text: string; key: string } | undefined
+  private held = ''
+  private prefix = ''
+  private listKey: string | undefined
+  private keyIndent = -1
+  private itemIndent = 0
+  private itemPrefix = ''
+  private item = ''
+  private itemLine = 0
+  // Items cut but not parsed yet: a few are parsed together, which costs less than one by one.
+  private batch: { text: string; line: number }[] = []
+  private batchChars = 0
+  private raw = ''
+  private rawLine = 1
+  private rawKind: Rest['kind'] = 'whole'
+  private readonly anchors = new ItemAnchors()
+  /** Items of the whole-document parse's list put before the rest for their anchors, read already. */
+  private rawSetters = 0
+
+  constructor(options: ReadOptions) {
+    this.file = options.file
+    this.recordKeys = options.recordKeys
+    this.header = options.header
+    this.headerWarnings = options.headerWarnings
+    this.comments = new FirstComment(options.comments)
   }
 
-  const documentTooLong = (line: number) =>
-    new DataError('E_PARSE', `the YAML document is longer than ${MAX_RECORD_CHARS / (1024 * 1024)} MiB; YAML is read whole, so write datasets this large as JSON Lines`, { file, line })
-  const itemTooLong = (line: number) =>
-    new DataError('E_PARSE', `the YAML document is longer than ${MAX_RECORD_CHARS / (1024 * 1024)} MiB in one list item; evalferry holds one record in memory at a time and refuses larger ones`, { file, line })
+  /** The records read since the last call. */
+  take(): SourceRecord[] {
+    const out = this.out
+    if (out.length) this.out = []
+    return out
+  }
+
+  private parse(prefix: string, text: string, line: number, many?: boolean, check?: boolean): ParsedYaml {
+    return new ParsedYaml(this.file, prefix, text, line, many, check)
+  }
+
+  /** The record of a node `yaml` read, numbered next. */
+  private recordOf(parsed: ParsedYaml, node: Node): SourceRecord {
+    const record = parsed.record(node, this.index)
+    this.index++
+    return record
+  }
+
+  // A method, so that TypeScript does not keep `mode` narrowed across calls that change it.
+  private isRaw(): boolean {
+    return this.mode === 'raw'
+  }
+
+  feed(chunk: string): void {
+    if (this.mode === 'raw') {
+      this.raw += chunk
+      return this.checkRaw()
+    }
+    let start = 0
+    for (let nl = chunk.indexOf('\n'); nl >= 0; nl = chunk.indexOf('\n', start)) {
+      const end = chunk.slice(start, nl + 1)
+      this.onLine(this.carry.take(end))
+      start = nl + 1
+      if (this.isRaw()) {
+        this.raw += chunk.slice(start)
+        return this.checkRaw()
+      }
+    }
+    const carry = this.carry
+    carry.add(start ? chunk.slice(start) : chunk)
+    if (this.mode === 'pre') {
+      if (this.head.length + this.held.length + (this.keyLine?.text.length ?? 0) + carry.length > MAX_RECORD_CHARS) throw this.documentTooLong(this.lineNo + 1)
+    } else if ((carry.startsWith(this.itemPrefix) ? 0 : this.item.length) + carry.length > MAX_RECORD_CHARS) throw this.itemTooLong(this.lineNo + 1)
+  }
+
+  /** The file's last line, which no line end closed. */
+  lastLine(): void {
+    if (this.mode === 'raw' || !this.carry.length) return
+    this.onLine(this.carry.take())
+    if (this.isRaw()) this.checkRaw()
+  }
+
+  /** Ends the list at the end of the file; what is left for the whole-document parser, if anything. */
+  finish(): Rest | undefined {
+    if (this.mode === 'list' && !this.finishItem(true)) this.unsure('')
+    if (this.mode === 'pre') this.unsure('')
+    if (!this.isRaw()) return undefined
+    this.comments.lex(this.raw, this.rawLine)
+    const rest: Rest = { prefix: this.prefix, text: this.raw, line: this.rawLine, kind: this.rawKind, listKey: this.listKey, setters: this.rawSetters, index: this.index }
+    this.raw = ''
+    return rest
+  }
+
+  private checkRaw(): void {
+    if (this.prefix.length + this.raw.length > MAX_RECORD_CHARS) throw this.documentTooLong(this.rawLine + countNewlines(this.raw))
+  }
+
+  private documentTooLong(line: number): DataError {
+    return new DataError('E_PARSE', `the YAML document is longer than ${MAX_RECORD_CHARS / (1024 * 1024)} MiB; YAML is read whole, so write datasets this large as JSON Lines`, { file: this.file, line })
+  }
+
+  private itemTooLong(line: number): DataError {
+    return new DataError('E_PARSE', `the YAML document is longer than ${MAX_RECORD_CHARS / (1024 * 1024)} MiB in one list item; evalferry holds one record in memory at a time and refuses larger ones`, { file: this.file, line })
+  }
+
+  private onLine(line: string): void {
+    this.lineNo++
+    let text = line.endsWith('\n') ? line.slice(0, -1) : line
+    if (text.endsWith('\r')) text = text.slice(0, -1)
+    let indent = 0
+    while (text[indent] === ' ') indent++
+    const blank = /^[ \t]*$/.test(text)
+    // The line ends a block scalar, or a quoted text or flow collection over several lines.
+    const ending = this.block >= 0
+    if (ending) {
+      if (blank || indent > this.block) {
+        this.comments.unscanned(text)
+        if (this.mode === 'pre') this.head += line
+        else this.item += line
+        return
+      }
+      this.block = -1
+    }
+    // The line that starts the list is its first item's too.
+    if (this.mode === 'pre' && !this.lineBeforeList(line, text, indent, blank)) return
+    this.lineInList(line, text, indent, blank, ending)
+  }
+
+  /** A line above the record list; true when it starts the list. */
+  private lineBeforeList(line: string, text: string, indent: number, blank: boolean): boolean {
+    if (blank || text[indent] === '#') {
+      if (!blank) this.comments.at(this.lineNo)
+      if (this.keyLine) this.held += line
+      else this.head += line
+      return false
+    }
+    if (text[indent] === '\t') return this.unsure(line)
+    if (indent === 0 && (DOCUMENT_MARKER.test(text) || text[0] === '%')) {
+      if (this.sawContent || !LEADING_MARKER.test(text)) return this.unsure(line)
+      if (text.includes('#')) this.comments.at(this.lineNo)
+      this.head += line
+      return false
+    }
+    if (isDash(text, indent) && (this.keyLine || !this.sawContent)) return this.beginList(line, indent)
+    this.headLine(line, text, indent)
+    return false
+  }
+
+  /** The first item of the list, after its key or at the top: the keys above it are read. */
+  private beginList(line: string, indent: number): boolean {
+    if (this.keyLine) {
+      if (!this.startList()) return this.unsure(line)
+      this.prefix = this.head + this.keyLine.text
+      this.listKey = this.keyLine.key
+      this.keyIndent = 0
+    } else {
+      this.header[LIST_KEY] = ''
+      this.prefix = ''
+      this.keyIndent = -1
+    }
+    this.head = this.held = ''
+    this.keyLine = undefined
+    this.mode = 'list'
+    this.itemIndent = indent
+    this.itemPrefix = ' '.repeat(indent) + '-'
+    return true
+  }
+
+  /** A line of the keys above the list, or the line of a record key that may hold it. */
+  private headLine(line: string, text: string, indent: number): void {
+    if (this.keyLine) {
+      this.head += this.keyLine.text + this.held
+      this.keyLine = undefined
+      this.held = ''
+    }
+    if (indent > 0 && !this.sawContent) return void this.unsure(line)
+    this.sawContent = true
+    const key = indent === 0 ? KEY_LINE.exec(text)?.[1] : undefined
+    const name = key?.startsWith('"') ? key.slice(1, -1) : key?.startsWith("'") ? key.slice(1, -1).replaceAll("''", "'") : key
+    if (name !== undefined && this.recordKeys.includes(name)) {
+      if (text.includes('#', key!.length)) this.comments.at(this.lineNo)
+      this.keyLine = { text: line, key: name }
+      return
+    }
+    const scan = scanLine(text, indent)
+    if (scan === UNSURE) return void this.unsure(line)
+    this.comments.afterScan(text, this.lineNo)
+    this.head += line
+    this.block = scan
+  }
+
+  /** A line inside the list: of the item being cut, or the start of the next, or the end of the list. */
+  private lineInList(line: string, text: string, indent: number, blank: boolean, ending: boolean): void {
+    if (blank || text[indent] === '#') {
+      if (!blank) this.comments.at(this.lineNo)
+      this.item += line
+      return
+    }
+    if (indent === 0 && (DOCUMENT_MARKER.test(text) || text[0] === '%')) return void this.unsure(line)
+    if (text[indent] === '\t') {
+      // Tabs after the item's indentation (a plain text's next line, or what `yaml` refuses): the
+      // line is the item's, which `yaml` reads alone, unless it opens what goes on past it, or ends
+      // what did (where `yaml` may read the tab as indentation, whole, though it refuses that alone).
+      if (ending || indent <= this.itemIndent || scanLine(text, TABS.exec(text)![0].length, true) !== DONE) return void this.unsure(line)
+      this.comments.afterScan(text, this.lineNo)
+      this.item += line
+      return
+    }
+    const dash = isDash(text, indent)
+    if (indent === this.itemIndent && dash) {
+      if (!this.finishItem()) return void this.unsure(line)
+      this.itemLine = this.lineNo
+    } else if (indent <= this.keyIndent && !dash) {
+      if (!this.finishItem(true)) return void this.unsure(line)
+      // The list has ended; the keys after it are kept and parsed at the end, after the list key.
+      this.raw = line
+      // A value for the list key: after an empty one, `yaml` places a duplicate key's error on the line above.
+      this.prefix += '  []\n'
+      this.rawKind = 'after'
+      this.rawLine = this.lineNo
+      this.mode = 'raw'
+      return
+    } else if (indent <= this.itemIndent) return void this.unsure(line)
+    // The item holding an explicit key is read by `yaml`, alone.
+    const scan = scanLine(text, indent, true)
+    if (scan === UNSURE) return void this.unsure(line)
+    this.comments.afterScan(text, this.lineNo)
+    this.block = scan
+    this.item += line
+    if (this.item.length > MAX_RECORD_CHARS) throw this.itemTooLong(this.lineNo)
+  }
 
   /** Hands the rest of the file to the whole-document parser, from the start or from the pending item. */
-  const unsure = (line: string) => {
-    if (mode === 'pre') {
-      raw = head + (keyLine?.text ?? '') + held + line
-      rawKind = 'whole'
-      prefix = ''
-      rawLine = 1
+  private unsure(line: string): false {
+    if (this.mode === 'pre') {
+      this.raw = this.head + (this.keyLine?.text ?? '') + this.held + line
+      this.rawKind = 'whole'
+      this.prefix = ''
+      this.rawLine = 1
     } else {
       // Items before are records whatever comes; from the first that does not read alone on, the rest is parsed whole.
-      const rest = flushBatch()
-      raw = (rest?.text ?? '') + item + line
-      rawKind = 'tail'
-      rawLine = rest ? rest.line : item ? itemLine : lineNo
+      const rest = this.flushBatch()
+      this.raw = (rest?.text ?? '') + this.item + line
+      this.rawKind = 'tail'
+      this.rawLine = rest ? rest.line : this.item ? this.itemLine : this.lineNo
       // After the items that set the anchors it may use.
-      const setters = anchors.before('', true)
-      prefix += setters.text
-      rawSetters = setters.items
+      const setters = this.anchors.before('', true)
+      this.prefix += setters.text
+      this.rawSetters = setters.items
     }
-    head = held = item = ''
-    mode = 'raw'
+    this.head = this.held = this.item = ''
+    this.mode = 'raw'
+    return false
+  }
+
+  /**
+   * Ends the pending item; its batch is parsed once large enough, or with `last`. False when an
+   * item does not read as one list item: it and the items after it are then the pending item.
+   */
+  private finishItem(last = false): boolean {
+    if (this.item) {
+      if (this.comments.unscannedHash) this.comments.lex(this.item, this.itemLine)
+      this.batch.push({ text: this.item, line: this.itemLine })
+      this.batchChars += this.item.length
+      this.item = ''
+    }
+    if (!last && this.batch.length < BATCH_ITEMS && this.batchChars < BATCH_CHARS) return true
+    const rest = this.flushBatch()
+    if (!rest) return true
+    this.item = rest.text
+    this.itemLine = rest.line
+    return false
   }
 
   /**
@@ -681,10 +1043,11 @@ export async function* readYaml(source: ByteSource, options: ReadOptions): Async
    * each alone (which names a bad item's own error). Returns the text from the first item that
    * does not read as one list item on, with its line, for the whole-document parser.
    */
-  const flushBatch = (): { text: string; line: number } | undefined => {
-    let items = batch
-    batch = []
-    batchChars = 0
+  private flushBatch(): { text: string; line: number } | undefined {
+    let items = this.batch
+    this.batch = []
+    this.batchChars = 0
+    const anchors = this.anchors
     // Items in the YAML that datasets are written in are read without `yaml`; from the first that is not, the rest go to it.
     let read = 0
     for (const { text, line } of items) {
@@ -692,62 +1055,62 @@ export async function* readYaml(source: ByteSource, options: ReadOptions): Async
       if (!item) break
       if (item.used) anchors.touch(item.used)
       if (item.anchors) anchors.set(item.anchors, text, line)
-      out.push({ value: item.value, line: line + item.line, index: index++, fieldLine: (field) => itemFieldLine(text, line, field) })
+      this.out.push({ value: item.value, line: line + item.line, index: this.index++, fieldLine: (field) => itemFieldLine(text, line, field) })
       read++
     }
     if (read === items.length) return undefined
     if (read) items = items.slice(read)
     if (items.length > 1 && !anchors.size) {
-      const { doc, record } = parse('', items.map((i) => i.text).join(''), items[0]!.line, false, false)
-      const list = doc.contents
-      if (!doc.errors.length && isSeq(list) && list.items.length === items.length) {
+      const parsed = this.parse('', items.map((i) => i.text).join(''), items[0]!.line, false, false)
+      const list = parsed.doc.contents
+      if (!parsed.doc.errors.length && isSeq(list) && list.items.length === items.length) {
         for (const [k, node] of list.items.entries()) {
-          out.push(record(node as Node))
-          keepAnchors(node as Node, items[k]!)
+          this.out.push(this.recordOf(parsed, node as Node))
+          this.keepAnchors(node as Node, items[k]!)
         }
         return undefined
       }
     }
     for (const [k, { text, line }] of items.entries()) {
-      const node = anchors.size && text.includes('*') ? afterAnchors(text, line, false) : alone(text, line)
+      const node = anchors.size && text.includes('*') ? this.afterAnchors(text, line, false) : this.alone(text, line)
       if (!node) return { text: items.slice(k).map((i) => i.text).join(''), line }
-      out.push(node.record)
-      keepAnchors(node.node, { text, line })
+      this.out.push(node.record)
+      this.keepAnchors(node.node, { text, line })
     }
     return undefined
   }
 
   /** The anchors an item `yaml` read sets, for the items after it. */
-  const keepAnchors = (node: Node, item: { text: string; line: number }): void => {
-    if (item.text.includes('&')) anchors.set(anchorsIn(node), item.text, item.line)
+  private keepAnchors(node: Node, item: { text: string; line: number }): void {
+    if (item.text.includes('&')) this.anchors.set(anchorsIn(node), item.text, item.line)
   }
 
   /** An item `yaml` reads alone; undefined when it does not read as one list item. */
-  const alone = (text: string, line: number): { node: Node; record: SourceRecord } | undefined => {
-    const { doc, record } = parse('', text, line, false)
-    const list = doc.contents
+  private alone(text: string, line: number): { node: Node; record: SourceRecord } | undefined {
+    const parsed = this.parse('', text, line, false)
+    const list = parsed.doc.contents
     if (!isSeq(list) || list.items.length !== 1) return undefined
     const node = list.items[0] as Node
-    return { node, record: record(node) }
+    return { node, record: this.recordOf(parsed, node) }
   }
 
   /**
    * An item `yaml` reads after the header and the items that set the anchors it uses (with `all`,
    * every item kept: see `ItemAnchors.before`); undefined when it does not read as one list item.
    */
-  const afterAnchors = (text: string, line: number, all: boolean): { node: Node; record: SourceRecord } | undefined => {
-    const setters = anchors.before(text, all)
-    const { doc, record } = parse(prefix + setters.text, text, line, false)
-    const contents = doc.contents
-    const list = isMap(contents) ? contents.items.find((pair) => keyOf(pair.key) === listKey)?.value : contents
+  private afterAnchors(text: string, line: number, all: boolean): { node: Node; record: SourceRecord } | undefined {
+    const setters = this.anchors.before(text, all)
+    const parsed = this.parse(this.prefix + setters.text, text, line, false)
+    const contents = parsed.doc.contents
+    const list = isMap(contents) ? contents.items.find((pair) => keyOf(pair.key) === this.listKey)?.value : contents
     if (!isSeq(list) || list.items.length !== setters.items + 1) return undefined
     const node = list.items[setters.items] as Node
     try {
-      return { node, record: record(node) }
+      return { node, record: this.recordOf(parsed, node) }
     } catch (error) {
       const unresolved = error instanceof DataError ? UNRESOLVED.exec(error.message) : null
-      if (unresolved && !all) return afterAnchors(text, line, true)
-      if (unresolved && anchors.letGo) {
+      if (unresolved && !all) return this.afterAnchors(text, line, true)
+      if (unresolved && this.anchors.letGo) {
         const message = `the alias *${unresolved[1]} names no anchor set in the last ${ANCHOR_TEXT_CHARS >> 20} MiB of items that set anchors; evalferry keeps no more of a file's anchors`
         throw new DataError('E_PARSE', message, (error as DataError).location)
       }
@@ -755,261 +1118,62 @@ export async function* readYaml(source: ByteSource, options: ReadOptions): Async
     }
   }
 
-  /**
-   * Ends the pending item; its batch is parsed once large enough, or with `last`. False when an
-   * item does not read as one list item: it and the items after it are then the pending item.
-   */
-  const finishItem = (last = false): boolean => {
-    if (item) {
-      if (unscannedHash) lexComment(item, itemLine)
-      batch.push({ text: item, line: itemLine })
-      batchChars += item.length
-      item = ''
-    }
-    if (!last && batch.length < BATCH_ITEMS && batchChars < BATCH_CHARS) return true
-    const rest = flushBatch()
-    if (!rest) return true
-    item = rest.text
-    itemLine = rest.line
-    return false
-  }
-
   /** Parses the header keys before the list; false when the whole document must be parsed instead. */
-  const startList = (): boolean => {
-    if (unscannedHash) lexComment(head, 1)
+  private startList(): boolean {
+    const head = this.head
+    const listKey = this.keyLine!.key
+    if (this.comments.unscannedHash) this.comments.lex(head, 1)
     // The list key given twice, or an earlier record list, is for the whole-document parser to judge.
-    const wholeDocumentKey = (key: string, isList: boolean): boolean => key === keyLine!.key || (recordKeys.includes(key) && isList)
+    const wholeDocumentKey = (key: string, isList: boolean): boolean => key === listKey || (this.recordKeys.includes(key) && isList)
     const plain = plainHead(head)
     if (plain) {
       if (Object.entries(plain).some(([key, value]) => wholeDocumentKey(key, Array.isArray(value)))) return false
-      Object.assign(header, plain)
-      header[LIST_KEY] = keyLine!.key
+      Object.assign(this.header, plain)
+      this.header[LIST_KEY] = listKey
       return true
     }
-    const { doc, toJs, where } = parse('', head, 1)
-    const contents = doc.contents
+    const parsed = this.parse('', head, 1)
+    const contents = parsed.doc.contents
     const pairs: [string, unknown][] = []
     // Comments alone, or a leading `---`, read as no node or as a null scalar.
     if (contents !== null && !(isScalar(contents) && contents.value === null)) {
       if (!isMap(contents)) return false
       for (const pair of contents.items) {
-        refuseTextlessKey(textlessKey(pair, doc as Document, '', head), where)
+        refuseTextlessKey(textlessKey(pair, parsed.doc as Document, '', head), parsed.where)
         const key = keyOf(pair.key)
         if (wholeDocumentKey(key, isSeq(pair.value))) return false
-        pairs.push([key, headerValue(key, pair.value as Node, toJs, where)])
+        pairs.push([key, headerValue(key, pair.value as Node, parsed, this.headerWarnings)])
       }
     }
-    for (const [key, value] of pairs) header[key] = value as JsonObject[string]
-    header[LIST_KEY] = keyLine!.key
+    for (const [key, value] of pairs) this.header[key] = value as JsonObject[string]
+    this.header[LIST_KEY] = listKey
     // Anchors above the list, for its items (`defaults: &defaults`, then `<<: *defaults` in each).
-    if (head.includes('&')) {
-      const { visit } = yamlPackage()
-      const set = new Map<string, unknown>()
-      visit(doc, {
-        Node(_, node) {
-          if (!node.anchor) return
-          let plain = true
-          visit(node, { Alias: () => void (plain = false) })
-          set.set(node.anchor, plain ? toJs(node) : LEFT_TO_YAML)
-        },
-      })
-      anchors.setAbove(set)
-    }
+    if (head.includes('&')) this.anchors.setAbove(anchorsAbove(parsed))
     return true
   }
+}
 
-  const onLine = (line: string) => {
-    lineNo++
-    let text = line.endsWith('\n') ? line.slice(0, -1) : line
-    if (text.endsWith('\r')) text = text.slice(0, -1)
-    let indent = 0
-    while (text[indent] === ' ') indent++
-    const blank = /^[ \t]*$/.test(text)
-    // The line ends a block scalar, or a quoted text or flow collection over several lines.
-    const ending = block >= 0
-    if (block >= 0) {
-      if (blank || indent > block) {
-        if (continues && comments && text.includes('#')) unscannedHash = true
-        if (mode === 'pre') head += line
-        else item += line
-        return
-      }
-      block = -1
-    }
-    if (mode === 'pre') {
-      if (blank || text[indent] === '#') {
-        if (!blank) commentAt(lineNo)
-        if (keyLine) held += line
-        else head += line
-        return
-      }
-      if (text[indent] === '\t') return unsure(line)
-      if (indent === 0 && (DOCUMENT_MARKER.test(text) || text[0] === '%')) {
-        if (sawContent || !LEADING_MARKER.test(text)) return unsure(line)
-        if (text.includes('#')) commentAt(lineNo)
-        head += line
-        return
-      }
-      const dash = text[indent] === '-' && (text.length === indent + 1 || text[indent + 1] === ' ')
-      if (dash && (keyLine || !sawContent)) {
-        if (keyLine) {
-          if (!startList()) return unsure(line)
-          prefix = head + keyLine.text
-          listKey = keyLine.key
-          keyIndent = 0
-        } else {
-          header[LIST_KEY] = ''
-          prefix = ''
-          keyIndent = -1
-        }
-        head = held = ''
-        keyLine = undefined
-        mode = 'list'
-        itemIndent = indent
-        itemPrefix = ' '.repeat(indent) + '-'
-      } else {
-        if (keyLine) {
-          head += keyLine.text + held
-          keyLine = undefined
-          held = ''
-        }
-        if (indent > 0 && !sawContent) return unsure(line)
-        sawContent = true
-        const key = indent === 0 ? KEY_LINE.exec(text)?.[1] : undefined
-        const name = key?.startsWith('"') ? key.slice(1, -1) : key?.startsWith("'") ? key.slice(1, -1).replaceAll("''", "'") : key
-        if (name !== undefined && recordKeys.includes(name)) {
-          if (text.includes('#', key!.length)) commentAt(lineNo)
-          keyLine = { text: line, key: name }
-          return
-        }
-        const scan = scanLine(text, indent)
-        if (scan === UNSURE) return unsure(line)
-        afterScan(text)
-        head += line
-        block = scan
-        return
-      }
-    }
-    // Inside the list.
-    if (blank || text[indent] === '#') {
-      if (!blank) commentAt(lineNo)
-      item += line
-      return
-    }
-    if (indent === 0 && (DOCUMENT_MARKER.test(text) || text[0] === '%')) return unsure(line)
-    if (text[indent] === '\t') {
-      // Tabs after the item's indentation (a plain text's next line, or what `yaml` refuses): the
-      // line is the item's, which `yaml` reads alone, unless it opens what goes on past it, or ends
-      // what did (where `yaml` may read the tab as indentation, whole, though it refuses that alone).
-      if (ending || indent <= itemIndent || scanLine(text, TABS.exec(text)![0].length, true) !== DONE) return unsure(line)
-      afterScan(text)
-      item += line
-      return
-    }
-    const dash = text[indent] === '-' && (text.length === indent + 1 || text[indent + 1] === ' ')
-    if (indent === itemIndent && dash) {
-      if (!finishItem()) return unsure(line)
-      itemLine = lineNo
-    } else if (indent <= keyIndent && !dash) {
-      if (!finishItem(true)) return unsure(line)
-      // The list has ended; the keys after it are kept and parsed at the end, after the list key.
-      raw = line
-      // A value for the list key: after an empty one, `yaml` places a duplicate key's error on the line above.
-      prefix += '  []\n'
-      rawKind = 'after'
-      rawLine = lineNo
-      mode = 'raw'
-      return
-    } else if (indent <= itemIndent) return unsure(line)
-    // The item holding an explicit key is read by `yaml`, alone.
-    const scan = scanLine(text, indent, true)
-    if (scan === UNSURE) return unsure(line)
-    afterScan(text)
-    block = scan
-    item += line
-    if (item.length > MAX_RECORD_CHARS) throw itemTooLong(lineNo)
-  }
+/** The anchors a document sets, each as its value where it holds no alias, else left to `yaml`. */
+function anchorsAbove(parsed: ParsedYaml): Map<string, unknown> {
+  const { visit } = yamlPackage()
+  const set = new Map<string, unknown>()
+  visit(parsed.doc, {
+    Node(_, node) {
+      if (!node.anchor) return
+      let plain = true
+      visit(node, { Alias: () => void (plain = false) })
+      set.set(node.anchor, plain ? parsed.toJs(node) : LEFT_TO_YAML)
+    },
+  })
+  return set
+}
 
-  // A function, so that TypeScript does not keep `mode` narrowed across calls that change it.
-  const isRaw = (): boolean => mode === 'raw'
-  const checkRaw = () => {
-    if (prefix.length + raw.length > MAX_RECORD_CHARS) throw documentTooLong(rawLine + countNewlines(raw))
-  }
-
-  const feed = (chunk: string) => {
-    if (mode === 'raw') {
-      raw += chunk
-      return checkRaw()
-    }
-    let start = 0
-    for (let nl = chunk.indexOf('\n'); nl >= 0; nl = chunk.indexOf('\n', start)) {
-      const end = chunk.slice(start, nl + 1)
-      onLine(carry.take(end))
-      start = nl + 1
-      if (isRaw()) {
-        raw += chunk.slice(start)
-        return checkRaw()
-      }
-    }
-    carry.add(start ? chunk.slice(start) : chunk)
-    if (mode === 'pre') {
-      if (head.length + held.length + (keyLine?.text.length ?? 0) + carry.length > MAX_RECORD_CHARS) throw documentTooLong(lineNo + 1)
-    } else if ((carry.startsWith(itemPrefix) ? 0 : item.length) + carry.length > MAX_RECORD_CHARS) throw itemTooLong(lineNo + 1)
-  }
-
-  // A lone CR breaks a line in YAML (PyYAML reads it so; `yaml` does not), and every break in a
-  // value reads as LF: each becomes an LF. A CR that ends a chunk waits for the next character.
-  let heldCr = false
-  const lineBreaks = (text: string): string => {
-    if (heldCr) {
-      heldCr = false
-      text = '\r' + text
-    }
-    if (!text.includes('\r')) return text
-    if (text.endsWith('\r')) {
-      heldCr = true
-      text = text.slice(0, -1)
-    }
-    return text.replace(LONE_CR, '\n')
-  }
-
-  let started = false
-  for await (const chunk of source) {
-    let text = lineBreaks(typeof chunk === 'string' ? chunk : decoder.write(chunk))
-    if (!started && text) {
-      started = true
-      // `yaml` counts a byte-order mark as a column and refuses one before a bare list's `-`.
-      if (text.startsWith('\uFEFF')) text = text.slice(1)
-    }
-    try {
-      feed(text)
-    } catch (error) {
-      // The records before the one that failed are still delivered, in order.
-      yield* out
-      throw error
-    }
-    yield* out
-    out.length = 0
-  }
-  const tail = lineBreaks(decoder.end()) + (heldCr ? '\n' : '')
-  if (tail) feed(tail)
-  if (mode !== 'raw' && carry.length) {
-    onLine(carry.take())
-    if (isRaw()) checkRaw()
-  }
-  yield* out
-  out.length = 0
-  if (mode === 'list' && !finishItem(true)) unsure('')
-  if (mode === 'pre') unsure('')
-  yield* out
-  out.length = 0
-  if (mode !== 'raw') return
-
-  lexComment(raw, rawLine)
-  const { doc, source: parsed, where, toJs, record } = parse(prefix, raw, rawLine)
-  raw = ''
-  const contents = doc.contents
-  const whole = rawKind === 'whole'
+/** The records of what the cutter left to the whole-document parser. */
+function* restRecords(rest: Rest, options: ReadOptions): Generator<SourceRecord> {
+  const { file, header } = options
+  const parsed = new ParsedYaml(file, rest.prefix, rest.text, rest.line)
+  const contents = parsed.doc.contents
+  const whole = rest.kind === 'whole'
   if (contents === null) {
     if (whole) throw new DataError('E_PARSE', 'the file is empty; expected a YAML mapping or list', { file, line: 1 })
     return
@@ -1020,50 +1184,65 @@ export async function* readYaml(source: ByteSource, options: ReadOptions): Async
     // An empty list key marks a bare list (an included case file), so a writer can keep it bare.
     if (whole) header[LIST_KEY] = ''
   } else if (isMap(contents)) {
-    for (const pair of contents.items) {
-      refuseTextlessKey(textlessKey(pair, doc as Document, '', parsed), where)
-      const key = keyOf(pair.key)
-      if (((pair.key as Node | null)?.range?.[0] ?? 0) < prefix.length) {
-        // Read already, before the list; only the list's own items, from the pending one on, are new.
-        if (rawKind === 'tail' && key === listKey && isSeq(pair.value)) items = pair.value.items as Node[]
-      } else if (recordKeys.includes(key) && isSeq(pair.value)) {
-        const first = whole ? (header[LIST_KEY] as string | undefined) : listKey
-        if (first !== undefined) {
-          // AgentV runs the cases of one list; which one the file means, only its author knows.
-          throw new DataError('E_PARSE', `a second list of cases, after "${first}": a file holds one; move these cases into "${first}" or into a file of their own`, {
-            ...where((pair.key as Node | null)?.range?.[0]),
-            field: key,
-          })
-        }
-        items = pair.value.items as Node[]
-        header[LIST_KEY] = key
-      } else {
-        header[key] = headerValue(key, pair.value as Node, toJs, where) as JsonObject[string]
-      }
-    }
+    items = listOfMapping(contents, parsed, rest, options)
     if (whole && items === undefined) {
-      // A record key that holds no list is a list gone wrong (a forgotten `-`), not one record, unless it names a file of them.
-      const wrong = contents.items.find((pair) => recordKeys.includes(keyOf(pair.key)) && !isSeq(pair.value))
-      const named = wrong && options.casesFiles && isScalar(wrong.value) && typeof wrong.value.value === 'string' && wrong.value.value.trim() !== '' ? wrong.value.value : undefined
-      if (named !== undefined) {
-        header[LIST_KEY] = keyOf(wrong!.key)
-        header[CASES_FILE_KEY] = named
-        yield { value: named, line: where((wrong!.value as Node).range?.[0]).line ?? 1, index: 0 }
-        return
-      }
-      if (wrong) {
-        const value = (wrong.value as Node | null)
-        const got = isMap(value) ? 'a mapping' : value === null || (isScalar(value) && value.value === null) ? 'nothing' : 'a single value'
-        throw new DataError('E_PARSE', `expected a list of cases (each item starting with "- "), got ${got}`, { ...where((wrong.key as Node | null)?.range?.[0]), field: keyOf(wrong.key) })
-      }
-      // A mapping with no record list is one record.
-      const single = { ...header }
-      for (const key of Object.keys(header)) delete header[key]
-      yield { value: single, line: 1, index: 0 }
+      yield listlessMapping(contents, parsed, options)
       return
     }
   } else {
-    throw new DataError('E_PARSE', 'expected a YAML mapping or list at the top of the document', where(0))
+    throw new DataError('E_PARSE', 'expected a YAML mapping or list at the top of the document', parsed.where(0))
   }
-  for (const node of (items ?? []).slice(rawSetters)) yield record(node)
+  let index = rest.index
+  for (const node of (items ?? []).slice(rest.setters)) yield parsed.record(node, index++)
+}
+
+/** The record list of a top-level mapping, if it has one; its other keys go to the header. */
+function listOfMapping(contents: YAMLMap, parsed: ParsedYaml, rest: Rest, options: ReadOptions): Node[] | undefined {
+  const { recordKeys, header } = options
+  let items: Node[] | undefined
+  for (const pair of contents.items) {
+    refuseTextlessKey(textlessKey(pair, parsed.doc as Document, '', parsed.source), parsed.where)
+    const key = keyOf(pair.key)
+    if (((pair.key as Node | null)?.range?.[0] ?? 0) < rest.prefix.length) {
+      // Read already, before the list; only the list's own items, from the pending one on, are new.
+      if (rest.kind === 'tail' && key === rest.listKey && isSeq(pair.value)) items = pair.value.items as Node[]
+    } else if (recordKeys.includes(key) && isSeq(pair.value)) {
+      const first = rest.kind === 'whole' ? (header[LIST_KEY] as string | undefined) : rest.listKey
+      if (first !== undefined) {
+        // AgentV runs the cases of one list; which one the file means, only its author knows.
+        throw new DataError('E_PARSE', `a second list of cases, after "${first}": a file holds one; move these cases into "${first}" or into a file of their own`, {
+          ...parsed.where((pair.key as Node | null)?.range?.[0]),
+          field: key,
+        })
+      }
+      items = pair.value.items as Node[]
+      header[LIST_KEY] = key
+    } else {
+      header[key] = headerValue(key, pair.value as Node, parsed, options.headerWarnings) as JsonObject[string]
+    }
+  }
+  return items
+}
+
+/**
+ * A mapping with no record list: the file of cases a record key names, or one record. A record key
+ * that holds no list is a list gone wrong (a forgotten `-`), not one record.
+ */
+function listlessMapping(contents: YAMLMap, parsed: ParsedYaml, options: ReadOptions): SourceRecord {
+  const { recordKeys, header } = options
+  const wrong = contents.items.find((pair) => recordKeys.includes(keyOf(pair.key)) && !isSeq(pair.value))
+  const named = wrong && options.casesFiles && isScalar(wrong.value) && typeof wrong.value.value === 'string' && wrong.value.value.trim() !== '' ? wrong.value.value : undefined
+  if (named !== undefined) {
+    header[LIST_KEY] = keyOf(wrong!.key)
+    header[CASES_FILE_KEY] = named
+    return { value: named, line: parsed.where((wrong!.value as Node).range?.[0]).line ?? 1, index: 0 }
+  }
+  if (wrong) {
+    const value = wrong.value as Node | null
+    const got = isMap(value) ? 'a mapping' : value === null || (isScalar(value) && value.value === null) ? 'nothing' : 'a single value'
+    throw new DataError('E_PARSE', `expected a list of cases (each item starting with "- "), got ${got}`, { ...parsed.where((wrong.key as Node | null)?.range?.[0]), field: keyOf(wrong.key) })
+  }
+  const single = { ...header }
+  for (const key of Object.keys(header)) delete header[key]
+  return { value: single, line: 1, index: 0 }
 }
