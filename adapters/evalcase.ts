@@ -282,10 +282,15 @@ function formEntry(key: string, shape: string, defaultKey: string, defaultShape:
   return key === defaultKey && shape === defaultShape ? undefined : `${key}:${shape}`
 }
 
+/** A suite's `input`, which AgentV puts before every test's own, goes to another format as a key of the file, not in each input. */
+const SUITE_INPUT_NOT_SENT = (target: string) =>
+  `the suite's \`input:\`, which AgentV sends before every test's input, is carried as a key of the file (with the first case), not put into each case's input: ${target} will not send it`
+
 function decodeCase(record: unknown, ctx: DecodeContext): EvalCase {
   if (typeof record === 'string' && record.startsWith(INCLUDE_PREFIX)) {
     throw fieldError('', `an include (${record}) must be resolved by the reader, not decoded`)
   }
+  if (ctx.index === 0 && ctx.header.input !== undefined && ctx.target !== undefined && ctx.target !== 'evalcase') ctx.warn(SUITE_INPUT_NOT_SENT(ctx.target), 'input')
   const v5 = readsAgentv5(record, ctx)
   if (v5) {
     const c = testToCase(record, v5)

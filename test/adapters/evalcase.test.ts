@@ -806,3 +806,37 @@ test('the suite and its JSON Lines file are written back as they were, from eval
     rmSync(dir, { recursive: true, force: true })
   }
 })
+
+test("a suite's `input:`, which AgentV sends before every test's input, is warned of once when the cases go to another format: carried with the file's keys, not put into each input", async () => {
+  const dir = tempDir('evalferry-suite-input-')
+  const source = join(dir, 'support.eval.yaml')
+  writeFileSync(
+    source,
+    [
+      '$schema: agentv-eval-v2',
+      'name: support',
+      'input:',
+      '  - role: system',
+      '    content: You are a terse support agent.',
+      'tests:',
+      '  - id: refund',
+      '    input: How do I get a refund?',
+      '    criteria: Explains the refund steps',
+      '  - id: hours',
+      '    input: When are you open?',
+      '    criteria: Gives the opening hours',
+      '',
+    ].join('\n'),
+  )
+  const told = (report: { warnings: { message: string }[] }) => report.warnings.filter((w) => w.message.startsWith("the suite's `input:`")).map((w) => w.message)
+  const goldens = join(dir, 'goldens.json')
+  const report = await convert({ input: source, output: goldens, to: 'deepeval' })
+  assert.deepEqual(told(report), ["the suite's `input:`, which AgentV sends before every test's input, is carried as a key of the file (with the first case), not put into each case's input: deepeval will not send it"])
+  const written = JSON.parse(readFileSync(goldens, 'utf8')) as { input: string }[]
+  assert.deepEqual(written.map((g) => g.input), ['How do I get a refund?', 'When are you open?'])
+  // Carried, the suite's input comes back as the suite's.
+  const back = join(dir, 'back.eval.yaml')
+  assert.deepEqual(told(await convert({ input: goldens, output: back, to: 'evalcase' })), [])
+  assert.deepEqual(parseYaml(readFileSync(back, 'utf8')).input, [{ role: 'system', content: 'You are a terse support agent.' }])
+  assert.deepEqual(told(await convert({ input: source, output: join(dir, 'same.eval.yaml'), to: 'evalcase' })), [])
+})
