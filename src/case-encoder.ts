@@ -9,7 +9,7 @@ import { applyCarry, deepEqual, hasOwnSlot, lostFields, METADATA_VALUES, withCar
 import { LIST_KEY, SINGLE_KEY } from './codecs/types.ts'
 import { DataError, locate } from './errors.ts'
 import { IdSet, ownString, WRITTEN, type StringTable } from './ids.ts'
-import { withCellsOf } from './mapping.ts'
+import { textCellColumns, withCellsOf, withTextCells, type TextColumn } from './mapping.ts'
 import { hasKeys, isJsonObject, isMessageList, withHeaderOf, withoutFileKeys, withoutGenerated, type EvalCase, type Extras, type JsonObject, type JsonValue } from './model.ts'
 import { countField, type ConversionReport } from './report.ts'
 import type { WriteOptions } from './options.ts'
@@ -59,6 +59,17 @@ function withAdoptedCells(adapter: Adapter, container: Container, cases: EvalCas
     if (c !== cases[i]) (adopted ??= [...cases])[i] = c
   }
   return adopted ?? cases
+}
+
+/**
+ * The columns whose lists of one text `adapter` writes as text, from a file's first cases as read
+ * (and the first with its header adopted): those a CSV held as text, written as typed rows by a
+ * format that takes a CSV's cells as its own (see `textCellColumns`).
+ */
+export function textColumnsOf(adapter: Adapter, container: Container, cases: EvalCase[], adoptedFirst: EvalCase | undefined): TextColumn[] {
+  if (container === 'csv' || !adapter.headerOf?.includes('csv')) return []
+  const keys = adoptedFirst?.extras?.[adapter.name]?.$file
+  return textCellColumns(cases, isJsonObject(keys) && Array.isArray(keys.columns) ? (keys.columns as string[]) : undefined)
 }
 
 /** The cases as `adapter` is given them: in the fields it has for what they hold (see the two above). */
@@ -115,6 +126,8 @@ export class CaseEncoder {
     file: string,
     hasSidecar: boolean,
     sample: EvalCase[],
+    /** The columns whose lists of one text are written as text (see `textColumnsOf`). */
+    private readonly textColumns: readonly TextColumn[],
     private readonly part?: PartPreset,
   ) {
     this.usedIds = new IdSet(options.idTable, WRITTEN)
@@ -142,7 +155,9 @@ export class CaseEncoder {
     const generated: string[][] = []
     const needsId = adapter.requires?.includes('id') === true
     const renamed: (string | undefined)[] = []
-    const cases = (first ? withAdoptedHeader(adapter, ctx.container, originals) : withAdoptedCells(adapter, ctx.container, originals)).map((original) => {
+    const adopted = first ? withAdoptedHeader(adapter, ctx.container, originals) : withAdoptedCells(adapter, ctx.container, originals)
+    const textColumns = this.textColumns
+    const cases = (textColumns.length ? adopted.map((c) => withTextCells(c, textColumns, adapter.name)) : adopted).map((original) => {
       // A copy only where something changes: generated fields go, a missing id comes.
       let c = original.generated !== undefined || (needsId && original.id === undefined) ? withoutGenerated(original) : original
       const made: string[] = []

@@ -11,12 +11,13 @@ import type { Container, EncodeContext, FileLayout, FormatName, FormatOption } f
 import { EvalferryError, LayoutError, noCaseRead, UsageError } from './errors.ts'
 import { StringTable } from './ids.ts'
 import { assertWritable, AtomicFile, BytesSink, isSpecialFile, STDIO } from './io.ts'
+import { withTextCells, type TextColumn } from './mapping.ts'
 import { roughSize, type EvalCase, type JsonObject } from './model.ts'
 import { addWarning, newReport, type ConversionReport } from './report.ts'
 import type { ConvertOptions, ReadOptions } from './options.ts'
 import type { FilePart, PartPreset, PartResult } from './parts.ts'
 import { isAddress } from './services/address.ts'
-import { shownIn, sidecarHeader, withAdoptedHeader } from './case-encoder.ts'
+import { shownIn, sidecarHeader, textColumnsOf, withAdoptedHeader } from './case-encoder.ts'
 import { ON_ERROR, requireChoice, requireContainer, requireDialectFor, requireMap, requireSignal, requireText, requireWriteOptions } from './option-checks.ts'
 import { detectGuess, GuessRefused, LateKeys, openCases, readCases, filesRead, SeenIds, type ReadCase } from './read.ts'
 import { LAYOUT_RETRIES, layoutGivenUp, sampleFull, filesWritten, writeCases, writeFile } from './write.ts'
@@ -191,6 +192,8 @@ async function* noneReadIsAnError(cases: AsyncIterable<ReadCase>, report: Conver
 export interface FileHead {
   sample: EvalCase[]
   layout: FileLayout
+  /** The columns whose lists of one text are written as text (see `textColumnsOf`). */
+  textColumns: TextColumn[]
   state: Record<string, unknown>
   layoutWarnings: ConversionReport['warnings']
   /** What a JSON Lines sidecar of the output holds. */
@@ -221,8 +224,10 @@ export async function readFileHead(options: ConvertOptions & { from: string }): 
     index: 0,
     warn: (message, field) => addWarning(report, message, { file: options.output, ...(field ? { field } : {}) }),
   }
-  const layout = target.layout(outputContainer, shownIn(target, withAdoptedHeader(target, outputContainer, sample)), ectx)
-  return { sample, layout, state: probe.decodeState ?? {}, layoutWarnings: report.warnings, sidecar: sidecarHeader(layout) }
+  const adopted = withAdoptedHeader(target, outputContainer, sample)
+  const textColumns = textColumnsOf(target, outputContainer, sample, adopted[0])
+  const layout = target.layout(outputContainer, shownIn(target, adopted.map((c) => withTextCells(c, textColumns, target.name))), ectx)
+  return { sample, layout, textColumns, state: probe.decodeState ?? {}, layoutWarnings: report.warnings, sidecar: sidecarHeader(layout) }
 }
 
 
@@ -267,7 +272,7 @@ export async function convertPart(
   )
   // JSON Lines of a part take about as many bytes as its source, and a little more.
   const sink = new BytesSink(part.range ? (part.range.end - part.range.start) * 1.25 : 0, spare)
-  const preset: PartPreset = { sample: head.sample, layout: head.layout, index, generatedIds: [], writtenIds: [], uniqueIds: [] }
+  const preset: PartPreset = { sample: head.sample, layout: head.layout, textColumns: head.textColumns, index, generatedIds: [], writtenIds: [], uniqueIds: [] }
   const hasSidecar = options.output !== STDIO && target.sidecar?.(options.output, 'jsonl') !== undefined
   await writeCases(
     cases,

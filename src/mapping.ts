@@ -16,7 +16,7 @@ import { deepEqual, isCarry } from './carry.ts'
 import { isCompactJson, parseExact, stringifyJson } from './codecs/json.ts'
 import { parseNumpyArray, parsePythonLiteral } from './codecs/python-literal.ts'
 import { UsageError, fieldError } from './errors.ts'
-import { CARRY_KEY, isJsonObject, isMessageList, own, singleText, type EvalCase, type Extras, type JsonObject, type JsonValue, type Message } from './model.ts'
+import { CARRY_KEY, hasKeys, isJsonObject, isMessageList, own, singleText, type EvalCase, type Extras, type JsonObject, type JsonValue, type Message } from './model.ts'
 
 type Kind = 'input' | 'expected' | 'messages' | 'text' | 'list' | 'split' | 'number'
 
@@ -476,23 +476,81 @@ export function withCellsOf(c: EvalCase, from: readonly string[], options: RowOp
     const own = isJsonObject(extras[format]?.[RAW]) ? (extras[format]![RAW] as JsonObject) : {}
     const taken: JsonObject = {}
     const left: JsonObject = {}
+    let asText = false
     for (const [path, cell] of Object.entries(theirs)) {
       const field = fields.get(path)
       const canonical = field && (field === 'messages' ? undefined : (c as Record<string, unknown>)[field])
+      // A list of one text the other table held as text is a CSV cell of that text, read back as one (see `textCellColumns`).
+      if (options.text && field !== undefined && isTextCell(field, canonical, cell)) {
+        asText = true
+        continue
+      }
       // The value read from the cell, not the case's equal one: how a list was read (from Python's text) tells whether its cell gives it back.
       const back = field !== undefined && canonical !== undefined && cell !== null && !Object.hasOwn(own, path) ? cellToField(field, cell, options) : undefined
       const needed = back !== undefined && deepEqual(back, canonical) && !givesBack(field!, back, cell, options)
       ;(needed ? taken : left)[path] = cell
     }
-    if (!Object.keys(taken).length) continue
+    const took = hasKeys(taken)
+    if (!took && !asText) continue
     adopted ??= { ...extras }
-    adopted[format] = { ...adopted[format], [RAW]: { ...taken, ...own } }
+    if (took) adopted[format] = { ...adopted[format], [RAW]: { ...taken, ...own } }
     const { [RAW]: _theirs, ...rest } = adopted[source]!
     if (Object.keys(left).length) adopted[source] = { ...rest, [RAW]: left }
     else if (Object.keys(rest).length) adopted[source] = rest
     else delete adopted[source]
   }
-  return adopted ? { ...c, extras: adopted } : c
+  if (!adopted) return c
+  if (hasKeys(adopted)) return { ...c, extras: adopted }
+  const { extras: _none, ...rest } = c
+  return rest
+}
+
+/** Whether `cell` is the one text of list `field`'s `value`, as a CSV cell holds it. */
+function isTextCell(field: MappedField, value: unknown, cell: JsonValue): boolean {
+  return FIELD_KINDS[field] === 'list' && typeof cell === 'string' && cell !== '' && !cell.startsWith('[') && isStringList(value) && value.length === 1 && value[0] === cell
+}
+
+/** A list field and the column that holds it. */
+export type TextColumn = readonly [MappedField, string]
+
+/** The list fields each case read from a CSV held as one text in its cell (a `context` of one passage), not as a JSON list. */
+const textCells = new WeakMap<EvalCase, MappedField[]>()
+
+/**
+ * The list columns of `header` (absent: the fields' own names) that the cases held as one text in
+ * a CSV cell wherever they have a value: written as typed rows (Parquet, JSON Lines), each is a
+ * text column, as `datasets` reads the CSV, not a list of one (see `withTextCells`).
+ */
+export function textCellColumns(cases: readonly EvalCase[], header: readonly string[] | undefined): TextColumn[] {
+  return resolvedFor(header ?? LIST_FIELDS, undefined).fields.filter(([field]) => {
+    if (FIELD_KINDS[field] !== 'list') return false
+    let held = false
+    for (const c of cases) {
+      if ((c as Record<string, unknown>)[field] === undefined) continue
+      if (!textCells.get(c)?.includes(field)) return false
+      held = true
+    }
+    return held
+  })
+}
+
+const LIST_FIELDS = MAPPED_FIELDS.filter((f) => FIELD_KINDS[f] === 'list')
+
+/**
+ * `c` with its lists of one text in `columns` kept as that text (`extras[format].$raw`), where it
+ * keeps no cell of that column already: the row holds the text itself.
+ */
+export function withTextCells(c: EvalCase, columns: readonly TextColumn[], format: string): EvalCase {
+  const own = c.extras?.[format]
+  const kept = isJsonObject(own?.[RAW]) ? (own![RAW] as JsonObject) : undefined
+  let cells: JsonObject | undefined
+  for (const [field, path] of columns) {
+    const value = (c as Record<string, unknown>)[field]
+    if (!isStringList(value) || value.length !== 1 || value[0] === '' || (kept && Object.hasOwn(kept, path))) continue
+    ;(cells ??= {})[path] = value[0]!
+  }
+  if (!cells) return c
+  return { ...c, extras: { ...c.extras, [format]: { ...own, [RAW]: { ...kept, ...cells } } } }
 }
 
 /**
@@ -504,6 +562,7 @@ export function rowToCase(row: JsonObject, resolved: ResolvedMapping, options: R
   const c: EvalCase = {}
   const target = c as Record<string, unknown>
   let raw: JsonObject | undefined
+  let textFields: MappedField[] | undefined
   // Columns a field took whole (at most one per field), and parts of columns taken by dotted paths.
   const taken: string[] = []
   let takenPaths: Map<string, string[][]> | undefined
@@ -535,6 +594,7 @@ export function rowToCase(row: JsonObject, resolved: ResolvedMapping, options: R
     }
     if (field === 'messages') Object.assign(target, splitMessages(canonical as Message[]))
     else target[field] = canonical
+    if (options.text && FIELD_KINDS[field] === 'list' && typeof value === 'string' && (canonical as string[])[0] === value) (textFields ??= []).push(field)
     // Text read as text, or as a one-message input or expected output, gives the same cell back; other kinds need the comparison.
     if (!(typeof value === 'string' && TEXT_KINDS.has(FIELD_KINDS[field])) && !givesBack(field, canonical, value, options)) (raw ??= {})[path] = value
   }
@@ -554,6 +614,7 @@ export function rowToCase(row: JsonObject, resolved: ResolvedMapping, options: R
   // Canonical fields first, then metadata, as the model lists them.
   if (metadata) c.metadata = metadata
   if (raw) c.extras = { [options.format]: { [RAW]: raw } }
+  if (textFields) textCells.set(c, textFields)
   return c
 }
 

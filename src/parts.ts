@@ -1,5 +1,6 @@
 /** A file converted in parts, on several threads (see parallel.ts): what a part is, and what converting it gives. */
 import type { FileLayout } from '../adapters/types.ts'
+import type { TextColumn } from './mapping.ts'
 import type { EvalCase } from './model.ts'
 import type { ConversionReport } from './report.ts'
 
@@ -44,6 +45,8 @@ export interface PartResult {
 export interface PartPreset {
   sample: EvalCase[]
   layout: FileLayout
+  /** The columns whose lists of one text are written as text, as the whole file's. */
+  textColumns: readonly TextColumn[]
   /** Records written before this part (as far as the part can tell: its first source record's index). */
   index: number
   /**

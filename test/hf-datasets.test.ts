@@ -6,7 +6,7 @@
  */
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
-import { readdirSync, rmSync, statSync } from 'node:fs'
+import { readdirSync, rmSync, statSync, writeFileSync } from 'node:fs'
 import { join, relative } from 'node:path'
 import type { FormatOption } from '../adapters/types.ts'
 import { readRecords } from '../src/codecs/index.ts'
@@ -203,4 +203,30 @@ test('datasets loads every hf file evalferry writes from each fixture, with the 
     })
   }
   t.diagnostic(`${written.length} files written from ${sources.length} fixtures, loaded by datasets: ${rows} rows as written; ${sameAsSource} files as their source; not converted: ${failed.length ? failed.join('; ') : 'none'}`)
+})
+
+test("a CSV's list column of one text a row (a context passage) is, written as hf Parquet and JSON Lines, the text column datasets reads the CSV as", judgedBy('python'), async () => {
+  const csv = join(work, 'passages.csv')
+  writeFileSync(
+    csv,
+    'question,context,answer\nWhat is the capital of France?,"Paris is the capital of France, on the Seine.",Paris\nWho wrote Dune?,Dune is a 1965 novel by Frank Herbert.,Frank Herbert\nWhy?,,Because\n',
+  )
+  const parquet = join(work, 'passages.parquet')
+  const jsonl = join(work, 'passages.jsonl')
+  await convert({ input: csv, output: parquet, from: 'csv', to: 'hf' })
+  await convert({ input: csv, output: jsonl, from: 'csv', to: 'hf' })
+  const cache = join(work, 'cache')
+  const [source, fromParquet, fromJsonl] = JSON.parse(
+    compatPython(LOAD, [], JSON.stringify([{ path: csv, builder: 'csv', cache }, { path: parquet, builder: 'parquet', cache }, { path: jsonl, builder: 'json', cache }])),
+  ) as Loaded[]
+  assert.equal(source!.error, undefined)
+  // The CSV builder reads text through pandas 3, whose strings Arrow holds as large_string: a text column all the same.
+  const asText = (features: Record<string, JsonValue>) => JSON.parse(JSON.stringify(features).replaceAll('"large_string"', '"string"')) as Record<string, JsonValue>
+  const S = { dtype: 'string', _type: 'Value' }
+  assert.deepEqual(asText(source!.features!), { question: S, context: S, answer: S })
+  for (const written of [fromParquet!, fromJsonl!]) {
+    assert.equal(written.error, undefined)
+    assert.deepEqual(written.features, asText(source!.features!))
+    assert.deepEqual(written.rows, source!.rows)
+  }
 })

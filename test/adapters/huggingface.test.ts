@@ -12,6 +12,7 @@ import { EvalferryError } from '../../src/errors.ts'
 import type { EvalCase, Message } from '../../src/model.ts'
 import { newReport, type ConversionReport } from '../../src/report.ts'
 import { arrowParquet } from '../helpers/parquet.ts'
+import { convert } from '../../src/convert.ts'
 import { read } from '../../src/read.ts'
 import { write } from '../../src/write.ts'
 import { tempDir } from '../helpers/temp.ts'
@@ -619,4 +620,34 @@ test("chat messages written to hf Parquet are datasets' List({role, content}), n
   const mixed = await writtenParquet([chat('a'), blocks], 'chat-blocks.parquet')
   assert.deepEqual(mixed.types, ['Utf8', 'Utf8'])
   assert.deepEqual(await collect(mixed.path), [chat('a'), blocks])
+})
+
+test("a CSV's text cells of a list field (a context of one passage) are a text column in hf Parquet and JSON Lines, as datasets reads the CSV; a column that also holds lists stays a list", async () => {
+  const S = { dtype: 'string', _type: 'Value' }
+  const csv = join(work, 'one-passage.csv')
+  const table = 'question,context,answer,retrieval_context\nWhat is the capital of France?,Paris is the capital of France.,Paris,"[""Paris is big"",""Paris is old""]"\nWhere is Rome?,"Rome is in Italy, on the Tiber.",Italy,Rome is old\nWhy?,,Because,\n'
+  writeFileSync(csv, table)
+  const parquet = join(work, 'one-passage.parquet')
+  await convert({ input: csv, output: parquet, from: 'csv', to: 'hf' })
+  const metadata = await parquetMetadataAsync(await asyncBufferFromFile(parquet))
+  const features = (JSON.parse(metadata.key_value_metadata!.find((kv) => kv.key === 'huggingface')!.value!) as { info: { features: Record<string, unknown> } }).info.features
+  assert.deepEqual(features, { question: S, context: S, answer: S, retrieval_context: { feature: S, _type: 'List' } })
+  const expectedRows = [
+    { question: 'What is the capital of France?', context: 'Paris is the capital of France.', answer: 'Paris', retrieval_context: ['Paris is big', 'Paris is old'] },
+    { question: 'Where is Rome?', context: 'Rome is in Italy, on the Tiber.', answer: 'Italy', retrieval_context: ['Rome is old'] },
+    { question: 'Why?', context: null, answer: 'Because', retrieval_context: null },
+  ]
+  assert.deepEqual(await rows(parquet), expectedRows)
+
+  const jsonl = join(work, 'one-passage.jsonl')
+  await convert({ input: csv, output: jsonl, from: 'csv', to: 'hf' })
+  assert.deepEqual(await rows(jsonl), [expectedRows[0], expectedRows[1], { question: 'Why?', answer: 'Because' }])
+
+  // The same cases, and the same cells back in a CSV, with no column added.
+  const source: EvalCase[] = []
+  for await (const c of read(csv, { from: 'csv' })) source.push(c)
+  assert.deepEqual((await collect(parquet)).map((c) => c.context), source.map((c) => c.context))
+  const back = join(work, 'one-passage.back.csv')
+  await convert({ input: parquet, output: back, from: 'hf', to: 'csv' })
+  assert.equal(readFileSync(back, 'utf8'), table)
 })
