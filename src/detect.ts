@@ -1,7 +1,8 @@
 /** Telling formats apart: the container from the extension (checked against the content), the format from the records. */
 import { allAdapters } from '../adapters/index.ts'
 import type { Adapter, Container, DecodeContext, FormatName, SniffSample } from '../adapters/types.ts'
-import { dirname, resolve } from 'node:path'
+import { existsSync } from 'node:fs'
+import { basename, dirname, resolve } from 'node:path'
 import { CONTAINERS, containerOf, readRecords } from './codecs/index.ts'
 import { CASES_FILE_KEY } from './codecs/types.ts'
 import { DataError, EvalferryError, UsageError, type Location } from './errors.ts'
@@ -149,6 +150,8 @@ export async function detect(file: string, options: DetectOptions = {}): Promise
   const empty = sample.count === 0 && sample.columns.length === 0 && Object.keys(sample.header).length === 0
   const format = best?.confidence ? best.format : empty ? EMPTY_READERS.find((f) => candidates.some((c) => c.format === f)) : undefined
   if (!format) {
+    const described = sidecarOf(adapters, file)
+    if (described) throw new DataError('E_DETECT', `this file is the sidecar of ${described.cases} beside it (the keys of its ${described.format} cases) and holds no cases: convert ${described.cases}`, { file })
     throw new DataError('E_DETECT', `cannot tell which format this ${container} file is; name it with --from`, { file })
   }
   return {
@@ -240,4 +243,12 @@ export function errorEntry(error: EvalferryError): { message: string; code: stri
 
 function clamp(n: number): number {
   return Number.isFinite(n) ? Math.max(0, Math.min(1, n)) : 0
+}
+
+/** The format and cases file whose sidecar `file` is (AgentV's `dataset.yaml` beside `dataset.jsonl`), if it is one. */
+function sidecarOf(adapters: Adapter[], file: string): { format: FormatName; cases: string } | undefined {
+  const cases = file.replace(/\.ya?ml$/i, '.jsonl')
+  if (cases === file || !existsSync(cases)) return undefined
+  const adapter = adapters.find((a) => a.sidecar?.(cases, 'jsonl') === file)
+  return adapter && { format: adapter.name, cases: basename(cases) }
 }

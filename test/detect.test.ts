@@ -274,3 +274,15 @@ test("a suite whose tests: names its cases file is told by that file's cases: th
     assert.deepEqual(told.fields, file.fields, suite)
   }
 })
+
+test("an AgentV sidecar read alone (dataset.yaml beside dataset.jsonl) is named as the sidecar of that file, which holds the cases to convert", async () => {
+  const dir = tempDir('evalferry-sidecar-alone-')
+  const sidecar = join(SHARED_FIXTURES, 'evalcase', 'agentv-2026-02', 'basic-jsonl--dataset.yaml')
+  const run = await runCli(['convert', sidecar, '--to', 'deepeval', '-o', join(dir, 'goldens.json')])
+  assert.equal(run.code, 1)
+  assert.equal(
+    run.stderr.trim(),
+    `evalferry: ${sidecar}: this file is the sidecar of basic-jsonl--dataset.jsonl beside it (the keys of its evalcase cases) and holds no cases: convert basic-jsonl--dataset.jsonl`,
+  )
+  assert.equal(existsSync(join(dir, 'goldens.json')), false)
+})
