@@ -79,15 +79,17 @@ export async function shardJobs(jobs: BatchJob[], shard: Shard): Promise<BatchJo
     return ordered.filter((_, k) => mine.has(k))
   }
   const out: BatchJob[] = []
-  const rangeOf = (total: number): [number, number] => [
-    Math.floor((total * (shard.index - 1)) / shard.count),
-    Math.floor((total * shard.index) / shard.count),
-  ]
+  const rangeOf = shardRange(shard)
   for (const job of ordered) {
     const from = job.from ?? (await detectFormat(job.input, { target: (await getAdapter(job.to)).name, ...(job.inputContainer ? { container: job.inputContainer } : {}) }))
     out.push({ ...job, from, output: partName(job.output, shard), ...(await locateShard(job, from, rangeOf)) })
   }
   return out
+}
+
+/** The shard's contiguous part of `total` records, as [start, end). */
+export function shardRange(shard: Shard): (total: number) => [number, number] {
+  return (total) => [Math.floor((total * (shard.index - 1)) / shard.count), Math.floor((total * shard.index) / shard.count)]
 }
 
 /**
@@ -119,7 +121,7 @@ export function partName(path: string, shard: Shard): string {
  * where the shard's records lie, and Parquet by its footer, so a shard reads only its own part of
  * the file; other containers are counted by parsing them.
  */
-async function locateShard(job: BatchJob, from: string, rangeOf: (total: number) => [number, number]): Promise<Pick<BatchJob, 'recordRange' | 'recordBytes'>> {
+export async function locateShard(job: Pick<BatchJob, 'input' | 'inputContainer'>, from: string, rangeOf: (total: number) => [number, number]): Promise<Pick<BatchJob, 'recordRange' | 'recordBytes'>> {
   const container = job.inputContainer ?? containerOf(job.input)
   if (container === 'csv' || container === 'jsonl') {
     const { locateRecords } = await import('./parallel.ts')

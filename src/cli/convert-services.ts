@@ -11,6 +11,7 @@ import { stringOption, type CommandContext } from './command.ts'
 import { containerOption, dialectOption, formatOption, mapOption, onErrorOption } from './options.ts'
 import { requireChoice } from '../option-checks.ts'
 import { ProgressBar } from '../progress.ts'
+import { parseShard, partName } from '../batch.ts'
 
 /** Whether the command line names a service as its input or output. */
 export function namesService(positionals: string[], output: string | undefined): boolean {
@@ -20,9 +21,14 @@ export function namesService(positionals: string[], output: string | undefined):
 export async function convertServices({ positionals, values, stdout, stderr, env, interactive }: CommandContext): Promise<number> {
   if (positionals.length !== 1) throw new UsageError('a service address converts on its own: name one input')
   const input = positionals[0]!
-  const output = stdoutAsDash(stringOption(values, 'output') ?? STDIO)
-  if (values.shard !== undefined && isAddress(output)) throw new UsageError('--shard writes a part of the input; a push takes the whole dataset')
-  if (values.shard !== undefined) throw new UsageError(`--shard splits local files; ${input} is read from its service: convert it to a file first, then shard that`)
+  const whole = stdoutAsDash(stringOption(values, 'output') ?? STDIO)
+  const shardText = stringOption(values, 'shard')
+  if (shardText !== undefined && isAddress(whole)) throw new UsageError('--shard writes a part of the input; a push takes the whole dataset')
+  if (shardText !== undefined && !input.startsWith('hf://')) throw new UsageError(`--shard splits local files and hf:// datasets; ${input} is read from its service: convert it to a file first, then shard that`)
+  const shard = shardText === undefined ? undefined : parseShard(shardText)
+  // As of local files: n shards may run side by side in one directory, each with its own output and report.
+  const perShard = (path: string): string => (shard ? partName(path, shard) : path)
+  const output = perShard(whole)
   const ifExists = stringOption(values, 'if-exists')
   requireChoice('--if-exists', ifExists, IF_EXISTS)
   const timeoutText = stringOption(values, 'timeout')
@@ -35,7 +41,7 @@ export async function convertServices({ positionals, values, stdout, stderr, env
   if (!to && !isAddress(output)) throw new UsageError('--to is required (an address as the output implies it)')
   const map = await mapOption(values)
   const dialect = dialectOption(values)
-  const reportPath = stringOption(values, 'report')
+  const reportPath = stringOption(values, 'report') === undefined ? undefined : perShard(stringOption(values, 'report')!)
   const reportFile = reportPath === undefined ? undefined : await AtomicFile.create(reportPath)
   const fromContainer = containerOption(values, 'from-container')
   const toContainer = containerOption(values, 'to-container')
@@ -64,6 +70,7 @@ export async function convertServices({ positionals, values, stdout, stderr, env
       ...(timeoutSeconds !== undefined ? { timeoutMs: timeoutSeconds * 1000 } : {}),
       ...(offline ? { offline: true } : {}),
       ...(cacheDir ? { cacheDir } : {}),
+      ...(shard ? { shard } : {}),
       env,
       ...(bar ? { progress } : {}),
     })) as ServiceReport

@@ -149,14 +149,7 @@ const DEFAULT_BATCH_BYTES = 16 << 20
 /** `sliceBytes`: see `SLICE_BYTES`; `aheadFromBytes`: see `aheadFrom` (tests pass less). */
 export async function* readParquet(path: string, options: ReadOptions, sliceBytes = SLICE_BYTES, aheadFromBytes = aheadFrom()): AsyncGenerator<SourceRecord> {
   const { file } = options
-  const opened = await openBlob(path)
-  let parquet: ParquetFile
-  try {
-    parquet = await trapsFail(wasm.ParquetFile.fromFile(opened.blob))
-  } catch (error) {
-    await opened.close()
-    throw parseError(file, error)
-  }
+  const { parquet, opened } = await openParquet(path, file)
   let batches: AsyncGenerator<DecodedBatch> | undefined
   let index = 0
   const range = options.recordRange
@@ -386,6 +379,17 @@ function columnTypeOfArrow(type: DataType): ColumnType | undefined {
       return columnTypeOfArrow((type as DataType & { dictionary: DataType }).dictionary)
     default:
       return undefined
+  }
+}
+
+/** A Parquet file opened through its Blob; one that cannot be opened is an error naming `file`. */
+async function openParquet(path: string, file: string): Promise<{ parquet: ParquetFile; opened: Awaited<ReturnType<typeof openBlob>> }> {
+  const opened = await openBlob(path)
+  try {
+    return { parquet: await trapsFail(wasm.ParquetFile.fromFile(opened.blob)), opened }
+  } catch (error) {
+    await opened.close()
+    throw parseError(file, error)
   }
 }
 
@@ -968,13 +972,8 @@ export function parquetWriter(
   const batchRows = options.batchRows ?? DEFAULT_BATCH_ROWS
   const batchBytes = options.batchBytes ?? DEFAULT_BATCH_BYTES
   const metadata = new Map(Object.entries(layout.schemaMetadata ?? {}).filter(([k]) => k !== ARROW_SCHEMA_KEY))
-  const compression = { zstd: wasm.Compression.ZSTD, snappy: wasm.Compression.SNAPPY, none: wasm.Compression.UNCOMPRESSED }[options.compression ?? DEFAULT_COMPRESSION]
   /** `plain`: the top-level columns written without a dictionary (see `distinctTextColumns`). */
-  const properties = (plain: readonly string[] = []) => {
-    let builder = new wasm.WriterPropertiesBuilder()
-    for (const name of plain) builder = builder.setColumnDictionaryEnabled(name, false)
-    return builder.setStatisticsEnabled(wasm.EnabledStatistics.Chunk).setCompression(compression).setMaxRowGroupSize(batchRows).setMaxRowGroupBytes(batchBytes).setKeyValueMetadata(metadata).setCreatedBy('evalferry').build()
-  }
+  const properties = (plain: readonly string[] = []) => writerProperties(metadata, options, plain)
 
   let pending: JsonObject[] = []
   let pendingBytes = 0
@@ -1085,6 +1084,76 @@ function distinctTextColumns(batch: RecordBatch): string[] {
     if (seen.size * 2 > values) plain.push(field.name)
   }
   return plain
+}
+
+/** The writer's settings: row groups of `batchRows` rows or `batchBytes` bytes, snappy unless told, `metadata` in the footer, and no dictionary for the `plain` columns. */
+function writerProperties(metadata: Map<string, string>, options: ParquetWriteOptions, plain: readonly string[] = []) {
+  const compression = { zstd: wasm.Compression.ZSTD, snappy: wasm.Compression.SNAPPY, none: wasm.Compression.UNCOMPRESSED }[options.compression ?? DEFAULT_COMPRESSION]
+  let builder = new wasm.WriterPropertiesBuilder()
+  for (const name of plain) builder = builder.setColumnDictionaryEnabled(name, false)
+  return builder
+    .setStatisticsEnabled(wasm.EnabledStatistics.Chunk)
+    .setCompression(compression)
+    .setMaxRowGroupSize(options.batchRows ?? DEFAULT_BATCH_ROWS)
+    .setMaxRowGroupBytes(options.batchBytes ?? DEFAULT_BATCH_BYTES)
+    .setKeyValueMetadata(metadata)
+    .setCreatedBy('evalferry')
+    .build()
+}
+
+/**
+ * A Parquet file cut into `count` files of contiguous rows, as many in each as can be (as
+ * `push_to_hub` shards a split); `sinkFor(i)` takes the i-th. The record batches go from the
+ * reader to the writer as Arrow data, never as rows: each file has the whole's schema and
+ * metadata exactly. Gives the rows each file holds.
+ */
+export async function splitParquet(path: string, count: number, sinkFor: (index: number) => Sink): Promise<number[]> {
+  const { parquet, opened } = await openParquet(path, path)
+  try {
+    const schema = tableFromIPC(parquet.schema().intoIPCStream()).schema
+    const metadata = new Map([...schema.metadata].filter(([k]) => k !== ARROW_SCHEMA_KEY))
+    const groups = rowGroupsOf(parquet)
+    const total = groups.reduce((sum, g) => sum + g.rows, 0)
+    const batchSize = batchRowsOf(groups)
+    const rows: number[] = []
+    for (let i = 0; i < count; i++) {
+      const [start, end] = [Math.floor((total * i) / count), Math.floor((total * (i + 1)) / count)]
+      // Made at the shard's first batch, which tells the columns written without a dictionary.
+      let output: ParquetOutput | undefined
+      for (const { rowGroups, offset, limit, first } of piecesOf(groups, [start, end], SLICE_BYTES)) {
+        const reader = ((await trapsFail(parquet.stream({ batchSize, rowGroups, ...(limit === undefined ? {} : { offset, limit }) }))) as ReadableStream<WasmRecordBatch>).getReader()
+        let index = first
+        for (;;) {
+          const next = await trapsFail(reader.read())
+          if (next.done) break
+          const batch = tableFromIPC(next.value.intoIPCStream())
+          const from = Math.max(start - index, 0)
+          const to = Math.min(end - index, batch.numRows)
+          index += batch.numRows
+          // The batch as the file's schema, whose metadata the writer embeds (a batch read alone has none).
+          const rows = from === 0 && to === batch.numRows ? batch : batch.slice(from, to)
+          const batches = rows.batches.map((b) => new RecordBatch(schema, b.data))
+          if (to > from) {
+            output ??= new ParquetOutput(sinkFor(i), writerProperties(metadata, {}, distinctTextColumns(batches[0]!)), [...metadata.keys(), ARROW_SCHEMA_KEY])
+            await output.push(toWasm(new Table(batches)))
+          }
+          if (index >= end) break
+        }
+        await reader.cancel().catch(() => {})
+      }
+      if (!output) throw new Error(`a shard of ${path} holds no rows`)
+      await output.end()
+      rows.push(end - start)
+    }
+    return rows
+  } finally {
+    try {
+      parquet.free()
+    } catch {
+      // after a trap the reader's memory is beyond use; the file is closed all the same
+    }
+    await opened.close()
+  }
 }
 
 /** The validity bitmap of `values` (one bit per present value) and their null count; `each` sees every present value. */

@@ -19,6 +19,11 @@ export interface ServiceOptions {
   cacheDir?: string
   /** No network: only what the cache holds is served. */
   offline?: boolean
+  /**
+   * Of an hf:// input, only the `index`-th of `count` deterministic parts (1-based): whole files
+   * dealt out by size when the dataset has at least `count`, else a contiguous part of each.
+   */
+  shard?: { index: number; count: number }
 }
 
 export interface ServiceContext {

@@ -19,7 +19,9 @@ import type { ConversionReport } from '../report.ts'
 import { isAddress, parseAddress, SERVICE_FORMAT, stemOf, type HubAddress, type ServiceAddress } from './address.ts'
 import { fieldsOf, IF_EXISTS, uuid5, type DryRun, type IfExists, type PushSummary, type ServiceContext, type ServiceOptions } from './context.ts'
 import { pullConfident, pushConfident } from './confident.ts'
-import { datasetCard, hubFiles, pushHub, type HubUpload } from './hub.ts'
+import { hubFiles, hubListing, pushHub, type HubUpload } from './hub.ts'
+import type { PushedSplit } from './hub-card.ts'
+import { dealFiles, locateShard, shardRange, type Shard } from '../batch.ts'
 import { pullLangSmith, pushLangSmith } from './langsmith.ts'
 
 /** The report of a conversion from or to a service: a push tells what it did, a dry run what it would send. */
@@ -45,7 +47,8 @@ export async function convertWithServices(options: ConvertOptions & ServiceOptio
   const to = target ? impliedFormat(target, options.to === undefined ? undefined : (await getAdapter(options.to)).name, '--to') : options.to
   if (!to) throw new UsageError('convert(): options.to names the output format (an address as the output implies it)')
   if (source && target && source.text === target.text) throw new UsageError(`${source.text} is both the input and the output`)
-  if (target && options.recordRange) throw new UsageError('--shard writes a part of the input; a push takes the whole dataset')
+  if (target && (options.recordRange || options.shard)) throw new UsageError('--shard writes a part of the input; a push takes the whole dataset')
+  if (options.shard) checkShard(options.shard, source)
   const ctx: ServiceContext = {
     env: options.env ?? process.env,
     timeoutMs: options.timeoutMs ?? DEFAULT_TIMEOUT_MS,
@@ -58,22 +61,12 @@ export async function convertWithServices(options: ConvertOptions & ServiceOptio
   try {
     let input = options.input
     let inputContainer: Container | undefined = source ? 'jsonl' : undefined
+    let part: Pick<ConvertOptions, 'recordRange' | 'recordBytes'> = {}
     if (source?.service === 'hf') {
-      // Hub files are read where the cache keeps them; several are gathered as JSON Lines rows first.
-      const { files } = await hubFiles(source, ctx)
-      if (files.length === 1) {
-        input = files[0]!.local
-        inputContainer = containerOf(input)
-      } else {
-        input = join(dir, `in-${stemOf(source)}.jsonl`)
-        const parts: string[] = []
-        for (const [i, file] of files.entries()) {
-          const part = join(dir, `part-${i}.jsonl`)
-          await convertFiles({ input: file.local, output: part, from: 'hf', to: 'hf', outputContainer: 'jsonl', ...(options.map ? { map: options.map } : {}) })
-          parts.push(await readFile(part, 'utf8'))
-        }
-        await writeFile(input, parts.join(''))
-      }
+      const staged = await stagedHub(source, options, ctx, dir, convertFiles)
+      input = staged.input
+      inputContainer = staged.container
+      part = staged.part ?? {}
     } else if (source) {
       input = join(dir, `in-${stemOf(source)}.jsonl`)
       await writeFile(input, await stagedLines(pull(source, ctx)))
@@ -90,6 +83,7 @@ export async function convertWithServices(options: ConvertOptions & ServiceOptio
         to: to as FormatOption,
         ...(inputContainer ? { inputContainer } : {}),
         ...(outputContainer ? { outputContainer } : {}),
+        ...part,
       })
     } catch (error) {
       if (error instanceof EvalferryError) {
@@ -102,12 +96,12 @@ export async function convertWithServices(options: ConvertOptions & ServiceOptio
     renamed(report, options)
     if (!target) return report
     if (target.service === 'hf') {
-      const uploads = await hubUploads(target, await readFile(output), report.records.written, ifExists)
+      const { uploads, card } = await hubUploads(target, output, report.records.written, ifExists, ctx.env)
       if (options.dryRun) {
-        report.dry_run = { target: target.text, records: report.records.written, fields: [], files: uploads.map((u) => u.path), if_exists: ifExists }
+        report.dry_run = { target: target.text, records: report.records.written, fields: [], files: [...uploads.map((u) => u.path), 'README.md'], if_exists: ifExists }
         return report
       }
-      report.push = await pushHub(target, uploads, { ...ctx, ifExists })
+      report.push = await pushHub(target, uploads, card, { ...ctx, ifExists })
       return report
     }
     const records = (await readFile(output, 'utf8')).split('\n').filter((line) => line !== '').map((line) => JSON.parse(line) as JsonObject)
@@ -120,6 +114,47 @@ export async function convertWithServices(options: ConvertOptions & ServiceOptio
   } finally {
     await rm(dir, { recursive: true, force: true })
   }
+}
+
+/** A shard as the library is given it: of an hf:// dataset, `index` of 1 … `count`. */
+function checkShard(shard: Shard, source: ServiceAddress | undefined): void {
+  const { index, count } = shard
+  if (!Number.isSafeInteger(count) || !Number.isSafeInteger(index) || count < 1 || index < 1 || index > count) throw new UsageError(`shard takes { index, count } with 1 ≤ index ≤ count, not ${JSON.stringify(shard)}`)
+  if (source?.service !== 'hf') throw new UsageError(`--shard splits local files and hf:// datasets; ${source ? `${source.text} is read from its service: convert it to a file first, then shard that` : 'use it on the command line, or recordRange in the library, for a file'}`)
+}
+
+/**
+ * The local file a Hub dataset is read from: its one data file where the cache keeps it, or its
+ * files gathered as JSON Lines rows. A shard, as of local files, takes whole files dealt out by
+ * size when there are at least as many as shards (fetching only those), else its contiguous part
+ * of every file (a Parquet file's found by its footer, read by its row groups).
+ */
+async function stagedHub(
+  source: HubAddress,
+  options: ConvertOptions,
+  ctx: ServiceContext,
+  dir: string,
+  convertFiles: (options: ConvertOptions) => Promise<ConversionReport>,
+): Promise<{ input: string; container: Container | undefined; part?: Pick<ConvertOptions, 'recordRange' | 'recordBytes'> }> {
+  const listing = await hubListing(source, ctx)
+  const { shard } = options
+  const whole = !shard || listing.files.length >= shard.count
+  const paths = shard && whole ? dealFiles(listing.files.map((f) => f.size), shard.count)[shard.index - 1]!.map((k) => listing.files[k]!.path) : listing.files.map((f) => f.path)
+  const parts: { local: string; part?: Pick<ConvertOptions, 'recordRange' | 'recordBytes'> }[] = []
+  for (const path of paths) {
+    const local = await listing.fetch(path)
+    parts.push({ local, ...(shard && !whole ? { part: await locateShard({ input: local }, 'hf', shardRange(shard)) } : {}) })
+  }
+  if (parts.length === 1) return { input: parts[0]!.local, container: containerOf(parts[0]!.local), ...(parts[0]!.part ? { part: parts[0]!.part } : {}) }
+  const input = join(dir, `in-${stemOf(source)}.jsonl`)
+  const texts: string[] = []
+  for (const [i, { local, part }] of parts.entries()) {
+    const staged = join(dir, `part-${i}.jsonl`)
+    await convertFiles({ input: local, output: staged, from: 'hf', to: 'hf', outputContainer: 'jsonl', ...part, ...(options.map ? { map: options.map } : {}) })
+    texts.push(await readFile(staged, 'utf8'))
+  }
+  await writeFile(input, texts.join(''))
+  return { input, container: 'jsonl' }
 }
 
 /** What `detect <address>` shows of a service's dataset: its format, records, splits and fields, without converting. */
@@ -164,22 +199,45 @@ function splitsOf(address: ServiceAddress, record: JsonObject): string[] {
   return (Array.isArray(split) ? split : [split]).filter((s): s is string => typeof s === 'string')
 }
 
+/** `push_to_hub`'s `max_shard_size`: a split's Parquet file above this many bytes is pushed as shards of about this size. */
+export const HUB_SHARD_BYTES = 500_000_000
+
 /**
- * The files of a Hub push: the Parquet file under `push_to_hub`'s name for its config and split
- * (`hf://datasets/o/n/<config>/<split>`; `default` and `train` when not named), and the dataset
- * card naming it. Appended, the file's name takes its hash, and the card the repository has stays.
+ * The files of a Hub push: the Parquet file under `push_to_hub`'s names for its config and split
+ * (`hf://datasets/o/n/<config>/<split>`; `default` and `train` when not named), in shards
+ * `<split>-<i>-of-<n>` of at most `EVALFERRY_HF_SHARD_BYTES` (default 500 MB), and what the card
+ * is to say of them. Appended, the files' names take the whole's hash.
  */
-async function hubUploads(address: HubAddress, parquet: Buffer, rows: number, ifExists: IfExists): Promise<HubUpload[]> {
+async function hubUploads(address: HubAddress, parquet: string, rows: number, ifExists: IfExists, env: NodeJS.ProcessEnv): Promise<{ uploads: HubUpload[]; card: PushedSplit }> {
   const parts = (address.path ?? '').split('/').filter((p) => p !== '')
   if (parts.length > 2) throw new UsageError(`${address.text}: a push names at most a config and a split (hf://datasets/<owner>/<name>[/<config>[/<split>]])`)
   const [config = 'default', split = 'train'] = parts
   if (!/^[\w.-]+$/.test(split) || !/^[\w.-]+$/.test(config)) throw new UsageError(`${address.text}: config and split names are letters, digits, '_', '-' and '.'`)
   const folder = config === 'default' ? 'data' : config
-  const suffix = ifExists === 'append' ? `-${createHash('sha256').update(parquet).digest('hex').slice(0, 12)}` : ''
-  const path = `${folder}/${split}-00000-of-00001${suffix}.parquet`
-  const uploads: HubUpload[] = [{ path, content: parquet }]
-  if (ifExists !== 'append') uploads.push({ path: 'README.md', content: Buffer.from(datasetCard(config, [{ split, pattern: `${folder}/${split}-*`, rows, bytes: parquet.length }])) })
-  return uploads
+  const whole = await readFile(parquet)
+  const limit = shardBytes(env)
+  const count = Math.max(1, Math.min(rows, Math.ceil(whole.length / limit)))
+  const contents = count === 1 ? [whole] : await shardsOf(parquet, count)
+  const suffix = ifExists === 'append' ? `-${createHash('sha256').update(whole).digest('hex').slice(0, 12)}` : ''
+  const of = String(count).padStart(5, '0')
+  const uploads = contents.map((content, i) => ({ path: `${folder}/${split}-${String(i).padStart(5, '0')}-of-${of}${suffix}.parquet`, content }))
+  return { uploads, card: { config, split, pattern: `${folder}/${split}-*`, rows, bytes: whole.length } }
+}
+
+function shardBytes(env: NodeJS.ProcessEnv): number {
+  const text = env.EVALFERRY_HF_SHARD_BYTES
+  if (text === undefined || text.trim() === '') return HUB_SHARD_BYTES
+  const bytes = Number(text)
+  if (!Number.isSafeInteger(bytes) || bytes < 1) throw new UsageError(`EVALFERRY_HF_SHARD_BYTES takes a whole number of bytes above 0, not ${JSON.stringify(text)}`)
+  return bytes
+}
+
+/** A Parquet file's rows as `count` Parquet files of contiguous rows, the whole's schema in each. */
+async function shardsOf(parquet: string, count: number): Promise<Buffer[]> {
+  const { splitParquet } = await import('../codecs/parquet.ts')
+  const chunks: Uint8Array[][] = Array.from({ length: count }, () => [])
+  await splitParquet(parquet, count, (i) => ({ write: async (chunk) => void chunks[i]!.push(typeof chunk === 'string' ? Buffer.from(chunk) : chunk) }))
+  return chunks.map((c) => Buffer.concat(c))
 }
 
 async function formatName(name: string): Promise<string> {

@@ -13,13 +13,14 @@ import { exists, gitBlobId } from '../../cache/store.ts'
 import { FetchError, UsageError } from '../errors.ts'
 import { DEFAULTS } from '../resolver/options.ts'
 import type { HubAddress } from './address.ts'
+import { cardConfigs, defaultConfig, parseCard, patternMatcher, pushedCard, type Card, type CardConfig, type PushedSplit } from './hub-card.ts'
 import type { PushOptions, PushSummary, ServiceContext } from './context.ts'
 import { parseJson, ServiceHttp, setting, UncertainError, withoutTrailingSlash } from './http.ts'
 
 const DATA_EXTENSIONS = ['.parquet', '.jsonl', '.json', '.csv', '.jsonl.gz', '.json.gz', '.csv.gz']
 const COMMIT = /^[0-9a-f]{40}$/
 
-interface TreeEntry {
+export interface TreeEntry {
   type: 'file' | 'directory'
   path: string
   size?: number
@@ -109,31 +110,79 @@ export function splitOf(path: string): string {
   return 'train'
 }
 
-/** The data files an address names: a file, a folder (a config), or a config's split. */
-export function chosenFiles(address: HubAddress, files: TreeEntry[]): TreeEntry[] {
-  const data = files.filter((f) => isDataFile(f.path))
+/** A data file an address names, and the split it is in. */
+export interface ChosenFile {
+  entry: TreeEntry
+  split: string
+}
+
+/**
+ * The data files an address names: a file, a config of the card's `configs` (its default one
+ * when none is named) or a split of it, else a folder, or a config and split found from the
+ * files' names as `datasets` infers them.
+ */
+export function chosenFiles(address: HubAddress, files: TreeEntry[], card?: Card): ChosenFile[] {
+  const data = files.filter((f) => isDataFile(f.path)).sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0))
   const path = address.path
+  const inferred = (entries: TreeEntry[]): ChosenFile[] => entries.map((entry) => ({ entry, split: splitOf(entry.path) }))
+  const exact = path === undefined ? undefined : files.find((f) => f.path === path)
+  if (exact) return [{ entry: exact, split: splitOf(exact.path) }]
+  const configs = card ? cardConfigs(card, address.text) : []
+  const cut = path?.lastIndexOf('/') ?? -1
+  const [config, split] = path === undefined ? [undefined, undefined] : cut < 0 ? [path, undefined] : [path.slice(0, cut), path.slice(cut + 1)]
+  const named = path === undefined ? (configs.length ? defaultConfig(configs, address.text) : undefined) : configs.find((c) => c.name === path) ?? configs.find((c) => c.name === config)
+  if (named) {
+    const inConfig = configFiles(named, data, address.text)
+    const wanted = named.name === path || path === undefined ? undefined : split
+    const chosen = wanted === undefined ? inConfig : inConfig.filter((f) => f.split === wanted)
+    if (!chosen.length) {
+      const splits = [...new Set(inConfig.map((f) => f.split))]
+      throw new FetchError('E_FETCH', `${address.text}: the card's config '${named.name}' has ${wanted === undefined ? 'no data file' : `no split '${wanted}' (its splits: ${splits.join(', ') || 'none'})`}`)
+    }
+    return chosen
+  }
   if (path === undefined) {
     const under = data.filter((f) => f.path.startsWith('data/'))
-    return under.length ? under : data
+    return inferred(under.length ? under : data)
   }
-  const exact = files.find((f) => f.path === path)
-  if (exact) return [exact]
   const folder = data.filter((f) => f.path.startsWith(`${path}/`))
-  if (folder.length) return folder
-  const cut = path.lastIndexOf('/')
-  const [config, split] = cut < 0 ? [path, undefined] : [path.slice(0, cut), path.slice(cut + 1)]
-  const inConfig = config === 'default' ? data.filter((f) => f.path.startsWith('data/') || !f.path.includes('/')) : data.filter((f) => f.path.startsWith(`${config}/`))
-  const chosen = split === undefined ? inConfig : inConfig.filter((f) => splitOf(f.path) === split)
-  if (!chosen.length) throw new FetchError('E_FETCH', `${address.text}: no data file at that commit is in ${split === undefined ? `'${path}'` : `config '${config}', split '${split}'`} (data files: ${data.map((f) => f.path).slice(0, 10).join(', ') || 'none'})`)
+  if (folder.length) return inferred(folder)
+  const inConfig = inferred(config === 'default' ? data.filter((f) => f.path.startsWith('data/') || !f.path.includes('/')) : data.filter((f) => f.path.startsWith(`${config}/`)))
+  const chosen = split === undefined ? inConfig : inConfig.filter((f) => f.split === split)
+  if (!chosen.length) {
+    const known = configs.length ? `; the card's configs: ${configs.map((c) => c.name).join(', ')}` : ''
+    throw new FetchError('E_FETCH', `${address.text}: no data file at that commit is in ${split === undefined ? `'${path}'` : `config '${config}', split '${split}'`} (data files: ${data.map((f) => f.path).slice(0, 10).join(', ') || 'none'}${known})`)
+  }
   return chosen
 }
 
-/** A file's bytes at `sha`, from the cache, else from the Hub (following a redirect, whose other origin gets no token), then cached. */
+/** A card's config's data files by split: those its patterns match, or those in its folder, split by their names. */
+function configFiles(config: CardConfig, data: TreeEntry[], where: string): ChosenFile[] {
+  if (!config.splits) {
+    const dir = config.dataDir
+    return data.filter((f) => dir === undefined || f.path.startsWith(`${dir}/`)).map((entry) => ({ entry, split: splitOf(dir === undefined ? entry.path : entry.path.slice(dir.length + 1)) }))
+  }
+  const out: ChosenFile[] = []
+  for (const [split, patterns] of config.splits) {
+    const matches = patterns.map((p) => patternMatcher(p, config.dataDir))
+    const files = data.filter((f) => matches.some((m) => m(f.path)))
+    if (!files.length) throw new FetchError('E_FETCH', `${where}: the card's config '${config.name}' names split '${split}' as ${patterns.join(', ')}, which no data file (${DATA_EXTENSIONS.join(', ')}) at that commit matches`)
+    for (const entry of files) out.push({ entry, split })
+  }
+  return out
+}
+
+/** A file's bytes at `sha`, from the cache, else from the Hub, then cached. */
 async function fetchFile(http: ServiceHttp, address: HubAddress, layout: RepoLayout, sha: string, entry: TreeEntry, ctx: ServiceContext): Promise<string> {
   const local = commitFile(layout, sha, entry.path)
   if (await exists(local)) return local
   if (ctx.offline) throw new FetchError('E_OFFLINE', `${address.text}: ${entry.path} at ${sha} is not in the cache, and --offline forbids asking the Hub`)
+  await writeAtomic(local, await download(http, address, sha, entry), layout.tmp)
+  return local
+}
+
+/** A file's bytes at `sha` from the Hub, following a redirect (whose other origin gets no token), checked against the size and hash the Hub lists. */
+async function download(http: ServiceHttp, address: HubAddress, sha: string, entry: TreeEntry): Promise<Buffer> {
   const encodedPath = entry.path.split('/').map(encodeURIComponent).join('/')
   let url = http.url(`/datasets/${repoPath(address)}/resolve/${sha}/${encodedPath}`)
   const origin = new URL(http.options.base).origin
@@ -148,21 +197,40 @@ async function fetchFile(http: ServiceHttp, address: HubAddress, layout: RepoLay
     const expected = entry.lfs?.size ?? entry.size
     if (expected !== undefined && answer.body.length !== expected) throw new FetchError('E_FETCH', `${address.text}: ${entry.path}: ${answer.body.length} bytes of the ${expected} the Hub lists`)
     if (entry.lfs && createHash('sha256').update(answer.body).digest('hex') !== entry.lfs.oid) throw new FetchError('E_FETCH', `${address.text}: ${entry.path}: its bytes do not hash to the sha256 the Hub lists`)
-    await writeAtomic(local, answer.body, layout.tmp)
-    return local
+    return answer.body
+  }
+}
+
+/** The data files an address names at the commit its revision resolves to, and how to fetch each into the cache. */
+export interface HubListing {
+  sha: string
+  files: { path: string; split: string; size: number }[]
+  /** The local copy of one of `files`, fetched on first use. */
+  fetch: (path: string) => Promise<string>
+}
+
+export async function hubListing(address: HubAddress, ctx: ServiceContext): Promise<HubListing> {
+  const http = hubHttp(ctx)
+  const layout = layoutOf(http, address, ctx)
+  const sha = await resolveRevision(http, address, layout, ctx)
+  const tree = await filesAt(http, address, layout, sha, ctx)
+  const readme = tree.find((f) => f.path === 'README.md')
+  const card = readme ? parseCard(await readFile(await fetchFile(http, address, layout, sha, readme, ctx), 'utf8'), address.text) : undefined
+  const chosen = chosenFiles(address, tree, card)
+  if (!chosen.length) throw new FetchError('E_FETCH', `${address.text}: the dataset holds no data file (${DATA_EXTENSIONS.join(', ')}) at ${sha}`)
+  return {
+    sha,
+    files: chosen.map(({ entry, split }) => ({ path: entry.path, split, size: entry.lfs?.size ?? entry.size ?? 0 })),
+    fetch: (path) => fetchFile(http, address, layout, sha, chosen.find((c) => c.entry.path === path)!.entry, ctx),
   }
 }
 
 /** The local copies of the data files the address names, at the commit its revision resolves to. */
 export async function hubFiles(address: HubAddress, ctx: ServiceContext): Promise<{ sha: string; files: { path: string; local: string; split: string }[] }> {
-  const http = hubHttp(ctx)
-  const layout = layoutOf(http, address, ctx)
-  const sha = await resolveRevision(http, address, layout, ctx)
-  const chosen = chosenFiles(address, await filesAt(http, address, layout, sha, ctx))
-  if (!chosen.length) throw new FetchError('E_FETCH', `${address.text}: the dataset holds no data file (.parquet, .jsonl, .json, .csv) at ${sha}`)
+  const listing = await hubListing(address, ctx)
   const files = []
-  for (const entry of chosen) files.push({ path: entry.path, local: await fetchFile(http, address, layout, sha, entry, ctx), split: splitOf(entry.path) })
-  return { sha, files }
+  for (const file of listing.files) files.push({ path: file.path, local: await listing.fetch(file.path), split: file.split })
+  return { sha: listing.sha, files }
 }
 
 /** One file of a push: its path in the repository and its bytes. */
@@ -171,25 +239,15 @@ export interface HubUpload {
   content: Buffer
 }
 
-/** The dataset card: `configs` naming the data files of each split, as `push_to_hub` writes it. */
-export function datasetCard(config: string, splits: { split: string; pattern: string; rows: number; bytes: number }[]): string {
-  const lines = ['---', 'configs:', `- config_name: ${config}`, '  data_files:']
-  for (const s of splits) lines.push(`  - split: ${s.split}`, `    path: ${s.pattern}`)
-  lines.push('dataset_info:', `  config_name: ${config}`, '  splits:')
-  for (const s of splits) lines.push(`  - name: ${s.split}`, `    num_bytes: ${s.bytes}`, `    num_examples: ${s.rows}`)
-  lines.push('---', '')
-  return lines.join('\n')
-}
-
 const sha256 = (bytes: Buffer): string => createHash('sha256').update(bytes).digest('hex')
 
 /**
- * Writes `uploads` to the dataset in one commit, creating the repository when missing. Data files
- * already there that the push would not write make it an existing target: refused, kept or
- * deleted in the same commit, as `ifExists` says. A commit that holds these very files already
- * (a push run again) is not made twice.
+ * Writes `files` to the dataset in one commit, with the dataset card saying what `card` pushed,
+ * creating the repository when missing. Data files already there that the push would not write
+ * make it an existing target: refused, kept or deleted in the same commit, as `ifExists` says.
+ * A commit that holds these very files already (a push run again) is not made twice.
  */
-export async function pushHub(address: HubAddress, uploads: HubUpload[], options: PushOptions): Promise<PushSummary> {
+export async function pushHub(address: HubAddress, files: HubUpload[], card: PushedSplit, options: PushOptions): Promise<PushSummary> {
   if (COMMIT.test(address.revision)) throw new UsageError(`${address.text}: a push goes to a branch, not to commit ${address.revision}`)
   const http = hubHttp(options, true)
   const repo = repoPath(address)
@@ -207,11 +265,16 @@ export async function pushHub(address: HubAddress, uploads: HubUpload[], options
   const head = await headOf(http, repo, revision)
   const present = await treeOf(http, repo, head)
   const holds = (u: HubUpload): boolean => present.some((e) => e.path === u.path && sameContent(e, u))
-  const ours = new Set(uploads.map((u) => u.path))
+  const ours = new Set(files.map((u) => u.path))
   const others = present.filter((e) => e.type === 'file' && isDataFile(e.path) && !ours.has(e.path))
   if (others.length && options.ifExists === 'fail') {
     throw new UsageError(`${address.text} already holds ${others.length} data file(s) this push would not write (${others.slice(0, 3).map((e) => e.path).join(', ')}); --if-exists append adds to them, --if-exists replace replaces them`)
   }
+  // The card keeps what it said beside the configs, and on an append the other configs and splits.
+  const readme = head ? present.find((e) => e.path === 'README.md') : undefined
+  const existing = readme ? (await download(http, address, head!, readme)).toString('utf8') : undefined
+  const kept = options.ifExists === 'append' ? others.filter((e) => e.path.startsWith(card.pattern.slice(0, card.pattern.indexOf('/') + 1))).map((e) => ({ path: e.path, split: splitOf(e.path) })) : []
+  const uploads = [...files, { path: 'README.md', content: Buffer.from(pushedCard(existing, card, options.ifExists === 'append', kept, address.text)) }]
   const deleted = options.ifExists === 'replace' ? others : []
   const changed = uploads.filter((u) => !holds(u))
   if (!changed.length && !deleted.length) {
@@ -255,8 +318,8 @@ export async function pushHub(address: HubAddress, uploads: HubUpload[], options
     if (landed) break
     const now = await headOf(http, repo, revision)
     if (now !== head) {
-      const files = await treeOf(http, repo, now)
-      if (uploads.every((u) => files.some((e) => e.path === u.path && sameContent(e, u))) && deleted.every((d) => !files.some((e) => e.path === d.path))) break
+      const landed = await treeOf(http, repo, now)
+      if (uploads.every((u) => landed.some((e) => e.path === u.path && sameContent(e, u))) && deleted.every((d) => !landed.some((e) => e.path === d.path))) break
       throw new FetchError('E_FETCH', `${address.text}: the branch '${address.revision}' moved while this push was being made; run it again`)
     }
     if (attempt >= 5) throw new FetchError('E_FETCH', `${address.text}: the commit was refused ${attempt + 1} times`)
@@ -292,23 +355,54 @@ function sameContent(entry: TreeEntry, upload: HubUpload): boolean {
   return entry.lfs ? entry.lfs.oid === sha256(upload.content) : entry.oid === gitBlobId(upload.content)
 }
 
-/** LFS files through the batch API: each object the Hub lacks is PUT where it says (basic transfer). */
+/** What the LFS batch API answers for each object: where to send it (`basic`: one PUT; `multipart`: a PUT per part, then the completion), or nothing when it is stored already. */
+interface LfsObject {
+  oid: string
+  actions?: { upload?: { href: string; header?: Record<string, string> }; verify?: { href: string } }
+  error?: { message?: string }
+}
+
+const LFS_JSON = { accept: 'application/vnd.git-lfs+json', 'content-type': 'application/vnd.git-lfs+json' }
+
+/** LFS files through the batch API: each object the Hub lacks is sent where and as it says (`basic` or `multipart` transfer). */
 async function uploadLfs(http: ServiceHttp, address: HubAddress, files: HubUpload[]): Promise<void> {
   const objects = files.map((u) => ({ oid: sha256(u.content), size: u.content.length }))
-  const answer = await http.json<{ objects?: { oid: string; actions?: { upload?: { href: string; header?: Record<string, string> }; verify?: { href: string } }; error?: { message?: string } }[] }>({
+  const answer = await http.json<{ transfer?: string; objects?: LfsObject[] }>({
     method: 'POST',
     path: `/datasets/${repoPath(address)}.git/info/lfs/objects/batch`,
-    headers: { accept: 'application/vnd.git-lfs+json', 'content-type': 'application/vnd.git-lfs+json' },
-    body: JSON.stringify({ operation: 'upload', transfers: ['basic'], hash_algo: 'sha256', ref: { name: address.revision }, objects }),
+    headers: LFS_JSON,
+    body: JSON.stringify({ operation: 'upload', transfers: ['basic', 'multipart'], hash_algo: 'sha256', ref: { name: address.revision }, objects }),
   })
+  const transfer = answer.transfer ?? 'basic'
+  if (transfer !== 'basic' && transfer !== 'multipart') throw new FetchError('E_FETCH', `${address.text}: the Hub answered the LFS upload with a '${transfer}' transfer, which was not asked for`)
   const origin = new URL(http.options.base).origin
+  const bare = (href: string): boolean => new URL(href, http.options.base).origin !== origin
   for (const object of answer.objects ?? []) {
     if (object.error) throw new FetchError('E_FETCH', `${address.text}: the Hub refused an LFS upload: ${object.error.message ?? 'no reason given'}`)
     const upload = object.actions?.upload
     if (!upload) continue
     const file = files.find((u) => sha256(u.content) === object.oid)!
-    await http.request({ method: 'PUT', path: upload.href, headers: upload.header ?? {}, body: file.content, bare: new URL(upload.href).origin !== origin })
+    if (transfer === 'basic') await http.request({ method: 'PUT', path: upload.href, headers: upload.header ?? {}, body: file.content, bare: bare(upload.href) })
+    else await uploadParts(http, address, object.oid, upload, file.content, bare)
     const verify = object.actions?.verify
-    if (verify) await http.request({ method: 'POST', path: verify.href, headers: { 'content-type': 'application/vnd.git-lfs+json' }, body: JSON.stringify({ oid: object.oid, size: file.content.length }) })
+    if (verify) await http.request({ method: 'POST', path: verify.href, headers: LFS_JSON, body: JSON.stringify({ oid: object.oid, size: file.content.length }) })
   }
+}
+
+/** A multipart transfer: each part of `chunk_size` bytes PUT to its URL (`header["1"]`, `"2"`, …), then the parts' ETags POSTed, in order, to `href`. */
+async function uploadParts(http: ServiceHttp, address: HubAddress, oid: string, upload: { href: string; header?: Record<string, string> }, content: Buffer, bare: (href: string) => boolean): Promise<void> {
+  const header = upload.header ?? {}
+  const chunk = Number(header.chunk_size)
+  const urls = Object.keys(header).filter((k) => /^\d+$/.test(k)).sort((a, b) => Number(a) - Number(b)).map((k) => header[k]!)
+  if (!Number.isSafeInteger(chunk) || chunk < 1 || urls.length !== Math.ceil(content.length / chunk)) {
+    throw new FetchError('E_FETCH', `${address.text}: the Hub's multipart upload names ${urls.length} part(s) of ${header.chunk_size ?? 'no'} bytes for ${content.length} bytes`)
+  }
+  const parts: { partNumber: number; etag: string }[] = []
+  for (const [i, url] of urls.entries()) {
+    const answer = await http.request({ method: 'PUT', path: url, body: content.subarray(i * chunk, (i + 1) * chunk), bare: bare(url) })
+    const etag = answer.headers.etag
+    if (typeof etag !== 'string' || etag === '') throw new FetchError('E_FETCH', `${address.text}: part ${i + 1} of an LFS upload was stored without an ETag`)
+    parts.push({ partNumber: i + 1, etag })
+  }
+  await http.request({ method: 'POST', path: upload.href, headers: LFS_JSON, body: JSON.stringify({ oid, parts }), bare: bare(upload.href) })
 }

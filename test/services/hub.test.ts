@@ -3,9 +3,11 @@ import assert from 'node:assert/strict'
 import { readdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { after, before, beforeEach, describe, test } from 'node:test'
+import { asyncBufferFromFile, parquetMetadataAsync } from 'hyparquet'
 import { convert } from '../../src/index.ts'
 import { kill, runCli, SHARED_FIXTURES, startCli } from '../helpers/cli.ts'
 import { CdnStandIn, HubStandIn } from '../helpers/services/hub-server.ts'
+import { writerParquet } from '../helpers/parquet.ts'
 import { tempDir } from '../helpers/temp.ts'
 
 const dir = tempDir('evalferry-hub-')
@@ -242,4 +244,231 @@ describe('hf:// failed pushes', () => {
 
 async function until(check: () => boolean): Promise<void> {
   while (!check()) await new Promise((r) => setTimeout(r, 20))
+}
+
+describe('hf:// shards', () => {
+  /** `count` rows of file `name`, in Parquet row groups of 4 rows. */
+  async function parquetRows(name: string, count: number): Promise<Buffer> {
+    const path = join(dir, `${name.replace(/\W/g, '_')}.parquet`)
+    await writerParquet(path, Array.from({ length: count }, (_, i) => ({ question: `${name} q${i}`, answer: `a${i}` })), {}, { batchRows: 4 })
+    return readFileSync(path)
+  }
+  const lines = (name: string, count: number): string => Array.from({ length: count }, (_, i) => JSON.stringify({ question: `${name} q${i}`, answer: `a${i}` })).join('\n') + '\n'
+  const questions = (path: string): string[] => jsonLines(path).map((r) => (r as { question: string }).question)
+
+  test('--shard i/n of an hf:// dataset: the shards of n = 1, 2, 3 together hold every row once, by file and by row group', async () => {
+    const datasets = {
+      // At least as many files as shards: whole files, dealt out by size.
+      'acme/three-files': { 'data/train-00000-of-00002.parquet': await parquetRows('big', 30), 'data/train-00001-of-00002.parquet': await parquetRows('mid', 17), 'data/train-00002-of-00002.jsonl': lines('small', 5) },
+      // Fewer: each file's contiguous part, a Parquet file's found by its footer.
+      'acme/two-files': { 'data/train-00000-of-00002.parquet': await parquetRows('one', 23), 'data/train-00001-of-00002.parquet': await parquetRows('two', 9) },
+      'acme/one-file': { 'data/train-00000-of-00001.parquet': await parquetRows('only', 26) },
+    }
+    for (const [repo, files] of Object.entries(datasets)) {
+      hub.put(repo, files)
+      const whole = join(dir, `${repo.replace('/', '-')}-whole.jsonl`)
+      await convert({ input: `hf://datasets/${repo}`, output: whole, to: 'hf', env })
+      const all = questions(whole)
+      assert.equal(all.length, Object.keys(files).length === 3 ? 52 : Object.keys(files).length === 2 ? 32 : 26)
+      for (let count = 1; count <= 3; count++) {
+        const seen: string[] = []
+        for (let index = 1; index <= count; index++) {
+          // Each shard on a machine of its own: a cache of its own.
+          cdn.reset()
+          hub.reset()
+          const out = join(dir, `${repo.replace('/', '-')}-${index}-of-${count}.jsonl`)
+          const report = await convert({ input: `hf://datasets/${repo}`, output: out, to: 'hf', shard: { index, count }, env, cacheDir: join(dir, `shard-cache-${repo.replace('/', '-')}-${index}-${count}`) })
+          const mine = questions(out)
+          assert.equal(report.records.written, mine.length)
+          if (count > 1 && Object.keys(files).length >= count) {
+            // A shard of whole files fetches only its own.
+            const fetched = hub.log.filter((r) => r.route === 'GET /datasets/{repo}/resolve/{rev}/{path}').map((r) => r.path.split('/').pop()!)
+            const names = new Set(mine.map((q) => q.split(' ')[0]))
+            assert.equal(fetched.length, names.size, `${repo} ${index}/${count}: ${fetched.join(', ')}`)
+          } else if (count > 1) {
+            // A contiguous part of each file: the whole's rows of that file, from one place to another.
+            for (const file of new Set(mine.map((q) => q.split(' ')[0]))) {
+              const ofFile = all.filter((q) => q.startsWith(`${file} `))
+              const part = mine.filter((q) => q.startsWith(`${file} `))
+              const start = ofFile.indexOf(part[0]!)
+              assert.deepEqual(part, ofFile.slice(start, start + part.length), `${repo} ${index}/${count}`)
+            }
+          }
+          seen.push(...mine)
+        }
+        assert.deepEqual([...seen].sort(), [...all].sort(), `${repo}, ${count} shard(s)`)
+        assert.equal(new Set(seen).size, all.length)
+      }
+    }
+    // The command line names each shard's output as it names a local file's.
+    const run = await runCli(['convert', 'hf://datasets/acme/two-files', '--to', 'hf', '-o', join(dir, 'cli-shard.jsonl'), '--shard', '3/3'], env)
+    assert.equal(run.code, 0, run.stderr)
+    assert.deepEqual(questions(join(dir, 'cli-shard.part-3-of-3.jsonl')), [...Array.from({ length: 8 }, (_, i) => `one q${15 + i}`), 'two q6', 'two q7', 'two q8'])
+    const refused = await runCli(['convert', 'langsmith://support-qa', '--to', 'hf', '-o', join(dir, 'ls.jsonl'), '--shard', '1/2'], env)
+    assert.equal(refused.code, 2)
+    assert.match(refused.stderr, /--shard splits local files and hf:\/\/ datasets; langsmith:\/\/support-qa is read from its service/)
+  })
+})
+
+describe('hf:// dataset cards', () => {
+  const row = (question: string): string => JSON.stringify({ question, answer: 'a' }) + '\n'
+  const read = async (address: string): Promise<string[]> => {
+    const out = join(dir, `card-${++cacheCount}.jsonl`)
+    await convert({ input: address, output: out, to: 'hf', env })
+    return jsonLines(out).map((r) => (r as { question: string }).question)
+  }
+
+  test("a card's configs name each config's and split's files; a config marked default is read when none is named", async () => {
+    hub.put('acme/carded', {
+      'README.md': [
+        '---',
+        'license: mit',
+        'configs:',
+        '- config_name: questions',
+        '  data_files:',
+        '  - split: dev',
+        '    path: "raw/q_dev_*.jsonl"',
+        '  - split: holdout',
+        '    path: ["raw/q_final.jsonl", "extra/**/more-?.csv"]',
+        '- config_name: answers',
+        '  default: true',
+        '  data_files: "answers/**/*.jsonl"',
+        '- config_name: by-folder',
+        '  data_dir: sub',
+        '---',
+        '# A dataset whose files lie where their names tell nothing',
+        '',
+      ].join('\n'),
+      'raw/q_dev_1.jsonl': row('dev 1'),
+      'raw/q_dev_2.jsonl': row('dev 2'),
+      'raw/q_final.jsonl': row('final'),
+      'extra/deep/more-1.csv': 'question,answer\nmore 1,a\n',
+      'answers/a/x.jsonl': row('answer x'),
+      'answers/b/c/y.jsonl': row('answer y'),
+      'sub/test.jsonl': row('sub test'),
+      'sub/training-set.jsonl': row('sub train'),
+      // Named by no config: never read.
+      'data/train.jsonl': row('stray'),
+    })
+    assert.deepEqual(await read('hf://datasets/acme/carded'), ['answer x', 'answer y'])
+    assert.deepEqual(await read('hf://datasets/acme/carded/questions'), ['dev 1', 'dev 2', 'more 1', 'final'])
+    assert.deepEqual(await read('hf://datasets/acme/carded@main/questions/holdout'), ['more 1', 'final'])
+    assert.deepEqual(await read('hf://datasets/acme/carded/by-folder/test'), ['sub test'])
+    const detected = await runCli(['detect', 'hf://datasets/acme/carded/questions', 'hf://datasets/acme/carded/by-folder', '--json'], env)
+    assert.equal(detected.code, 0, detected.stderr)
+    const entries = JSON.parse(detected.stdout) as { records: number; splits: string[] }[]
+    assert.deepEqual(entries.map((e) => [e.records, e.splits.sort()]), [[4, ['dev', 'holdout']], [2, ['test', 'train']]])
+    const missing = await runCli(['convert', 'hf://datasets/acme/carded/questions/test', '--to', 'hf', '-o', join(dir, 'none.jsonl')], env)
+    assert.equal(missing.code, 3)
+    assert.match(missing.stderr, /the card's config 'questions' has no split 'test' \(its splits: dev, holdout\)/)
+  })
+
+  test('several configs and no default: the address must name one; without configs, splits come from the file names', async () => {
+    hub.put('acme/two-configs', {
+      'README.md': '---\nconfigs:\n- config_name: en\n  data_files: en/*.jsonl\n- config_name: fr\n  data_files: fr/*.jsonl\n---\n',
+      'en/all.jsonl': row('hello'),
+      'fr/all.jsonl': row('bonjour'),
+    })
+    const run = await runCli(['convert', 'hf://datasets/acme/two-configs', '--to', 'hf', '-o', join(dir, 'two.jsonl')], env)
+    assert.equal(run.code, 3)
+    assert.match(run.stderr, /the card names several configs and none is the default: name one \(hf:\/\/datasets\/acme\/two-configs\/en, hf:\/\/datasets\/acme\/two-configs\/fr\)/)
+    assert.deepEqual(await read('hf://datasets/acme/two-configs/fr'), ['bonjour'])
+    hub.put('acme/no-card', {
+      'data/test.jsonl': row('t'),
+      'data/dev-set.jsonl': row('v'),
+      'data/train-00000-of-00002.jsonl': row('r0'),
+      'data/train-00001-of-00002.jsonl': row('r1'),
+    })
+    assert.deepEqual(await read('hf://datasets/acme/no-card/default/validation'), ['v'])
+    assert.deepEqual(await read('hf://datasets/acme/no-card/default/train'), ['r0', 'r1'])
+    assert.deepEqual(await read('hf://datasets/acme/no-card/default/test'), ['t'])
+  })
+})
+
+describe('hf:// push layout', () => {
+  const parquetFiles = (repo: string): [string, Buffer][] => [...hub.filesOf(repo)].filter(([p]) => p.endsWith('.parquet')).sort(([a], [b]) => (a < b ? -1 : 1))
+
+  test("a split larger than the shard size goes up as push_to_hub's shards, in one commit, each with the whole's schema", async () => {
+    const input = join(dir, 'sharded-push.jsonl')
+    writeFileSync(input, Array.from({ length: 3000 }, (_, i) => JSON.stringify({ question: `question ${i} ${'x'.repeat(i % 50)}`, answer: `answer ${i * 7}` })).join('\n') + '\n')
+    assert.equal((await runCli(['convert', input, '--from', 'hf', '-o', 'hf://datasets/acme/unsharded/default/test'], env)).code, 0)
+    const [[, single]] = parquetFiles('acme/unsharded') as [[string, Buffer]]
+    // Just above a third of the whole: three shards.
+    const limit = Math.floor(single.length / 3) + 1
+    const run = await runCli(['convert', input, '--from', 'hf', '-o', 'hf://datasets/acme/sharded-push/default/test', '--json'], { ...env, EVALFERRY_HF_SHARD_BYTES: String(limit) })
+    assert.equal(run.code, 0, run.stderr)
+    const shards = parquetFiles('acme/sharded-push')
+    assert.deepEqual(shards.map(([p]) => p), ['data/test-00000-of-00003.parquet', 'data/test-00001-of-00003.parquet', 'data/test-00002-of-00003.parquet'])
+    assert.equal(hub.commitsOf('acme/sharded-push'), 1)
+    assert.equal(cdn.count('PUT /objects/{oid}'), 1 + 3)
+    const card = hub.filesOf('acme/sharded-push').get('README.md')!.toString()
+    assert.match(card, /data_files:\n  - split: test\n    path: data\/test-\*\n/)
+    assert.match(card, /num_examples: 3000\n/)
+    // Rows split evenly, in order, each shard holding the whole's schema and its metadata.
+    const whole = await parquetMetadataAsync(await asyncBufferFromFile(writeTemp('single.parquet', single)))
+    let row = 0
+    for (const [path, bytes] of shards) {
+      const meta = await parquetMetadataAsync(await asyncBufferFromFile(writeTemp(path.replace(/\//g, '_'), bytes)))
+      assert.equal(Number(meta.num_rows), 1000, path)
+      assert.deepEqual(meta.schema, whole.schema, path)
+      assert.deepEqual(meta.key_value_metadata, whole.key_value_metadata, path)
+      assert.ok(bytes.length < single.length / 2, `${path}: ${bytes.length} bytes`)
+      row += Number(meta.num_rows)
+    }
+    assert.equal(row, 3000)
+    const back = join(dir, 'sharded-push-back.jsonl')
+    assert.equal((await runCli(['convert', 'hf://datasets/acme/sharded-push/default/test', '--to', 'hf', '-o', back], env)).code, 0)
+    assert.deepEqual(jsonLines(back), jsonLines(input))
+    const bad = await runCli(['convert', input, '--from', 'hf', '-o', 'hf://datasets/acme/bad-limit'], { ...env, EVALFERRY_HF_SHARD_BYTES: '500MB' })
+    assert.equal(bad.code, 2)
+    assert.match(bad.stderr, /EVALFERRY_HF_SHARD_BYTES takes a whole number of bytes above 0, not "500MB"/)
+  })
+
+  test('an LFS upload the Hub asks for in parts: each part PUT, their ETags sent to complete it, one commit', async () => {
+    const input = join(dir, 'multipart.jsonl')
+    writeFileSync(input, Array.from({ length: 400 }, (_, i) => JSON.stringify({ question: `q${i} ${'y'.repeat(i)}`, answer: `a${i}` })).join('\n') + '\n')
+    hub.multipart = { fromBytes: 1000, chunkSize: 2048 }
+    try {
+      // A part answered 503, and the completion applied with its answer cut: both sent again.
+      hub.faults = [{ route: 'POST /api/complete_multipart', call: 1, fault: { applyThen: 'cut' } }]
+      cdn.faults = [{ route: 'PUT /parts/{oid}/{part}', call: 2, fault: { status: 503 } }]
+      const run = await runCli(['convert', input, '--from', 'hf', '-o', 'hf://datasets/acme/multipart'], env)
+      assert.equal(run.code, 0, run.stderr)
+      const [[, parquet]] = parquetFiles('acme/multipart') as [[string, Buffer]]
+      const parts = Math.ceil(parquet.length / 2048)
+      assert.ok(parts >= 3, `${parquet.length} bytes`)
+      assert.equal(cdn.count('PUT /parts/{oid}/{part}'), parts + 1)
+      assert.equal(cdn.count('PUT /objects/{oid}'), 0)
+      assert.equal(hub.count('POST /api/complete_multipart'), 2)
+      assert.equal(hub.commitsOf('acme/multipart'), 1)
+      assert.ok(cdn.log.every((r) => !r.headers.includes('authorization')))
+      const back = join(dir, 'multipart-back.jsonl')
+      assert.equal((await runCli(['convert', 'hf://datasets/acme/multipart', '--to', 'hf', '-o', back], env)).code, 0)
+      assert.deepEqual(jsonLines(back), jsonLines(input))
+    } finally {
+      hub.multipart = undefined
+    }
+  })
+
+  test("a push keeps the card's text and other keys; appended, a split joins its config's card entry, and the other splits stay readable", async () => {
+    hub.put('acme/kept-card', {
+      'README.md': '---\nlicense: apache-2.0\npretty_name: Kept\n---\n# Kept\n\nProse the push must not lose.\n',
+      'data/test.jsonl': JSON.stringify({ question: 'old test', answer: 'a' }) + '\n',
+    })
+    const input = join(dir, 'kept.jsonl')
+    writeFileSync(input, rows(2))
+    assert.equal((await runCli(['convert', input, '--from', 'hf', '-o', 'hf://datasets/acme/kept-card', '--if-exists', 'append'], env)).code, 0)
+    const card = hub.filesOf('acme/kept-card').get('README.md')!.toString()
+    assert.match(card, /^---\nlicense: apache-2\.0\npretty_name: Kept\nconfigs:\n- config_name: default\n  data_files:\n  - split: test\n    path: data\/test\.jsonl\n  - split: train\n    path: data\/train-\*\n/)
+    assert.match(card, /---\n# Kept\n\nProse the push must not lose\.\n$/)
+    const detected = await runCli(['detect', 'hf://datasets/acme/kept-card', '--json'], env)
+    const [entry] = JSON.parse(detected.stdout) as { records: number; splits: string[] }[]
+    assert.deepEqual([entry!.records, entry!.splits.sort()], [3, ['test', 'train']])
+  })
+})
+
+function writeTemp(name: string, bytes: Buffer): string {
+  const path = join(dir, name)
+  writeFileSync(path, bytes)
+  return path
 }

@@ -26,12 +26,26 @@ const blobId = (b: Buffer): string => createHash('sha1').update(`blob ${b.length
 /** The second origin: LFS bytes are fetched from and uploaded to it. */
 export class CdnStandIn extends StandIn {
   objects = new Map<string, Buffer>()
+  /** Parts of multipart uploads, by object and part number, as PUT. */
+  parts = new Map<string, Map<number, Buffer>>()
 
   protected refuse(): Handled | undefined {
     return undefined
   }
 
   protected route(method: string, path: string, _query: URLSearchParams, body: Buffer): Routed | undefined {
+    const part = /^\/parts\/([0-9a-f]{64})\/(\d+)$/.exec(path)
+    if (part && method === 'PUT') {
+      return {
+        route: 'PUT /parts/{oid}/{part}',
+        handle: () => {
+          const parts = this.parts.get(part[1]!) ?? new Map<number, Buffer>()
+          this.parts.set(part[1]!, parts.set(Number(part[2]), body))
+          // As S3 answers an upload's part: its ETag, the MD5 of its bytes, quoted.
+          return { status: 200, headers: { etag: `"${createHash('md5').update(body).digest('hex')}"` } }
+        },
+      }
+    }
     const m = /^\/objects\/([0-9a-f]{64})$/.exec(path)
     if (!m) return undefined
     const oid = m[1]!
@@ -56,6 +70,8 @@ export class HubStandIn extends StandIn {
   pageSize = 2
   /** `lfs`: preupload sends .parquet files through LFS, as the Hub does; `regular`: every file travels in the commit. */
   uploadMode: 'lfs' | 'regular' = 'lfs'
+  /** Set: LFS objects of at least this many bytes go up in parts of `chunkSize` (a `multipart` transfer), when the client takes it. */
+  multipart?: { fromBytes: number; chunkSize: number }
 
   constructor(readonly cdn: CdnStandIn, readonly token = 'hf_test_token_0123456789') {
     super()
@@ -66,6 +82,27 @@ export class HubStandIn extends StandIn {
     const r = this.repos.get(repo)
     const head = r?.branches.get(branch)
     return new Map([...(head ? r!.commits.get(head)! : new Map<string, Stored>())].map(([p, s]) => [p, s.content]))
+  }
+
+  /**
+   * Makes a commit on `branch` of `repo` (created when missing) that holds `files` beside what the
+   * branch held: Parquet files through LFS, as the Hub keeps them. Returns the commit's sha.
+   */
+  put(repo: string, files: Record<string, Buffer | string>, branch = 'main'): string {
+    if (!this.repos.has(repo)) this.repos.set(repo, { commits: new Map(), branches: new Map() })
+    const r = this.repos.get(repo)!
+    const head = r.branches.get(branch)
+    const next = new Map(head ? r.commits.get(head)! : [])
+    for (const [path, content] of Object.entries(files)) {
+      const bytes = Buffer.from(content)
+      const lfs = path.endsWith('.parquet')
+      if (lfs) this.cdn.objects.set(sha256(bytes), bytes)
+      next.set(path, { content: bytes, lfs })
+    }
+    const sha = randomBytes(20).toString('hex')
+    r.commits.set(sha, next)
+    r.branches.set(branch, sha)
+    return sha
   }
 
   commitsOf(repo: string): number {
@@ -101,6 +138,9 @@ export class HubStandIn extends StandIn {
     }
     if (method === 'POST' && (m = /^\/datasets\/([^/]+)\/([^/]+)\.git\/info\/lfs\/objects\/batch$/.exec(path))) {
       return { route: 'POST /datasets/{repo}.git/info/lfs/objects/batch', handle: () => this.lfsBatch(JSON.parse(body.toString('utf8')) as Json) }
+    }
+    if (method === 'POST' && path === '/api/complete_multipart') {
+      return { route: 'POST /api/complete_multipart', handle: () => this.completeMultipart(query.get('oid') ?? '', JSON.parse(body.toString('utf8')) as Json) }
     }
     if (method === 'POST' && (m = /^\/api\/datasets\/([^/]+)\/([^/]+)\/commit\/(.+)$/.exec(path))) {
       const [, o, n, rev] = m
@@ -162,14 +202,40 @@ export class HubStandIn extends StandIn {
 
   private lfsBatch(body: Json): Handled {
     const objects = (body.objects as { oid: string; size: number }[]) ?? []
+    const multipart = this.multipart && (body.transfers as string[] | undefined)?.includes('multipart') ? this.multipart : undefined
+    // As the Hub does, one transfer for the whole answer: multipart when the client takes it and an object is large.
+    const transfer = multipart && objects.some((o) => o.size >= multipart.fromBytes) ? 'multipart' : 'basic'
+    const upload = (o: { oid: string; size: number }): Json => {
+      if (transfer === 'basic') return { href: `${this.cdn.url}/objects/${o.oid}` }
+      const header: Record<string, string> = { chunk_size: String(multipart!.chunkSize) }
+      for (let n = 1; (n - 1) * multipart!.chunkSize < o.size; n++) header[String(n)] = `${this.cdn.url}/parts/${o.oid}/${n}`
+      return { href: `${this.url}/api/complete_multipart?oid=${o.oid}`, header }
+    }
     return {
       status: 200,
-      body: {
-        transfer: 'basic',
-        objects: objects.map((o) => (this.cdn.objects.has(o.oid) ? { oid: o.oid, size: o.size } : { oid: o.oid, size: o.size, actions: { upload: { href: `${this.cdn.url}/objects/${o.oid}` } } })),
-      },
+      body: { transfer, objects: objects.map((o) => (this.cdn.objects.has(o.oid) ? { oid: o.oid, size: o.size } : { oid: o.oid, size: o.size, actions: { upload: upload(o) } })) },
       headers: { 'content-type': 'application/vnd.git-lfs+json' },
     }
+  }
+
+  /** The end of a multipart upload: the parts, named by their ETags in order, become the object. */
+  private completeMultipart(oid: string, body: Json): Handled {
+    // Completed again (its answer lost), an upload is answered as it was.
+    if (this.cdn.objects.has(oid)) return { status: 200, body: { oid } }
+    const stored = this.cdn.parts.get(oid)
+    const parts = (body.parts as { partNumber: number; etag: string }[] | undefined) ?? []
+    if (body.oid !== oid || !stored || !parts.length) return { status: 400, body: { error: 'no such upload' } }
+    const chunks: Buffer[] = []
+    for (const [i, part] of parts.entries()) {
+      const bytes = stored.get(part.partNumber)
+      if (part.partNumber !== i + 1 || !bytes || part.etag !== `"${createHash('md5').update(bytes).digest('hex')}"`) return { status: 400, body: { error: `part ${part.partNumber}: no such part, or its ETag differs` } }
+      chunks.push(bytes)
+    }
+    const content = Buffer.concat(chunks)
+    if (sha256(content) !== oid) return { status: 400, body: { error: 'the parts do not hash to the oid' } }
+    this.cdn.objects.set(oid, content)
+    this.cdn.parts.delete(oid)
+    return { status: 200, body: { oid } }
   }
 
   private commit(id: string, branch: string, body: Buffer): Handled {
