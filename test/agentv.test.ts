@@ -152,7 +152,7 @@ const REAL_EVALCASE = [join(SHARED_FIXTURES, 'evalcase'), join(SHARED_FIXTURES, 
 /** A YAML file beside a `.jsonl` of the same stem is that file's sidecar, not a dataset. */
 const datasets = (files: string[]) => files.filter((f) => /\.(ya?ml|jsonl)$/.test(f) && !(/\.ya?ml$/.test(f) && existsSync(f.replace(/\.ya?ml$/, '.jsonl'))))
 
-test('every evalcase fixture, written in AgentV 4 dialect, passes agentv validate and loads with the same cases', judgedBy('agentv'), async () => {
+test('every evalcase fixture, written in AgentV 4 dialect, passes agentv validate and loads with the same cases', judgedBy('agentv'), async (t) => {
   const files = datasets([...walk(OWN), ...REAL_EVALCASE.flatMap(walk)])
   let cases = 0
   let loaded = 0
@@ -163,12 +163,20 @@ test('every evalcase fixture, written in AgentV 4 dialect, passes agentv validat
   }
   assert.ok(files.length >= 12, `${files.length} files`)
   assert.ok(loaded > 0 && loaded <= cases)
+  t.diagnostic(`${files.length} evalcase files: ${cases} cases written, ${loaded} loaded by agentv (the others warned of as skipped)`)
 })
 
-test('the real files of other formats, written as evalcase, pass agentv validate and load with the same cases', judgedBy('agentv'), async () => {
+test('the real files of other formats, written as evalcase, pass agentv validate and load with the same cases', judgedBy('agentv'), async (t) => {
   const files = [...walk(join(SHARED_FIXTURES, 'deepeval')), ...walk(join(SHARED_FIXTURES, 'evals')).filter((f) => !/schema/.test(f)), ...walk(join(SHARED_FIXTURES, 'field', 'hf')), ...walk(join(SHARED_FIXTURES, 'field', 'ragas'))]
-  for (const file of files) await judge(file)
+  let cases = 0
+  let loaded = 0
+  for (const file of files) {
+    const judged = await judge(file)
+    cases += judged.cases
+    loaded += judged.loaded
+  }
   assert.ok(files.length >= 15, `${files.length} files`)
+  t.diagnostic(`${files.length} files of other formats: ${cases} cases written, ${loaded} loaded by agentv (the others warned of as skipped)`)
 })
 
 test('validate fails, at line and field, on each case agentv validate refuses or its loader skips', judgedBy('agentv'), async () => {
