@@ -1,6 +1,6 @@
 /**
  * Batches: several files converted in parallel, by this thread and worker threads (by default one
- * lane per 32 MiB of input, at most one per core), and shards: the i-th of n deterministic parts
+ * lane per 32 MiB of input, at most one per free core), and shards: the i-th of n deterministic parts
  * of the input, so one dataset runs as n tasks of an existing batch engine. Shards take whole
  * files when there are at least n of them, else a contiguous record range of every file, so that
  * the parts, in order, are the whole.
@@ -17,7 +17,7 @@ import { convert } from './convert.ts'
 import { detectFormat } from './read.ts'
 import type { ConvertOptions } from './options.ts'
 import type { ConversionReport } from './report.ts'
-import { ask, startWorker } from './workers.ts'
+import { ask, freeCores, startWorker } from './workers.ts'
 
 export interface Shard {
   /** 1-based. */
@@ -250,23 +250,24 @@ function revive(error: NonNullable<WorkerReply['error']>): Error {
 }
 
 /**
- * Unless jobs are asked for, a batch takes one lane per 32 MiB it reads, at most one per core:
- * each worker's code runs slowly while it warms, and its compiler and collector then take the
- * core the other lane needs. Two cores here, --jobs 2 against --jobs 1: 8 files of 5 MB 0.86
- * times as fast, 8 of 10 MB 1.5 times under a load average of 18 but 1.01 times under 10 (peak
- * 190 MB against 120), 8 of 25 MB 1.15 times, 8 of 100 MB 1.35 to 1.73 times.
+ * Unless jobs are asked for, a batch takes one lane per 32 MiB it reads, at most one per free core
+ * (see `freeCores`): each worker's code runs slowly while it warms, and its compiler and collector
+ * then take the core the other lane needs. Two cores here, --jobs 2 against --jobs 1: 8 files of
+ * 5 MB 0.86 times as fast, 8 of 10 MB 1.01 times under a load average of 10 (peak 190 MB against
+ * 120) and 0.55 to 0.85 times in later runs under 9 to 13, 8 of 25 MB 1.15 times, 8 of 100 MB 1.35
+ * to 1.73 times.
  */
 const LANE_BYTES = 32 << 20
 
-/** The lanes a batch of `bytes` in `files` files takes when `--jobs` is not given, on `cores` cores. */
-export function defaultLanes(bytes: number, files: number, cores: number): number {
-  return Math.max(1, Math.min(cores, files, Math.floor(bytes / LANE_BYTES)))
+/** The lanes a batch of `bytes` in `files` files takes when `--jobs` is not given, on `cores` cores of which `free` are free (see `freeCores`). */
+export function defaultLanes(bytes: number, files: number, cores: number, free = cores): number {
+  return Math.max(1, Math.min(cores, free, files, Math.floor(bytes / LANE_BYTES)))
 }
 
 export interface BatchOptions {
   /**
    * Files converted at once: this thread and `jobs - 1` worker threads; by default one per 32 MiB
-   * of input, at most one per core.
+   * of input, at most one per core that other work leaves free.
    */
   jobs?: number
   /** One file at a time from `fromBytes` up converts in a worker whose heap is capped at `mb`. */
@@ -285,7 +286,7 @@ export interface BatchOptions {
  * running finish (their outputs are complete conversions), and the failure is thrown.
  */
 export async function runBatch(jobs: BatchJob[], options: BatchOptions = {}): Promise<ConversionReport[]> {
-  const parallel = options.jobs === undefined ? defaultLanes((await totalBytes(jobs)).bytes, jobs.length, availableParallelism()) : Math.max(1, Math.min(options.jobs, jobs.length))
+  const parallel = options.jobs === undefined ? defaultLanes((await totalBytes(jobs)).bytes, jobs.length, availableParallelism(), freeCores()) : Math.max(1, Math.min(options.jobs, jobs.length))
   const progress: BatchProgress = { filesDone: 0, records: 0, bytes: 0 }
   const reports: ConversionReport[] = new Array(jobs.length)
   let failure: unknown

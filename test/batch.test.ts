@@ -125,7 +125,7 @@ test('--jobs takes a whole number written in digits', async () => {
   assert.deepEqual([short.code, short.stderr], [2, 'evalferry: --jobs takes a whole number of at least 1, not "-2"\n'])
 })
 
-test('unasked, a batch takes one lane per 32 MiB of input, at most one per core and one per file', () => {
+test('unasked, a batch takes one lane per 32 MiB of input, at most one per core, one per free core and one per file', () => {
   const MB = 1e6
   // Two cores: 8 files of 5 MB were no faster on two lanes; of 10 MB, 25 MB and 100 MB they were.
   assert.equal(defaultLanes(40 * MB, 8, 2), 1)
@@ -138,6 +138,10 @@ test('unasked, a batch takes one lane per 32 MiB of input, at most one per core 
   assert.equal(defaultLanes(1e9, 8, 16), 8)
   assert.equal(defaultLanes(1e9, 3, 8), 3)
   assert.equal(defaultLanes(0, 5, 4), 1)
+  // Cores other work is using are not taken.
+  assert.equal(defaultLanes(80 * MB, 8, 2, 1), 1)
+  assert.equal(defaultLanes(80 * MB, 8, 2, 0), 1)
+  assert.equal(defaultLanes(1e9, 8, 16, 5), 5)
 })
 
 test('several lanes take the largest files first, one whose size cannot be told before all, files of one size in input order', async () => {

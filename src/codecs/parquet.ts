@@ -28,7 +28,6 @@
  * written as null.
  */
 import { openAsBlob } from 'node:fs'
-import { availableParallelism, loadavg } from 'node:os'
 import { stat } from 'node:fs/promises'
 import { createRequire } from 'node:module'
 import {
@@ -75,6 +74,7 @@ import {
 import type * as ParquetWasm from 'parquet-wasm'
 import type { ParquetFile, RecordBatch as WasmRecordBatch, WriterPropertiesBuilder } from 'parquet-wasm'
 import { DataError, EvalferryError } from '../errors.ts'
+import { freeCores, startWorker } from '../workers.ts'
 import { fileStartsAsGzip, ioError, isPipe, spool as spoolCopy, STDIO } from '../io.ts'
 import { own, roughSize, type JsonObject, type JsonValue } from '../model.ts'
 import { bigintToJson, parseExact, stringifyJson } from './json.ts'
@@ -267,8 +267,7 @@ async function* batchesHere(parquet: ParquetFile, pieces: ReadPiece[], batchSize
  * average of 11, 100 MB of text took 11.3 to 12.5 s with it, 10.3 to 10.4 s without.
  */
 function aheadFrom(): number {
-  const cores = availableParallelism()
-  return cores > 1 && loadavg()[0]! <= cores - 1 ? 64 << 20 : Infinity
+  return freeCores() > 1 ? 64 << 20 : Infinity
 }
 /** Batches (about `READ_BATCH_BYTES` each) decoded ahead of the one being converted. */
 const AHEAD_BATCHES = 3
@@ -280,7 +279,6 @@ export type AheadReply = DecodedBatch | { done: true } | { error: { name: string
 
 /** The pieces' record batches, decoded in a worker thread, at most `AHEAD_BATCHES` ahead of the one taken. */
 async function* batchesAhead(path: string, pieces: ReadPiece[], batchSize: number): AsyncGenerator<DecodedBatch> {
-  const { startWorker } = await import('../workers.ts')
   const worker = startWorker('parquet-worker')
   const replies: AheadReply[] = []
   let failure: Error | undefined
