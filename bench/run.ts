@@ -87,7 +87,7 @@ import { fileURLToPath, pathToFileURL } from 'node:url'
 import { setFlagsFromString } from 'node:v8'
 import { runInNewContext } from 'node:vm'
 import { parse as parseYaml } from 'yaml'
-import type { ConvertOptions, EvalCase } from '../src/index.ts'
+import type { FileConvertOptions, EvalCase } from '../src/index.ts'
 import {
   jsonParseLines,
   jsYamlDumpFile,
@@ -230,7 +230,7 @@ interface Row {
   baseline: string
   /** Throughput ratio against the main baseline, for conversions (what decides profiling). */
   conversionRatio?: number
-  profileJob?: ConvertOptions
+  profileJob?: FileConvertOptions
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -271,11 +271,11 @@ async function conversionRow(
   id: string,
   title: string,
   input: Dataset,
-  options: Omit<ConvertOptions, 'input' | 'output'> & { output: string },
+  options: Omit<FileConvertOptions, 'input' | 'output'> & { output: string },
   runs: number,
   baselines: [string, (path: string) => Promise<number>][],
 ): Promise<Row> {
-  const job: ConvertOptions = { ...options, input: input.path, output: join(OUT, options.output) }
+  const job: FileConvertOptions = { ...options, input: input.path, output: join(OUT, options.output) }
   // CSV and JSON Lines to JSON Lines also convert in parts on every core (`threads`, the CLI's --jobs).
   const inParts = CORES > 1 && /\.(csv|jsonl)$/.test(input.path) && options.output.endsWith('.jsonl')
   const timings = await race(runs, [

@@ -15,7 +15,7 @@ import { EvalferryError, UsageError, type ErrorCode, type Location } from './err
 import { isPipe, isSpecialFile, removeOwnTemps, STDIO } from './io.ts'
 import { convert } from './convert.ts'
 import { detectFormat } from './read.ts'
-import type { ConvertOptions } from './options.ts'
+import type { FileConvertOptions } from './options.ts'
 import type { ConversionReport } from './report.ts'
 import { ask, freeCores, startWorker } from './workers.ts'
 
@@ -39,7 +39,7 @@ export function parseShard(text: string): Shard {
   return { index, count }
 }
 
-export interface BatchJob extends ConvertOptions {}
+export interface BatchJob extends FileConvertOptions {}
 
 /** Progress of the running jobs, as the batch reports it. */
 export interface BatchProgress {

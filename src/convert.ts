@@ -14,7 +14,7 @@ import { assertWritable, AtomicFile, BytesSink, isSpecialFile, STDIO } from './i
 import { withTextCells, type TextColumn } from './mapping.ts'
 import { roughSize, type EvalCase, type JsonObject } from './model.ts'
 import { addWarning, newReport, type ConversionReport } from './report.ts'
-import type { ConvertOptions, ReadOptions } from './options.ts'
+import type { ConvertOptions, FileConvertOptions, ReadOptions } from './options.ts'
 import type { FilePart, PartPreset, PartResult } from './parts.ts'
 import { isAddress } from './services/address.ts'
 import { shownIn, sidecarHeader, textColumnsOf, withAdoptedHeader } from './case-encoder.ts'
@@ -23,11 +23,14 @@ import { detectGuess, GuessRefused, LateKeys, openCases, readCases, filesRead, S
 import { LAYOUT_RETRIES, layoutGivenUp, sampleFull, filesWritten, writeCases, writeFile } from './write.ts'
 
 /** Converts one file to another format; returns the conversion report. */
-export async function convert(options: ConvertOptions): Promise<ConversionReport> {
-  for (const key of ['input', 'output'] as const) requireText('convert()', `options.${key}`, options?.[key])
+export async function convert(given: ConvertOptions): Promise<ConversionReport> {
+  for (const key of ['input', 'output'] as const) requireText('convert()', `options.${key}`, given?.[key])
   // A service's records are staged as a file, converted as files are, then pushed (see services/convert.ts).
-  if (isAddress(options.input) || isAddress(options.output)) return (await import('./services/convert.ts')).convertWithServices(options, convert)
-  requireText('convert()', 'options.to', options.to)
+  if (isAddress(given.input) || isAddress(given.output)) return (await import('./services/convert.ts')).convertWithServices(given, convert)
+  requireText('convert()', 'options.to', given.to)
+  if (given.shard !== undefined) throw new UsageError('convert(): the option shard splits an hf:// input; the part of a file is its recordRange')
+  // Neither end is an address: `to`, checked above, names the output's format.
+  let options = given as FileConvertOptions
   requireChoice('convert(): the option onError', options.onError, ON_ERROR)
   requireWriteOptions('convert()', options)
   requireMap('convert()', options.map)
@@ -111,7 +114,7 @@ async function reportWhenStopped(report: ConversionReport, output: string): Prom
 }
 
 async function convertOnce(
-  options: ConvertOptions,
+  options: FileConvertOptions,
   inputContainer: Container,
   from: FormatOption,
   to: FormatName,
@@ -201,7 +204,7 @@ export interface FileHead {
 }
 
 /** Reads the first cases of `options.input` and chooses the layout, as a whole-file conversion does. */
-export async function readFileHead(options: ConvertOptions & { from: string }): Promise<FileHead> {
+export async function readFileHead(options: FileConvertOptions & { from: string }): Promise<FileHead> {
   const inputContainer = requireContainer(options.input, options.inputContainer, 'input')
   const outputContainer = requireContainer(options.output, options.outputContainer, 'output')
   const source = await getAdapter(options.from)
@@ -237,7 +240,7 @@ export async function readFileHead(options: ConvertOptions & { from: string }): 
  * the reader's state after them, and `index` records written before it.
  */
 export async function convertPart(
-  options: ConvertOptions & { from: string },
+  options: FileConvertOptions & { from: string },
   head: FileHead,
   part: FilePart,
   index: number,

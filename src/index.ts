@@ -2,7 +2,7 @@
 export { read } from './read.ts'
 export { write } from './write.ts'
 export { convert } from './convert.ts'
-export type { ReadOptions, WriteOptions, ConvertOptions, Reject } from './options.ts'
+export type { ReadOptions, WriteOptions, ConvertOptions, FileConvertOptions, ServiceConvertOptions, ServiceAddressText, Reject } from './options.ts'
 export { detect } from './detect.ts'
 export type { Detection, DetectOptions } from './detect.ts'
 export { EvalferryError, DataError, LayoutError, UsageError, FetchError } from './errors.ts'

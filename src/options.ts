@@ -109,7 +109,14 @@ export interface WriteOptions {
   signal?: AbortSignal
 }
 
-export interface ConvertOptions extends Omit<ReadOptions, 'report' | 'onReject' | 'container'>, Omit<WriteOptions, 'report' | 'container'>, ServiceOptions {
+/** A dataset a service keeps, as an input or an output names it: its scheme implies its format. */
+export type ServiceAddressText = `langsmith://${string}` | `confident://${string}` | `hf://${string}`
+
+/** What `convert` takes: `to` names the output's format, which an output address implies (given anyway, it must agree). */
+export type ConvertOptions = FileConvertOptions | ServiceConvertOptions
+
+/** A conversion to a file: `to` names its format. */
+export interface FileConvertOptions extends Omit<ReadOptions, 'report' | 'onReject' | 'container'>, Omit<WriteOptions, 'report' | 'container'>, ServiceOptions {
   input: string
   output: string
   inputContainer?: Container
@@ -118,4 +125,10 @@ export interface ConvertOptions extends Omit<ReadOptions, 'report' | 'onReject' 
   rejects?: string
   /** Threads a large CSV or JSON Lines file (to JSON Lines) is converted on, in parts; 1 (the default) converts in this thread. */
   threads?: number
+}
+
+/** A conversion whose output is a service's dataset, whose address implies the format: `to` may be left out. */
+export interface ServiceConvertOptions extends Omit<FileConvertOptions, 'output' | 'to'> {
+  output: ServiceAddressText
+  to?: FormatOption
 }

@@ -21,7 +21,7 @@ import { AtomicFile, isSpecialFile, startsAsGzip, STDIO } from './io.ts'
 import { isRowMapper } from './mapping.ts'
 import type { JsonObject } from './model.ts'
 import { raceAbort } from './abort.ts'
-import type { ConvertOptions, RecordBytes } from './options.ts'
+import type { FileConvertOptions, RecordBytes } from './options.ts'
 import type { FilePart, PartResult } from './parts.ts'
 import { startSidecar } from './sidecar.ts'
 import { addWarning, mergeReport, type ConversionReport } from './report.ts'
@@ -43,7 +43,7 @@ export interface PartRequest {
   id: number
   /** Names the file being converted, so a worker reads its head once per file. */
   fileKey: string
-  options: ConvertOptions & { from: string }
+  options: FileConvertOptions & { from: string }
   part: FilePart
   index: number
 }
@@ -61,7 +61,7 @@ class Serial extends Error {}
 export type SplitContainer = 'csv' | 'jsonl'
 
 /** Whether `options` may be converted in parts on `threads` threads: a CSV or JSON Lines file of `minBytes` or more to JSON Lines. */
-export async function canSplit(options: ConvertOptions, threads: number, minBytes = SPLIT_MIN_BYTES): Promise<SplitContainer | undefined> {
+export async function canSplit(options: FileConvertOptions, threads: number, minBytes = SPLIT_MIN_BYTES): Promise<SplitContainer | undefined> {
   if (threads < 2 || options.input === STDIO || options.recordRange || isRowMapper(options.map)) return undefined
   const input = options.inputContainer ?? containerOf(options.input)
   const output = options.outputContainer ?? (options.output === STDIO ? undefined : containerOf(options.output))
@@ -500,7 +500,7 @@ export const partStats = { inParts: 0, inOneThread: 0, buffersReused: 0 }
  * one thread after all (the output is then left untouched).
  */
 export async function convertInParts(
-  options: ConvertOptions & { from: string },
+  options: FileConvertOptions & { from: string },
   container: SplitContainer,
   threads: number,
   report: ConversionReport,
@@ -596,7 +596,7 @@ export async function convertInParts(
 }
 
 /** The options a worker can be sent: plain data only. */
-function serializable(options: ConvertOptions & { from: string }): ConvertOptions & { from: string } {
+function serializable(options: FileConvertOptions & { from: string }): FileConvertOptions & { from: string } {
   const { progress: _progress, rejects: _rejects, signal: _signal, ...rest } = options
-  return rest as ConvertOptions & { from: string }
+  return rest as FileConvertOptions & { from: string }
 }

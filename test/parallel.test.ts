@@ -3,7 +3,7 @@ import assert from 'node:assert/strict'
 import { spawn, spawnSync } from 'node:child_process'
 import { existsSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { convert, EvalferryError } from '../src/index.ts'
+import { convert, EvalferryError, type FileConvertOptions } from '../src/index.ts'
 import { partStats, partWorkers, SPLIT_MIN_BYTES, splitFile } from '../src/parallel.ts'
 import type { ConversionReport } from '../src/report.ts'
 import { tempDir } from './helpers/temp.ts'
@@ -55,7 +55,7 @@ function linesPastSplit(line: (i: number) => string): string[] {
  * The same conversion in one thread and in parts on two, to one output path; whether their bytes
  * are the same. `inParts`: whether the second must have run in parts (else it fell back to one thread).
  */
-async function both(options: Parameters<typeof convert>[0], inParts = true): Promise<{ one: ConversionReport | Error; parts: ConversionReport | Error; same: boolean }> {
+async function both(options: FileConvertOptions, inParts = true): Promise<{ one: ConversionReport | Error; parts: ConversionReport | Error; same: boolean }> {
   const output = join(dir, 'out.jsonl')
   const run = async (threads: number) => {
     const report = await convert({ ...options, output, threads }).catch((error: Error) => error)
@@ -237,7 +237,7 @@ test('a conversion to a stream (a named pipe, standard output) is not split: eac
   const fifo = join(dir, 'out.fifo')
   spawnSync('mkfifo', [fifo])
   /** Converts `options` with two threads into the pipe; what its reader got, and the conversion's result. */
-  const intoPipe = async (options: Omit<Parameters<typeof convert>[0], 'output'>) => {
+  const intoPipe = async (options: Omit<FileConvertOptions, 'output'>) => {
     const reader = spawn('cat', [fifo], { stdio: ['ignore', 'pipe', 'inherit'] })
     const chunks: Buffer[] = []
     reader.stdout.on('data', (chunk: Buffer) => chunks.push(chunk))

@@ -54,6 +54,25 @@ test('the library types a format by its names and aliases, so a misspelt one doe
   assert.match(errors.get(12)!, /not assignable to type '"E_IO" \| "E_NOPE"'/)
 })
 
+test('an output address implies the format, so `to` may be left out for it, and only for it', () => {
+  const lines = [
+    /* 1 */ `import { convert, type ConvertOptions } from EVALFERRY`,
+    /* 2 */ `export async function main(): Promise<void> {`,
+    /* 3 */ `  await convert({ input: 'goldens.json', output: 'langsmith://support-qa' })`,
+    /* 4 */ `  const push: ConvertOptions = { input: 'cases.eval.yaml', output: 'hf://datasets/acme/support-evals', ifExists: 'append' }`,
+    /* 5 */ `  await convert({ input: 'goldens.json', output: 'confident://support-qa', to: 'deepeval' }); void push`,
+    /* 6 */ `  await convert({ input: 'langsmith://support-qa', output: 'goldens.json' })`,
+    /* 7 */ `  await convert({ input: 'goldens.json', output: 'cases.yaml' })`,
+    /* 8 */ `  await convert({ input: 'goldens.json', output: 'confident://support-qa', to: 'deepevall' })`,
+    /* 9 */ `  await convert({ input: 'hf://datasets/openai/gsm8k@main/main', output: 'gsm8k.eval.yaml', to: 'evalcase', shard: { index: 1, count: 4 } })`,
+    /* 10 */ `}`,
+  ]
+  const errors = typeErrors(lines.join('\n'))
+  assert.deepEqual([...errors.keys()].sort((a, b) => a - b), [6, 7, 8], [...errors].map(([l, m]) => `${l}: ${m}`).join('\n'))
+  for (const line of [6, 7]) assert.match(errors.get(line)!, /is not assignable to parameter of type 'ConvertOptions'/)
+  assert.match(errors.get(8)!, /"deepevall"/)
+})
+
 test('the list of format names cannot be changed at run time either', () => {
   assert.ok(Object.isFrozen(FORMAT_NAMES))
   assert.throws(() => (FORMAT_NAMES as string[]).push('nothing'), TypeError)

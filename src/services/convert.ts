@@ -12,9 +12,9 @@ import type { Container, FormatOption } from '../../adapters/types.ts'
 import { containerOf } from '../codecs/index.ts'
 import { detect } from '../detect.ts'
 import { createHash } from 'node:crypto'
-import { EvalferryError, UsageError } from '../errors.ts'
+import { EvalferryError, UsageError, type Location } from '../errors.ts'
 import type { JsonObject } from '../model.ts'
-import type { ConvertOptions } from '../options.ts'
+import type { ConvertOptions, FileConvertOptions } from '../options.ts'
 import type { ConversionReport } from '../report.ts'
 import { isAddress, parseAddress, SERVICE_FORMAT, stemOf, type HubAddress, type ServiceAddress } from './address.ts'
 import { fieldsOf, IF_EXISTS, uuid5, type DryRun, type IfExists, type PushSummary, type ServiceContext, type ServiceOptions } from './context.ts'
@@ -37,7 +37,7 @@ function impliedFormat(address: ServiceAddress, given: string | undefined, optio
   return format
 }
 
-export async function convertWithServices(options: ConvertOptions & ServiceOptions, convertFiles: (options: ConvertOptions) => Promise<ConversionReport>): Promise<ServiceReport> {
+export async function convertWithServices(options: ConvertOptions & ServiceOptions, convertFiles: (options: FileConvertOptions) => Promise<ConversionReport>): Promise<ServiceReport> {
   const source = isAddress(options.input) ? parseAddress(options.input) : undefined
   const target = isAddress(options.output) ? parseAddress(options.output) : undefined
   const ifExists = options.ifExists ?? 'fail'
@@ -61,7 +61,7 @@ export async function convertWithServices(options: ConvertOptions & ServiceOptio
   try {
     let input = options.input
     let inputContainer: Container | undefined = source ? 'jsonl' : undefined
-    let part: Pick<ConvertOptions, 'recordRange' | 'recordBytes'> = {}
+    let part: Pick<FileConvertOptions, 'recordRange' | 'recordBytes'> = {}
     if (source?.service === 'hf') {
       const staged = await stagedHub(source, options, ctx, dir, convertFiles)
       input = staged.input
@@ -73,6 +73,10 @@ export async function convertWithServices(options: ConvertOptions & ServiceOptio
     }
     const outputContainer: Container | undefined = target ? (target.service === 'hf' ? 'parquet' : 'jsonl') : undefined
     const output = target ? join(dir, `out-${stemOf(target)}.${outputContainer}`) : options.output
+    // The files staged in place of an address, each told as its address.
+    const staged = new Map<string, string>()
+    if (input.startsWith(dir)) staged.set(input, options.input)
+    if (target) staged.set(output, options.output)
     let report: ServiceReport
     try {
       report = await convertFiles({
@@ -87,13 +91,12 @@ export async function convertWithServices(options: ConvertOptions & ServiceOptio
       })
     } catch (error) {
       if (error instanceof EvalferryError) {
-        relabel(error, input, options.input, source !== undefined)
-        relabel(error, output, options.output, target !== undefined)
-        if (error.report) renamed(error.report, options)
+        atAddress(error, staged)
+        if (error.report) renamed(error.report, options, staged)
       }
       throw error
     }
-    renamed(report, options)
+    renamed(report, options, staged)
     if (!target) return report
     if (target.service === 'hf') {
       const { uploads, card } = await hubUploads(target, output, report.records.written, ifExists, ctx.env)
@@ -134,13 +137,13 @@ async function stagedHub(
   options: ConvertOptions,
   ctx: ServiceContext,
   dir: string,
-  convertFiles: (options: ConvertOptions) => Promise<ConversionReport>,
-): Promise<{ input: string; container: Container | undefined; part?: Pick<ConvertOptions, 'recordRange' | 'recordBytes'> }> {
+  convertFiles: (options: FileConvertOptions) => Promise<ConversionReport>,
+): Promise<{ input: string; container: Container | undefined; part?: Pick<FileConvertOptions, 'recordRange' | 'recordBytes'> }> {
   const listing = await hubListing(source, ctx)
   const { shard } = options
   const whole = !shard || listing.files.length >= shard.count
   const paths = shard && whole ? dealFiles(listing.files.map((f) => f.size), shard.count)[shard.index - 1]!.map((k) => listing.files[k]!.path) : listing.files.map((f) => f.path)
-  const parts: { local: string; part?: Pick<ConvertOptions, 'recordRange' | 'recordBytes'> }[] = []
+  const parts: { local: string; part?: Pick<FileConvertOptions, 'recordRange' | 'recordBytes'> }[] = []
   for (const path of paths) {
     const local = await listing.fetch(path)
     parts.push({ local, ...(shard && !whole ? { part: await locateShard({ input: local }, 'hf', shardRange(shard)) } : {}) })
@@ -273,23 +276,21 @@ async function stagedLines(records: AsyncIterable<JsonObject>): Promise<string> 
   return lines.length ? lines.join('\n') + '\n' : ''
 }
 
-/** An error located in a staged file is told at the address: its line is the record's number there. */
-function relabel(error: EvalferryError, staged: string, address: string, isStaged: boolean): void {
-  if (!isStaged || error.location.file !== staged) return
-  const { line, column: _column, ...rest } = error.location
-  error.location = { ...rest, file: address, ...(line !== undefined ? { record: line - 1 } : {}) }
-  error.message = error.message.split(staged).join(address)
+/**
+ * A warning or error located in a staged file is told at its address, its line as the record's
+ * number there, and the staged file's path in its message as the address too.
+ */
+function atAddress(place: { location: Location; message: string }, staged: ReadonlyMap<string, string>): void {
+  for (const [path, address] of staged) place.message = place.message.split(path).join(address)
+  const address = place.location.file === undefined ? undefined : staged.get(place.location.file)
+  if (address === undefined) return
+  const { line, column: _column, ...rest } = place.location
+  place.location = { ...rest, file: address, ...(line !== undefined ? { record: line - 1 } : {}) }
 }
 
-/** The report names the addresses, not the staged files. */
-function renamed(report: ConversionReport, options: ConvertOptions): void {
+/** The report names the addresses, not the staged files: its warnings, listed and grouped, and its errors. */
+function renamed(report: ConversionReport, options: ConvertOptions, staged: ReadonlyMap<string, string>): void {
   report.inputs = [options.input]
   if (options.output !== '-') report.output = options.output
-  for (const w of [...report.warnings, ...report.errors]) {
-    if (w.location.file && w.location.file.startsWith(tmpdir()) && /evalferry-/.test(w.location.file)) {
-      const isInput = w.location.file.includes('/in-')
-      const { line, column: _column, ...rest } = w.location
-      w.location = { ...rest, file: isInput ? options.input : options.output, ...(line !== undefined ? { record: line - 1 } : {}) }
-    }
-  }
+  for (const place of [...report.warnings, ...report.errors, ...report.warning_groups.flatMap((g) => g.first)]) atAddress(place, staged)
 }

@@ -56,6 +56,35 @@ describe('confident:// pushes', () => {
     assert.equal(server.goldensOf('team a/qa').length, 3)
   })
 
+  test("a push's warnings, listed and grouped, name the address, never the file staged for it", async () => {
+    const input = join(dir, 'tagged.json')
+    writeFileSync(input, JSON.stringify([{ input: 'q1', expected_output: 'a1', tags: ['t'] }, { input: 'q2', expected_output: 'a2' }]))
+    const run = await runCli(['convert', input, '-o', 'confident://tagged', '--json'], env)
+    assert.equal(run.code, 0, run.stderr)
+    const report = JSON.parse(run.stdout) as { warnings: { message: string; location: { file: string } }[]; warning_groups: { first: { message: string; location: { file: string } }[] }[] }
+    const places = [...report.warnings, ...report.warning_groups.flatMap((g) => g.first)]
+    assert.ok(places.some((w) => /do not read `tags`/.test(w.message)))
+    assert.deepEqual([...new Set(places.map((w) => w.location.file))], ['confident://tagged'])
+    assert.doesNotMatch(run.stdout, /\/(in|out)-tagged\.jsonl/)
+    const shown = await runCli(['convert', input, '-o', 'confident://tagged-too'], env)
+    assert.match(shown.stderr, /confident:\/\/tagged-too: .*do not read `tags`/)
+    assert.doesNotMatch(shown.stderr, /\/(in|out)-tagged-too\.jsonl/)
+  })
+
+  test('detect <address> tells the records and fields of an alias, converting nothing', async () => {
+    const input = join(dir, 'detected.json')
+    writeFileSync(input, JSON.stringify([{ input: 'q1', expected_output: 'a1', context: ['c'] }, { input: 'q2', expected_output: 'a2' }]))
+    assert.equal((await runCli(['convert', input, '-o', 'confident://detected'], env)).code, 0)
+    const before = server.count()
+    const json = await runCli(['detect', 'confident://detected', '--json'], env)
+    assert.equal(json.code, 0, json.stderr)
+    assert.deepEqual(JSON.parse(json.stdout), [{ file: 'confident://detected', service: 'confident', format: 'deepeval', records: 2, splits: [], fields: ['input', 'expected_output', 'context'] }])
+    const text = await runCli(['detect', 'confident://detected'], env)
+    assert.equal(text.stdout, 'confident://detected: deepeval (confident), 2 records\n  fields: input, expected_output, context\n')
+    // Read only: the two runs asked for the goldens and nothing else.
+    assert.deepEqual([...new Set(server.log.slice(before).map((r) => r.route))], ['GET /v1/datasets/{alias}'])
+  })
+
   test('large pushes go in chunks, and a push run again sends nothing', async () => {
     const input = join(dir, 'chunks.json')
     writeFileSync(input, goldens(250))

@@ -358,6 +358,8 @@ describe('hf:// dataset cards', () => {
     assert.equal(detected.code, 0, detected.stderr)
     const entries = JSON.parse(detected.stdout) as { records: number; splits: string[] }[]
     assert.deepEqual(entries.map((e) => [e.records, e.splits.sort()]), [[4, ['dev', 'holdout']], [2, ['test', 'train']]])
+    const text = await runCli(['detect', 'hf://datasets/acme/carded/questions/holdout'], env)
+    assert.equal(text.stdout, 'hf://datasets/acme/carded/questions/holdout: hf (hf), 2 records, splits: holdout\n  fields: question, answer\n')
     const missing = await runCli(['convert', 'hf://datasets/acme/carded/questions/test', '--to', 'hf', '-o', join(dir, 'none.jsonl')], env)
     assert.equal(missing.code, 3)
     assert.match(missing.stderr, /the card's config 'questions' has no split 'test' \(its splits: dev, holdout\)/)

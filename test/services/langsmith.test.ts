@@ -182,7 +182,7 @@ describe('langsmith:// failures', () => {
   test('--shard of a service is refused, not ignored', async () => {
     const run = await runCli(['convert', 'langsmith://x', '--to', 'deepeval', '-o', join(dir, 's.json'), '--shard', '1/2'], env)
     assert.equal(run.code, 2)
-    assert.match(run.stderr, /--shard splits local files; langsmith:\/\/x is read from its service/)
+    assert.match(run.stderr, /--shard splits local files and hf:\/\/ datasets; langsmith:\/\/x is read from its service/)
     assert.equal(server.count(), 0)
   })
 
