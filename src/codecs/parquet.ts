@@ -1001,10 +1001,16 @@ export function parquetWriter(
     const children = cols.map((name, c) => {
       const kind = kinds[c]!
       const declared = kind === 'typed' ? own(layout.columnTypes!, name)! : undefined
+      // Text, the most cells, is taken as it is (as `cell` and `arrowValue` take it).
+      const text = kind === 'string' || declared === 'string' || declared === 'large_string'
       const values = new Array<unknown>(records.length)
       for (let r = 0; r < records.length; r++) {
         const record = records[r]!
         const raw = own(record, name)
+        if (text && (typeof raw === 'string' || raw === null || raw === undefined)) {
+          values[r] = raw ?? null
+          continue
+        }
         const v = declared ? (fitsColumnType(declared, raw) ? arrowValue(declared, raw) : undefined) : cell(kind, raw)
         if (v === undefined) {
           const holds = declared ? `is ${describeColumnType(declared)}` : `holds ${KIND_NAMES[kind]} in the first records`
@@ -1243,28 +1249,35 @@ function timestampData(type: Timestamp, values: (bigint | null)[]): Data<Timesta
 }
 
 /**
- * Utf8 data (LargeUtf8 when `large`) built with one Buffer for all strings: Arrow JS's builder
- * encodes each one apart.
+ * Utf8 data (LargeUtf8 when `large`) built with one Buffer for all strings, each encoded into it
+ * once: Arrow JS's builder encodes each one apart, and measuring each first scanned the text twice.
+ * The Buffer has room for the most bytes the text can take; its pages that no byte reaches are
+ * never touched, so they take no memory.
  */
 function utf8Data(values: (string | null)[], large = false): Data<Utf8 | LargeUtf8> {
   const n = values.length
-  const lengths = new Array<number>(n).fill(0)
-  const { nullBitmap, nullCount } = validity(values, (v, i) => (lengths[i] = Buffer.byteLength(v, 'utf8')))
+  let units = 0
+  for (let i = 0; i < n; i++) units += values[i]?.length ?? 0
+  // A UTF-16 code unit takes at most 3 bytes of UTF-8, and at least one.
+  const tooLarge = () => new DataError('E_FIELD', 'a column holds more than 2 GiB of text in one batch; write smaller batches')
+  if (units > 0x7fffffff && !large) throw tooLarge()
+  const data = Buffer.allocUnsafeSlow(units * 3)
   // Float64Array holds large offsets exactly, as far as a Buffer reaches.
   const offsets = large ? new Float64Array(n + 1) : new Int32Array(n + 1)
   let bytes = 0
-  for (let i = 0; i < n; i++) {
-    bytes += lengths[i]!
-    if (bytes > 0x7fffffff && !large) throw new DataError('E_FIELD', 'a column holds more than 2 GiB of text in one batch; write smaller batches')
+  let done = 0
+  const { nullBitmap, nullCount } = validity(values, (v, i) => {
+    // Rows before this one were null: they end where the text so far does.
+    for (; done < i; done++) offsets[done + 1] = bytes
+    bytes += data.write(v, bytes, 'utf8')
     offsets[i + 1] = bytes
-  }
-  const data = Buffer.allocUnsafe(bytes)
-  for (let i = 0; i < n; i++) {
-    const v = values[i]
-    if (v) data.write(v, offsets[i]!, 'utf8')
-  }
-  if (large) return makeData({ type: new LargeUtf8(), length: n, nullCount, nullBitmap, valueOffsets: BigInt64Array.from(offsets, BigInt), data })
-  return makeData({ type: new Utf8(), length: n, nullCount, nullBitmap, valueOffsets: offsets as Int32Array, data })
+    done = i + 1
+  })
+  for (; done < n; done++) offsets[done + 1] = bytes
+  if (bytes > 0x7fffffff && !large) throw tooLarge()
+  const text = data.subarray(0, bytes)
+  if (large) return makeData({ type: new LargeUtf8(), length: n, nullCount, nullBitmap, valueOffsets: BigInt64Array.from(offsets, BigInt), data: text })
+  return makeData({ type: new Utf8(), length: n, nullCount, nullBitmap, valueOffsets: offsets as Int32Array, data: text })
 }
 
 /**
