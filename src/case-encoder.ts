@@ -322,3 +322,13 @@ export function sidecarHeader(layout: FileLayout): JsonObject {
   return Object.fromEntries(Object.entries(layout.header ?? {}).filter(([k]) => !k.startsWith('$')))
 }
 
+/** The context a target adapter encodes in, for `container` and the write options it heeds. */
+export function encodeContextOf(container: Container, options: Pick<WriteOptions, 'dialect' | 'extras'>, warn: EncodeContext['warn']): EncodeContext {
+  return {
+    container,
+    ...(options.dialect ? { dialect: options.dialect } : {}),
+    ...(options.extras === false ? { extras: false as const } : {}),
+    index: 0,
+    warn,
+  }
+}

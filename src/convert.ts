@@ -7,7 +7,7 @@
  */
 import { availableParallelism } from 'node:os'
 import { getAdapter } from '../adapters/index.ts'
-import type { Container, EncodeContext, FileLayout, FormatName, FormatOption } from '../adapters/types.ts'
+import type { Container, FileLayout, FormatName, FormatOption } from '../adapters/types.ts'
 import { EvalferryError, LayoutError, noCaseRead, UsageError } from './errors.ts'
 import { StringTable } from './ids.ts'
 import { assertWritable, AtomicFile, BytesSink, isSpecialFile, STDIO } from './io.ts'
@@ -17,10 +17,11 @@ import { addWarning, newReport, type ConversionReport } from './report.ts'
 import type { ConvertOptions, FileConvertOptions, ReadOptions } from './options.ts'
 import type { FilePart, PartPreset, PartResult } from './parts.ts'
 import { isAddress } from './services/address.ts'
-import { shownIn, sidecarHeader, textColumnsOf, withAdoptedHeader } from './case-encoder.ts'
-import { ON_ERROR, requireChoice, requireContainer, requireDialectFor, requireMap, requireSignal, requireText, requireWriteOptions } from './option-checks.ts'
+import { encodeContextOf, shownIn, sidecarHeader, textColumnsOf, withAdoptedHeader } from './case-encoder.ts'
+import { checkConvertOptions, requireContainer, requireDialectFor, requireText } from './option-checks.ts'
+import type { Detection } from './detect.ts'
 import { detectGuess, GuessRefused, LateKeys, openCases, readCases, filesRead, SeenIds, type ReadCase } from './read.ts'
-import { LAYOUT_RETRIES, layoutGivenUp, sampleFull, filesWritten, writeCases, writeFile } from './write.ts'
+import { filesWritten, LAYOUT_RETRIES, layoutGivenUp, sampleFull, writeCases, writeFile, type WriteFileOptions } from './write.ts'
 
 /** Converts one file to another format; returns the conversion report. */
 export async function convert(given: ConvertOptions): Promise<ConversionReport> {
@@ -30,77 +31,96 @@ export async function convert(given: ConvertOptions): Promise<ConversionReport> 
   requireText('convert()', 'options.to', given.to)
   if (given.shard !== undefined) throw new UsageError('convert(): the option shard splits an hf:// input; the part of a file is its recordRange')
   // Neither end is an address: `to`, checked above, names the output's format.
-  let options = given as FileConvertOptions
-  requireChoice('convert(): the option onError', options.onError, ON_ERROR)
-  requireWriteOptions('convert()', options)
-  requireMap('convert()', options.map)
-  requireSignal('convert()', options.signal)
-  // As the command line refuses --rejects without --on-error skip: no record would ever go there.
-  if (options.rejects !== undefined && options.onError !== 'skip') throw new UsageError("convert(): the option rejects names where skipped records go: add onError: 'skip'")
-  if (options.threads !== undefined && !(Number.isSafeInteger(options.threads) && options.threads >= 1)) {
-    throw new UsageError(`convert(): the option threads takes a whole number of at least 1, not ${typeof options.threads === 'string' ? JSON.stringify(options.threads) : String(options.threads)}`)
+  const options = given as FileConvertOptions
+  checkConvertOptions(options)
+  const conversion = await settle(options)
+  // The report of the pass under way: a failure carries it (`EvalferryError.report`).
+  let report: ConversionReport | undefined
+  try {
+    return await convertSettled(conversion, (fresh) => (report = fresh))
+  } catch (error) {
+    if (error instanceof EvalferryError && report && !error.report) error.report = await reportWhenStopped(report, options.output)
+    throw error
   }
-  requireDialectFor('convert()', options.dialect, (await getAdapter(options.to)).name)
+}
+
+/** A conversion as settled once, before any record is read: its options checked, its formats and input container known. */
+interface Conversion {
+  options: FileConvertOptions
+  inputContainer: Container
+  from: FormatOption
+  to: FormatName
+  /** How `from` was detected, when it was. */
+  guess: Detection | undefined
+  /** With a guess: the formats read so far, each once; a guess a later record refuses gives way to another (see `GuessRefused`). */
+  reguess: Set<FormatName> | undefined
+}
+
+/** Checks what only the formats and files tell, and detects the source format where it is not given. */
+async function settle(options: FileConvertOptions): Promise<Conversion> {
+  const to = (await getAdapter(options.to)).name
+  requireDialectFor('convert()', options.dialect, to)
   const inputContainer = requireContainer(options.input, options.inputContainer, 'input')
   await assertWritable(
     [...(await filesWritten(options.output, options.to, options.outputContainer)), ...(options.rejects ? [{ path: options.rejects, what: 'the rejects file' }] : [])],
     await filesRead([options.input]),
   )
-  const to = (await getAdapter(options.to)).name
-  let guess = options.from || options.input === STDIO ? options.guess : await detectGuess(options.input, { target: to, container: inputContainer })
-  let from = options.from ?? guess?.format
+  const guess = options.from || options.input === STDIO ? options.guess : await detectGuess(options.input, { target: to, container: inputContainer })
+  const from = options.from ?? guess?.format
   if (!from) throw new UsageError('reading standard input needs --from')
-  if (guess) options = { ...options, guess }
-  // The formats read so far, each once: a guess a later record refuses gives way to another (see `GuessRefused`).
   const reguess = !options.from && guess && options.input !== STDIO ? new Set<FormatName>([guess.format]) : undefined
+  return { options: guess ? { ...options, guess } : options, inputContainer, from, to, guess, reguess }
+}
+
+/**
+ * Converts the file, on several threads where it is asked for and the file allows, else in passes
+ * over the whole file: another pass where only the whole file settled what the last needed (keys
+ * after the records, a later record the guessed format refuses, cases the layout could not hold).
+ * Each pass's report is given to `started` as it begins.
+ */
+async function convertSettled(conversion: Conversion, started: (report: ConversionReport) => void): Promise<ConversionReport> {
+  const { options, inputContainer, to } = conversion
   // The guess a later record refused, told in the report of the conversion that read the file otherwise.
   let refused: { format: FormatName; error: EvalferryError } | undefined
-  // The report of the attempt under way: a failure carries it (`EvalferryError.report`).
-  let report: ConversionReport | undefined
   const fresh = async () => {
-    report = newReport((await getAdapter(from!)).name, to, [options.input], options.output === STDIO ? undefined : options.output)
-    if (refused) addWarning(report, `detected as ${refused.format} from the first records, whose reader refuses this one (${refused.error.message}): the file is read as ${from}`, refused.error.location)
+    const report = newReport((await getAdapter(conversion.from)).name, to, [options.input], options.output === STDIO ? undefined : options.output)
+    if (refused) addWarning(report, `detected as ${refused.format} from the first records, whose reader refuses this one (${refused.error.message}): the file is read as ${conversion.from}`, refused.error.location)
+    started(report)
     return report
   }
-  try {
-    const threads = Math.min(options.threads ?? 1, availableParallelism())
-    if (threads > 1) {
-      const { canSplit, convertInParts } = await import('./parallel.ts')
-      const container = await canSplit({ ...options, inputContainer }, threads)
-      const progress = options.progress ? { ...options.progress } : undefined
-      const done = container && (await convertInParts({ ...options, inputContainer, from, to }, container, threads, await fresh()))
-      if (done) return done
-      // Something only the whole file settles: convert it again in this thread.
-      if (progress) Object.assign(options.progress!, progress)
+  const threads = Math.min(options.threads ?? 1, availableParallelism())
+  if (threads > 1) {
+    const { canSplit, convertInParts } = await import('./parallel.ts')
+    const container = await canSplit({ ...options, inputContainer }, threads)
+    const progress = options.progress ? { ...options.progress } : undefined
+    const done = container && (await convertInParts({ ...options, inputContainer, from: conversion.from, to }, container, threads, await fresh()))
+    if (done) return done
+    // Something only the whole file settles: convert it again in this thread.
+    if (progress) Object.assign(options.progress!, progress)
+  }
+  const start = options.progress ? { ...options.progress } : undefined
+  let pass: Omit<Pass, 'report' | 'gatherLate'> = { layoutCases: undefined, fileKeys: undefined }
+  for (let attempt = 0; ; attempt++) {
+    try {
+      const gatherLate = options.input !== STDIO && attempt < LAYOUT_RETRIES
+      return await convertOnce(conversion, { ...pass, report: await fresh(), gatherLate })
+    } catch (error) {
+      const { guess, reguess } = conversion
+      if (error instanceof LateKeys && pass.fileKeys === undefined) pass = { ...pass, fileKeys: error.header }
+      else if (error instanceof GuessRefused && guess && reguess) {
+        refused = { format: guess.format, error: error.refusal }
+        reguess.add(error.format)
+        conversion.guess = { ...guess, format: error.format }
+        conversion.from = error.format
+        conversion.options = { ...conversion.options, guess: conversion.guess }
+        pass = { layoutCases: undefined, fileKeys: undefined }
+      } else if (error instanceof LayoutError && error.cases && options.input !== STDIO) {
+        // Later cases that need a column the first ones did not: the file is written again, its layout chosen with them too.
+        if (attempt === LAYOUT_RETRIES) throw layoutGivenUp(error)
+        pass = { ...pass, layoutCases: [...(pass.layoutCases ?? []), ...error.cases] }
+      } else throw error
+      if (start) Object.assign(options.progress!, start)
     }
-    // Later cases that need a column the first ones did not: the file is written again, its layout chosen with them too.
-    const start = options.progress ? { ...options.progress } : undefined
-    let layoutCases: EvalCase[] | undefined
-    let fileKeys: JsonObject | undefined
-    for (let attempt = 0; ; attempt++) {
-      try {
-        const gatherLate = options.input !== STDIO && attempt < LAYOUT_RETRIES
-        return await convertOnce(options, inputContainer, from, to, await fresh(), layoutCases, fileKeys, gatherLate, reguess)
-      } catch (error) {
-        if (error instanceof LateKeys && fileKeys === undefined) fileKeys = error.header
-        else if (error instanceof GuessRefused && guess && reguess) {
-          refused = { format: guess.format, error: error.refusal }
-          reguess.add(error.format)
-          guess = { ...guess, format: error.format }
-          from = error.format
-          options = { ...options, guess }
-          layoutCases = undefined
-          fileKeys = undefined
-        } else if (error instanceof LayoutError && error.cases && options.input !== STDIO) {
-          if (attempt === LAYOUT_RETRIES) throw layoutGivenUp(error)
-          layoutCases = [...(layoutCases ?? []), ...error.cases]
-        } else throw error
-        if (start) Object.assign(options.progress!, start)
-      }
-    }
-  } catch (error) {
-    if (error instanceof EvalferryError && report && !error.report) error.report = await reportWhenStopped(report, options.output)
-    throw error
   }
 }
 
@@ -113,17 +133,38 @@ async function reportWhenStopped(report: ConversionReport, output: string): Prom
   return { ...report, records: { ...report.records, written: kept ? report.records.written : 0 } }
 }
 
-async function convertOnce(
-  options: FileConvertOptions,
-  inputContainer: Container,
-  from: FormatOption,
-  to: FormatName,
-  report: ConversionReport,
-  layoutCases: EvalCase[] | undefined,
-  fileKeys: JsonObject | undefined,
-  gatherLate: boolean,
-  reguess?: Set<FormatName>,
-): Promise<ConversionReport> {
+/** One pass over the whole file, and what the passes before it learned. */
+interface Pass {
+  report: ConversionReport
+  /** Cases an earlier pass's layout could not hold: this pass's layout is chosen with them. */
+  layoutCases: EvalCase[] | undefined
+  /** Keys the file holds after its records, read on an earlier pass. */
+  fileKeys: JsonObject | undefined
+  /** The pass goes on past a case its layout cannot hold, to gather the others like it (see `WriteFileOptions.gatherLate`). */
+  gatherLate: boolean
+}
+
+/**
+ * What reading the input takes of a conversion's options, the same for the whole file and for
+ * each of its parts.
+ */
+function readOptionsOf(options: FileConvertOptions, from: FormatOption, report: ConversionReport): ReadOptions {
+  return { from, onError: options.onError ?? 'fail', report, ...(options.map ? { map: options.map } : {}) }
+}
+
+/** What writing takes of a conversion's options, the same for the whole file and for each of its parts. */
+function writeOptionsOf(options: FileConvertOptions, to: FormatOption): WriteFileOptions {
+  return {
+    to,
+    ...(options.dialect ? { dialect: options.dialect } : {}),
+    ...(options.extras === undefined ? {} : { extras: options.extras }),
+    ...(options.strict ? { strict: true } : {}),
+  }
+}
+
+async function convertOnce(conversion: Conversion, pass: Pass): Promise<ConversionReport> {
+  const { options, inputContainer, from, to } = conversion
+  const { report, fileKeys, layoutCases } = pass
   let rejects: AtomicFile | undefined
   const pendingRejects: Promise<void>[] = []
   // Where the source's ids and the target's must both be unique, both sides keep every id: in one table, each id once.
@@ -132,18 +173,15 @@ async function convertOnce(
   const cases = await openCases(
     options.input,
     {
-      from,
+      ...readOptionsOf(options, from, report),
       container: inputContainer,
       // A file can be read again to give its first case the keys after its records; standard input cannot.
       ...(fileKeys ? { fileKeys } : options.input !== STDIO ? { lateKeys: 'retry' as const, canRetry: () => !output?.hasSent } : {}),
       comments: 'warn',
       includes: 'warn',
       target: to,
-      ...(options.map ? { map: options.map } : {}),
       ...(options.guess ? { guess: options.guess } : {}),
-      ...(reguess ? { reguess } : {}),
-      onError: options.onError ?? 'fail',
-      report,
+      ...(conversion.reguess ? { reguess: conversion.reguess } : {}),
       ...(options.recordRange ? { recordRange: options.recordRange } : {}),
       ...(options.recordBytes ? { recordBytes: options.recordBytes } : {}),
       ...(options.progress ? { progress: options.progress } : {}),
@@ -157,15 +195,12 @@ async function convertOnce(
   if (options.rejects) rejects = await AtomicFile.create(options.rejects)
   try {
     await writeFile(noneReadIsAnError(cases, report, options.input), options.output, {
-      to,
-      gatherLate,
+      ...writeOptionsOf(options, to),
+      gatherLate: pass.gatherLate,
       inputs: [options.input],
       idTable,
       opened: (file) => (output = file),
       ...(options.outputContainer ? { container: options.outputContainer } : {}),
-      ...(options.dialect ? { dialect: options.dialect } : {}),
-      ...(options.extras === undefined ? {} : { extras: options.extras }),
-      ...(options.strict ? { strict: true } : {}),
       // A shard's generated ids are those the whole would have.
       ...(options.recordRange || options.firstRecord ? { firstRecord: options.firstRecord ?? options.recordRange![0] } : {}),
       ...(layoutCases ? { layoutCases } : {}),
@@ -212,27 +247,19 @@ export async function readFileHead(options: FileConvertOptions & { from: string 
   const probe: FilePart = {}
   const sample: EvalCase[] = []
   const quiet = newReport(source.name, target.name, [])
-  const readOptions: ReadOptions = { from: options.from, onError: options.onError ?? 'fail', report: quiet, ...(options.map ? { map: options.map } : {}) }
   let bytes = 0
-  for await (const c of readCases(options.input, inputContainer, source, readOptions, new SeenIds(options.input), false, probe)) {
+  for await (const c of readCases(options.input, inputContainer, source, readOptionsOf(options, options.from, quiet), new SeenIds(options.input), false, probe)) {
     sample.push(c.value)
     bytes += roughSize(c.value)
     if (sampleFull(sample.length, bytes)) break
   }
   const report = newReport(source.name, target.name, [])
-  const ectx: EncodeContext = {
-    container: outputContainer,
-    ...(options.dialect ? { dialect: options.dialect } : {}),
-    ...(options.extras === false ? { extras: false as const } : {}),
-    index: 0,
-    warn: (message, field) => addWarning(report, message, { file: options.output, ...(field ? { field } : {}) }),
-  }
+  const ectx = encodeContextOf(outputContainer, options, (message, field) => addWarning(report, message, { file: options.output, ...(field ? { field } : {}) }))
   const adopted = withAdoptedHeader(target, outputContainer, sample)
   const textColumns = textColumnsOf(target, outputContainer, sample, adopted[0])
   const layout = target.layout(outputContainer, shownIn(target, adopted.map((c) => withTextCells(c, textColumns, target.name))), ectx)
   return { sample, layout, textColumns, state: probe.decodeState ?? {}, layoutWarnings: report.warnings, sidecar: sidecarHeader(layout) }
 }
-
 
 /**
  * Converts one part of a file (a run of whole records) to JSON Lines text, as the whole-file
@@ -261,14 +288,7 @@ export async function convertPart(
     options.input,
     inputContainer,
     source,
-    {
-      from: options.from,
-      onError: options.onError ?? 'fail',
-      report,
-      target: target.name,
-      ...(options.map ? { map: options.map } : {}),
-      onReject: (r) => rejects.push(JSON.stringify(r)),
-    },
+    { ...readOptionsOf(options, options.from, report), target: target.name, onReject: (r) => rejects.push(JSON.stringify(r)) },
     seenIds,
     false,
     reading,
@@ -282,13 +302,7 @@ export async function convertPart(
     target,
     'jsonl',
     { sink, path: options.output },
-    {
-      to: options.to,
-      idTable,
-      ...(options.dialect ? { dialect: options.dialect } : {}),
-      ...(options.extras === undefined ? {} : { extras: options.extras }),
-      ...(options.strict ? { strict: true } : {}),
-    },
+    { ...writeOptionsOf(options, options.to), idTable },
     report,
     hasSidecar,
     preset,

@@ -6,6 +6,7 @@ import type { Container } from '../adapters/types.ts'
 import { containerOf } from './codecs/index.ts'
 import { requireAbortSignal, UsageError } from './errors.ts'
 import { missingInput, STDIO } from './io.ts'
+import type { FileConvertOptions, ReadOptions } from './options.ts'
 
 /** The container a path names by its extension, or the one given for it; given both, they must agree. */
 export function requireContainer(path: string, given: Container | undefined, role: 'input' | 'output'): Container {
@@ -73,3 +74,31 @@ export function requireDialectFor(fn: string, dialect: unknown, to: string): voi
 
 export const DIALECTS = ['agentv', 'evalcase'] as const
 export const ON_ERROR = ['fail', 'skip'] as const
+
+/** What `read()` is given, checked as the command line checks its flags. */
+export function checkReadOptions(input: unknown, options: unknown): asserts options is ReadOptions {
+  requireText('read()', 'the input path', input)
+  // `read(file, 'deepeval')` from JavaScript: the format goes in the options.
+  if (typeof options !== 'object' || options === null || Array.isArray(options)) {
+    throw new UsageError(`read() takes its options as an object (read(file, { from: 'deepeval' })), not ${typeof options === 'string' ? JSON.stringify(options) : String(options)}`)
+  }
+  const given = options as ReadOptions
+  requireChoice('read(): the option onError', given.onError, ON_ERROR)
+  requireChoice('read(): the option comments', given.comments, ['warn'])
+  requireChoice('read(): the option includes', given.includes, ['warn'])
+  requireMap('read()', given.map)
+  requireSignal('read()', given.signal)
+}
+
+/** What `convert()` is given that the formats and files need not tell, checked before either is looked at. */
+export function checkConvertOptions(options: FileConvertOptions): void {
+  requireChoice('convert(): the option onError', options.onError, ON_ERROR)
+  requireWriteOptions('convert()', options)
+  requireMap('convert()', options.map)
+  requireSignal('convert()', options.signal)
+  // As the command line refuses --rejects without --on-error skip: no record would ever go there.
+  if (options.rejects !== undefined && options.onError !== 'skip') throw new UsageError("convert(): the option rejects names where skipped records go: add onError: 'skip'")
+  if (options.threads !== undefined && !(Number.isSafeInteger(options.threads) && options.threads >= 1)) {
+    throw new UsageError(`convert(): the option threads takes a whole number of at least 1, not ${typeof options.threads === 'string' ? JSON.stringify(options.threads) : String(options.threads)}`)
+  }
+}

@@ -20,7 +20,7 @@ import { addWarning, type ConversionReport } from './report.ts'
 import { untilAborted } from './abort.ts'
 import type { ReadOptions } from './options.ts'
 import type { FilePart } from './parts.ts'
-import { ON_ERROR, requireChoice, requireContainer, requireMap, requireSignal, requireText } from './option-checks.ts'
+import { checkReadOptions, requireContainer } from './option-checks.ts'
 
 const COMMENTS_NOT_CARRIED = "comments are not carried (YAML comments are not data); this is the file's first"
 const INCLUDE_NOT_KEPT = "the include is not kept: its file's cases are written in its place"
@@ -46,16 +46,7 @@ export class GuessRefused extends Error {
 }
 /** The canonical cases of one dataset file (or `-`), in order. */
 export async function* read(input: string, options: ReadOptions = {}): AsyncGenerator<EvalCase> {
-  requireText('read()', 'the input path', input)
-  // `read(file, 'deepeval')` from JavaScript: the format goes in the options.
-  if (typeof options !== 'object' || options === null || Array.isArray(options)) {
-    throw new UsageError(`read() takes its options as an object (read(file, { from: 'deepeval' })), not ${typeof options === 'string' ? JSON.stringify(options) : String(options)}`)
-  }
-  requireChoice('read(): the option onError', options.onError, ON_ERROR)
-  requireChoice('read(): the option comments', options.comments, ['warn'])
-  requireChoice('read(): the option includes', options.includes, ['warn'])
-  requireMap('read()', options.map)
-  requireSignal('read()', options.signal)
+  checkReadOptions(input, options)
   const items = await openCases(input, options)
   for await (const item of options.signal ? untilAborted(items, options.signal) : items) {
     if (item.from) readFrom.set(item.value, item.from)

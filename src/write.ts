@@ -21,7 +21,7 @@ import { raceAbort, untilAborted } from './abort.ts'
 import type { WriteOptions } from './options.ts'
 import type { PartPreset } from './parts.ts'
 import { startSidecar } from './sidecar.ts'
-import { CaseEncoder, shownIn, sidecarHeader, textColumnsOf, withAdoptedHeader } from './case-encoder.ts'
+import { CaseEncoder, encodeContextOf, shownIn, sidecarHeader, textColumnsOf, withAdoptedHeader } from './case-encoder.ts'
 import { requireContainer, requireDialectFor, requireSignal, requireText, requireWriteOptions } from './option-checks.ts'
 import { holdsCases, placeOf, type ReadCase } from './read.ts'
 
@@ -240,13 +240,7 @@ async function writeFrom(
   let index = preset?.index ?? 0
   // Where the case being written was read: its errors and warnings are told there.
   let at: Location | undefined
-  const ectx: EncodeContext = {
-    container,
-    ...(options.dialect ? { dialect: options.dialect } : {}),
-    ...(options.extras === false ? { extras: false as const } : {}),
-    index: 0,
-    warn: (message, field) => addWarning(report, message, { ...(at ?? { file: file.path, record: index }), ...(field ? { field } : {}) }),
-  }
+  const ectx = encodeContextOf(container, options, (message, field) => addWarning(report, message, { ...(at ?? { file: file.path, record: index }), ...(field ? { field } : {}) }))
   // The layout is chosen from the cases as they are written (see `shownIn`).
   const read = sample.map((c) => c.value)
   const adopted = withAdoptedHeader(adapter, container, read)
