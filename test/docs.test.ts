@@ -4,10 +4,14 @@
  * the bundled example's references point at) and stand-ins for the services.
  */
 import assert from 'node:assert/strict'
-import { existsSync, readdirSync, readFileSync } from 'node:fs'
+import { spawnSync } from 'node:child_process'
+import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { join, relative } from 'node:path'
 import { test } from 'node:test'
+import { parse } from 'yaml'
 import { FORMAT_NAMES } from '../adapters/index.ts'
+import type { FormatName } from '../adapters/types.ts'
+import { read } from '../src/read.ts'
 import { MAIN, ROOT } from './helpers/cli.ts'
 import { blocks, runBlock, startServers, workspace, type Block } from './helpers/docs.ts'
 
@@ -30,7 +34,8 @@ async function runPage(page: string, sh: Block[]): Promise<void> {
   try {
     const { dir, env } = workspace(SOURCES, servers.env)
     for (const block of sh) {
-      const done = await runBlock(block.code, dir, env)
+      // `npm run bench` is a script of the checkout, not a command of the installed package: it runs there, as the page says.
+      const done = await runBlock(block.code, /^npm run /.test(block.code) ? ROOT : dir, env)
       assert.equal(done.status, 0, `${relative(ROOT, page)}:${block.line}: ${block.code}\n${done.output}`)
     }
   } finally {
@@ -65,4 +70,53 @@ test("every sh block of the README after the set-up and test commands runs as wr
   const sh = blocks(readFileSync(page, 'utf8')).filter((b) => b.lang === 'sh').slice(2)
   assert.ok(sh.length >= 5, `${sh.length} recipes`)
   await runPage(page, sh)
+})
+
+/** The container of the Kubernetes Job a page shows, and how many pods it runs. */
+function indexedJob(page: string): { completions: number; argv: string[] } {
+  const jobs = blocks(readFileSync(page, 'utf8'))
+    .filter((b) => b.lang === 'yaml')
+    .map((b) => parse(b.code) as { kind?: string; spec?: { completions?: number; completionMode?: string; template?: { spec?: { containers?: { command?: string[]; args?: string[]; workingDir?: string }[] } } } })
+    .filter((doc) => doc?.kind === 'Job')
+  assert.equal(jobs.length, 1, `${relative(ROOT, page)} shows one Job`)
+  const spec = jobs[0]!.spec!
+  assert.equal(spec.completionMode, 'Indexed')
+  const container = spec.template?.spec?.containers?.[0]
+  assert.ok(container?.command?.length, 'the container has a command')
+  return { completions: spec.completions!, argv: [...container.command, ...(container.args ?? [])] }
+}
+
+/** Each case of a file, as text that tells it apart: its input and expected output. */
+async function casesOf(files: string[], from?: FormatName): Promise<string[]> {
+  const out: string[] = []
+  for (const file of files) for await (const c of read(file, from ? { from } : {})) out.push(JSON.stringify([c.input, c.expected_output]))
+  return out.sort()
+}
+
+test("the Kubernetes Indexed Job in docs/cli.md, run pod by pod with each completion index, converts every record once", async () => {
+  const job = indexedJob(join(DOCS, 'cli.md'))
+  assert.equal(job.completions, 8)
+  // The folder the pods mount as their working folder, with `npx evalferry` resolving to this checkout, as the image's npx resolves it to the package.
+  const { dir, env } = workspace(SOURCES, {})
+  writeFileSync(join(dir, '.bin', 'npx'), '#!/bin/sh\nexec "$@"\n', { mode: 0o755 })
+  const exports = join(dir, 'exports')
+  mkdirSync(exports)
+  cpSync(join(dir, 'examples', 'goldens.json'), join(exports, 'support.json'))
+  // Fewer files than pods: each file is cut into 8 record ranges, a few of them empty.
+  const rows = Array.from({ length: 37 }, (_, i) => `q${i},What is ${i} + ${i}?,${2 * i}`)
+  writeFileSync(join(exports, 'sums.csv'), `id,question,answer\n${rows.join('\n')}\n`)
+  const [command, ...args] = job.argv
+  for (let index = 0; index < job.completions; index++) {
+    // The pod's command as Kubernetes runs it, in the mounted folder, with the index Kubernetes sets.
+    const pod = spawnSync(command!, args, { cwd: dir, env: { ...env, JOB_COMPLETION_INDEX: String(index) }, encoding: 'utf8' })
+    assert.equal(pod.status, 0, `pod ${index}: ${pod.stderr}`)
+  }
+  const written = readdirSync(join(dir, 'converted')).sort()
+  // Each pod writes its range of each file: a table stays one, a JSON document becomes JSON Lines, which hf writes.
+  for (const [stem, ext, outExt] of [['sums', 'csv', 'csv'], ['support', 'json', 'jsonl']] as const) {
+    const parts = written.filter((name) => name.startsWith(`${stem}.part-`))
+    assert.deepEqual(parts, Array.from({ length: 8 }, (_, i) => `${stem}.part-${i + 1}-of-8.${outExt}`))
+    const input = join(exports, `${stem}.${ext}`)
+    assert.deepEqual(await casesOf(parts.map((name) => join(dir, 'converted', name)), 'hf'), await casesOf([input]))
+  }
 })
