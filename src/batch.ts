@@ -1,16 +1,14 @@
 /**
  * Batches: several files converted in parallel, by this thread and worker threads (by default one
- * lane per 32 MiB of input, at most one per free core), and shards: the i-th of n deterministic parts
- * of the input, so one dataset runs as n tasks of an existing batch engine. Shards take whole
- * files when there are at least n of them, else a contiguous record range of every file, so that
- * the parts, in order, are the whole.
+ * lane per 32 MiB of input, at most one per free core), and the jobs of one shard of them
+ * (shards.ts): whole files when there are at least n of them, else a contiguous record range of
+ * every file, so that the parts, in order, are the whole.
  */
 import { availableParallelism } from 'node:os'
 import { stat } from 'node:fs/promises'
-import { basename, dirname, join } from 'node:path'
 import type { Worker } from 'node:worker_threads'
 import { getAdapter } from '../adapters/index.ts'
-import { containerOf, extensionOf, readRecords } from './codecs/index.ts'
+import { containerOf } from './codecs/index.ts'
 import { EvalferryError, UsageError, type ErrorCode, type Location } from './errors.ts'
 import { isPipe, isSpecialFile, removeOwnTemps, STDIO } from './io.ts'
 import { convert } from './convert.ts'
@@ -18,26 +16,7 @@ import { detectFormat } from './read.ts'
 import type { FileConvertOptions } from './options.ts'
 import type { ConversionReport } from './report.ts'
 import { ask, freeCores, startWorker } from './workers.ts'
-
-export interface Shard {
-  /** 1-based. */
-  index: number
-  count: number
-}
-
-export function parseShard(text: string): Shard {
-  const match = /^(-?\d+)\/(\d+)$/.exec(text.trim())
-  const index = Number(match?.[1])
-  const count = Number(match?.[2])
-  if (!match || !Number.isSafeInteger(count) || count < 1 || index < 1 || index > count) {
-    // The example names the shards of the count given (`x/3`), where it is one.
-    const given = Number(/\/(\d+)$/.exec(text.trim())?.[1])
-    const n = Number.isSafeInteger(given) && given >= 1 ? given : undefined
-    const example = n === undefined ? 'for example, the shards of 4 are 1/4 … 4/4' : `the shards of ${n} are ${n === 1 ? '1/1' : `1/${n} … ${n}/${n}`}`
-    throw new UsageError(`--shard takes i/n with 1 ≤ i ≤ n (${example}), not "${text}"`)
-  }
-  return { index, count }
-}
+import { dealFiles, largestFirst, locateShard, partName, shardRange, type Shard } from './shards.ts'
 
 export interface BatchJob extends FileConvertOptions {}
 
@@ -46,21 +25,6 @@ export interface BatchProgress {
   filesDone: number
   records: number
   bytes: number
-}
-
-/**
- * The number of records a file holds, read through its codec only (no decoding). A range past
- * every record lets the JSON reader leave them unparsed: each shard checks its own.
- */
-export async function countRecords(file: string, format: string): Promise<number> {
-  const adapter = await getAdapter(format)
-  const container = containerOf(file)
-  if (!container) throw new UsageError(`cannot tell the container of ${file}`)
-  const past: [number, number] = [Number.MAX_SAFE_INTEGER, Number.MAX_SAFE_INTEGER]
-  const options = { file, recordKeys: adapter.recordKeys, header: {}, columns: [], ...(container === 'json' ? { recordRange: past } : {}) }
-  let count = 0
-  for await (const _ of readRecords(container, file, options)) count++
-  return count
 }
 
 /**
@@ -85,54 +49,6 @@ export async function shardJobs(jobs: BatchJob[], shard: Shard): Promise<BatchJo
     out.push({ ...job, from, output: partName(job.output, shard), ...(await locateShard(job, from, rangeOf)) })
   }
   return out
-}
-
-/** The shard's contiguous part of `total` records, as [start, end). */
-export function shardRange(shard: Shard): (total: number) => [number, number] {
-  return (total) => [Math.floor((total * (shard.index - 1)) / shard.count), Math.floor((total * shard.index) / shard.count)]
-}
-
-/**
- * Files of these sizes (in name order) dealt to `count` shards, each file's index to one shard:
- * the largest first, each to the shard holding the fewest bytes so far (of equals, the one with
- * the fewest files, then the lowest-numbered), so that one large file does not make its shard
- * the last to end. Every task computes the same deal from the same files.
- */
-export function dealFiles(sizes: readonly number[], count: number): number[][] {
-  const shards = Array.from({ length: count }, () => ({ bytes: 0, files: [] as number[] }))
-  for (const k of largestFirst(sizes)) {
-    let least = shards[0]!
-    for (const s of shards) if (s.bytes < least.bytes || (s.bytes === least.bytes && s.files.length < least.files.length)) least = s
-    least.bytes += sizes[k]!
-    least.files.push(k)
-  }
-  return shards.map((s) => s.files.sort((a, b) => a - b))
-}
-
-/** `<stem>.part-<i>-of-<n><ext>` beside `path`; standard output stays itself. */
-export function partName(path: string, shard: Shard): string {
-  if (path === STDIO) return path
-  const ext = extensionOf(path)
-  return join(dirname(path), `${basename(path, ext)}.part-${shard.index}-of-${shard.count}${ext}`)
-}
-
-/**
- * The shard's records of one file. CSV and JSON Lines are counted by a byte scan that also finds
- * where the shard's records lie, and Parquet by its footer, so a shard reads only its own part of
- * the file; other containers are counted by parsing them.
- */
-export async function locateShard(job: Pick<BatchJob, 'input' | 'inputContainer'>, from: string, rangeOf: (total: number) => [number, number]): Promise<Pick<BatchJob, 'recordRange' | 'recordBytes'>> {
-  const container = job.inputContainer ?? containerOf(job.input)
-  if (container === 'csv' || container === 'jsonl') {
-    const { locateRecords } = await import('./parallel.ts')
-    const located = await locateRecords(job.input, container, rangeOf)
-    if (located) return { recordRange: located.range, recordBytes: located.bytes }
-  }
-  if (container === 'parquet') {
-    const { countParquetRows } = await import('./codecs/parquet.ts')
-    return { recordRange: rangeOf(await countParquetRows(job.input)) }
-  }
-  return { recordRange: rangeOf(await countRecords(job.input, from)) }
 }
 
 interface WorkerReply {
@@ -205,11 +121,6 @@ async function bytesToRead(job: Pick<BatchJob, 'input' | 'recordBytes'>): Promis
  */
 export async function startOrder(jobs: BatchJob[]): Promise<number[]> {
   return largestFirst(await Promise.all(jobs.map(async (job) => (await bytesToRead(job)) ?? Infinity)))
-}
-
-/** The indices of `sizes`, the largest first; equal sizes (infinite ones too) in index order. */
-function largestFirst(sizes: readonly number[]): number[] {
-  return sizes.map((_, k) => k).sort((a, b) => sizes[b]! - sizes[a]! || a - b)
 }
 
 /**

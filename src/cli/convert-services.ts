@@ -11,7 +11,7 @@ import { stringOption, type CommandContext } from './command.ts'
 import { containerOption, dialectOption, formatOption, mapOption, onErrorOption } from './options.ts'
 import { requireChoice } from '../option-checks.ts'
 import { ProgressBar } from '../progress.ts'
-import { parseShard, partName } from '../batch.ts'
+import { parseShard, partName } from '../shards.ts'
 
 /** Whether the command line names a service as its input or output. */
 export function namesService(positionals: string[], output: string | undefined): boolean {

@@ -21,7 +21,7 @@ import { fieldsOf, IF_EXISTS, uuid5, type DryRun, type IfExists, type PushSummar
 import { pullConfident, pushConfident } from './confident.ts'
 import { hubFiles, hubListing, pushHub, type HubUpload } from './hub.ts'
 import type { PushedSplit } from './hub-card.ts'
-import { dealFiles, locateShard, shardRange, type Shard } from '../batch.ts'
+import { dealFiles, locateShard, shardRange, type Shard } from '../shards.ts'
 import { pullLangSmith, pushLangSmith } from './langsmith.ts'
 
 /** The report of a conversion from or to a service: a push tells what it did, a dry run what it would send. */
