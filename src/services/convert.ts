@@ -77,10 +77,12 @@ export async function convertWithServices(options: ConvertOptions & ServiceOptio
     const staged = new Map<string, string>()
     if (input.startsWith(dir)) staged.set(input, options.input)
     if (target) staged.set(output, options.output)
+    // The shard is the staged input's part, taken above.
+    const { shard: _shard, ...rest } = options
     let report: ServiceReport
     try {
       report = await convertFiles({
-        ...options,
+        ...rest,
         input,
         output,
         ...(from ? { from: from as FormatOption } : {}),
@@ -98,25 +100,36 @@ export async function convertWithServices(options: ConvertOptions & ServiceOptio
     }
     renamed(report, options, staged)
     if (!target) return report
-    if (target.service === 'hf') {
-      const { uploads, card } = await hubUploads(target, output, report.records.written, ifExists, ctx.env)
-      if (options.dryRun) {
-        report.dry_run = { target: target.text, records: report.records.written, fields: [], files: [...uploads.map((u) => u.path), 'README.md'], if_exists: ifExists }
-        return report
-      }
-      report.push = await pushHub(target, uploads, card, { ...ctx, ifExists })
-      return report
+    try {
+      return await sent(target, output, report, options, ctx, ifExists)
+    } catch (error) {
+      // A push that failed still tells what the conversion did.
+      if (error instanceof EvalferryError && !error.report) error.report = report
+      throw error
     }
-    const records = (await readFile(output, 'utf8')).split('\n').filter((line) => line !== '').map((line) => JSON.parse(line) as JsonObject)
-    if (options.dryRun) {
-      report.dry_run = { target: target.text, records: records.length, fields: fieldsOf(records, ['id']), if_exists: ifExists }
-      return report
-    }
-    report.push = await push(target, records, { ...ctx, ifExists })
-    return report
   } finally {
     await rm(dir, { recursive: true, force: true })
   }
+}
+
+/** `report`, of the conversion staged in `output`, once its records are pushed to `target` (or, on a dry run, told). */
+async function sent(target: ServiceAddress, output: string, report: ServiceReport, options: ServiceOptions, ctx: ServiceContext, ifExists: IfExists): Promise<ServiceReport> {
+  if (target.service === 'hf') {
+    const { uploads, card } = await hubUploads(target, output, report.records.written, ifExists, ctx.env)
+    if (options.dryRun) {
+      report.dry_run = { target: target.text, records: report.records.written, fields: [], files: [...uploads.map((u) => u.path), 'README.md'], if_exists: ifExists }
+      return report
+    }
+    report.push = await pushHub(target, uploads, card, { ...ctx, ifExists })
+    return report
+  }
+  const records = (await readFile(output, 'utf8')).split('\n').filter((line) => line !== '').map((line) => JSON.parse(line) as JsonObject)
+  if (options.dryRun) {
+    report.dry_run = { target: target.text, records: records.length, fields: fieldsOf(records, ['id']), if_exists: ifExists }
+    return report
+  }
+  report.push = await push(target, records, { ...ctx, ifExists })
+  return report
 }
 
 /** A shard as the library is given it: of an hf:// dataset, `index` of 1 … `count`. */

@@ -7,6 +7,7 @@ import { asyncBufferFromFile, parquetMetadataAsync } from 'hyparquet'
 import { convert } from '../../src/index.ts'
 import { kill, runCli, SHARED_FIXTURES, startCli } from '../helpers/cli.ts'
 import { CdnStandIn, HubStandIn } from '../helpers/services/hub-server.ts'
+import type { FaultKind } from '../helpers/services/stand-in.ts'
 import { writerParquet } from '../helpers/parquet.ts'
 import { tempDir } from '../helpers/temp.ts'
 
@@ -474,3 +475,66 @@ function writeTemp(name: string, bytes: Buffer): string {
   writeFileSync(path, bytes)
   return path
 }
+
+describe('hf:// faults at each step of a push', () => {
+  const STEPS: [() => HubStandIn | CdnStandIn, string][] = [
+    [() => hub, 'POST /api/repos/create'],
+    [() => hub, 'GET /api/datasets/{repo}/revision/{rev}'],
+    [() => hub, 'GET /api/datasets/{repo}/tree/{rev}'],
+    [() => hub, 'GET /datasets/{repo}/resolve/{rev}/{path}'],
+    [() => hub, 'POST /api/datasets/{repo}/preupload/{rev}'],
+    [() => hub, 'POST /datasets/{repo}.git/info/lfs/objects/batch'],
+    [() => cdn, 'PUT /objects/{oid}'],
+    [() => hub, 'POST /api/datasets/{repo}/commit/{rev}'],
+  ]
+  const KINDS: { what: string; fault: FaultKind }[] = [
+    { what: '429', fault: { status: 429, retryAfter: '0' } },
+    { what: '503', fault: { status: 503 } },
+    { what: 'a cut connection', fault: { cut: 'before' } },
+    { what: 'an answer slower than the timeout', fault: { delayMs: 1500 } },
+  ]
+
+  test('429, 5xx, a cut connection or a timeout at any step ends in one commit of every row, the token shown nowhere', async () => {
+    for (const [s, [server, route]] of STEPS.entries()) {
+      for (const [k, { what, fault }] of KINDS.entries()) {
+        const repo = `acme/step-${s}-${k}`
+        // Rows of its own, so that the second origin holds none of its bytes yet.
+        const input = join(dir, `step-${s}-${k}-in.jsonl`)
+        writeFileSync(input, rows(4).replaceAll('"q', `"${repo} q`))
+        // A dataset with a card already, so that the push reads it (the README's resolve step).
+        hub.put(repo, { 'README.md': '---\nlicense: mit\n---\n# Kept\n' })
+        hub.reset()
+        cdn.reset()
+        server().faults = [{ route, call: 1, fault }]
+        const at = `${what} on ${route}`
+        const report = await convert({ input, output: `hf://datasets/${repo}`, from: 'hf', env, timeoutMs: 500 })
+        assert.ok(server().count(route) >= 2, `${at}: asked again`)
+        assert.equal(hub.commitsOf(repo), 1, at)
+        assert.deepEqual([...hub.filesOf(repo).keys()].sort(), ['README.md', 'data/train-00000-of-00001.parquet'], at)
+        assert.match(hub.filesOf(repo).get('README.md')!.toString(), /^---\nlicense: mit\nconfigs:\n[\s\S]*---\n# Kept\n$/, at)
+        assert.ok(!JSON.stringify(report).includes(hub.token), at)
+        assert.ok(cdn.log.every((r) => !r.headers.includes('authorization')), at)
+        const back = join(dir, `step-${s}-${k}.jsonl`)
+        await convert({ input: `hf://datasets/${repo}`, output: back, to: 'hf', env })
+        assert.deepEqual(jsonLines(back), jsonLines(input), at)
+      }
+    }
+  })
+
+  test('a step that keeps failing ends in exit 3 naming it, no commit made, the token shown nowhere', async () => {
+    const input = join(dir, 'keeps-failing.jsonl')
+    writeFileSync(input, rows(2))
+    hub.faults = [{ route: 'POST /api/datasets/{repo}/preupload/{rev}', call: 1, times: 100, fault: { status: 503, retryAfter: '0' } }]
+    const report = join(dir, 'keeps-failing.report.json')
+    const run = await runCli(['convert', input, '--from', 'hf', '-o', 'hf://datasets/acme/keeps-failing', '--report', report], env)
+    assert.equal(run.code, 3, run.stderr)
+    assert.match(run.stderr, /Hugging Face Hub POST \/api\/datasets\/acme\/keeps-failing\/preupload\/main: HTTP 503.*\(after 6 attempts\)/)
+    assert.equal(hub.count('POST /api/datasets/{repo}/preupload/{rev}'), 6)
+    assert.equal(hub.count('POST /api/datasets/{repo}/commit/{rev}'), 0)
+    assert.equal(hub.commitsOf('acme/keeps-failing'), 0)
+    // The report tells what the conversion did and why the push stopped.
+    const written = JSON.parse(readFileSync(report, 'utf8')) as { records: { written: number }; failed: { code: string } }
+    assert.deepEqual([written.records.written, written.failed.code], [2, 'E_FETCH'])
+    for (const text of [run.stdout, run.stderr, readFileSync(report, 'utf8')]) assert.ok(!text.includes(hub.token))
+  })
+})

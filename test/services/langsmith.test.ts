@@ -50,6 +50,20 @@ describe('langsmith:// round trips', () => {
     })
   }
 
+  test('a LangSmith export from the field → LangSmith → langsmith gives the records its direct conversion gives', async () => {
+    const file = join(SHARED_FIXTURES, 'field', 'langsmith', 'langchain-benchmarks__Web-QA-Dataset-Correct.json')
+    const direct = join(dir, 'web-qa-direct.jsonl')
+    assert.equal((await runCli(['convert', file, '--from', 'langsmith', '--to', 'langsmith', '-o', direct], env)).code, 0)
+    const pushed = await runCli(['convert', file, '--from', 'langsmith', '-o', 'langsmith://web-qa', '--json'], env)
+    assert.equal(pushed.code, 0, pushed.stderr)
+    assert.equal((JSON.parse(pushed.stdout) as { push: { sent: number } }).push.sent, 100)
+    const back = join(dir, 'web-qa-back.jsonl')
+    const pulled = await runCli(['convert', 'langsmith://web-qa', '--to', 'langsmith', '-o', back], env)
+    assert.equal(pulled.code, 0, pulled.stderr)
+    assert.equal((records(back) as unknown[]).length, 100)
+    assert.deepEqual(records(back), records(direct))
+  })
+
   test('a dataset is made chat where every example\'s inputs are messages alone, else kv', async () => {
     const input = join(dir, 'chat-only.jsonl')
     writeFileSync(input, JSON.stringify({ inputs: { messages: [{ role: 'user', content: 'Hi' }] }, outputs: { message: { role: 'assistant', content: 'Hello' } } }) + '\n')
