@@ -104,42 +104,9 @@ export async function* readCases(
   isIncluded = false,
   part?: FilePart,
 ): AsyncGenerator<ReadCase> {
-  const header: JsonObject = { ...options.fileKeys }
-  const sidecar = file !== STDIO ? adapter.sidecar?.(file, container) : undefined
-  // A YAML file of cases there is a dataset of its own, not this one's sidecar.
-  if (sidecar && (await isFile(sidecar)) && !(await holdsCases(sidecar, adapter))) {
-    const { parseYamlDocument } = await import('./codecs/yaml.ts')
-    const parsed = parseYamlDocument(await readSidecar(sidecar), sidecar)
-    if (isJsonObject(parsed)) Object.assign(header, parsed)
-  }
-  const columns: string[] = []
-  const headerWarnings: HeaderWarning[] = []
-  const comments: { line?: number } = {}
-  const schemaMetadata: Record<string, string> = {}
-  const columnTypes: Record<string, ColumnType> = {}
+  const header: JsonObject = { ...options.fileKeys, ...(await sidecarKeys(file, container, adapter)) }
   const range = options.recordRange
-  // A record range whose bytes are known is read as a part of the file that starts it (its file keys and includes stay).
-  const bytes = range && !part && (container === 'csv' || container === 'jsonl') ? options.recordBytes : undefined
-  const continuation = part?.continuation ?? (bytes && bytes.start > 0 ? { line: bytes.line, index: range![0] } : undefined)
-  const records = readRecords(
-    container,
-    file,
-    {
-      file,
-      recordKeys: adapter.recordKeys,
-      ...(adapter.include ? { casesFiles: true } : {}),
-      header,
-      headerWarnings,
-      ...(options.comments === 'warn' ? { comments } : {}),
-      columns,
-      schemaMetadata,
-      columnTypes,
-      ...(options.progress ? { progress: options.progress } : {}),
-      ...(continuation ? { continuation } : {}),
-      ...(range ? { recordRange: range } : {}),
-    },
-    part ?? (bytes ? { range: { start: bytes.start, end: bytes.end }, ...(bytes.prefix === undefined ? {} : { prefix: bytes.prefix }) } : undefined),
-  )
+  const { records, columns, headerWarnings, comments, schemaMetadata, columnTypes } = recordsOf(file, container, adapter, options, header, part)
   const report = options.report
   const state: Record<string, unknown> = part?.state ? structuredClone(part.state) : {}
   let first = !part?.continuation
@@ -194,16 +161,7 @@ export async function* readCases(
     if (included !== undefined) {
       // Included cases would shift every later part's record numbers: the file converts in one thread.
       if (part?.range) throw new Error('an include inside a part of a file')
-      const path = resolvePath(dirname(file), included)
-      const includedContainer = containerOf(path)
-      // The dataset names the file: a name that is no dataset is bad data at the include's line.
-      if (!includedContainer || !adapter.reads.includes(includedContainer)) {
-        const expected = adapter.reads.map((c) => `.${c}`).join(' or ')
-        throw new DataError('E_FIELD', `the include names no ${adapter.name} dataset: expected a ${expected} file`, { ...where(), field: String(record.value) })
-      }
-      // A file named in place of the list (`tests: ./dataset.jsonl`) is kept: the file's keys name it.
-      const named = header[CASES_FILE_KEY] === record.value
-      if (options.includes === 'warn' && report && !named) addWarning(report, INCLUDE_NOT_KEPT, { ...where(), field: String(record.value) })
+      const { path, includedContainer } = includeOf(included, record.value, file, adapter, header, options, where())
       try {
         for await (const c of readCases(path, includedContainer, adapter, options, seenIds, true)) {
           // The file's first case, included or its own, takes the file's keys.
@@ -228,18 +186,7 @@ export async function* readCases(
       if (record.warnings) for (const warning of record.warnings) ctx.warn(warning)
       const decoded = adapter.decode(record.value, ctx)
       cases = Array.isArray(decoded) ? decoded : [decoded]
-      if (options.check && adapter.check && report) {
-        for (const { field, message } of adapter.check(record.value, ctx)) {
-          // On the field's own line, the record's column says nothing.
-          const line = record.fieldLine?.(field)
-          const location: Location = { ...where(), field }
-          if (line !== undefined) {
-            location.line = line
-            delete location.column
-          }
-          report.errors.push({ message, code: 'E_FIELD', location })
-        }
-      }
+      if (options.check && adapter.check && report) reportChecks(adapter.check(record.value, ctx), record, where(), report)
       if (ignored && report) countIgnored(report, ignored, record.value)
       for (const c of cases) {
         // The file's own ids are unique; a carry may restore a case's id that was not (see CaseEncoder).
@@ -254,33 +201,9 @@ export async function* readCases(
         takenKeys = { ...header }
       }
     } catch (error) {
-      const located = locate(error, where())
-      const field = located.location.field
-      const line = field === undefined ? undefined : record.fieldLine?.(field)
-      if (line !== undefined && line !== located.location.line) {
-        // The record's column was where it starts: on the field's own line, it says nothing.
-        located.location.line = line
-        delete located.location.column
-      }
-      // A weak guess that cannot read the file's first record says which formats would.
-      const guess = options.guess
-      const guessed = guess && guess.format === adapter.name && !record.error && !(located instanceof UsageError) ? guess : undefined
-      if (guessed && guessed.confidence < SURE && first && !refusedOnce) {
-        refusedOnce = true
-        located.message += await otherReaders(record.value, guessed, { file, container, header, columns })
-      }
-      // A surer one, refused by a later record, gives way to the likely format that reads it, when the conversion can begin again.
-      if (guessed && guessed.confidence >= SURE && options.reguess && options.canRetry?.() !== false) {
-        const reader = (await readersOf(record.value, adapter.name, { file, container, header, columns }, guessed.candidates)).find((f) => !options.reguess!.has(f) && (guessed.candidates.find((c) => c.format === f)?.confidence ?? 0) >= SURE)
-        if (reader) throw new GuessRefused(reader, located)
-      }
-      // A mistake in the command (a --map column the table lacks) is no record's: it is never skipped.
-      if (options.onError !== 'skip' || located instanceof UsageError) throw located
-      if (report) {
-        report.records.skipped++
-        report.errors.push({ message: located.message, code: located.code, location: located.location })
-      }
-      options.onReject?.({ error: located.message, code: located.code, location: located.location, record: record.raw ?? record.value })
+      const located = locatedAt(error, where(), record)
+      if (await weighGuess(located, record, adapter, options, { file, container, header, columns }, first && !refusedOnce)) refusedOnce = true
+      skip(located, record, options)
       continue
     }
     if (cases[0]) first = false
@@ -295,22 +218,152 @@ export async function* readCases(
   }
   headerWarned()
   if (comments.line !== undefined && report) addWarning(report, COMMENTS_NOT_CARRIED, { file, line: comments.line })
-  // Keys read after the first case took the file's (a JSON key after the record list, a key given twice).
-  const late = takenKeys && Object.keys(withoutRecordKeys(header, adapter.recordKeys)).filter((k) => !Object.hasOwn(takenKeys!, k) || !deepEqual(takenKeys![k], header[k]))
-  if (late?.length && !options.recordRange) {
-    const retry = options.lateKeys === 'retry'
-    if (retry && options.canRetry?.() !== false) throw new LateKeys(withoutRecordKeys(header, adapter.recordKeys))
-    for (const key of late) {
-      if (!report) continue
-      report.dropped[`$file.${key}`] = 1
-      const keep =
-        file === STDIO
-          ? 'convert the file rather than standard input to keep it'
-          : retry
-            ? 'the output, a stream, had taken it, and is not written again: write to a file to keep it'
-            : 'convert() reads the file again to keep it'
-      addWarning(report, `this key comes after the records, and the first case, which carries the file's keys, was given out before it was read; ${keep}`, { file, field: key })
+  if (takenKeys && !options.recordRange) keysAfterTheFirstCase(header, takenKeys, adapter, options, file)
+}
+
+/**
+ * The records of `file` as its codec reads them, and what the codec tells of the file as it goes
+ * (its header keys, columns and their types, its first comment), which the adapter decodes with.
+ */
+function recordsOf(file: string, container: Container, adapter: Adapter, options: ReadOptions, header: JsonObject, part: FilePart | undefined) {
+  const found = {
+    columns: [] as string[],
+    headerWarnings: [] as HeaderWarning[],
+    comments: {} as { line?: number },
+    schemaMetadata: {} as Record<string, string>,
+    columnTypes: {} as Record<string, ColumnType>,
+  }
+  const range = options.recordRange
+  // A record range whose bytes are known is read as a part of the file that starts it (its file keys and includes stay).
+  const bytes = range && !part && (container === 'csv' || container === 'jsonl') ? options.recordBytes : undefined
+  const continuation = part?.continuation ?? (bytes && bytes.start > 0 ? { line: bytes.line, index: range![0] } : undefined)
+  const records = readRecords(
+    container,
+    file,
+    {
+      file,
+      recordKeys: adapter.recordKeys,
+      ...(adapter.include ? { casesFiles: true } : {}),
+      header,
+      headerWarnings: found.headerWarnings,
+      ...(options.comments === 'warn' ? { comments: found.comments } : {}),
+      columns: found.columns,
+      schemaMetadata: found.schemaMetadata,
+      columnTypes: found.columnTypes,
+      ...(options.progress ? { progress: options.progress } : {}),
+      ...(continuation ? { continuation } : {}),
+      ...(range ? { recordRange: range } : {}),
+    },
+    part ?? (bytes ? { range: { start: bytes.start, end: bytes.end }, ...(bytes.prefix === undefined ? {} : { prefix: bytes.prefix }) } : undefined),
+  )
+  return { records, ...found }
+}
+
+/**
+ * The file an include (`- file://cases.yaml`) names, beside the including file, and its
+ * container; a name that is no dataset of the format is bad data at the include's line.
+ */
+function includeOf(included: string, value: unknown, file: string, adapter: Adapter, header: JsonObject, options: ReadOptions, at: Location): { path: string; includedContainer: Container } {
+  const path = resolvePath(dirname(file), included)
+  const includedContainer = containerOf(path)
+  if (!includedContainer || !adapter.reads.includes(includedContainer)) {
+    const expected = adapter.reads.map((c) => `.${c}`).join(' or ')
+    throw new DataError('E_FIELD', `the include names no ${adapter.name} dataset: expected a ${expected} file`, { ...at, field: String(value) })
+  }
+  // A file named in place of the list (`tests: ./dataset.jsonl`) is kept: the file's keys name it.
+  const named = header[CASES_FILE_KEY] === value
+  if (options.includes === 'warn' && options.report && !named) addWarning(options.report, INCLUDE_NOT_KEPT, { ...at, field: String(value) })
+  return { path, includedContainer }
+}
+
+/** The keys of the sidecar beside `file` that the format reads its header from, if there is one. */
+async function sidecarKeys(file: string, container: Container, adapter: Adapter): Promise<JsonObject | undefined> {
+  const sidecar = file !== STDIO ? adapter.sidecar?.(file, container) : undefined
+  // A YAML file of cases there is a dataset of its own, not this one's sidecar.
+  if (!sidecar || !(await isFile(sidecar)) || (await holdsCases(sidecar, adapter))) return undefined
+  const { parseYamlDocument } = await import('./codecs/yaml.ts')
+  const parsed = parseYamlDocument(await readSidecar(sidecar), sidecar)
+  return isJsonObject(parsed) ? parsed : undefined
+}
+
+/** What the format's own tool refuses in a record that reads (`Adapter.check`), as errors in the report, each on its field's line. */
+function reportChecks(refusals: { field: string; message: string }[], record: SourceRecord, at: Location, report: ConversionReport): void {
+  for (const { field, message } of refusals) {
+    // On the field's own line, the record's column says nothing.
+    const line = record.fieldLine?.(field)
+    const location: Location = { ...at, field }
+    if (line !== undefined) {
+      location.line = line
+      delete location.column
     }
+    report.errors.push({ message, code: 'E_FIELD', location })
+  }
+}
+
+/** The error a record gave, at the record, or on its field's own line where the codec can tell it. */
+function locatedAt(error: unknown, at: Location, record: SourceRecord): EvalferryError {
+  const located = locate(error, at)
+  const field = located.location.field
+  const line = field === undefined ? undefined : record.fieldLine?.(field)
+  if (line !== undefined && line !== located.location.line) {
+    // The record's column was where it starts: on the field's own line, it says nothing.
+    located.location.line = line
+    delete located.location.column
+  }
+  return located
+}
+
+/**
+ * A record the detected format refuses: a weak guess refused by the file's first record (`first`)
+ * says which formats would read it (true when it did); a surer one, refused by a later record,
+ * gives way to the likely format that reads it, when the conversion can begin again.
+ */
+async function weighGuess(located: EvalferryError, record: SourceRecord, adapter: Adapter, options: ReadOptions, context: Parameters<typeof readersOf>[2], first: boolean): Promise<boolean> {
+  const guess = options.guess
+  if (!guess || guess.format !== adapter.name || record.error || located instanceof UsageError) return false
+  if (guess.confidence < SURE && first) {
+    located.message += await otherReaders(record.value, guess, context)
+    return true
+  }
+  if (guess.confidence >= SURE && options.reguess && options.canRetry?.() !== false) {
+    const reader = (await readersOf(record.value, adapter.name, context, guess.candidates)).find((f) => !options.reguess!.has(f) && (guess.candidates.find((c) => c.format === f)?.confidence ?? 0) >= SURE)
+    if (reader) throw new GuessRefused(reader, located)
+  }
+  return false
+}
+
+/** A record left out under `onError: 'skip'`, told in the report and to `onReject`; otherwise its error stops the read. */
+function skip(located: EvalferryError, record: SourceRecord, options: ReadOptions): void {
+  // A mistake in the command (a --map column the table lacks) is no record's: it is never skipped.
+  if (options.onError !== 'skip' || located instanceof UsageError) throw located
+  const report = options.report
+  if (report) {
+    report.records.skipped++
+    report.errors.push({ message: located.message, code: located.code, location: located.location })
+  }
+  options.onReject?.({ error: located.message, code: located.code, location: located.location, record: record.raw ?? record.value })
+}
+
+/**
+ * Keys read after the first case took the file's (a JSON key after the record list, a key given
+ * twice): the file is read again with them where it can be, else each is warned of as dropped.
+ */
+function keysAfterTheFirstCase(header: JsonObject, takenKeys: JsonObject, adapter: Adapter, options: ReadOptions, file: string): void {
+  const late = Object.keys(withoutRecordKeys(header, adapter.recordKeys)).filter((k) => !Object.hasOwn(takenKeys, k) || !deepEqual(takenKeys[k], header[k]))
+  if (!late.length) return
+  const retry = options.lateKeys === 'retry'
+  if (retry && options.canRetry?.() !== false) throw new LateKeys(withoutRecordKeys(header, adapter.recordKeys))
+  const report = options.report
+  for (const key of late) {
+    if (!report) continue
+    report.dropped[`$file.${key}`] = 1
+    const keep =
+      file === STDIO
+        ? 'convert the file rather than standard input to keep it'
+        : retry
+          ? 'the output, a stream, had taken it, and is not written again: write to a file to keep it'
+          : 'convert() reads the file again to keep it'
+    addWarning(report, `this key comes after the records, and the first case, which carries the file's keys, was given out before it was read; ${keep}`, { file, field: key })
   }
 }
 
