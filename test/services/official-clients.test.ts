@@ -9,6 +9,7 @@ import { join } from 'node:path'
 import { describe, test } from 'node:test'
 import { convert } from '../../src/index.ts'
 import { spawn } from 'node:child_process'
+import { createHash } from 'node:crypto'
 import { COMPAT_PYTHON, judgedBy, runInCompatAsync } from '../helpers/compat.ts'
 import { CdnStandIn, HubStandIn } from '../helpers/services/hub-server.ts'
 import { LangSmithStandIn } from '../helpers/services/langsmith-server.ts'
@@ -152,6 +153,49 @@ api.create_commit('acme/py-by-client', repo_type='dataset', commit_message='rows
       const back = join(dir, 'py-by-client.jsonl')
       await convert({ input: 'hf://datasets/acme/py-by-client/default/validation', output: back, to: 'hf', env })
       assert.deepEqual(jsonLines(back), [{ question: 'q7', answer: 'a7' }])
+    })
+  })
+
+  test("datasets reads the card's configs and the shards of a push as its own, and huggingface_hub uploads in the stand-in's parts", judgedBy('python'), async () => {
+    await withHub(async (hub, env) => {
+      const input = join(dir, 'py-shards.jsonl')
+      writeFileSync(input, Array.from({ length: 3000 }, (_, i) => JSON.stringify({ question: `question ${i}`, answer: `answer ${i * 3}` })).join('\n') + '\n')
+      hub.multipart = { fromBytes: 1000, chunkSize: 4096 }
+      await convert({ input, output: 'hf://datasets/acme/py-shards/main/test', from: 'hf', to: 'hf', env: { ...env, EVALFERRY_HF_SHARD_BYTES: '8000' } })
+      const shards = [...hub.filesOf('acme/py-shards').keys()].filter((p) => p.endsWith('.parquet'))
+      assert.ok(shards.length >= 2, shards.join(', '))
+      // datasets' own reading of the card (MetadataConfigs), its patterns resolved in the downloaded repository, the shards loaded as one split.
+      const read = await python(
+        `import glob, json, os
+from huggingface_hub import snapshot_download, DatasetCard
+from datasets import load_dataset
+from datasets.utils.metadata import MetadataConfigs
+root = snapshot_download('acme/py-shards', repo_type='dataset', cache_dir='${join(dir, 'py-shards-cache')}')
+configs = MetadataConfigs.from_dataset_card_data(DatasetCard.load(os.path.join(root, 'README.md')).data)
+files = {e['split']: sorted(glob.glob(os.path.join(root, e['path']))) for e in configs['main']['data_files']}
+split = load_dataset('parquet', data_files=files, cache_dir='${join(dir, 'py-datasets-cache')}')['test']
+print(json.dumps({'configs': sorted(configs), 'files': {k: len(v) for k, v in files.items()}, 'rows': split.num_rows, 'first': split[0], 'last': split[-1]}))`,
+        env,
+      )
+      assert.deepEqual(JSON.parse(read), { configs: ['main'], files: { test: shards.length }, rows: 3000, first: { question: 'question 0', answer: 'answer 0' }, last: { question: 'question 2999', answer: 'answer 8997' } })
+      // The official client's multipart upload, against the stand-in's: evalferry reads what it stored.
+      hub.reset()
+      await python(
+        `import hashlib, io, pyarrow as pa, pyarrow.parquet as pq
+from huggingface_hub import HfApi
+api = HfApi()
+api.create_repo('acme/py-multipart', repo_type='dataset')
+table = pa.table({'question': [hashlib.sha256(str(i).encode()).hexdigest() for i in range(200)], 'answer': ['a%d' % i for i in range(200)]})
+buffer = io.BytesIO()
+pq.write_table(table, buffer)
+api.upload_file(path_or_fileobj=buffer.getvalue(), path_in_repo='data/test-00000-of-00001.parquet', repo_id='acme/py-multipart', repo_type='dataset')`,
+        { ...env, HF_HUB_DISABLE_XET: '1' },
+      )
+      assert.ok(hub.count('POST /api/complete_multipart') >= 1, hub.log.map((r) => r.route).join(', '))
+      const back = join(dir, 'py-multipart.jsonl')
+      await convert({ input: 'hf://datasets/acme/py-multipart/default/test', output: back, to: 'hf', env })
+      assert.deepEqual(jsonLines(back), Array.from({ length: 200 }, (_, i) => ({ question: createHash('sha256').update(String(i)).digest('hex'), answer: `a${i}` })))
+      assert.ok(hub.cdn.log.filter((r) => r.route === 'PUT /parts/{oid}/{part}').length >= 2)
     })
   })
 
