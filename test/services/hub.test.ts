@@ -261,8 +261,8 @@ describe('hf:// shards', () => {
     const datasets = {
       // At least as many files as shards: whole files, dealt out by size.
       'acme/three-files': { 'data/train-00000-of-00002.parquet': await parquetRows('big', 30), 'data/train-00001-of-00002.parquet': await parquetRows('mid', 17), 'data/train-00002-of-00002.jsonl': lines('small', 5) },
-      // Fewer: each file's contiguous part, a Parquet file's found by its footer.
-      'acme/two-files': { 'data/train-00000-of-00002.parquet': await parquetRows('one', 23), 'data/train-00001-of-00002.parquet': await parquetRows('two', 9) },
+      // Fewer: each file's contiguous part, a Parquet file's found by its footer, a JSON Lines file's by its line ends.
+      'acme/two-files': { 'data/train-00000-of-00002.parquet': await parquetRows('one', 23), 'data/train-00001-of-00002.jsonl': lines('two', 9) },
       'acme/one-file': { 'data/train-00000-of-00001.parquet': await parquetRows('only', 26) },
     }
     for (const [repo, files] of Object.entries(datasets)) {
