@@ -37,6 +37,8 @@ async function runPage(page: string, sh: Block[]): Promise<void> {
       // `npm run bench` is a script of the checkout, not a command of the installed package: it runs there, as the page says.
       const done = await runBlock(block.code, /^npm run /.test(block.code) ? ROOT : dir, env)
       assert.equal(done.status, 0, `${relative(ROOT, page)}:${block.line}: ${block.code}\n${done.output}`)
+      // The bench prints a row that failed and goes on: each row it ran must have measured.
+      if (/^npm run bench/.test(block.code)) assert.doesNotMatch(done.output, /\berror\b|\bfailed\b/, `${relative(ROOT, page)}:${block.line}: ${done.output}`)
     }
   } finally {
     await servers.stop()
