@@ -62,6 +62,24 @@ function withAdoptedCells(adapter: Adapter, container: Container, cases: EvalCas
 }
 
 /**
+ * A file's first cases as its layout is chosen from them: the header adopted, the lists a CSV held
+ * as text kept as text (in the columns `textColumns` names, or those found from these cases and
+ * `late` ones the layout must also fit), each shown in the fields `adapter` has.
+ */
+export function laidOutCases(
+  adapter: Adapter,
+  container: Container,
+  cases: EvalCase[],
+  late: EvalCase[] = [],
+  textColumns?: readonly TextColumn[],
+): { sampled: EvalCase[]; late: EvalCase[]; textColumns: readonly TextColumn[] } {
+  const adopted = withAdoptedHeader(adapter, container, cases)
+  const columns = textColumns ?? textColumnsOf(adapter, container, late.length ? [...cases, ...late] : cases, adopted[0])
+  const asWritten = (cs: EvalCase[]): EvalCase[] => shownIn(adapter, columns.length ? cs.map((c) => withTextCells(c, columns, adapter.name)) : cs)
+  return { sampled: asWritten(adopted), late: asWritten(late), textColumns: columns }
+}
+
+/**
  * The columns whose lists of one text `adapter` writes as text, from a file's first cases as read
  * (and the first with its header adopted): those a CSV held as text, written as typed rows by a
  * format that takes a CSV's cells as its own (see `textCellColumns`).

@@ -11,13 +11,13 @@ import type { Container, FileLayout, FormatName, FormatOption } from '../adapter
 import { EvalferryError, LayoutError, noCaseRead, UsageError } from './errors.ts'
 import { StringTable } from './ids.ts'
 import { assertWritable, AtomicFile, BytesSink, isSpecialFile, STDIO } from './io.ts'
-import { withTextCells, type TextColumn } from './mapping.ts'
+import type { TextColumn } from './mapping.ts'
 import { roughSize, type EvalCase, type JsonObject } from './model.ts'
 import { addWarning, newReport, type ConversionReport } from './report.ts'
 import type { ConvertOptions, FileConvertOptions, ReadOptions } from './options.ts'
 import type { FilePart, PartPreset, PartResult } from './parts.ts'
 import { isAddress } from './services/address.ts'
-import { encodeContextOf, shownIn, sidecarHeader, textColumnsOf, withAdoptedHeader } from './case-encoder.ts'
+import { encodeContextOf, laidOutCases, sidecarHeader } from './case-encoder.ts'
 import { checkConvertOptions, requireContainer, requireDialectFor, requireText } from './option-checks.ts'
 import type { Detection } from './detect.ts'
 import { detectGuess, GuessRefused, LateKeys, openCases, readCases, filesRead, SeenIds, type ReadCase } from './read.ts'
@@ -231,7 +231,7 @@ export interface FileHead {
   sample: EvalCase[]
   layout: FileLayout
   /** The columns whose lists of one text are written as text (see `textColumnsOf`). */
-  textColumns: TextColumn[]
+  textColumns: readonly TextColumn[]
   state: Record<string, unknown>
   layoutWarnings: ConversionReport['warnings']
   /** What a JSON Lines sidecar of the output holds. */
@@ -248,16 +248,15 @@ export async function readFileHead(options: FileConvertOptions & { from: string 
   const sample: EvalCase[] = []
   const quiet = newReport(source.name, target.name, [])
   let bytes = 0
-  for await (const c of readCases(options.input, inputContainer, source, readOptionsOf(options, options.from, quiet), new SeenIds(options.input), false, probe)) {
+  for await (const c of readCases(options.input, inputContainer, source, readOptionsOf(options, options.from, quiet), new SeenIds(options.input), [], probe)) {
     sample.push(c.value)
     bytes += roughSize(c.value)
     if (sampleFull(sample.length, bytes)) break
   }
   const report = newReport(source.name, target.name, [])
   const ectx = encodeContextOf(outputContainer, options, (message, field) => addWarning(report, message, { file: options.output, ...(field ? { field } : {}) }))
-  const adopted = withAdoptedHeader(target, outputContainer, sample)
-  const textColumns = textColumnsOf(target, outputContainer, sample, adopted[0])
-  const layout = target.layout(outputContainer, shownIn(target, adopted.map((c) => withTextCells(c, textColumns, target.name))), ectx)
+  const { sampled, textColumns } = laidOutCases(target, outputContainer, sample)
+  const layout = target.layout(outputContainer, sampled, ectx)
   return { sample, layout, textColumns, state: probe.decodeState ?? {}, layoutWarnings: report.warnings, sidecar: sidecarHeader(layout) }
 }
 
@@ -290,7 +289,7 @@ export async function convertPart(
     source,
     { ...readOptionsOf(options, options.from, report), target: target.name, onReject: (r) => rejects.push(JSON.stringify(r)) },
     seenIds,
-    false,
+    [],
     reading,
   )
   // JSON Lines of a part take about as many bytes as its source, and a little more.

@@ -14,14 +14,14 @@ import { RelativeFiles } from './file-blocks.ts'
 import { DataError, EvalferryError, LayoutError, locate, UsageError, type Location } from './errors.ts'
 import type { StringTable } from './ids.ts'
 import { AtomicFile, STDIO, type Written } from './io.ts'
-import { checkCaseShape, withTextCells } from './mapping.ts'
+import { checkCaseShape } from './mapping.ts'
 import { roughSize, type EvalCase, type JsonObject } from './model.ts'
 import { addWarning, newReport, type ConversionReport } from './report.ts'
 import { raceAbort, untilAborted } from './abort.ts'
 import type { WriteOptions } from './options.ts'
 import type { PartPreset } from './parts.ts'
 import { startSidecar } from './sidecar.ts'
-import { CaseEncoder, encodeContextOf, shownIn, sidecarHeader, textColumnsOf, withAdoptedHeader } from './case-encoder.ts'
+import { CaseEncoder, encodeContextOf, laidOutCases, sidecarHeader } from './case-encoder.ts'
 import { requireContainer, requireDialectFor, requireSignal, requireText, requireWriteOptions } from './option-checks.ts'
 import { holdsCases, placeOf, type ReadCase } from './read.ts'
 
@@ -241,15 +241,11 @@ async function writeFrom(
   // Where the case being written was read: its errors and warnings are told there.
   let at: Location | undefined
   const ectx = encodeContextOf(container, options, (message, field) => addWarning(report, message, { ...(at ?? { file: file.path, record: index }), ...(field ? { field } : {}) }))
-  // The layout is chosen from the cases as they are written (see `shownIn`).
-  const read = sample.map((c) => c.value)
-  const adopted = withAdoptedHeader(adapter, container, read)
-  const textColumns = preset?.textColumns ?? textColumnsOf(adapter, container, options.layoutCases ? [...read, ...options.layoutCases] : read, adopted[0])
-  const asWritten = (cases: EvalCase[]): EvalCase[] => shownIn(adapter, textColumns.length ? cases.map((c) => withTextCells(c, textColumns, adapter.name)) : cases)
-  const sampled = asWritten(adopted)
+  // The layout is chosen from the cases as they are written (see `laidOutCases`).
+  const { sampled, late: lateSampled, textColumns } = laidOutCases(adapter, container, sample.map((c) => c.value), options.layoutCases, preset?.textColumns)
   // What the layout warns of is the file's (a column of it), not one case's.
   const layoutCtx: EncodeContext = { ...ectx, warn: (message, field) => addWarning(report, message, { file: file.path, ...(field ? { field } : {}) }) }
-  const layout: FileLayout = preset?.layout ?? adapter.layout(container, options.layoutCases ? [...sampled, ...asWritten(options.layoutCases)] : sampled, layoutCtx)
+  const layout: FileLayout = preset?.layout ?? adapter.layout(container, lateSampled.length ? [...sampled, ...lateSampled] : sampled, layoutCtx)
   ectx.layout = layout
   // A `.tsv` file is written with tabs, as it is read.
   const delimiter = container === 'csv' ? namedDelimiter(file.path) : undefined
