@@ -58,7 +58,7 @@ export async function detect(file: string, options: DetectOptions = {}): Promise
   let container = options.container ?? containerOf(file)
   if (!container) throw missingInput(file) ?? new UsageError(`cannot tell the container of ${file} from its extension`)
 
-  const sampleOf = async (c: Container, strict = false, path = file): Promise<Sample> => {
+  const sampleOf = async (c: Container, strict = false, path = file, named = false): Promise<Sample> => {
     const header: JsonObject = {}
     const columns: string[] = []
     const records: unknown[] = []
@@ -84,11 +84,12 @@ export async function detect(file: string, options: DetectOptions = {}): Promise
       if (!options.count && count + unreadable >= SAMPLE_SIZE) break
     }
     if (bad && records.length === 0) throw bad
-    // A suite that names its cases file in place of the list (`tests: ./dataset.jsonl`) is told by that file's cases.
-    const named = header[CASES_FILE_KEY]
-    const casesFile = typeof named === 'string' && records.length === 1 && records[0] === named ? resolve(dirname(path), named.replace(/^file:\/\//, '')) : undefined
+    // A suite that names its cases file in place of the list (`tests: ./dataset.jsonl`) is told by
+    // that file's cases; the file's own name in it is not followed again, nor another suite's.
+    const cases = named ? undefined : header[CASES_FILE_KEY]
+    const casesFile = typeof cases === 'string' && records.length === 1 && records[0] === cases ? resolve(dirname(path), cases.replace(/^file:\/\//, '')) : undefined
     const casesContainer = casesFile === undefined ? undefined : containerOf(casesFile)
-    if (casesFile !== undefined && casesContainer !== undefined) return { ...(await sampleOf(casesContainer, strict, casesFile)), header }
+    if (casesFile !== undefined && casesContainer !== undefined) return { ...(await sampleOf(casesContainer, strict, casesFile, true)), header }
     return { header, columns, records, fields, count, unreadable: bad ? { count: unreadable, first: bad } : undefined }
   }
 

@@ -101,9 +101,11 @@ export async function* readCases(
   adapter: Adapter,
   options: ReadOptions,
   seenIds: SeenIds,
-  isIncluded = false,
+  /** The files that include this one, the outermost first: none for the file converted. */
+  includedBy: readonly string[] = [],
   part?: FilePart,
 ): AsyncGenerator<ReadCase> {
+  const isIncluded = includedBy.length > 0
   const header: JsonObject = { ...options.fileKeys, ...(await sidecarKeys(file, container, adapter)) }
   const range = options.recordRange
   const { records, columns, headerWarnings, comments, schemaMetadata, columnTypes } = recordsOf(file, container, adapter, options, header, part)
@@ -162,8 +164,12 @@ export async function* readCases(
       // Included cases would shift every later part's record numbers: the file converts in one thread.
       if (part?.range) throw new Error('an include inside a part of a file')
       const { path, includedContainer } = includeOf(included, record.value, file, adapter, header, options, where())
+      // A file that includes itself, or a file that includes it, would be read without end.
+      if ([...includedBy, file].some((f) => resolvePath(f) === path)) {
+        throw new DataError('E_FIELD', `the include names ${path === resolvePath(file) ? 'this file itself' : 'a file that includes this one'}: its cases would be read without end`, { ...where(), field: String(record.value) })
+      }
       try {
-        for await (const c of readCases(path, includedContainer, adapter, options, seenIds, true)) {
+        for await (const c of readCases(path, includedContainer, adapter, options, seenIds, [...includedBy, file])) {
           // The file's first case, included or its own, takes the file's keys.
           if (first && !isIncluded) {
             if (options.fileKeys) Object.assign(header, options.fileKeys)

@@ -11,6 +11,7 @@ import { convert } from '../../src/convert.ts'
 import { read } from '../../src/read.ts'
 import { write } from '../../src/write.ts'
 import { DataError } from '../../src/errors.ts'
+import { detect } from '../../src/detect.ts'
 import type { EvalCase, JsonObject } from '../../src/model.ts'
 import { tempDir } from '../helpers/temp.ts'
 
@@ -839,4 +840,26 @@ test("a suite's `input:`, which AgentV sends before every test's input, is warne
   assert.deepEqual(told(await convert({ input: goldens, output: back, to: 'evalcase' })), [])
   assert.deepEqual(parseYaml(readFileSync(back, 'utf8')).input, [{ role: 'system', content: 'You are a terse support agent.' }])
   assert.deepEqual(told(await convert({ input: source, output: join(dir, 'same.eval.yaml'), to: 'evalcase' })), [])
+})
+
+test('a suite whose tests: names itself, and two files that include each other, are an error at the include, not a read without end; detect ends too', async () => {
+  const dir = tempDir('evalferry-self-include-')
+  const self = join(dir, 'suite.yaml')
+  writeFileSync(self, 'name: s\ntests: ./suite.yaml\n')
+  const a = join(dir, 'a.yaml')
+  const b = join(dir, 'b.yaml')
+  writeFileSync(a, 'tests:\n  - file://b.yaml\n')
+  writeFileSync(b, 'tests:\n  - file://a.yaml\n')
+  await assert.rejects(convert({ input: self, output: join(dir, 'self.json'), from: 'evalcase', to: 'deepeval' }), (error: DataError) => {
+    assert.equal(error.message, 'the include names this file itself: its cases would be read without end')
+    assert.deepEqual([error.location.file, error.location.line, error.location.field], [self, 2, './suite.yaml'])
+    return true
+  })
+  await assert.rejects(convert({ input: a, output: join(dir, 'ab.json'), from: 'evalcase', to: 'deepeval' }), (error: DataError) => {
+    assert.equal(error.message, 'the include names a file that includes this one: its cases would be read without end')
+    assert.deepEqual([error.location.file, error.location.line, error.location.field], [b, 2, 'file://a.yaml'])
+    return true
+  })
+  assert.equal(existsSync(join(dir, 'self.json')) || existsSync(join(dir, 'ab.json')), false)
+  assert.equal((await detect(self)).format, 'evalcase')
 })
