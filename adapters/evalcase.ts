@@ -12,7 +12,7 @@
  * The dialect travels in the YAML header as `$list` (the list key), which the YAML codec reports.
  *
  * A case with no input (DeepEval multi-turn goldens have a `scenario` instead) comes with its turns
- * as input messages (see the pipeline's `withTurnsAsInput`); with no turns either, it is written
+ * as input messages (see `withTurnsAsInput` in src/case-encoder.ts); with no turns either, it is written
  * with its scenario as the one user message, because AgentV refuses a case without `input`; the
  * carry keeps the original exact, since that input does not read back as the case's own.
  */

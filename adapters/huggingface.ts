@@ -116,7 +116,7 @@ function featuresOf(ctx: DecodeContext, first: JsonObject): Features | undefined
   if (own.json.length) features = { ...features, ...Object.fromEntries(own.json.map((column) => [column, JSON_FEATURE])) }
   if (own.features) features = { ...features, ...own.features }
   if (ctx.container === 'parquet' && ctx.columns?.length) features = withColumnFeatures(features, ctx.columns, ctx.columnTypes)
-  // The pipeline hands file-level keys to the first case, so the features travel with it, unless
+  // Reading hands file-level keys to the first case, so the features travel with it, unless
   // they are what writing infers from the values anyway (a chat column evalferry chose for its cases).
   const inferable = (key: string, f: Feature): boolean => isInferable(f, first[key]) || (own.chat.includes(key) && deepEqual(f, CHAT_FEATURE))
   if (features && ctx.header.features === undefined && !Object.entries(features).every(([key, f]) => inferable(key, f))) ctx.header.features = features

@@ -20,7 +20,7 @@ export const layoutMaps = new WeakMap<FileLayout, FieldMapping>()
 
 /**
  * On the first row of a file: puts the header (and the user's mapping) into the file-level keys,
- * which the pipeline hands to the first case as `extras[format].$file`, unless the header is one
+ * which reading hands to the first case as `extras[format].$file`, unless the header is one
  * that writing gives back by itself.
  */
 export function rememberHeader(ctx: DecodeContext, columns: readonly string[]): void {
@@ -51,8 +51,8 @@ export interface ReadBack {
 
 /**
  * True when some case of the sample does not read back whole from a row under `columns`, so that
- * the file needs an `evalferry` column for the pipeline to carry the rest in. `encode` and
- * `decode` are the adapter's own, seeing the layout the pipeline will give them. Never with
+ * the file needs an `evalferry` column for the case encoder to carry the rest in. `encode` and
+ * `decode` are the adapter's own, seeing the layout writing will give them. Never with
  * `--no-extras`, which drops the rest.
  */
 export function sampleNeedsCarry(sample: EvalCase[], layout: FileLayout, { format, encode, decode, ectx }: ReadBack): boolean {

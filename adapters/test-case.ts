@@ -21,6 +21,7 @@ import { extrasOf, fieldChecks } from './fields.ts'
 import { fieldError } from '../src/errors.ts'
 import { deepEqual, isCarry } from '../src/carry.ts'
 import { CARRY_KEY, hasKeys, isJsonObject, isMessageList, singleText, type EvalCase, type JsonObject, type JsonValue, type Message, type Rubric } from '../src/model.ts'
+import type { Refusal } from './types.ts'
 
 export interface TestDialect {
   /** The format whose extras hold what the canonical case cannot name: `promptfoo`, or `evalcase` for AgentV 5. */
@@ -426,19 +427,13 @@ export function caseToTest(c: EvalCase, d: TestDialect, warn: (message: string, 
 // ---------------------------------------------------------------------------------------------
 // what promptfoo and AgentV 5 refuse or skip
 
-/** A field of a test that the tool refuses or skips, and why. */
-export interface TestRefusal {
-  field: string
-  message: string
-}
-
 /** The keys of which promptfoo needs one in a test (its `description` aside). */
 const PROMPTFOO_NEEDS = ['vars', 'assert', 'options', 'metadata', 'provider', 'providerOutput', 'threshold']
 
 /** What promptfoo's loader refuses in a test: one with none of the keys it needs, a field of another type than its schema's, an assertion without a type. */
-export function promptfooRefusals(record: unknown): TestRefusal[] {
+export function promptfooRefusals(record: unknown): Refusal[] {
   if (!isJsonObject(record)) return [{ field: '', message: `promptfoo refuses a test that is not a mapping (here ${describeType(record)})` }]
-  const out: TestRefusal[] = []
+  const out: Refusal[] = []
   if (!PROMPTFOO_NEEDS.some((k) => record[k] !== undefined)) out.push({ field: 'vars', message: `promptfoo refuses a test with none of ${PROMPTFOO_NEEDS.join(', ')}` })
   for (const key of ['vars', 'options', 'metadata'] as const) {
     if (record[key] !== undefined && !isJsonObject(record[key])) out.push({ field: key, message: `promptfoo refuses a test whose ${key} is not a mapping (here ${describeType(record[key])})` })
@@ -475,8 +470,8 @@ const AGENTV5_LACKS = /^(?:not-)?(?:llm-grader|factuality|levenshtein|rouge-n|mo
  * criteria, assertions or turns; `input`/`expected_output` are variables now; an assertion type
  * it lacks skips the case.
  */
-export function agentv5Refusals(record: unknown, header: JsonObject, first: boolean): TestRefusal[] {
-  const out: TestRefusal[] = []
+export function agentv5Refusals(record: unknown, header: JsonObject, first: boolean): Refusal[] {
+  const out: Refusal[] = []
   if (first) {
     for (const [key, instead] of Object.entries(AGENTV5_REFUSED_FILE_KEYS)) if (header[key] !== undefined) out.push({ field: key, message: `AgentV 5 refuses the suite key \`${key}\`: ${instead}` })
   }

@@ -1,5 +1,5 @@
 /**
- * Lossless carrying (SPEC section 3). Writing a case, the pipeline encodes it, decodes the record
+ * Lossless carrying (SPEC section 3). Writing a case, the case encoder encodes it, decodes the record
  * again and compares: every canonical field that did not come back whole travels under
  * `metadata.evalferry`, which every adapter maps to its format's free-form slot. Reading, the
  * carried fields replace what the record expressed, so the next writer sees the original case.

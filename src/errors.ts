@@ -82,7 +82,7 @@ export function requireAbortSignal(where: string, signal: unknown): void {
 /** A fetch, ref or cache failure in the resolver. Exit code 3. */
 export class FetchError extends EvalferryError {}
 
-/** Thrown by adapters, which know the field but not the file; the pipeline adds the place. */
+/** Thrown by adapters, which know the field but not the file; reading and writing add the place. */
 export function fieldError(field: string, message: string): DataError {
   return new DataError('E_FIELD', message, { field })
 }

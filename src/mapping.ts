@@ -70,16 +70,19 @@ export const WELL_KNOWN_NAMES: Readonly<Partial<Record<MappedField, readonly str
 }
 
 /** A column name as it is matched against the canonical and well-known names: `Best Answer` is `bestanswer`, as `best_answer` is. */
-export function headerKey(name: string): string {
+function headerKey(name: string): string {
   return name.toLowerCase().replace(/[\s_-]+/g, '')
 }
 
 /** Of `keys`, the one that `fits` and is the first of `names` (a key spelled exactly as it first, then as headers are matched). */
 export function wellKnownKey(keys: readonly string[], names: readonly string[], fits: (key: string) => boolean): string | undefined {
+  let spelled: string[] | undefined
   for (const name of names) {
     if (keys.includes(name) && fits(name)) return name
-    const key = keys.find((k) => k !== name && headerKey(k) === headerKey(name) && fits(k))
-    if (key !== undefined) return key
+    const want = headerKey(name)
+    spelled ??= keys.map(headerKey)
+    const at = keys.findIndex((k, i) => k !== name && spelled![i] === want && fits(k))
+    if (at !== -1) return keys[at]
   }
   return undefined
 }
@@ -472,7 +475,7 @@ export function withCellsOf(c: EvalCase, from: readonly string[], options: RowOp
   for (const source of from) {
     const theirs = extras[source]?.[RAW]
     if (!isJsonObject(theirs)) continue
-    const fields = new Map(resolveMapping(Object.keys(theirs)).fields.map(([field, path]) => [path, field]))
+    const fields = new Map(resolvedFor(Object.keys(theirs), undefined).fields.map(([field, path]) => [path, field]))
     const own = isJsonObject(extras[format]?.[RAW]) ? (extras[format]![RAW] as JsonObject) : {}
     const taken: JsonObject = {}
     const left: JsonObject = {}
@@ -829,7 +832,7 @@ export function isDefaultHeader(columns: readonly string[]): boolean {
  * reading the header would fill them from; a value a source cell held in another form (a number
  * id, `["a", "b"]` with spaces) is written as it was. Every header column gets a cell (absent:
  * `''` in text, null otherwise, when `fill` is set); the rest of the case is left out, for the
- * pipeline to carry under `evalferry`.
+ * case encoder to carry under `evalferry`.
  */
 export function caseToRow(
   c: EvalCase,

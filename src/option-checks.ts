@@ -48,7 +48,7 @@ function requireBoolean(name: string, value: unknown): void {
 }
 
 /** What `map` takes: `--map`'s pairs as an object (`{ input: 'question' }`), or a function of the row. */
-export function requireMap(fn: string, map: unknown): void {
+function requireMap(fn: string, map: unknown): void {
   if (map !== undefined && typeof map !== 'function' && (typeof map !== 'object' || map === null || Array.isArray(map))) {
     throw new UsageError(`${fn}: the option map takes an object of --map's pairs ({ input: 'question' }) or a function of the row, not ${JSON.stringify(map)}`)
   }

@@ -35,7 +35,7 @@ export function parseShard(text: string): Shard {
  * The number of records a file holds, read through its codec only (no decoding). A range past
  * every record lets the JSON reader leave them unparsed: each shard checks its own.
  */
-export async function countRecords(file: string, format: string): Promise<number> {
+async function countRecords(file: string, format: string): Promise<number> {
   const adapter = await getAdapter(format)
   const container = containerOf(file)
   if (!container) throw new UsageError(`cannot tell the container of ${file}`)
