@@ -45,7 +45,8 @@ export async function convertServices({ positionals, values, stdout, stderr, env
   const reportFile = reportPath === undefined ? undefined : await AtomicFile.create(reportPath)
   const fromContainer = containerOption(values, 'from-container')
   const toContainer = containerOption(values, 'to-container')
-  const offline = values.offline === true || env.EVALFERRY_OFFLINE === '1'
+  // EVALFERRY_OFFLINE and EVALFERRY_TIMEOUT are read from `env` where the requests are made.
+  const offline = values.offline === true
   const cacheDir = stringOption(values, 'cache-dir')
   let report: ServiceReport | undefined
   let failure: unknown

@@ -14,7 +14,7 @@ export async function detectServices({ positionals, values, stdout, stderr, env 
   let exitCode = 0
   for (const address of positionals) {
     try {
-      entries.push(await detectService(address, { env, ...(timeoutSeconds ? { timeoutMs: timeoutSeconds * 1000 } : {}), ...(cacheDir ? { cacheDir } : {}), ...(values.offline === true || env.EVALFERRY_OFFLINE === '1' ? { offline: true } : {}) }))
+      entries.push(await detectService(address, { env, ...(timeoutSeconds ? { timeoutMs: timeoutSeconds * 1000 } : {}), ...(cacheDir ? { cacheDir } : {}), ...(values.offline === true ? { offline: true } : {}) }))
     } catch (error) {
       if (!(error instanceof EvalferryError)) throw error
       stderr.write(`evalferry: ${printable(error.describe())}\n`)

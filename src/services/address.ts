@@ -96,7 +96,7 @@ export function parseAddress(text: string): ServiceAddress {
   }
   if (query !== '') queryOf(text, query, [])
   const match = /^datasets\/([^/@]+)\/([^/@]+)(?:@([^/]+(?:\/pr\/\d+|\/convert\/[^/]+)?))?(?:\/(.*))?$/.exec(body)
-  if (!match) throw new UsageError(`${text}: expected hf://datasets/<owner>/<name>[@<revision>][/<config>[/<split>]]`)
+  if (!match) throw new UsageError(`${text}: expected hf://datasets/<owner>/<name>[@<revision>][/<config>[/<split>] | /<path in the repository>]`)
   const [, owner, name, revision, path] = match
   const trimmed = path?.replace(/\/+$/, '')
   return {

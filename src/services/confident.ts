@@ -9,7 +9,7 @@ import { DataError, FetchError, UsageError } from '../errors.ts'
 import { isJsonObject, type JsonObject, type JsonValue } from '../model.ts'
 import type { ConfidentAddress } from './address.ts'
 import { batchesOf, canonicalJson, type PushOptions, type PushSummary, type ServiceContext } from './context.ts'
-import { ServiceHttp, setting, UncertainError, withoutTrailingSlash } from './http.ts'
+import { serviceBase, ServiceHttp, setting, UncertainError } from './http.ts'
 
 /** Goldens a push sends at most in one request, and about the most bytes. */
 export const CHUNK_GOLDENS = 100
@@ -29,7 +29,7 @@ export function confidentHttp(ctx: ServiceContext): ServiceHttp {
   if (!key) throw new FetchError('E_AUTH', 'Confident AI needs an API key: set CONFIDENT_API_KEY')
   const region = setting(ctx.env, 'CONFIDENT_REGION')?.toUpperCase()
   if (region !== undefined && region !== 'US' && region !== 'EU') throw new UsageError(`CONFIDENT_REGION is US or EU, not "${region}"`)
-  const base = withoutTrailingSlash(setting(ctx.env, 'CONFIDENT_BASE_URL') ?? HOSTS[region ?? (key.startsWith('confident_eu_') ? 'EU' : 'US')])
+  const base = serviceBase(ctx.env, ['CONFIDENT_BASE_URL'], HOSTS[region ?? (key.startsWith('confident_eu_') ? 'EU' : 'US')])
   return new ServiceHttp({
     service: 'Confident AI',
     base,

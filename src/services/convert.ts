@@ -12,7 +12,8 @@ import type { Container, FormatOption } from '../../adapters/types.ts'
 import { containerOf } from '../codecs/index.ts'
 import { detect } from '../detect.ts'
 import { createHash } from 'node:crypto'
-import { EvalferryError, UsageError, type Location } from '../errors.ts'
+import { EvalferryError, FetchError, UsageError, type Location } from '../errors.ts'
+import { isOffline, MAX_TIMEOUT_SECONDS } from '../resolver/options.ts'
 import type { JsonObject } from '../model.ts'
 import type { ConvertOptions, FileConvertOptions } from '../options.ts'
 import type { ConversionReport } from '../report.ts'
@@ -27,7 +28,7 @@ import { pullLangSmith, pushLangSmith } from './langsmith.ts'
 /** The report of a conversion from or to a service: a push tells what it did, a dry run what it would send. */
 export type ServiceReport = ConversionReport
 
-export const DEFAULT_TIMEOUT_MS = 60_000
+const DEFAULT_TIMEOUT_MS = 60_000
 export type { ServiceOptions } from './context.ts'
 
 /** The format an address implies, checked against the one the caller named. */
@@ -37,26 +38,48 @@ function impliedFormat(address: ServiceAddress, given: string | undefined, optio
   return format
 }
 
+/**
+ * What every request of a conversion or a detection is made with: the timeout (the option, else
+ * `EVALFERRY_TIMEOUT`, else 60 s) and whether the network is forbidden (the option, else
+ * `EVALFERRY_OFFLINE`), as the resolver reads them. Offline, only an hf:// input can be served
+ * (from the cache): any other address is an error before a request is made.
+ */
+function serviceContext(options: ServiceOptions & { signal?: AbortSignal; progress?: ServiceContext['progress'] }, addresses: (ServiceAddress | undefined)[]): ServiceContext {
+  const env = options.env ?? process.env
+  if (options.timeoutMs !== undefined && !(Number.isFinite(options.timeoutMs) && options.timeoutMs > 0)) throw new UsageError(`timeoutMs takes a number of milliseconds above 0, not ${String(options.timeoutMs)}`)
+  const fromEnv = Number(env.EVALFERRY_TIMEOUT)
+  const timeoutMs = options.timeoutMs ?? (env.EVALFERRY_TIMEOUT && Number.isFinite(fromEnv) && fromEnv > 0 ? fromEnv * 1000 : DEFAULT_TIMEOUT_MS)
+  if (timeoutMs > MAX_TIMEOUT_SECONDS * 1000) throw new UsageError(`a timeout of ${timeoutMs / 1000} seconds is too long: the largest accepted is ${MAX_TIMEOUT_SECONDS} seconds`)
+  const offline = isOffline({ ...(options.offline ? { offline: true } : {}), env })
+  if (offline) {
+    const [input, output] = addresses
+    const asked = output ?? (input && input.service !== 'hf' ? input : undefined)
+    if (asked) throw new FetchError('E_OFFLINE', `${asked.text}: --offline forbids asking ${SERVICE_NAME[asked.service]}; only an hf:// input is served from the cache`)
+  }
+  return {
+    env,
+    timeoutMs,
+    ...(options.signal ? { signal: options.signal } : {}),
+    ...(options.cacheDir ? { cacheDir: options.cacheDir } : {}),
+    ...(offline ? { offline: true } : {}),
+    ...(options.progress ? { progress: options.progress } : {}),
+  }
+}
+
+const SERVICE_NAME: Record<ServiceAddress['service'], string> = { langsmith: 'LangSmith', confident: 'Confident AI', hf: 'the Hugging Face Hub' }
+
 export async function convertWithServices(options: ConvertOptions & ServiceOptions, convertFiles: (options: FileConvertOptions) => Promise<ConversionReport>): Promise<ServiceReport> {
   const source = isAddress(options.input) ? parseAddress(options.input) : undefined
   const target = isAddress(options.output) ? parseAddress(options.output) : undefined
   const ifExists = options.ifExists ?? 'fail'
   if (!IF_EXISTS.includes(ifExists)) throw new UsageError(`ifExists is one of ${IF_EXISTS.join(', ')}, not ${JSON.stringify(ifExists)}`)
-  if (options.timeoutMs !== undefined && !(Number.isFinite(options.timeoutMs) && options.timeoutMs > 0)) throw new UsageError(`timeoutMs takes a number of milliseconds above 0, not ${String(options.timeoutMs)}`)
   const from = source ? await formatName(impliedFormat(source, options.from === undefined ? undefined : (await getAdapter(options.from)).name, '--from')) : options.from
   const to = target ? impliedFormat(target, options.to === undefined ? undefined : (await getAdapter(options.to)).name, '--to') : options.to
   if (!to) throw new UsageError('convert(): options.to names the output format (an address as the output implies it)')
   if (source && target && source.text === target.text) throw new UsageError(`${source.text} is both the input and the output`)
   if (target && (options.recordRange || options.shard)) throw new UsageError('--shard writes a part of the input; a push takes the whole dataset')
   if (options.shard) checkShard(options.shard, source)
-  const ctx: ServiceContext = {
-    env: options.env ?? process.env,
-    timeoutMs: options.timeoutMs ?? DEFAULT_TIMEOUT_MS,
-    ...(options.signal ? { signal: options.signal } : {}),
-    ...(options.cacheDir ? { cacheDir: options.cacheDir } : {}),
-    ...(options.offline ? { offline: true } : {}),
-    ...(options.progress ? { progress: options.progress } : {}),
-  }
+  const ctx = serviceContext(options, [source, target])
   const dir = await mkdtemp(join(tmpdir(), 'evalferry-'))
   try {
     let input = options.input
@@ -185,7 +208,7 @@ export interface ServiceDetection {
 
 export async function detectService(text: string, options: ServiceOptions = {}): Promise<ServiceDetection> {
   const address = parseAddress(text)
-  const ctx: ServiceContext = { env: options.env ?? process.env, timeoutMs: options.timeoutMs ?? DEFAULT_TIMEOUT_MS, ...(options.cacheDir ? { cacheDir: options.cacheDir } : {}), ...(options.offline ? { offline: true } : {}) }
+  const ctx = serviceContext(options, [address])
   if (address.service === 'hf') {
     // The Hub's files are told as files are: each is fetched into the cache, then read.
     const { files } = await hubFiles(address, ctx)

@@ -6,7 +6,7 @@
  */
 import { setTimeout as sleep } from 'node:timers/promises'
 import { retryAfterMs } from '../../cache/raw.ts'
-import { EvalferryError, FetchError } from '../errors.ts'
+import { EvalferryError, FetchError, UsageError } from '../errors.ts'
 
 export interface ServiceHttpOptions {
   /** What messages call the service: `LangSmith`. */
@@ -181,6 +181,16 @@ export function setting(env: NodeJS.ProcessEnv, ...names: string[]): string | un
   return undefined
 }
 
-export function withoutTrailingSlash(url: string): string {
-  return url.replace(/\/+$/, '')
+/** A service's API root: the first of the variables `names` that is set, else `fallback`; a value that is no http(s) URL is an error naming its variable. */
+export function serviceBase(env: NodeJS.ProcessEnv, names: string[], fallback: string): string {
+  const name = names.find((n) => setting(env, n) !== undefined)
+  const base = (name === undefined ? fallback : setting(env, name)!).replace(/\/+$/, '')
+  let url: URL | undefined
+  try {
+    url = new URL(base)
+  } catch {
+    url = undefined
+  }
+  if (!url || (url.protocol !== 'http:' && url.protocol !== 'https:')) throw new UsageError(`${name}=${JSON.stringify(base)} is not an http(s) URL`)
+  return base
 }

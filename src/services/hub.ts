@@ -15,7 +15,7 @@ import { DEFAULTS } from '../resolver/options.ts'
 import type { HubAddress } from './address.ts'
 import { cardConfigs, defaultConfig, parseCard, patternMatcher, pushedCard, type Card, type CardConfig, type PushedSplit } from './hub-card.ts'
 import type { PushOptions, PushSummary, ServiceContext } from './context.ts'
-import { parseJson, ServiceHttp, setting, UncertainError, withoutTrailingSlash } from './http.ts'
+import { parseJson, serviceBase, ServiceHttp, setting, UncertainError } from './http.ts'
 
 const DATA_EXTENSIONS = ['.parquet', '.jsonl', '.json', '.csv', '.jsonl.gz', '.json.gz', '.csv.gz']
 const COMMIT = /^[0-9a-f]{40}$/
@@ -41,7 +41,7 @@ export function hubHttp(ctx: ServiceContext, needsToken = false): ServiceHttp {
   if (needsToken && !token) throw new FetchError('E_AUTH', 'writing to the Hugging Face Hub needs a token: set HF_TOKEN (or HUGGING_FACE_HUB_TOKEN)')
   return new ServiceHttp({
     service: 'Hugging Face Hub',
-    base: withoutTrailingSlash(setting(ctx.env, 'HF_ENDPOINT') ?? 'https://huggingface.co'),
+    base: serviceBase(ctx.env, ['HF_ENDPOINT'], 'https://huggingface.co'),
     headers: token ? { authorization: `Bearer ${token}` } : {},
     secrets: token ? [token] : [],
     credentialHint: token ? 'set HF_TOKEN to a token that can read (or, to push, write) this dataset' : 'set HF_TOKEN to a token that can read this dataset',

@@ -9,7 +9,7 @@ import { FetchError, UsageError } from '../errors.ts'
 import { isJsonObject, type JsonObject, type JsonValue } from '../model.ts'
 import { isUuid, type LangSmithAddress } from './address.ts'
 import { batchesOf, canonicalJson, type PushOptions, type PushSummary, type ServiceContext } from './context.ts'
-import { ServiceHttp, setting, UncertainError, withoutTrailingSlash } from './http.ts'
+import { serviceBase, ServiceHttp, setting, UncertainError } from './http.ts'
 
 const PAGE = 100
 /** Python's SDK keeps each request under this; a maintainer named about 25 MB as the backend's limit. */
@@ -39,7 +39,7 @@ interface Example {
 export function langsmithHttp(ctx: ServiceContext): ServiceHttp {
   const key = setting(ctx.env, 'LANGSMITH_API_KEY', 'LANGCHAIN_API_KEY')
   if (!key) throw new FetchError('E_AUTH', 'LangSmith needs an API key: set LANGSMITH_API_KEY (or LANGCHAIN_API_KEY)')
-  const endpoint = withoutTrailingSlash(setting(ctx.env, 'LANGSMITH_ENDPOINT', 'LANGCHAIN_ENDPOINT') ?? 'https://api.smith.langchain.com')
+  const endpoint = serviceBase(ctx.env, ['LANGSMITH_ENDPOINT', 'LANGCHAIN_ENDPOINT'], 'https://api.smith.langchain.com')
   const workspace = setting(ctx.env, 'LANGSMITH_WORKSPACE_ID', 'LANGCHAIN_WORKSPACE_ID')
   return new ServiceHttp({
     service: 'LangSmith',

@@ -1,6 +1,6 @@
 /** langsmith:// as input and output, against a LangSmith stand-in on loopback. */
 import assert from 'node:assert/strict'
-import { readFileSync, writeFileSync } from 'node:fs'
+import { existsSync, readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { after, before, beforeEach, describe, test } from 'node:test'
 import { convert } from '../../src/index.ts'
@@ -247,6 +247,39 @@ describe('langsmith:// failures', () => {
       assert.deepEqual(records(back), records(input))
     })
   }
+
+  test('EVALFERRY_TIMEOUT is each request\'s limit when --timeout is not given: a slow page is asked again', async () => {
+    const input = join(dir, 'env-timeout.jsonl')
+    writeFileSync(input, lines(3))
+    server.faults = [{ route: 'GET /examples', call: 1, fault: { delayMs: 3000 } }]
+    const run = await runCli(['convert', input, '--from', 'langsmith', '-o', 'langsmith://env-timeout'], { ...env, EVALFERRY_TIMEOUT: '0.5' })
+    assert.equal(run.code, 0, run.stderr)
+    assert.ok(server.count('GET /examples') >= 2, 'GET /examples asked again')
+    assert.equal(server.examplesOf('env-timeout').length, 3)
+  })
+
+  test('offline (--offline, or EVALFERRY_OFFLINE=true), a LangSmith read or push is exit 3 before any request', async () => {
+    const input = join(dir, 'offline.jsonl')
+    writeFileSync(input, lines(2))
+    for (const [args, extra] of [
+      [['convert', 'langsmith://x', '--to', 'deepeval', '-o', join(dir, 'offline.json'), '--offline'], {}],
+      [['convert', 'langsmith://x', '--to', 'deepeval', '-o', join(dir, 'offline.json')], { EVALFERRY_OFFLINE: 'true' }],
+      [['convert', input, '--from', 'langsmith', '-o', 'langsmith://offline', '--offline'], {}],
+      [['detect', 'langsmith://x'], { EVALFERRY_OFFLINE: 'yes' }],
+    ] as const) {
+      const run = await runCli([...args], { ...env, ...extra })
+      assert.equal(run.code, 3, run.stderr)
+      assert.match(run.stderr, /langsmith:\/\/(x|offline): --offline forbids asking LangSmith; only an hf:\/\/ input is served from the cache/)
+    }
+    assert.equal(server.count(), 0)
+    assert.equal(existsSync(join(dir, 'offline.json')), false)
+  })
+
+  test('an endpoint that is no URL is a usage error naming its variable', async () => {
+    const run = await runCli(['convert', 'langsmith://x', '--to', 'deepeval', '-o', join(dir, 'bad-endpoint.json')], { ...env, LANGSMITH_ENDPOINT: 'notaurl' })
+    assert.equal(run.code, 2)
+    assert.equal(run.stderr, 'evalferry: LANGSMITH_ENDPOINT="notaurl" is not an http(s) URL\n')
+  })
 
   test('a service that keeps failing ends in exit 3 with what failed, not a hang', async () => {
     writeFileSync(join(dir, 'down.jsonl'), lines(2))
