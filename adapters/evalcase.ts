@@ -290,7 +290,11 @@ function decodeCase(record: unknown, ctx: DecodeContext): EvalCase {
   if (typeof record === 'string' && record.startsWith(INCLUDE_PREFIX)) {
     throw fieldError('', `an include (${record}) must be resolved by the reader, not decoded`)
   }
-  if (ctx.index === 0 && ctx.header.input !== undefined && ctx.target !== undefined && ctx.target !== 'evalcase') ctx.warn(SUITE_INPUT_NOT_SENT(ctx.target), 'input')
+  // Once a file, on the first case read: a shard's too, whose first is not the file's.
+  if (ctx.state.suiteInputTold === undefined && ctx.header.input !== undefined && ctx.target !== undefined && ctx.target !== 'evalcase') {
+    ctx.state.suiteInputTold = true
+    ctx.warn(SUITE_INPUT_NOT_SENT(ctx.target), 'input')
+  }
   const v5 = readsAgentv5(record, ctx)
   if (v5) {
     const c = testToCase(record, v5)

@@ -14,6 +14,7 @@ import { DataError } from '../../src/errors.ts'
 import { detect } from '../../src/detect.ts'
 import type { EvalCase, JsonObject } from '../../src/model.ts'
 import { tempDir } from '../helpers/temp.ts'
+import { runCli } from '../helpers/cli.ts'
 
 const here = dirname(fileURLToPath(import.meta.url))
 const REAL = resolve(here, '../../../shared/fixtures/real/evalcase')
@@ -840,6 +841,10 @@ test("a suite's `input:`, which AgentV sends before every test's input, is warne
   assert.deepEqual(told(await convert({ input: goldens, output: back, to: 'evalcase' })), [])
   assert.deepEqual(parseYaml(readFileSync(back, 'utf8')).input, [{ role: 'system', content: 'You are a terse support agent.' }])
   assert.deepEqual(told(await convert({ input: source, output: join(dir, 'same.eval.yaml'), to: 'evalcase' })), [])
+  // A shard that starts past the first case is told too.
+  const second = await runCli(['convert', source, '--to', 'deepeval', '-o', join(dir, 'shard.json'), '--shard', '2/2'])
+  assert.equal(second.code, 0, second.stderr)
+  assert.equal(second.stderr.split("the suite's `input:`").length - 1, 1, second.stderr)
 })
 
 test('a suite whose tests: names itself, and two files that include each other, are an error at the include, not a read without end; detect ends too', async () => {
