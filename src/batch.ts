@@ -175,6 +175,13 @@ export function defaultLanes(bytes: number, files: number, cores: number, free =
   return Math.max(1, Math.min(cores, free, files, Math.floor(bytes / LANE_BYTES)))
 }
 
+/** The lanes a batch takes when `--jobs` is not given: cores are looked at only where more than one lane could pay. */
+async function lanesFor(jobs: BatchJob[]): Promise<number> {
+  const { bytes } = await totalBytes(jobs)
+  const lanes = defaultLanes(bytes, jobs.length, availableParallelism())
+  return lanes > 1 ? defaultLanes(bytes, jobs.length, availableParallelism(), await freeCores()) : lanes
+}
+
 export interface BatchOptions {
   /**
    * Files converted at once: this thread and `jobs - 1` worker threads; by default one per 32 MiB
@@ -197,7 +204,7 @@ export interface BatchOptions {
  * running finish (their outputs are complete conversions), and the failure is thrown.
  */
 export async function runBatch(jobs: BatchJob[], options: BatchOptions = {}): Promise<ConversionReport[]> {
-  const parallel = options.jobs === undefined ? defaultLanes((await totalBytes(jobs)).bytes, jobs.length, availableParallelism(), freeCores()) : Math.max(1, Math.min(options.jobs, jobs.length))
+  const parallel = options.jobs === undefined ? await lanesFor(jobs) : Math.max(1, Math.min(options.jobs, jobs.length))
   const progress: BatchProgress = { filesDone: 0, records: 0, bytes: 0 }
   const reports: ConversionReport[] = new Array(jobs.length)
   let failure: unknown

@@ -74,7 +74,6 @@ import {
 import type * as ParquetWasm from 'parquet-wasm'
 import type { ParquetFile, RecordBatch as WasmRecordBatch, WriterPropertiesBuilder } from 'parquet-wasm'
 import { DataError, EvalferryError } from '../errors.ts'
-import { freeCores, startWorker } from '../workers.ts'
 import { fileStartsAsGzip, ioError, isPipe, spool as spoolCopy, STDIO } from '../io.ts'
 import { own, roughSize, type JsonObject, type JsonValue } from '../model.ts'
 import { bigintToJson, parseExact, stringifyJson } from './json.ts'
@@ -146,8 +145,8 @@ const DEFAULT_BATCH_BYTES = 16 << 20
 // ---------------------------------------------------------------------------------------------
 // Reading
 
-/** `sliceBytes`: see `SLICE_BYTES`; `aheadFromBytes`: see `aheadFrom` (tests pass less). */
-export async function* readParquet(path: string, options: ReadOptions, sliceBytes = SLICE_BYTES, aheadFromBytes = aheadFrom()): AsyncGenerator<SourceRecord> {
+/** `sliceBytes`: see `SLICE_BYTES` (tests pass less). */
+export async function* readParquet(path: string, options: ReadOptions, sliceBytes = SLICE_BYTES): AsyncGenerator<SourceRecord> {
   const { file } = options
   const { parquet, opened } = await openParquet(path, file)
   let batches: AsyncGenerator<DecodedBatch> | undefined
@@ -179,13 +178,11 @@ export async function* readParquet(path: string, options: ReadOptions, sliceByte
     let pieces: ReadPiece[]
     let batchSize: number
     let rows = 0
-    let bytes = 0
     try {
       const groups = rowGroupsOf(parquet)
       pieces = piecesOf(groups, range, sliceBytes)
       batchSize = batchRowsOf(groups)
       for (const group of groups) rows += group.rows
-      for (const piece of pieces) for (const g of piece.rowGroups) bytes += piece.limit === undefined ? groups[g]!.bytes : (groups[g]!.bytes * piece.limit) / groups[g]!.rows
     } catch (error) {
       throw parseError(file, error)
     }
@@ -196,7 +193,7 @@ export async function* readParquet(path: string, options: ReadOptions, sliceByte
     const share = (): void => {
       if (progress && to > from) progress.bytes = Math.round((size * Math.min(Math.max(index - from, 0), to - from)) / (to - from))
     }
-    batches = bytes >= aheadFromBytes ? batchesAhead(opened.path, pieces, batchSize) : batchesHere(parquet, pieces, batchSize)
+    batches = batchesOf(parquet, pieces, batchSize)
     let piece = -1
     for (;;) {
       let batch: Table
@@ -242,8 +239,8 @@ interface DecodedBatch {
   ipc: Uint8Array
 }
 
-/** The pieces' record batches, decoded in this thread. */
-async function* batchesHere(parquet: ParquetFile, pieces: ReadPiece[], batchSize: number): AsyncGenerator<DecodedBatch> {
+/** The pieces' record batches, each as an Arrow IPC stream. */
+async function* batchesOf(parquet: ParquetFile, pieces: ReadPiece[], batchSize: number): AsyncGenerator<DecodedBatch> {
   for (const [piece, { rowGroups, offset, limit }] of pieces.entries()) {
     const stream = await trapsFail(parquet.stream({ batchSize, rowGroups, ...(limit === undefined ? {} : { offset, limit }) }))
     const reader = (stream as ReadableStream<WasmRecordBatch>).getReader()
@@ -256,62 +253,6 @@ async function* batchesHere(parquet: ParquetFile, pieces: ReadPiece[], batchSize
     } finally {
       await reader.cancel().catch(() => {})
     }
-  }
-}
-
-/**
- * From how many bytes of data to read up a file's batches are decoded in a worker thread
- * (parquet-worker.ts), ahead of this thread's converting them: decoding is a third of reading
- * Parquet into JSON Lines, and the two then share the cores. The worker costs about 0.3 s of a
- * core to start and 30 MB, so it is started only where a core is idle: on two cores under a load
- * average of 11, 100 MB of text took 11.3 to 12.5 s with it, 10.3 to 10.4 s without.
- */
-function aheadFrom(): number {
-  return freeCores() > 1 ? 64 << 20 : Infinity
-}
-/** Batches (about `READ_BATCH_BYTES` each) decoded ahead of the one being converted. */
-const AHEAD_BATCHES = 3
-
-/** What the thread reading a file sends its parquet-worker: the pieces to read, or leave to decode more batches. */
-export type AheadMessage = { path: string; pieces: ReadPiece[]; batchSize: number; grant0: number } | { grant: number }
-/** What a parquet-worker sends back: a batch, the end, or why it stopped. */
-export type AheadReply = DecodedBatch | { done: true } | { error: { name: string; message: string } }
-
-/** The pieces' record batches, decoded in a worker thread, at most `AHEAD_BATCHES` ahead of the one taken. */
-async function* batchesAhead(path: string, pieces: ReadPiece[], batchSize: number): AsyncGenerator<DecodedBatch> {
-  const worker = startWorker('parquet-worker')
-  const replies: AheadReply[] = []
-  let failure: Error | undefined
-  let wake: (() => void) | undefined
-  const woken = () => {
-    wake?.()
-    wake = undefined
-  }
-  worker.on('message', (reply: AheadReply) => {
-    replies.push(reply)
-    woken()
-  })
-  worker.on('error', (error: Error) => {
-    failure ??= error
-    woken()
-  })
-  worker.on('exit', (code) => {
-    failure ??= new Error(`the Parquet reader's thread ended (code ${code})`)
-    woken()
-  })
-  try {
-    worker.postMessage({ path, pieces, batchSize, grant0: AHEAD_BATCHES } satisfies AheadMessage)
-    for (;;) {
-      while (!replies.length && !failure) await new Promise<void>((resolve) => (wake = resolve))
-      const reply = replies.shift()
-      if (!reply) throw failure
-      if ('done' in reply) return
-      if ('error' in reply) throw Object.assign(new Error(reply.error.message), { name: reply.error.name })
-      worker.postMessage({ grant: 1 } satisfies AheadMessage)
-      yield reply
-    }
-  } finally {
-    await worker.terminate()
   }
 }
 
@@ -1124,26 +1065,27 @@ export async function splitParquet(path: string, count: number, sinkFor: (index:
       const [start, end] = [Math.floor((total * i) / count), Math.floor((total * (i + 1)) / count)]
       // Made at the shard's first batch, which tells the columns written without a dictionary.
       let output: ParquetOutput | undefined
-      for (const { rowGroups, offset, limit, first } of piecesOf(groups, [start, end], SLICE_BYTES)) {
-        const reader = ((await trapsFail(parquet.stream({ batchSize, rowGroups, ...(limit === undefined ? {} : { offset, limit }) }))) as ReadableStream<WasmRecordBatch>).getReader()
-        let index = first
-        for (;;) {
-          const next = await trapsFail(reader.read())
-          if (next.done) break
-          const batch = tableFromIPC(next.value.intoIPCStream())
-          const from = Math.max(start - index, 0)
-          const to = Math.min(end - index, batch.numRows)
-          index += batch.numRows
-          // The batch as the file's schema, whose metadata the writer embeds (a batch read alone has none).
-          const rows = from === 0 && to === batch.numRows ? batch : batch.slice(from, to)
-          const batches = rows.batches.map((b) => new RecordBatch(schema, b.data))
-          if (to > from) {
-            output ??= new ParquetOutput(sinkFor(i), writerProperties(metadata, {}, distinctTextColumns(batches[0]!)), [...metadata.keys(), ARROW_SCHEMA_KEY])
-            await output.push(toWasm(new Table(batches)))
-          }
-          if (index >= end) break
+      const pieces = piecesOf(groups, [start, end], SLICE_BYTES)
+      let index = 0
+      let piece = -1
+      for await (const decoded of batchesOf(parquet, pieces, batchSize)) {
+        if (decoded.piece !== piece) {
+          piece = decoded.piece
+          index = pieces[piece]!.first
         }
-        await reader.cancel().catch(() => {})
+        const batch = tableFromIPC(decoded.ipc)
+        const from = Math.max(start - index, 0)
+        const to = Math.min(end - index, batch.numRows)
+        index += batch.numRows
+        // The batch as the file's schema, whose metadata the writer embeds (a batch read alone has none).
+        const rows = from === 0 && to === batch.numRows ? batch : batch.slice(from, to)
+        const batches = rows.batches.map((b) => new RecordBatch(schema, b.data))
+        if (to > from) {
+          output ??= new ParquetOutput(sinkFor(i), writerProperties(metadata, {}, distinctTextColumns(batches[0]!)), [...metadata.keys(), ARROW_SCHEMA_KEY])
+          await output.push(toWasm(new Table(batches)))
+        }
+        // The pieces hold the shard's rows in order: past its end, nothing later is of it.
+        if (index >= end) break
       }
       if (!output) throw new Error(`a shard of ${path} holds no rows`)
       await output.end()

@@ -37,7 +37,6 @@ import { parquetWriter, readParquet, type ParquetWriteOptions } from '../../src/
 import { writerParquet } from '../helpers/parquet.ts'
 import type { ColumnType, ReadOptions, Sink, SourceRecord } from '../../src/codecs/types.ts'
 import { tempDir } from '../helpers/temp.ts'
-import { workersStarted } from '../../src/workers.ts'
 
 const dir = tempDir('evalferry-parquet-')
 test.after(() => rm(dir, { recursive: true, force: true }))
@@ -221,43 +220,6 @@ test('a large row group is read in slices of its rows: the same records and inde
   } finally {
     ParquetFile.prototype.stream = original
   }
-})
-
-test('batches decoded ahead in a worker thread give the same records and indexes, whole and in a range, and a corrupt page its error', async () => {
-  const rows: JsonObject[] = Array.from({ length: 1800 }, (_, i) => ({ id: `case-${i}`, text: `${i} ${'ß'.repeat(i % 50)}`, tags: i % 3 ? [`t${i}`] : null, score: i / 8 }))
-  const path = await writeRecords(rows, {}, { batchRows: 700 })
-  const read = async (options: ReadOptions, aheadFromBytes: number, sliceBytes = 1 << 30): Promise<SourceRecord[]> => {
-    const out: SourceRecord[] = []
-    for await (const r of readParquet(path, options, sliceBytes, aheadFromBytes)) out.push(r)
-    return out
-  }
-  const before = workersStarted()
-  const ahead = await read(readOptions(path), 0, 20_000)
-  assert.equal(workersStarted(), before + 1)
-  assert.deepEqual(ahead.map((r) => r.value), rows)
-  assert.deepEqual(ahead.map((r) => r.index), rows.map((_, i) => i))
-  const range = await read({ ...readOptions(path), recordRange: [650, 1420] }, 0, 20_000)
-  assert.deepEqual(range.map((r) => [r.index, r.value]), rows.slice(650, 1420).map((row, k) => [650 + k, row]))
-  assert.equal(workersStarted(), before + 2)
-  // Stopped early, the worker is ended and the file released.
-  for await (const r of readParquet(path, readOptions(path), 1 << 30, 0)) if (r.index === 5) break
-  await rm(path)
-
-  const corrupt = join(import.meta.dirname, '..', 'fixtures', 'bad', 'hf-corrupt-page.parquet')
-  const failure = async (aheadFromBytes: number): Promise<unknown> => {
-    try {
-      for await (const _ of readParquet(corrupt, readOptions(corrupt), 1 << 30, aheadFromBytes)) continue
-    } catch (error) {
-      return error
-    }
-    return undefined
-  }
-  // As this thread's reader tells it (test/fixtures/bad/hf-corrupt-page.parquet.expect.json: record 1, the first).
-  const inWorker = await failure(0)
-  assert.ok(inWorker instanceof DataError, String(inWorker))
-  assert.equal(inWorker.code, 'E_PARSE')
-  assert.equal(inWorker.message, 'corrupt Parquet data: the reader stopped on it')
-  assert.deepEqual(inWorker.location, { file: corrupt, record: 0 })
 })
 
 test('the writer emits bytes as row groups complete, not only at the end', async () => {
