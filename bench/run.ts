@@ -416,7 +416,7 @@ async function parquetMemoryRow(data: Datasets, size: number): Promise<Row> {
 async function memoryRow(data: Datasets, size: number, short = false): Promise<Row> {
   const input = short ? await data.get('short-csv', 'short-x10.csv', size * 10, SEED + 30) : await data.get('table-csv', 'table-x10.csv', size * 10, SEED + 10)
   const output = join(OUT, short ? 'short-x10.jsonl' : 'table-x10.jsonl')
-  // What a user gets: the command line, which converts a large CSV in parts on worker threads with capped heaps.
+  // What a user gets: the command line, which converts a CSV from 256 MiB up in parts on worker threads with capped heaps.
   const ours = await peakOfConversion(input.path, 'csv', 'evalcase', output)
   const library = await runChild({ kind: 'convert', options: { input: input.path, output, from: 'csv', to: 'evalcase' }, lib: await compiledModule('index.js') })
   await rm(output, { force: true })

@@ -353,18 +353,3 @@ test('validate and detect show the progress bar under a terminal, and their line
   assert.doesNotMatch(piped(['detect', first, second]).stderr, /records ·|█|░/)
 })
 
-test('large files convert in one worker with a capped heap, kept from file to file, and here should the cap be too small', async () => {
-  const { runBatch } = await import('../src/batch.ts')
-  const inputs = [1, 2, 3].map((n) => join(dir, `bounded-in-${n}.jsonl`))
-  const all = inputs.map((input, n) => goldens(input, 500 + n, `bounded${n}`))
-  for (const [label, mb] of [['within the cap', 256], ['out of memory, then here', 2]] as const) {
-    const outputs = inputs.map((_, n) => join(dir, `bounded-${mb}-${n}.jsonl`))
-    const jobs = inputs.map((input, n) => ({ input, output: outputs[n]!, from: 'deepeval' as const, to: 'deepeval' as const }))
-    const reports = await runBatch(jobs, { jobs: 1, boundedHeap: { fromBytes: 0, mb } })
-    for (const n of [0, 1, 2]) {
-      assert.deepEqual(reports[n]?.records, { read: 500 + n, written: 500 + n, skipped: 0 }, `${label}: file ${n}`)
-      assert.deepEqual(inputsOf(outputs[n]!), all[n], `${label}: file ${n}`)
-    }
-    assert.deepEqual(readdirSync(dir).filter((name) => name.startsWith(`.bounded-${mb}`)), [], `${label}: no temporary left`)
-  }
-})
