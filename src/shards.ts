@@ -6,6 +6,7 @@
  */
 import { basename, dirname, join } from 'node:path'
 import { getAdapter } from '../adapters/index.ts'
+import type { Container } from '../adapters/types.ts'
 import { containerOf, extensionOf, readRecords } from './codecs/index.ts'
 import { UsageError } from './errors.ts'
 import { STDIO } from './io.ts'
@@ -32,12 +33,12 @@ export function parseShard(text: string): Shard {
 }
 
 /**
- * The number of records a file holds, read through its codec only (no decoding). A range past
- * every record lets the JSON reader leave them unparsed: each shard checks its own.
+ * The number of records a file of `container` holds (the job's, as its conversion reads it), read
+ * through its codec only (no decoding). A range past every record lets the JSON reader leave them
+ * unparsed: each shard checks its own.
  */
-async function countRecords(file: string, format: string): Promise<number> {
+async function countRecords(file: string, container: Container | undefined, format: string): Promise<number> {
   const adapter = await getAdapter(format)
-  const container = containerOf(file)
   if (!container) throw new UsageError(`cannot tell the container of ${file}`)
   const past: [number, number] = [Number.MAX_SAFE_INTEGER, Number.MAX_SAFE_INTEGER]
   const options = { file, recordKeys: adapter.recordKeys, header: {}, columns: [], ...(container === 'json' ? { recordRange: past } : {}) }
@@ -91,7 +92,7 @@ export async function locateShard(job: Pick<ConvertOptions, 'input' | 'inputCont
     const { countParquetRows } = await import('./codecs/parquet.ts')
     return { recordRange: rangeOf(await countParquetRows(job.input)) }
   }
-  return { recordRange: rangeOf(await countRecords(job.input, from)) }
+  return { recordRange: rangeOf(await countRecords(job.input, container, from)) }
 }
 
 /** The indices of `sizes`, the largest first; equal sizes (infinite ones too) in index order. */

@@ -269,3 +269,24 @@ test('--shard of a pipe, which gives its bytes once, is refused with a usage err
   assert.equal(run.code, 2, run.stderr)
   assert.equal(run.stderr, `evalferry: --shard needs files: ${fifo} is a pipe, whose bytes can be read only once; write them to a file first\n`)
 })
+
+test('--shard of a file whose name tells no container counts its records in the --from-container given: the shards hold every record once', async () => {
+  const records = Array.from({ length: 7 }, (_, i) => ({ input: `question ${i}`, expected_output: `answer ${i}` }))
+  // JSON Lines is located by its bytes; JSON, and a CSV with a sep= line, are counted by their readers.
+  for (const [container, from, text] of [
+    ['jsonl', 'deepeval', records.map((r) => JSON.stringify(r) + '\n').join('')],
+    ['json', 'deepeval', JSON.stringify(records)],
+    ['csv', 'csv', 'sep=;\ninput;expected_output\n' + records.map((r) => `${r.input};${r.expected_output}\n`).join('')],
+  ] as const) {
+    const path = join(dir, `untold-${container}.txt`)
+    writeFileSync(path, text)
+    const inputs: string[] = []
+    for (const index of [1, 2]) {
+      const run = await runCli(['convert', path, '--from-container', container, '--from', from, '--to', 'evalcase', '-o', join(dir, `untold-${container}-out.jsonl`), '--shard', `${index}/2`, '--quiet'])
+      assert.equal(run.code, 0, `${container}: ${run.stderr}`)
+      const lines = readFileSync(join(dir, `untold-${container}-out.part-${index}-of-2.jsonl`), 'utf8').trim().split('\n')
+      inputs.push(...lines.map((l) => (JSON.parse(l) as { input: string }).input))
+    }
+    assert.deepEqual(inputs, records.map((r) => r.input), container)
+  }
+})
