@@ -148,6 +148,12 @@ export async function* readCases(
   const ignored = options.map && typeof options.map !== 'function' && options.map.ignore?.length ? options.map.ignore : undefined
   // The file's keys as the first case took them.
   let takenKeys: JsonObject | undefined
+  // Keys read on an earlier pass win over those read so far: a key given twice keeps its last value, as Python's json keeps it.
+  const takeFileKeys = (c: EvalCase): void => {
+    if (options.fileKeys) Object.assign(header, options.fileKeys)
+    attachFileKeys(c, adapter, header)
+    takenKeys = { ...header }
+  }
   let refusedOnce = false
   for await (record of records) {
     headerWarned()
@@ -172,9 +178,7 @@ export async function* readCases(
         for await (const c of readCases(path, includedContainer, adapter, options, seenIds, [...includedBy, file])) {
           // The file's first case, included or its own, takes the file's keys.
           if (first && !isIncluded) {
-            if (options.fileKeys) Object.assign(header, options.fileKeys)
-            attachFileKeys(c.value, adapter, header)
-            takenKeys = { ...header }
+            takeFileKeys(c.value)
             first = false
           }
           yield c
@@ -200,12 +204,7 @@ export async function* readCases(
         applyCarried(c)
       }
       // Included cases join the including file, whose own keys ride on its first case.
-      if (first && cases[0] && !isIncluded) {
-        // Keys read on an earlier pass win over those read so far: a key given twice keeps its last value, as Python's json keeps it.
-        if (options.fileKeys) Object.assign(header, options.fileKeys)
-        attachFileKeys(cases[0], adapter, header)
-        takenKeys = { ...header }
-      }
+      if (first && cases[0] && !isIncluded) takeFileKeys(cases[0])
     } catch (error) {
       const located = locatedAt(error, where(), record)
       if (await weighGuess(located, record, adapter, options, { file, container, header, columns }, first && !refusedOnce)) refusedOnce = true
