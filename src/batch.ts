@@ -15,7 +15,7 @@ import { detectFormat } from './read.ts'
 import type { FileConvertOptions } from './options.ts'
 import type { ConversionReport } from './report.ts'
 import { ask, freeCores, startWorker } from './workers.ts'
-import { dealFiles, largestFirst, locateShard, partName, shardRange, type Shard } from './shards.ts'
+import { largestFirst, locateShard, partName, shardFiles, type Shard } from './shards.ts'
 
 export interface BatchJob extends FileConvertOptions {}
 
@@ -36,14 +36,10 @@ export async function shardJobs(jobs: BatchJob[], shard: Shard): Promise<BatchJo
   if (ordered.some((j) => j.input === STDIO)) throw new UsageError('--shard needs files, not standard input')
   // A shard of a file's records reads it twice (to count them, then its part): a pipe gives its bytes once.
   for (const job of ordered) if (await isPipe(job.input)) throw new UsageError(`--shard needs files: ${job.input} is a pipe, whose bytes can be read only once; write them to a file first`)
-  if (ordered.length >= shard.count) {
-    const sizes = await Promise.all(ordered.map(async (job) => (await bytesToRead(job)) ?? 0))
-    const mine = new Set(dealFiles(sizes, shard.count)[shard.index - 1])
-    return ordered.filter((_, k) => mine.has(k))
-  }
+  const { files, rangeOf } = await shardFiles(ordered, shard, async (job) => (await bytesToRead(job)) ?? 0)
+  if (!rangeOf) return files
   const out: BatchJob[] = []
-  const rangeOf = shardRange(shard)
-  for (const job of ordered) {
+  for (const job of files) {
     const from = job.from ?? (await detectFormat(job.input, { target: (await getAdapter(job.to)).name, ...(job.inputContainer ? { container: job.inputContainer } : {}) }))
     out.push({ ...job, from, output: partName(job.output, shard), ...(await locateShard(job, from, rangeOf)) })
   }

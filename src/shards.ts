@@ -69,6 +69,16 @@ export function dealFiles(sizes: readonly number[], count: number): number[][] {
   return shards.map((s) => s.files.sort((a, b) => a - b))
 }
 
+/**
+ * The shard's part of `files` (in name order): at least `count` of them are dealt out whole by
+ * size (their sizes asked only then); fewer are each cut to the shard's contiguous range, `rangeOf`.
+ */
+export async function shardFiles<T>(files: readonly T[], shard: Shard, sizeOf: (file: T) => number | Promise<number>): Promise<{ files: T[]; rangeOf?: (total: number) => [number, number] }> {
+  if (files.length < shard.count) return { files: [...files], rangeOf: shardRange(shard) }
+  const sizes = await Promise.all(files.map(sizeOf))
+  return { files: dealFiles(sizes, shard.count)[shard.index - 1]!.map((k) => files[k]!) }
+}
+
 /** `<stem>.part-<i>-of-<n><ext>` beside `path`; standard output stays itself. */
 export function partName(path: string, shard: Shard): string {
   if (path === STDIO) return path

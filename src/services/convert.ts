@@ -22,7 +22,7 @@ import { fieldsOf, IF_EXISTS, uuid5, type DryRun, type IfExists, type PushSummar
 import { pullConfident, pushConfident } from './confident.ts'
 import { hubFiles, hubListing, pushHub, type HubUpload } from './hub.ts'
 import type { PushedSplit } from './hub-card.ts'
-import { dealFiles, locateShard, shardRange, type Shard } from '../shards.ts'
+import { locateShard, shardFiles, type Shard } from '../shards.ts'
 import { pullLangSmith, pushLangSmith } from './langsmith.ts'
 
 /** The report of a conversion from or to a service: a push tells what it did, a dry run what it would send. */
@@ -176,13 +176,11 @@ async function stagedHub(
   convertFiles: (options: FileConvertOptions) => Promise<ConversionReport>,
 ): Promise<{ input: string; container: Container | undefined; part?: Pick<FileConvertOptions, 'recordRange' | 'recordBytes'> }> {
   const listing = await hubListing(source, ctx)
-  const { shard } = options
-  const whole = !shard || listing.files.length >= shard.count
-  const paths = shard && whole ? dealFiles(listing.files.map((f) => f.size), shard.count)[shard.index - 1]!.map((k) => listing.files[k]!.path) : listing.files.map((f) => f.path)
+  const { files, rangeOf } = options.shard ? await shardFiles(listing.files, options.shard, (f) => f.size) : { files: listing.files }
   const parts: { local: string; part?: Pick<FileConvertOptions, 'recordRange' | 'recordBytes'> }[] = []
-  for (const path of paths) {
+  for (const { path } of files) {
     const local = await listing.fetch(path)
-    parts.push({ local, ...(shard && !whole ? { part: await locateShard({ input: local }, 'hf', shardRange(shard)) } : {}) })
+    parts.push({ local, ...(rangeOf ? { part: await locateShard({ input: local }, 'hf', rangeOf) } : {}) })
   }
   if (parts.length === 1) return { input: parts[0]!.local, container: containerOf(parts[0]!.local), ...(parts[0]!.part ? { part: parts[0]!.part } : {}) }
   const input = join(dir, `in-${stemOf(source)}.jsonl`)
