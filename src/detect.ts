@@ -183,6 +183,7 @@ interface Reading {
   fields: Set<string>
 }
 
+/** How `format`'s reader takes the sample's records: a file's first ones in detection, a refused one in `readersOf`. */
 function readingOf(adapters: Adapter[], format: FormatName, sample: SniffSample): Reading {
   const reading: Reading = { unnamed: new Set(), fields: new Set() }
   const adapter = adapters.find((a) => a.name === format)
@@ -223,16 +224,11 @@ function decodeContext(file: string, container: Container, header: JsonObject, c
 export async function readersOf(record: unknown, format: FormatName, context: { file: string; container: Container; header: JsonObject; columns?: string[] }, candidates?: Detection['candidates']): Promise<FormatName[]> {
   const adapters = await allAdapters()
   const rank = (name: FormatName): number => candidates?.find((c) => c.format === name)?.confidence ?? 0
+  const sample: SniffSample = { container: context.container, records: [record], header: context.header, ...(context.columns ? { columns: context.columns } : {}), fileName: context.file }
   return adapters
     .filter((a) => a.name !== format && a.reads.includes(context.container))
-    .filter((a) => {
-      try {
-        a.decode(record, decodeContext(context.file, context.container, context.header, context.columns))
-        return true
-      } catch {
-        return false
-      }
-    })
+    // A record a format takes as an include names a file; it is no case that format reads.
+    .filter((a) => a.include?.(record, context.header) === undefined && !readingOf(adapters, a.name, sample).refused)
     .map((a) => a.name)
     .sort((a, b) => rank(b) - rank(a))
 }
