@@ -73,7 +73,7 @@ import {
 } from 'apache-arrow'
 import type * as ParquetWasm from 'parquet-wasm'
 import type { ParquetFile, RecordBatch as WasmRecordBatch, WriterPropertiesBuilder } from 'parquet-wasm'
-import { DataError, EvalferryError } from '../errors.ts'
+import { DataError, EvalferryError, UsageError } from '../errors.ts'
 import { fileStartsAsGzip, ioError, isPipe, spool as spoolCopy, STDIO } from '../io.ts'
 import { own, roughSize, type JsonObject, type JsonValue } from '../model.ts'
 import { bigintToJson, parseExact, stringifyJson } from './json.ts'
@@ -193,21 +193,9 @@ export async function* readParquet(path: string, options: ReadOptions, sliceByte
     const share = (): void => {
       if (progress && to > from) progress.bytes = Math.round((size * Math.min(Math.max(index - from, 0), to - from)) / (to - from))
     }
-    batches = batchesOf(parquet, pieces, batchSize)
-    let piece = -1
-    for (;;) {
-      let batch: Table
-      try {
-        const next = await batches.next()
-        if (next.done) break
-        if (next.value.piece !== piece) {
-          piece = next.value.piece
-          index = pieces[piece]!.first
-        }
-        batch = tableFromIPC(next.value.ipc)
-      } catch (error) {
-        throw parseError(file, error, index)
-      }
+    batches = batchesOf(parquet, pieces, batchSize, file)
+    for await (const { batch, first } of batches) {
+      index = first
       const n = batch.numRows
       const cells = columns.map((_, c) => columnValues(batch.getChildAt(c), n, converters[c]!))
       for (let r = 0; r < n; r++) {
@@ -233,25 +221,33 @@ export async function* readParquet(path: string, options: ReadOptions, sliceByte
   }
 }
 
-/** A decoded record batch as an Arrow IPC stream, and the index of the piece (`ReadPiece`) it is of. */
+/** A decoded record batch, and the index in the file of its first row. */
 interface DecodedBatch {
-  piece: number
-  ipc: Uint8Array
+  batch: Table
+  first: number
 }
 
-/** The pieces' record batches, each as an Arrow IPC stream. */
-async function* batchesOf(parquet: ParquetFile, pieces: ReadPiece[], batchSize: number): AsyncGenerator<DecodedBatch> {
-  for (const [piece, { rowGroups, offset, limit }] of pieces.entries()) {
-    const stream = await trapsFail(parquet.stream({ batchSize, rowGroups, ...(limit === undefined ? {} : { offset, limit }) }))
-    const reader = (stream as ReadableStream<WasmRecordBatch>).getReader()
+/** The pieces' record batches; one that cannot be decoded is a parse error naming `file` and the row it was to start at. */
+async function* batchesOf(parquet: ParquetFile, pieces: ReadPiece[], batchSize: number, file: string): AsyncGenerator<DecodedBatch> {
+  for (const { rowGroups, offset, limit, first } of pieces) {
+    let index = first
+    let reader: ReadableStreamDefaultReader<WasmRecordBatch> | undefined
     try {
       for (;;) {
-        const next = await trapsFail(reader.read())
-        if (next.done) break
-        yield { piece, ipc: next.value.intoIPCStream() }
+        let batch: Table
+        try {
+          reader ??= ((await trapsFail(parquet.stream({ batchSize, rowGroups, ...(limit === undefined ? {} : { offset, limit }) }))) as ReadableStream<WasmRecordBatch>).getReader()
+          const next = await trapsFail(reader.read())
+          if (next.done) break
+          batch = tableFromIPC(next.value.intoIPCStream())
+        } catch (error) {
+          throw parseError(file, error, index)
+        }
+        yield { batch, first: index }
+        index += batch.numRows
       }
     } finally {
-      await reader.cancel().catch(() => {})
+      await reader?.cancel().catch(() => {})
     }
   }
 }
@@ -1055,10 +1051,18 @@ function writerProperties(metadata: Map<string, string>, options: ParquetWriteOp
 export async function splitParquet(path: string, count: number, sinkFor: (index: number) => Sink): Promise<number[]> {
   const { parquet, opened } = await openParquet(path, path)
   try {
-    const schema = tableFromIPC(parquet.schema().intoIPCStream()).schema
+    let schema: Schema
+    let groups: { rows: number; bytes: number }[]
+    try {
+      schema = tableFromIPC(parquet.schema().intoIPCStream()).schema
+      groups = rowGroupsOf(parquet)
+    } catch (error) {
+      throw parseError(path, error)
+    }
     const metadata = new Map([...schema.metadata].filter(([k]) => k !== ARROW_SCHEMA_KEY))
-    const groups = rowGroupsOf(parquet)
     const total = groups.reduce((sum, g) => sum + g.rows, 0)
+    // Told before any file is written: with no more files than rows, every file's range holds a row.
+    if (count > total) throw new UsageError(`${path} holds ${total} rows: it cannot be cut into ${count} files that each hold a row`)
     const batchSize = batchRowsOf(groups)
     const rows: number[] = []
     for (let i = 0; i < count; i++) {
@@ -1067,13 +1071,8 @@ export async function splitParquet(path: string, count: number, sinkFor: (index:
       let output: ParquetOutput | undefined
       const pieces = piecesOf(groups, [start, end], SLICE_BYTES)
       let index = 0
-      let piece = -1
-      for await (const decoded of batchesOf(parquet, pieces, batchSize)) {
-        if (decoded.piece !== piece) {
-          piece = decoded.piece
-          index = pieces[piece]!.first
-        }
-        const batch = tableFromIPC(decoded.ipc)
+      for await (const { batch, first } of batchesOf(parquet, pieces, batchSize, path)) {
+        index = first
         const from = Math.max(start - index, 0)
         const to = Math.min(end - index, batch.numRows)
         index += batch.numRows
@@ -1087,7 +1086,8 @@ export async function splitParquet(path: string, count: number, sinkFor: (index:
         // The pieces hold the shard's rows in order: past its end, nothing later is of it.
         if (index >= end) break
       }
-      if (!output) throw new Error(`a shard of ${path} holds no rows`)
+      // Every file's range holds rows (see above): one that reads none, the row groups hold fewer rows than the footer counts.
+      if (!output) throw new DataError('E_PARSE', 'corrupt Parquet data: its row groups hold fewer rows than its footer counts', { file: path, record: start })
       await output.end()
       rows.push(end - start)
     }

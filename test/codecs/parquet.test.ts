@@ -1,4 +1,5 @@
 import { test } from 'node:test'
+import { spawnSync } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
 import assert from 'node:assert/strict'
 import { readFile, rm, stat, writeFile } from 'node:fs/promises'
@@ -31,9 +32,9 @@ import {
 } from 'apache-arrow'
 import { ParquetFile, readParquet as readWasm, Table as WasmTable, writeParquet } from 'parquet-wasm'
 import { asyncBufferFromFile, parquetMetadataAsync, parquetReadObjects } from 'hyparquet'
-import { DataError } from '../../src/errors.ts'
+import { DataError, UsageError } from '../../src/errors.ts'
 import type { JsonObject, JsonValue } from '../../src/model.ts'
-import { parquetWriter, readParquet, type ParquetWriteOptions } from '../../src/codecs/parquet.ts'
+import { parquetWriter, readParquet, splitParquet, type ParquetWriteOptions } from '../../src/codecs/parquet.ts'
 import { writerParquet } from '../helpers/parquet.ts'
 import type { ColumnType, ReadOptions, Sink, SourceRecord } from '../../src/codecs/types.ts'
 import { tempDir } from '../helpers/temp.ts'
@@ -307,6 +308,41 @@ test('a file cut short, a file that is not Parquet and an empty file are parse e
       return true
     })
   }
+})
+
+test('a file cut into shards: a row group that cannot be decoded is a parse error naming the file and its first row; more shards than rows are refused before any is written', async () => {
+  const rows = Array.from({ length: 120 }, (_, i) => ({ question: `question ${i} ${'x'.repeat(50)}`, answer: `answer ${i}` }))
+  const path = await writeRecords(rows, {}, { batchRows: 40, compression: 'snappy' })
+  const written: number[] = []
+  const sinkFor = (i: number): Sink => ({ write: async () => void written.push(i) })
+  assert.deepEqual(await splitParquet(path, 3, sinkFor), [40, 40, 40])
+
+  written.length = 0
+  await assert.rejects(splitParquet(path, 121, sinkFor), (e: unknown) => {
+    assert.ok(e instanceof UsageError, String(e))
+    assert.equal(e.message, `${path} holds 120 rows: it cannot be cut into 121 files that each hold a row`)
+    return true
+  })
+  assert.deepEqual(written, [])
+
+  // Spoil the second row group's column data (rows 40 to 79); the footer stays whole.
+  const metadata = await parquetMetadataAsync(await asyncBufferFromFile(path))
+  const column = metadata.row_groups[1]!.columns[0]!.meta_data!
+  const bytes = await readFile(path)
+  bytes.fill(0xab, Number(column.data_page_offset), Number(column.data_page_offset) + 24)
+  await writeFile(path, bytes)
+  // Its decoder traps, which the test runner takes for an error of its own: it is cut in a process of its own.
+  const script = `
+    const { splitParquet } = await import(${JSON.stringify(new URL('../../src/codecs/parquet.ts', import.meta.url).href)})
+    try {
+      await splitParquet(${JSON.stringify(path)}, 3, () => ({ write: async () => {} }))
+    } catch (e) {
+      console.log(JSON.stringify({ name: e.name, code: e.code, location: e.location, message: e.message }))
+    }
+  `
+  const run = spawnSync(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], { encoding: 'utf8', timeout: 60_000 })
+  assert.equal(run.status, 0, run.stderr)
+  assert.deepEqual(JSON.parse(run.stdout), { name: 'DataError', code: 'E_PARSE', location: { file: path, record: 40 }, message: 'corrupt Parquet data: the reader stopped on it' })
 })
 
 test('a missing file is an I/O error', async () => {
