@@ -904,11 +904,11 @@ export function parquetWriter(
   options: ParquetWriteOptions = {},
   warn?: (message: string, field: string) => void,
 ): RecordWriter {
-  const batchRows = options.batchRows ?? DEFAULT_BATCH_ROWS
-  const batchBytes = options.batchBytes ?? DEFAULT_BATCH_BYTES
+  const settings = writeSettings(options)
+  const { batchRows, batchBytes } = settings
   const metadata = new Map(Object.entries(layout.schemaMetadata ?? {}).filter(([k]) => k !== ARROW_SCHEMA_KEY))
   /** `plain`: the top-level columns written without a dictionary (see `distinctTextColumns`). */
-  const properties = (plain: readonly string[] = []) => writerProperties(metadata, options, plain)
+  const properties = (plain: readonly string[] = []) => writerProperties(metadata, settings, plain)
 
   let pending: JsonObject[] = []
   let pendingBytes = 0
@@ -1027,16 +1027,21 @@ function distinctTextColumns(batch: RecordBatch): string[] {
   return plain
 }
 
-/** The writer's settings: row groups of `batchRows` rows or `batchBytes` bytes, snappy unless told, `metadata` in the footer, and no dictionary for the `plain` columns. */
-function writerProperties(metadata: Map<string, string>, options: ParquetWriteOptions, plain: readonly string[] = []) {
-  const compression = { zstd: wasm.Compression.ZSTD, snappy: wasm.Compression.SNAPPY, none: wasm.Compression.UNCOMPRESSED }[options.compression ?? DEFAULT_COMPRESSION]
+/** `options`, each one left out given its default, once: the records held and the row groups written go by the same numbers. */
+function writeSettings(options: ParquetWriteOptions): Required<ParquetWriteOptions> {
+  return { batchRows: options.batchRows ?? DEFAULT_BATCH_ROWS, batchBytes: options.batchBytes ?? DEFAULT_BATCH_BYTES, compression: options.compression ?? DEFAULT_COMPRESSION }
+}
+
+/** The writer's properties: row groups of `batchRows` rows or `batchBytes` bytes, the compression, `metadata` in the footer, and no dictionary for the `plain` columns. */
+function writerProperties(metadata: Map<string, string>, settings: Required<ParquetWriteOptions>, plain: readonly string[] = []) {
+  const compression = { zstd: wasm.Compression.ZSTD, snappy: wasm.Compression.SNAPPY, none: wasm.Compression.UNCOMPRESSED }[settings.compression]
   let builder = new wasm.WriterPropertiesBuilder()
   for (const name of plain) builder = builder.setColumnDictionaryEnabled(name, false)
   return builder
     .setStatisticsEnabled(wasm.EnabledStatistics.Chunk)
     .setCompression(compression)
-    .setMaxRowGroupSize(options.batchRows ?? DEFAULT_BATCH_ROWS)
-    .setMaxRowGroupBytes(options.batchBytes ?? DEFAULT_BATCH_BYTES)
+    .setMaxRowGroupSize(settings.batchRows)
+    .setMaxRowGroupBytes(settings.batchBytes)
     .setKeyValueMetadata(metadata)
     .setCreatedBy('evalferry')
     .build()
@@ -1080,7 +1085,7 @@ export async function splitParquet(path: string, count: number, sinkFor: (index:
         const rows = from === 0 && to === batch.numRows ? batch : batch.slice(from, to)
         const batches = rows.batches.map((b) => new RecordBatch(schema, b.data))
         if (to > from) {
-          output ??= new ParquetOutput(sinkFor(i), writerProperties(metadata, {}, distinctTextColumns(batches[0]!)), [...metadata.keys(), ARROW_SCHEMA_KEY])
+          output ??= new ParquetOutput(sinkFor(i), writerProperties(metadata, writeSettings({}), distinctTextColumns(batches[0]!)), [...metadata.keys(), ARROW_SCHEMA_KEY])
           await output.push(toWasm(new Table(batches)))
         }
         // The pieces hold the shard's rows in order: past its end, nothing later is of it.
