@@ -27,6 +27,7 @@
  * its column's type is an E_FIELD error, since a streamed schema cannot change. A missing key is
  * written as null.
  */
+import { constants } from 'node:buffer'
 import { openAsBlob } from 'node:fs'
 import { stat } from 'node:fs/promises'
 import { createRequire } from 'node:module'
@@ -1198,17 +1199,25 @@ function timestampData(type: Timestamp, values: (bigint | null)[]): Data<Timesta
 /**
  * Utf8 data (LargeUtf8 when `large`) built with one Buffer for all strings, each encoded into it
  * once: Arrow JS's builder encodes each one apart, and measuring each first scanned the text twice.
- * The Buffer has room for the most bytes the text can take; its pages that no byte reaches are
- * never touched, so they take no memory.
+ * The Buffer has room for the most bytes the text can take (in a batch too large for that, the
+ * bytes it takes); its pages that no byte reaches are never touched, so they take no memory.
  */
 function utf8Data(values: (string | null)[], large = false): Data<Utf8 | LargeUtf8> {
   const n = values.length
   let units = 0
   for (let i = 0; i < n; i++) units += values[i]?.length ?? 0
+  // A column holds 2 GiB of text (large, as much as a Buffer), told before any room is made for it.
+  const most = large ? constants.MAX_LENGTH : 0x7fffffff
+  const tooLarge = () => new DataError('E_FIELD', `a column holds more than ${Math.round(most / 2 ** 30)} GiB of text in one batch; write smaller batches`)
   // A UTF-16 code unit takes at most 3 bytes of UTF-8, and at least one.
-  const tooLarge = () => new DataError('E_FIELD', 'a column holds more than 2 GiB of text in one batch; write smaller batches')
-  if (units > 0x7fffffff && !large) throw tooLarge()
-  const data = Buffer.allocUnsafeSlow(units * 3)
+  if (units > most) throw tooLarge()
+  let room = units * 3
+  // Only a batch far above the default batchBytes gets here: its text is measured, not bounded.
+  if (room > most) {
+    room = 0
+    for (const v of values) if (v && (room += Buffer.byteLength(v, 'utf8')) > most) throw tooLarge()
+  }
+  const data = Buffer.allocUnsafeSlow(room)
   // Float64Array holds large offsets exactly, as far as a Buffer reaches.
   const offsets = large ? new Float64Array(n + 1) : new Int32Array(n + 1)
   let bytes = 0
@@ -1221,7 +1230,6 @@ function utf8Data(values: (string | null)[], large = false): Data<Utf8 | LargeUt
     done = i + 1
   })
   for (; done < n; done++) offsets[done + 1] = bytes
-  if (bytes > 0x7fffffff && !large) throw tooLarge()
   const text = data.subarray(0, bytes)
   if (large) return makeData({ type: new LargeUtf8(), length: n, nullCount, nullBitmap, valueOffsets: BigInt64Array.from(offsets, BigInt), data: text })
   return makeData({ type: new Utf8(), length: n, nullCount, nullBitmap, valueOffsets: offsets as Int32Array, data: text })

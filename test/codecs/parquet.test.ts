@@ -345,6 +345,20 @@ test('a file cut into shards: a row group that cannot be decoded is a parse erro
   assert.deepEqual(JSON.parse(run.stdout), { name: 'DataError', code: 'E_PARSE', location: { file: path, record: 40 }, message: 'corrupt Parquet data: the reader stopped on it' })
 })
 
+test('a batch of more text than a column holds is refused as that, before room is made for its text', async () => {
+  // 1400 rows of one text of 2^20 characters: 1.4 Gi UTF-16 units, 2.9 GB of UTF-8, in the 1 MB the one string takes.
+  const text = 'é'.repeat(2 ** 20)
+  const written: unknown[] = []
+  const writer = parquetWriter({ write: async (c) => void written.push(c) }, {}, { batchRows: 2000, batchBytes: 2 ** 40 })
+  for (let i = 0; i < 1400; i++) await writer.write({ text })
+  await assert.rejects(writer.end(), (e: unknown) => {
+    assert.ok(e instanceof DataError, String(e))
+    assert.equal(e.message, 'a column holds more than 2 GiB of text in one batch; write smaller batches')
+    return true
+  })
+  assert.deepEqual(written, [])
+})
+
 test('a missing file is an I/O error', async () => {
   await assert.rejects(readAll(join(dir, 'nope.parquet')), (e: unknown) => e instanceof Error && (e as DataError).code === 'E_IO')
 })
