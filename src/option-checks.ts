@@ -7,6 +7,7 @@ import { containerOf } from './codecs/index.ts'
 import { requireAbortSignal, UsageError } from './errors.ts'
 import { missingInput, STDIO } from './io.ts'
 import type { FileConvertOptions, ReadOptions } from './options.ts'
+import { isAddress } from './services/address.ts'
 
 /** The container a path names by its extension, or the one given for it; given both, they must agree. */
 export function requireContainer(path: string, given: Container | undefined, role: 'input' | 'output'): Container {
@@ -27,6 +28,15 @@ export function requireContainer(path: string, given: Container | undefined, rol
     )
   }
   return container
+}
+
+/**
+ * Where a part of the input (`--shard`, a record range) can be taken: it is written to a file, as a
+ * push takes the whole dataset, and of a service's datasets only an hf:// one is split by shard.
+ */
+export function checkPartOf(input: string, output: string, shard: boolean): void {
+  if (isAddress(output)) throw new UsageError('--shard writes a part of the input; a push takes the whole dataset')
+  if (shard && isAddress(input) && !input.startsWith('hf://')) throw new UsageError(`--shard splits local files and hf:// datasets; ${input} is read from its service: convert it to a file first, then shard that`)
 }
 
 /** A library caller's missing argument, named as a usage error rather than failing deeper in. */

@@ -136,6 +136,23 @@ test('convert: an output that is the input is refused with exit 2', async () => 
   assert.equal(readFileSync(input, 'utf8'), before)
 })
 
+test('convert and detect of a service refuse a --timeout of no seconds or past the longest a timer holds, by the rule prefetch and resolve use', async () => {
+  // Offline, a request would be exit 3: the refusal comes first.
+  const env = { EVALFERRY_OFFLINE: '1', LANGSMITH_ENDPOINT: 'http://127.0.0.1:9', HF_ENDPOINT: 'http://127.0.0.1:9' }
+  const out = join(dir, 'timeout-refused.json')
+  for (const [args, message] of [
+    [['convert', 'langsmith://x', '--to', 'deepeval', '-o', out, '--timeout', '0'], '--timeout takes a number of seconds above 0, not "0"'],
+    [['convert', 'langsmith://x', '--to', 'deepeval', '-o', out, '--timeout', '2147484'], '--timeout takes at most 2147483 seconds, not "2147484"'],
+    [['detect', 'hf://datasets/acme/x', '--timeout', 'soon'], '--timeout takes a number of seconds above 0, not "soon"'],
+    [['detect', 'hf://datasets/acme/x', '--timeout', '2147484'], '--timeout takes at most 2147483 seconds, not "2147484"'],
+  ] as const) {
+    const result = await runCli([...args], env)
+    assert.equal(result.code, 2, `${args.join(' ')}: ${result.stderr}`)
+    assert.ok(result.stderr.includes(message), `${args.join(' ')}: ${result.stderr}`)
+  }
+  assert.equal(existsSync(out), false)
+})
+
 test('convert: a rejects file, report or shard output that is an input, or two files written to one place, are refused with exit 2', async () => {
   const input = file('guarded.jsonl', '{"input": "a"}\n{"input": 5}\n')
   const part = file('guarded.part-1-of-2.jsonl', '{"input": "b"}\n{"input": "c"}\n')

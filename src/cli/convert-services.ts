@@ -8,8 +8,8 @@ import type { FormatOption } from '../../adapters/types.ts'
 import { IF_EXISTS } from '../services/context.ts'
 import type { ServiceReport } from '../services/convert.ts'
 import { stringOption, type CommandContext } from './command.ts'
-import { containerOption, dialectOption, formatOption, mapOption, onErrorOption } from './options.ts'
-import { requireChoice } from '../option-checks.ts'
+import { containerOption, dialectOption, formatOption, mapOption, onErrorOption, timeoutOption } from './options.ts'
+import { checkPartOf, requireChoice } from '../option-checks.ts'
 import { ProgressBar } from '../progress.ts'
 import { parseShard, partName } from '../shards.ts'
 
@@ -23,17 +23,14 @@ export async function convertServices({ positionals, values, stdout, stderr, env
   const input = positionals[0]!
   const whole = stdoutAsDash(stringOption(values, 'output') ?? STDIO)
   const shardText = stringOption(values, 'shard')
-  if (shardText !== undefined && isAddress(whole)) throw new UsageError('--shard writes a part of the input; a push takes the whole dataset')
-  if (shardText !== undefined && !input.startsWith('hf://')) throw new UsageError(`--shard splits local files and hf:// datasets; ${input} is read from its service: convert it to a file first, then shard that`)
+  if (shardText !== undefined) checkPartOf(input, whole, true)
   const shard = shardText === undefined ? undefined : parseShard(shardText)
   // As of local files: n shards may run side by side in one directory, each with its own output and report.
   const perShard = (path: string): string => (shard ? partName(path, shard) : path)
   const output = perShard(whole)
   const ifExists = stringOption(values, 'if-exists')
   requireChoice('--if-exists', ifExists, IF_EXISTS)
-  const timeoutText = stringOption(values, 'timeout')
-  const timeoutSeconds = timeoutText === undefined ? undefined : Number(timeoutText)
-  if (timeoutSeconds !== undefined && !(Number.isFinite(timeoutSeconds) && timeoutSeconds > 0)) throw new UsageError(`--timeout takes a number of seconds above 0, not ${JSON.stringify(timeoutText)}`)
+  const timeoutSeconds = timeoutOption(values)
   if (values['dry-run'] && !isAddress(output)) throw new UsageError('--dry-run shows what a push would send: the output must be a service address')
   const from = formatOption(values, 'from')
   const toText = stringOption(values, 'to')

@@ -3,12 +3,11 @@ import { EvalferryError, printable, UsageError } from '../errors.ts'
 import { isAddress } from '../services/address.ts'
 import { detectService, type ServiceDetection } from '../services/convert.ts'
 import { stringOption, type CommandContext } from './command.ts'
+import { timeoutOption } from './options.ts'
 
 export async function detectServices({ positionals, values, stdout, stderr, env }: CommandContext): Promise<number> {
   if (!positionals.every(isAddress)) throw new UsageError('detect takes files or service addresses, not both at once')
-  const timeoutText = stringOption(values, 'timeout')
-  const timeoutSeconds = timeoutText === undefined ? undefined : Number(timeoutText)
-  if (timeoutSeconds !== undefined && !(Number.isFinite(timeoutSeconds) && timeoutSeconds > 0)) throw new UsageError(`--timeout takes a number of seconds above 0, not ${JSON.stringify(timeoutText)}`)
+  const timeoutSeconds = timeoutOption(values)
   const cacheDir = stringOption(values, 'cache-dir')
   const entries: (ServiceDetection | { file: string; error: object })[] = []
   let exitCode = 0

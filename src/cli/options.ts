@@ -4,10 +4,20 @@ import { formatName } from '../../adapters/index.ts'
 import type { Container, FieldMapping, FormatName } from '../../adapters/types.ts'
 import { listOption, stringOption, type OptionValues } from './command.ts'
 import { DIALECTS, ON_ERROR, requireChoice } from '../option-checks.ts'
+import { checkSetting } from '../resolver/options.ts'
 
 export function containerOption(values: OptionValues, name: string): Container | undefined {
   const v = stringOption(values, name)
   return v === undefined ? undefined : parseContainer(v)
+}
+
+/** `--timeout <s>` in seconds, refused as the library refuses its timeoutSeconds. */
+export function timeoutOption(values: OptionValues): number | undefined {
+  const text = stringOption(values, 'timeout')
+  if (text === undefined) return undefined
+  const seconds = Number(text)
+  checkSetting('timeoutSeconds', seconds, '--timeout', JSON.stringify(text))
+  return seconds
 }
 
 /** `--from`: a format's name or alias in any case, as its canonical name. */

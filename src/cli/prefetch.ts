@@ -8,7 +8,7 @@ import { filesRead } from '../read.ts'
 import { expandInputs, namesBatch } from './inputs.ts'
 import { checkSetting, PrefetchError, type PrefetchFailure, type PrefetchOptions, type PrefetchResult, prefetch, prefetchSummary, releaseHeldLocks, rewriteDataset, writeManifest } from '../resolver/index.ts'
 import { type Command, type CommandContext, type OptionValues, listOption, stringOption } from './command.ts'
-import { formatOption } from './options.ts'
+import { formatOption, timeoutOption } from './options.ts'
 
 /** Resolver options from the shared and the fetch options of a command line. */
 export function resolverOptions(values: OptionValues, ctx: CommandContext): PrefetchOptions {
@@ -23,11 +23,8 @@ export function resolverOptions(values: OptionValues, ctx: CommandContext): Pref
     options.concurrency = Number(concurrency)
     checkSetting('concurrency', options.concurrency, '--concurrency', JSON.stringify(concurrency))
   }
-  const timeout = stringOption(values, 'timeout')
-  if (timeout !== undefined) {
-    options.timeoutSeconds = Number(timeout)
-    checkSetting('timeoutSeconds', options.timeoutSeconds, '--timeout', JSON.stringify(timeout))
-  }
+  const timeoutSeconds = timeoutOption(values)
+  if (timeoutSeconds !== undefined) options.timeoutSeconds = timeoutSeconds
   const from = formatOption(values, 'from')
   if (from !== undefined) options.from = from
   if (!values.quiet && !values.json) options.onProgress = (message) => ctx.stderr.write(`${printable(message)}\n`)

@@ -2,6 +2,7 @@
 
 import type { FormatOption } from '../../adapters/types.ts'
 import type { EvalCase } from '../model.ts'
+import { UsageError } from '../errors.ts'
 
 export interface ResolverOptions {
   /** Cache root. Default: `EVALFERRY_CACHE_DIR`, else the platform's cache directory (env-paths). */
@@ -94,6 +95,27 @@ export const DEFAULTS = {
 
 /** The longest timeout Node's timers hold (2^31 - 1 ms), in whole seconds. */
 export const MAX_TIMEOUT_SECONDS = 2_147_483
+
+/** What each numeric setting takes: the command line checks its flags with these, and a library caller gets the same refusal. */
+const SETTING_RULES: Record<keyof typeof DEFAULTS, { whole: boolean; least: number; says: string; most?: { value: number; says: string } }> = {
+  concurrency: { whole: true, least: 1, says: 'a whole number of at least 1' },
+  refTtlSeconds: { whole: false, least: 0, says: 'a number of seconds of at least 0' },
+  maxFileBytes: { whole: true, least: 1, says: 'a whole number of bytes of at least 1' },
+  rawFileLimit: { whole: true, least: 0, says: 'a whole number of at least 0' },
+  timeoutSeconds: { whole: false, least: Number.MIN_VALUE, says: 'a number of seconds above 0', most: { value: MAX_TIMEOUT_SECONDS, says: `at most ${MAX_TIMEOUT_SECONDS} seconds` } },
+}
+
+/**
+ * Refuses a value a resolver setting does not take, as a usage error naming it as `name` (the
+ * library option, or the command line's flag) and showing `shown` (by default the value).
+ */
+export function checkSetting(key: keyof typeof DEFAULTS, given: unknown, name = `the option ${key}`, shown?: string): void {
+  const rule = SETTING_RULES[key]
+  const value = shown ?? (typeof given === 'number' ? String(given) : JSON.stringify(given))
+  const fits = typeof given === 'number' && Number.isFinite(given) && given >= rule.least && (!rule.whole || Number.isInteger(given))
+  if (!fits) throw new UsageError(`${name} takes ${rule.says}, not ${value}`)
+  if (rule.most && given > rule.most.value) throw new UsageError(`${name} takes ${rule.most.says}, not ${value}`)
+}
 
 export function isOffline(options: ResolverOptions): boolean {
   const env = options.env ?? process.env

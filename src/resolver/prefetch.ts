@@ -35,7 +35,7 @@ import { type ErrorCode, EvalferryError, FetchError, type Location, UsageError, 
 import { interruptSignal } from '../io.ts'
 import { type Credential, credentialFor } from './credentials.ts'
 import { type HostConfig, type HostType, cloneUrl, hostTable, rawFileUrl, servesRawPath } from './hosts.ts'
-import { DEFAULTS, MAX_TIMEOUT_SECONDS, type ManifestEntry, type PrefetchResult, type ResolverOptions, isOffline } from './options.ts'
+import { checkSetting, DEFAULTS, MAX_TIMEOUT_SECONDS, type ManifestEntry, type PrefetchResult, type ResolverOptions, isOffline } from './options.ts'
 import { type RefMap, type ResolvedRef, isFullSha, matchRef, parseLsRemote } from './refs.ts'
 import { type BlobUrl, parseBlobUrl, redactUrl } from './url.ts'
 
@@ -85,29 +85,8 @@ export function notAFileHint(url: string, hosts: Map<string, HostConfig>): strin
   return 'a self-hosted one needs --host <name>=<base-url>'
 }
 
-/** What each numeric setting takes: the command line checks its flags with these, and a library caller gets the same refusal. */
-const SETTING_RULES: Record<keyof typeof DEFAULTS, { whole: boolean; least: number; says: string; most?: { value: number; says: string } }> = {
-  concurrency: { whole: true, least: 1, says: 'a whole number of at least 1' },
-  refTtlSeconds: { whole: false, least: 0, says: 'a number of seconds of at least 0' },
-  maxFileBytes: { whole: true, least: 1, says: 'a whole number of bytes of at least 1' },
-  rawFileLimit: { whole: true, least: 0, says: 'a whole number of at least 0' },
-  timeoutSeconds: { whole: false, least: Number.MIN_VALUE, says: 'a number of seconds above 0', most: { value: MAX_TIMEOUT_SECONDS, says: `at most ${MAX_TIMEOUT_SECONDS} seconds` } },
-}
-
-/**
- * Refuses a value a resolver setting does not take, as a usage error naming it as `name` (the
- * library option, or the command line's flag) and showing `shown` (by default the value).
- */
-export function checkSetting(key: keyof typeof DEFAULTS, given: unknown, name = `the option ${key}`, shown?: string): void {
-  const rule = SETTING_RULES[key]
-  const value = shown ?? (typeof given === 'number' ? String(given) : JSON.stringify(given))
-  const fits = typeof given === 'number' && Number.isFinite(given) && given >= rule.least && (!rule.whole || Number.isInteger(given))
-  if (!fits) throw new UsageError(`${name} takes ${rule.says}, not ${value}`)
-  if (rule.most && given > rule.most.value) throw new UsageError(`${name} takes ${rule.most.says}, not ${value}`)
-}
-
 function checkSettings(options: ResolverOptions): void {
-  for (const key of Object.keys(SETTING_RULES) as (keyof typeof DEFAULTS)[]) {
+  for (const key of Object.keys(DEFAULTS) as (keyof typeof DEFAULTS)[]) {
     if (options[key] !== undefined) checkSetting(key, options[key])
   }
 }

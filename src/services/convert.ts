@@ -22,6 +22,7 @@ import { fieldsOf, IF_EXISTS, uuid5, type DryRun, type IfExists, type PushSummar
 import { pullConfident, pushConfident } from './confident.ts'
 import { hubFiles, hubListing, pushHub, type HubUpload } from './hub.ts'
 import type { PushedSplit } from './hub-card.ts'
+import { checkPartOf } from '../option-checks.ts'
 import { locateShard, shardFiles, type Shard } from '../shards.ts'
 import { pullLangSmith, pushLangSmith } from './langsmith.ts'
 
@@ -77,8 +78,8 @@ export async function convertWithServices(options: ConvertOptions & ServiceOptio
   const to = target ? impliedFormat(target, options.to === undefined ? undefined : (await getAdapter(options.to)).name, '--to') : options.to
   if (!to) throw new UsageError('convert(): options.to names the output format (an address as the output implies it)')
   if (source && target && source.text === target.text) throw new UsageError(`${source.text} is both the input and the output`)
-  if (target && (options.recordRange || options.shard)) throw new UsageError('--shard writes a part of the input; a push takes the whole dataset')
-  if (options.shard) checkShard(options.shard, source)
+  if (options.recordRange || options.shard) checkPartOf(options.input, options.output, Boolean(options.shard))
+  if (options.shard) checkShard(options.shard)
   const ctx = serviceContext(options, [source, target])
   const dir = await mkdtemp(join(tmpdir(), 'evalferry-'))
   try {
@@ -155,11 +156,10 @@ async function sent(target: ServiceAddress, output: string, report: ServiceRepor
   return report
 }
 
-/** A shard as the library is given it: of an hf:// dataset, `index` of 1 … `count`. */
-function checkShard(shard: Shard, source: ServiceAddress | undefined): void {
+/** A shard as the library is given it: `index` of 1 … `count`. */
+function checkShard(shard: Shard): void {
   const { index, count } = shard
   if (!Number.isSafeInteger(count) || !Number.isSafeInteger(index) || count < 1 || index < 1 || index > count) throw new UsageError(`shard takes { index, count } with 1 ≤ index ≤ count, not ${JSON.stringify(shard)}`)
-  if (source?.service !== 'hf') throw new UsageError(`--shard splits local files and hf:// datasets; ${source ? `${source.text} is read from its service: convert it to a file first, then shard that` : 'use it on the command line, or recordRange in the library, for a file'}`)
 }
 
 /**
