@@ -453,7 +453,7 @@ function imageUrl(messages: unknown, key: string): { url: string; field: string 
 /** The first message of `messages` whose role `agentv validate` refuses, with its field path. */
 function roleRefused(messages: unknown, key: string): { role: string; field: string } | undefined {
   if (!isMessageList(messages)) return undefined
-  const i = messages.findIndex((m) => !VALIDATE_ROLES.includes(m.role))
+  const i = messages.findIndex((m) => validateRefuses(m.role))
   return i < 0 ? undefined : { role: messages[i]!.role, field: `${key}[${i}].role` }
 }
 
@@ -558,7 +558,7 @@ function encodeCase(c: EvalCase, ctx: EncodeContext): JsonObject {
 
   if (ctx.container === 'yaml' && writtenListKey(ctx) === 'tests') {
     const role = roleRefused(input, 'input') ?? roleRefused(c.expected_output, 'expected_output')
-    if (role) ctx.warn(`a message of the role \`${role.role}\`, which agentv validate refuses in an eval file (it takes system, user and assistant; its loader reads \`tool\`)`, role.field)
+    if (role) ctx.warn(`a message of the role \`${role.role}\`, which agentv validate refuses in an eval file (${ROLES_TAKEN})`, role.field)
     if (typeof out.criteria === 'string' && out.criteria.trim() === '') ctx.warn('criteria of white space alone, which agentv validate refuses in an eval file (its loader reads it as none)', 'criteria')
   }
   if (out.input !== undefined && typeof out.input !== 'string' && 'input_files' in ownExtras(c)) ctx.warn(INPUT_FILES_SKIPPED, 'input_files')
@@ -638,8 +638,10 @@ function gradersFor(keys: JsonObject, forAgentv4: boolean, warn: (message: strin
 /** AgentV puts `input_files` before a text input; beside messages it finds no input. */
 const INPUT_FILES_SKIPPED = 'AgentV reads `input_files` only beside an input that is text: it skips this case, whose input is messages'
 
-/** The roles `agentv validate` takes in an eval file's messages (its loader takes `tool` too). */
+/** The roles `agentv validate` takes in an eval file's messages, as its refusal of any other says them (its loader takes `tool` too). */
 const VALIDATE_ROLES = ['system', 'user', 'assistant']
+const validateRefuses = (role: unknown): boolean => !VALIDATE_ROLES.includes(role as string)
+const ROLES_TAKEN = `it takes ${VALIDATE_ROLES.join(', ')}; its loader reads \`tool\` too`
 /** List keys AgentV 4 reads besides `tests`, as deprecated names; `agentv validate` refuses a file of them. */
 const DEPRECATED_LISTS = ['evalcases', 'eval_cases']
 
@@ -682,7 +684,7 @@ function check(record: unknown, ctx: DecodeContext): Refusal[] {
     for (const key of ['input', 'expected_output']) {
       listedMessages(record[key]).forEach((m, i) => {
         const role = typeof m.role === 'string' ? `\`${m.role}\`` : describeType(m.role)
-        if (!VALIDATE_ROLES.includes(m.role as string)) out.push({ field: `${key}[${i}].role`, message: `agentv validate refuses the role ${role} (it takes ${VALIDATE_ROLES.join(', ')}; its loader reads \`tool\` too)` })
+        if (validateRefuses(m.role)) out.push({ field: `${key}[${i}].role`, message: `agentv validate refuses the role ${role} (${ROLES_TAKEN})` })
       })
     }
     if (record.criteria !== undefined && !text(record.criteria)) out.push({ field: 'criteria', message: 'agentv validate refuses criteria that are not text, or empty' })
