@@ -323,14 +323,14 @@ function decode(record: unknown, ctx: DecodeContext): EvalCase {
   }
   if (ctx.container !== 'csv') return testToCase(record, dialect(ctx.header))
   if (!isJsonObject(record)) throw fieldError('', `expected a table row, got ${describeType(record)}`)
-  const columns = ctx.columns?.length ? ctx.columns : Object.keys(record)
+  const columns = rowColumns(record, ctx)
   if (!ctx.state.header) {
     ctx.state.header = true
     const own = columns.filter((c) => c !== CARRY_COLUMN)
     if (!isWrittenHeader(own)) ctx.header.columns = own
   }
   const row = record as Row
-  const test = rowTest(row, columns)
+  const test = csvTest(row, ctx)
   const c = testToCase(test, dialect(carriedFileKeys(test) ?? ctx.header))
   takeFileCarry(c, ctx)
   // The cells the test would not give back by themselves.
@@ -342,6 +342,18 @@ function decode(record: unknown, ctx: DecodeContext): EvalCase {
   }
   if (hasKeys(text)) c.extras = { ...c.extras, [FORMAT]: { ...c.extras?.[FORMAT], $text: text } }
   return c
+}
+
+/** A CSV row's columns: the file's header, or the row's own keys where the file has none. */
+const rowColumns = (row: JsonObject, ctx: DecodeContext): readonly string[] => (ctx.columns?.length ? ctx.columns : Object.keys(row))
+
+/** The test promptfoo makes of a CSV row, made once: `check` follows `decode` on the same row and takes the test it made. */
+function csvTest(row: Row, ctx: DecodeContext): JsonObject {
+  const last = ctx.state.rowTest as { row: Row; test: JsonObject } | undefined
+  if (last?.row === row) return last.test
+  const test = rowTest(row, rowColumns(row, ctx))
+  ctx.state.rowTest = { row, test }
+  return test
 }
 
 /** The file's keys that a test written first carries (JSON Lines and CSV have no place for them): a config's prompt names the input. */
@@ -456,7 +468,7 @@ const promptfoo: Adapter = {
   // What promptfoo's loader refuses in a test; a CSV row, as the test it makes of it.
   check(record, ctx) {
     if (ctx.container !== 'csv' || !isJsonObject(record)) return promptfooRefusals(record)
-    return promptfooRefusals(rowTest(record as Row, ctx.columns?.length ? ctx.columns : Object.keys(record)))
+    return promptfooRefusals(csvTest(record as Row, ctx))
   },
   // A `file://` entry of `tests:` names a file of tests, as in AgentV's suites.
   include: (record) => evalcase.include!(record),
