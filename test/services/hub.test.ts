@@ -110,12 +110,17 @@ describe('hf:// pushes', () => {
     assert.equal(hub.commitsOf('acme/shared'), 3)
   })
 
-  test('--dry-run names the files and sends nothing', async () => {
+  test('--dry-run tells the records, the target and the commit\'s files in place of fields, and sends nothing', async () => {
     const input = join(dir, 'dry.jsonl')
     writeFileSync(input, rows(2))
     const run = await runCli(['convert', input, '--from', 'hf', '-o', 'hf://datasets/acme/dry', '--dry-run', '--json'], env)
     assert.equal(run.code, 0, run.stderr)
-    assert.deepEqual(JSON.parse(run.stdout).dry_run.files, ['data/train-00000-of-00001.parquet', 'README.md'])
+    const dryRun = (JSON.parse(run.stdout) as { dry_run: { target: string; records: number; fields: string[]; files: string[] } }).dry_run
+    assert.equal(dryRun.target, 'hf://datasets/acme/dry')
+    assert.equal(dryRun.records, 2)
+    // The Hub takes a commit of files, not records of fields.
+    assert.deepEqual(dryRun.fields, [])
+    assert.deepEqual(dryRun.files, ['data/train-00000-of-00001.parquet', 'README.md'])
     assert.equal(requests(), 0)
   })
 
