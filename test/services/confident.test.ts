@@ -4,6 +4,7 @@ import { readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { after, before, beforeEach, describe, test } from 'node:test'
 import { convert } from '../../src/index.ts'
+import { confidentHttp } from '../../src/services/confident.ts'
 import { kill, runCli, SHARED_FIXTURES, startCli } from '../helpers/cli.ts'
 import { ConfidentStandIn } from '../helpers/services/confident-server.ts'
 import { LangSmithStandIn } from '../helpers/services/langsmith-server.ts'
@@ -147,6 +148,30 @@ describe('confident:// pushes', () => {
     assert.equal(run.code, 3)
     assert.match(run.stderr, /set CONFIDENT_API_KEY/)
     assert.equal(server.count(), 0)
+  })
+
+  test('CONFIDENT_REGION picks the US or EU host, before the key\'s prefix; CONFIDENT_BASE_URL goes before both; another region is exit 2 before any request', async () => {
+    // The regions' hosts cannot be reached on loopback: the choice is read where it is made, in the client's base.
+    for (const [region, key, base] of [
+      ['EU', 'confident_us_k', 'https://eu.api.confident-ai.com'],
+      ['eu', 'k', 'https://eu.api.confident-ai.com'],
+      ['us', 'confident_eu_k', 'https://api.confident-ai.com'],
+      [undefined, 'confident_eu_k', 'https://eu.api.confident-ai.com'],
+      [undefined, 'k', 'https://api.confident-ai.com'],
+    ] as const) {
+      const http = confidentHttp({ env: { CONFIDENT_API_KEY: key, ...(region ? { CONFIDENT_REGION: region } : {}) }, timeoutMs: 1000 })
+      assert.equal(http.options.base, base, `CONFIDENT_REGION=${region}, key ${key}`)
+    }
+    const input = join(dir, 'region.json')
+    writeFileSync(input, goldens(2))
+    const pushed = await convert({ input, output: 'confident://region', to: 'deepeval', env: { ...env, CONFIDENT_REGION: 'eu' } })
+    assert.equal(pushed.push?.sent, 2)
+    assert.equal(server.goldensOf('region').length, 2)
+    const sent = server.count()
+    const refused = await runCli(['convert', input, '-o', 'confident://region'], { ...env, CONFIDENT_REGION: 'asia' })
+    assert.equal(refused.code, 2)
+    assert.match(refused.stderr, /CONFIDENT_REGION is US or EU, not "ASIA"/)
+    assert.equal(server.count(), sent)
   })
 })
 
