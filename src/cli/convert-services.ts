@@ -89,7 +89,12 @@ export async function convertServices({ positionals, values, stdout, stderr, env
   if (values.json) stdout.write(JSON.stringify(report, null, 2) + '\n')
   else if (!values.quiet && report) {
     const lines = [summarize(report)]
-    if (report.dry_run) lines.push(`dry run: would send ${report.dry_run.records} record(s) to ${report.dry_run.target} (fields: ${report.dry_run.fields.join(', ') || 'none'}); nothing was sent`)
+    if (report.dry_run) {
+      const { records, target, fields, files } = report.dry_run
+      // The Hub takes a commit of files, not records of fields.
+      const what = files ? `files: ${files.join(', ')}` : `fields: ${fields.join(', ') || 'none'}`
+      lines.push(`dry run: would send ${records} record(s) to ${target} (${what}); nothing was sent`)
+    }
     if (report.push) {
       const p = report.push
       lines.push(`${p.target}: ${p.created ? 'created; ' : ''}${p.sent} sent, ${p.updated} updated, ${p.unchanged} already there, ${p.removed} removed (${p.requests} requests)`)

@@ -66,6 +66,8 @@ export interface DryRun {
   records: number
   fields: string[]
   splits?: string[]
+  /** A Hub push: the files of its commit, which it sends in place of records. */
+  files?: string[]
   [key: string]: unknown
 }
 

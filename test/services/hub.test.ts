@@ -121,6 +121,9 @@ describe('hf:// pushes', () => {
     // The Hub takes a commit of files, not records of fields.
     assert.deepEqual(dryRun.fields, [])
     assert.deepEqual(dryRun.files, ['data/train-00000-of-00001.parquet', 'README.md'])
+    const told = await runCli(['convert', input, '--from', 'hf', '-o', 'hf://datasets/acme/dry', '--dry-run'], env)
+    assert.equal(told.code, 0, told.stderr)
+    assert.match(told.stderr, /dry run: would send 2 record\(s\) to hf:\/\/datasets\/acme\/dry \(files: data\/train-00000-of-00001\.parquet, README\.md\); nothing was sent/)
     assert.equal(requests(), 0)
   })
 
