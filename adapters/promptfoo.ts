@@ -347,14 +347,17 @@ function decode(record: unknown, ctx: DecodeContext): EvalCase {
 /** A CSV row's columns: the file's header, or the row's own keys where the file has none. */
 const rowColumns = (row: JsonObject, ctx: DecodeContext): readonly string[] => (ctx.columns?.length ? ctx.columns : Object.keys(row))
 
-/** The test promptfoo makes of a CSV row, made once: `check` follows `decode` on the same row and takes the test it made. */
+/**
+ * The test promptfoo makes of a CSV row, made once: `check` follows `decode` on the same row and
+ * takes the test it made. Kept by the row, not in the file's state, which the parts of a large
+ * file are each sent a copy of.
+ */
 function csvTest(row: Row, ctx: DecodeContext): JsonObject {
-  const last = ctx.state.rowTest as { row: Row; test: JsonObject } | undefined
-  if (last?.row === row) return last.test
-  const test = rowTest(row, rowColumns(row, ctx))
-  ctx.state.rowTest = { row, test }
+  let test = rowTests.get(row)
+  if (!test) rowTests.set(row, (test = rowTest(row, rowColumns(row, ctx))))
   return test
 }
+const rowTests = new WeakMap<Row, JsonObject>()
 
 /** The file's keys that a test written first carries (JSON Lines and CSV have no place for them): a config's prompt names the input. */
 function carriedFileKeys(test: unknown): JsonObject | undefined {
