@@ -1,28 +1,32 @@
 /** Worker threads of the batch and of files converted in parts: starting one, and asking it for a reply. */
-import { availableParallelism, cpus, loadavg } from 'node:os'
+import { availableParallelism, cpus, loadavg, type CpuInfo } from 'node:os'
 import { Worker, type ResourceLimits } from 'node:worker_threads'
 
 /**
  * The cores no other work is using now: the idle share of every core over a short look (`lookMs`),
  * summed. The last minute's load average would still count work that ended up to a minute before
- * (a user's previous conversion, say), and leave idle a core that is free. On
- * two cores under a load average of 9 to 13, a batch of 8 files of 10 MB took 6.9 to 9.9 s on one
- * lane and 8.9 to 12.4 s on two, as each thread's warming and collecting then takes time the other
- * threads need: a core another process keeps busy is not counted free.
+ * (a user's previous conversion, say), and leave idle a core that is free. On two cores under a
+ * load average of 9 to 13, a batch of 8 files of 10 MB took 6.9 to 9.9 s on one lane and 8.9 to
+ * 12.4 s on two, as each thread's warming and collecting then takes time the other threads need: a
+ * core another process keeps busy is not counted free.
  */
 export async function freeCores(lookMs = 100): Promise<number> {
   const before = cpus()
   await new Promise((resolve) => setTimeout(resolve, lookMs))
-  const after = cpus()
   // A platform that tells no core times: the load average is all there is.
-  if (!before.length || before.length !== after.length) return Math.max(0, Math.round(availableParallelism() - loadavg()[0]!))
+  return idleCores(before, cpus(), availableParallelism()) ?? Math.max(0, Math.round(availableParallelism() - loadavg()[0]!))
+}
+
+/** The cores, of at most `most`, that were idle between two looks at the cores' times; undefined when the looks tell none. */
+export function idleCores(before: readonly CpuInfo[], after: readonly CpuInfo[], most: number): number | undefined {
+  if (!before.length || before.length !== after.length) return undefined
   let idle = 0
   for (let i = 0; i < after.length; i++) {
     const [was, is] = [before[i]!.times, after[i]!.times]
     const total = is.user + is.nice + is.sys + is.idle + is.irq - (was.user + was.nice + was.sys + was.idle + was.irq)
     if (total > 0) idle += (is.idle - was.idle) / total
   }
-  return Math.min(availableParallelism(), Math.round(idle))
+  return Math.min(most, Math.round(idle))
 }
 
 /**

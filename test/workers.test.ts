@@ -1,7 +1,8 @@
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
 import { Worker } from 'node:worker_threads'
-import { ask } from '../src/workers.ts'
+import type { CpuInfo } from 'node:os'
+import { ask, idleCores } from '../src/workers.ts'
 
 /** A worker from source text that answers each message as `body` says (`port` and `message` in scope). */
 function worker(body: string): Worker {
@@ -27,4 +28,19 @@ test('ask rejects when the worker fails, and when it exits without answering', a
   await assert.rejects(ask(worker(`throw new Error('broken ' + message)`), 'part', () => 1), /broken part/)
   // A worker that exits leaves nothing to wait for: the caller hears it at once.
   await assert.rejects(ask(worker(`process.exit(3)`), 'part', () => 1), /exited \(code 3\) before it answered/)
+})
+
+test('the cores counted free are the idle shares of the cores between two looks, not a busy core, and none where the looks tell nothing', () => {
+  const core = (idle: number, busy: number): CpuInfo => ({ model: 'x', speed: 1, times: { user: busy, nice: 0, sys: 0, idle, irq: 0 } })
+  const before = [core(1000, 1000), core(1000, 1000)]
+  // One core idle all the look, the other busy all of it: one core is free.
+  assert.equal(idleCores(before, [core(1100, 1000), core(1000, 1100)], 2), 1)
+  // Both idle for most of the look: both.
+  assert.equal(idleCores(before, [core(1090, 1010), core(1080, 1020)], 2), 2)
+  // Both a third idle: 0.67 of a core rounds to one.
+  assert.equal(idleCores(before, [core(1030, 1060), core(1040, 1080)], 2), 1)
+  // Never more than the cores this process may use.
+  assert.equal(idleCores(before, [core(1100, 1000), core(1100, 1000)], 1), 1)
+  assert.equal(idleCores([], [], 2), undefined)
+  assert.equal(idleCores(before, [core(1100, 1000)], 2), undefined)
 })
