@@ -1076,21 +1076,18 @@ export async function splitParquet(path: string, count: number, sinkFor: (index:
       // Made at the shard's first batch, which tells the columns written without a dictionary.
       let output: ParquetOutput | undefined
       const pieces = piecesOf(groups, [start, end], SLICE_BYTES)
-      let index = 0
       for await (const { batch, first } of batchesOf(parquet, pieces, batchSize, path)) {
-        index = first
-        const from = Math.max(start - index, 0)
-        const to = Math.min(end - index, batch.numRows)
-        index += batch.numRows
+        const from = Math.max(start - first, 0)
+        const to = Math.min(end - first, batch.numRows)
         // The batch as the file's schema, whose metadata the writer embeds (a batch read alone has none).
-        const rows = from === 0 && to === batch.numRows ? batch : batch.slice(from, to)
-        const batches = rows.batches.map((b) => new RecordBatch(schema, b.data))
+        const kept = from === 0 && to === batch.numRows ? batch : batch.slice(from, to)
+        const batches = kept.batches.map((b) => new RecordBatch(schema, b.data))
         if (to > from) {
           output ??= new ParquetOutput(sinkFor(i), writerProperties(metadata, writeSettings({}), distinctTextColumns(batches[0]!)), [...metadata.keys(), ARROW_SCHEMA_KEY])
           await output.push(toWasm(new Table(batches)))
         }
         // The pieces hold the shard's rows in order: past its end, nothing later is of it.
-        if (index >= end) break
+        if (first + batch.numRows >= end) break
       }
       // Every file's range holds rows (see above): one that reads none, the row groups hold fewer rows than the footer counts.
       if (!output) throw new DataError('E_PARSE', 'corrupt Parquet data: its row groups hold fewer rows than its footer counts', { file: path, record: start })
