@@ -117,6 +117,18 @@ export function checkSetting(key: keyof typeof DEFAULTS, given: unknown, name = 
   if (rule.most && given > rule.most.value) throw new UsageError(`${name} takes ${rule.most.says}, not ${value}`)
 }
 
+/**
+ * `EVALFERRY_TIMEOUT` in seconds, as the resolver and the services read it: a number above 0, else
+ * none (the default then holds); one longer than a timer holds is refused, naming the variable.
+ */
+export function envTimeoutSeconds(env: NodeJS.ProcessEnv): number | undefined {
+  const text = env.EVALFERRY_TIMEOUT
+  const seconds = Number(text)
+  if (!text || !Number.isFinite(seconds) || seconds <= 0) return undefined
+  if (seconds > MAX_TIMEOUT_SECONDS) throw new UsageError(`EVALFERRY_TIMEOUT=${text} is too long: the largest timeout accepted is ${MAX_TIMEOUT_SECONDS} seconds`)
+  return seconds
+}
+
 export function isOffline(options: ResolverOptions): boolean {
   const env = options.env ?? process.env
   return options.offline === true || /^(1|true|yes|on)$/i.test(env.EVALFERRY_OFFLINE ?? '')

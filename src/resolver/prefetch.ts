@@ -35,7 +35,7 @@ import { type ErrorCode, EvalferryError, FetchError, type Location, UsageError, 
 import { interruptSignal } from '../io.ts'
 import { type Credential, credentialFor } from './credentials.ts'
 import { type HostConfig, type HostType, cloneUrl, hostTable, rawFileUrl, servesRawPath } from './hosts.ts'
-import { checkSetting, DEFAULTS, MAX_TIMEOUT_SECONDS, type ManifestEntry, type PrefetchResult, type ResolverOptions, isOffline } from './options.ts'
+import { checkSetting, DEFAULTS, envTimeoutSeconds, MAX_TIMEOUT_SECONDS, type ManifestEntry, type PrefetchResult, type ResolverOptions, isOffline } from './options.ts'
 import { type RefMap, type ResolvedRef, isFullSha, matchRef, parseLsRemote } from './refs.ts'
 import { type BlobUrl, parseBlobUrl, redactUrl } from './url.ts'
 
@@ -111,21 +111,14 @@ export class Session {
     requireAbortSignal('', options.signal)
     this.signal = options.signal ? AbortSignal.any([interruptSignal, options.signal]) : interruptSignal
     if (options.signal) setMaxListeners(0, this.signal)
-    // The option was checked above; EVALFERRY_TIMEOUT is what is left to check.
-    const timeout = this.setting('timeoutSeconds')
-    if (timeout > MAX_TIMEOUT_SECONDS) {
-      throw new UsageError(`EVALFERRY_TIMEOUT=${this.env.EVALFERRY_TIMEOUT} is too long: the largest timeout accepted is ${MAX_TIMEOUT_SECONDS} seconds`)
-    }
+    // The option was checked above; EVALFERRY_TIMEOUT is checked as it is read.
+    this.setting('timeoutSeconds')
   }
 
   setting<K extends keyof typeof DEFAULTS>(key: K): number {
     const given = this.options[key]
     if (given !== undefined) return given
-    if (key === 'timeoutSeconds') {
-      const fromEnv = Number(this.env.EVALFERRY_TIMEOUT)
-      if (this.env.EVALFERRY_TIMEOUT && Number.isFinite(fromEnv) && fromEnv > 0) return fromEnv
-    }
-    return DEFAULTS[key]
+    return (key === 'timeoutSeconds' ? envTimeoutSeconds(this.env) : undefined) ?? DEFAULTS[key]
   }
 
   progress(message: string): void {

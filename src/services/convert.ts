@@ -13,7 +13,7 @@ import { containerOf } from '../codecs/index.ts'
 import { detect } from '../detect.ts'
 import { createHash } from 'node:crypto'
 import { EvalferryError, FetchError, UsageError, type Location } from '../errors.ts'
-import { isOffline, MAX_TIMEOUT_SECONDS } from '../resolver/options.ts'
+import { envTimeoutSeconds, isOffline, MAX_TIMEOUT_SECONDS } from '../resolver/options.ts'
 import type { JsonObject } from '../model.ts'
 import type { ConvertOptions, FileConvertOptions } from '../options.ts'
 import type { ConversionReport } from '../report.ts'
@@ -48,9 +48,9 @@ function impliedFormat(address: ServiceAddress, given: string | undefined, optio
 function serviceContext(options: ServiceOptions & { signal?: AbortSignal; progress?: ServiceContext['progress'] }, addresses: (ServiceAddress | undefined)[]): ServiceContext {
   const env = options.env ?? process.env
   if (options.timeoutMs !== undefined && !(Number.isFinite(options.timeoutMs) && options.timeoutMs > 0)) throw new UsageError(`timeoutMs takes a number of milliseconds above 0, not ${String(options.timeoutMs)}`)
-  const fromEnv = Number(env.EVALFERRY_TIMEOUT)
-  const timeoutMs = options.timeoutMs ?? (env.EVALFERRY_TIMEOUT && Number.isFinite(fromEnv) && fromEnv > 0 ? fromEnv * 1000 : DEFAULT_TIMEOUT_MS)
-  if (timeoutMs > MAX_TIMEOUT_SECONDS * 1000) throw new UsageError(`a timeout of ${timeoutMs / 1000} seconds is too long: the largest accepted is ${MAX_TIMEOUT_SECONDS} seconds`)
+  if (options.timeoutMs !== undefined && options.timeoutMs > MAX_TIMEOUT_SECONDS * 1000) throw new UsageError(`timeoutMs takes at most ${MAX_TIMEOUT_SECONDS * 1000} milliseconds, not ${options.timeoutMs}`)
+  const fromEnv = options.timeoutMs === undefined ? envTimeoutSeconds(env) : undefined
+  const timeoutMs = options.timeoutMs ?? (fromEnv !== undefined ? fromEnv * 1000 : DEFAULT_TIMEOUT_MS)
   const offline = isOffline({ ...(options.offline ? { offline: true } : {}), env })
   if (offline) {
     const [input, output] = addresses

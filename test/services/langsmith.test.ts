@@ -258,6 +258,14 @@ describe('langsmith:// failures', () => {
     assert.equal(server.examplesOf('env-timeout').length, 3)
   })
 
+  test('an EVALFERRY_TIMEOUT longer than a timer holds is exit 2 naming the variable, as for git, before any request', async () => {
+    const before = server.count()
+    const run = await runCli(['convert', 'langsmith://x', '--to', 'deepeval', '-o', join(dir, 'long-timeout.json')], { ...env, EVALFERRY_TIMEOUT: '1e10' })
+    assert.equal(run.code, 2, run.stderr)
+    assert.match(run.stderr, /EVALFERRY_TIMEOUT=1e10 is too long: the largest timeout accepted is 2147483 seconds/)
+    assert.equal(server.count(), before)
+  })
+
   test('offline (--offline, or EVALFERRY_OFFLINE=true), a LangSmith read or push is exit 3 before any request', async () => {
     const input = join(dir, 'offline.jsonl')
     writeFileSync(input, lines(2))
