@@ -10,7 +10,8 @@ import { getAdapter } from '../adapters/index.ts'
 import type { Container, FileLayout, FormatName, FormatOption } from '../adapters/types.ts'
 import { EvalferryError, LayoutError, noCaseRead, UsageError } from './errors.ts'
 import { StringTable } from './ids.ts'
-import { assertWritable, AtomicFile, BytesSink, isSpecialFile, STDIO } from './io.ts'
+import { assertWritable, AtomicFile, isSpecialFile, STDIO } from './io.ts'
+import type { Sink } from './codecs/types.ts'
 import type { TextColumn } from './mapping.ts'
 import { roughSize, type EvalCase, type JsonObject } from './model.ts'
 import { addWarning, newReport, type ConversionReport } from './report.ts'
@@ -261,7 +262,7 @@ export async function readFileHead(options: FileConvertOptions & { from: string 
 }
 
 /**
- * Converts one part of a file (a run of whole records) to JSON Lines text, as the whole-file
+ * Converts one part of a file (a run of whole records) to JSON Lines in `sink`, as the whole-file
  * conversion would convert those records: with the file's layout and first cases from `head`,
  * the reader's state after them, and `index` records written before it.
  */
@@ -270,8 +271,9 @@ export async function convertPart(
   head: FileHead,
   part: FilePart,
   index: number,
-  /** A buffer an earlier part's output was handed over in, given back for this part's. */
-  spare?: ArrayBuffer,
+  sink: Sink,
+  /** Counts the records and bytes read, as they are. */
+  progress?: { records: number; bytes: number },
 ): Promise<PartResult> {
   const inputContainer = requireContainer(options.input, options.inputContainer, 'input')
   const source = await getAdapter(options.from)
@@ -287,13 +289,11 @@ export async function convertPart(
     options.input,
     inputContainer,
     source,
-    { ...readOptionsOf(options, options.from, report), target: target.name, onReject: (r) => rejects.push(JSON.stringify(r)) },
+    { ...readOptionsOf(options, options.from, report), target: target.name, onReject: (r) => rejects.push(JSON.stringify(r)), ...(progress ? { progress } : {}) },
     seenIds,
     [],
     reading,
   )
-  // JSON Lines of a part take about as many bytes as its source, and a little more.
-  const sink = new BytesSink(part.range ? (part.range.end - part.range.start) * 1.25 : 0, spare)
   const preset: PartPreset = { sample: head.sample, layout: head.layout, textColumns: head.textColumns, index, generatedIds: [], writtenIds: [], uniqueIds: [] }
   const hasSidecar = options.output !== STDIO && target.sidecar?.(options.output, 'jsonl') !== undefined
   await writeCases(
@@ -307,7 +307,6 @@ export async function convertPart(
     preset,
   )
   return {
-    bytes: sink.bytes(),
     report,
     rejects,
     firstPending: reading.firstPending ?? !part.continuation,
@@ -317,7 +316,6 @@ export async function convertPart(
     generatedIds: preset.generatedIds,
     writtenIds: preset.writtenIds,
     uniqueIds: preset.uniqueIds,
-    reusedBuffer: sink.reusedSpare,
   }
 }
 

@@ -294,45 +294,6 @@ function invalidUtf8(path: string, buffer: Buffer, offset: number, line: number)
   return new DataError('E_PARSE', `invalid UTF-8: ${what} at byte offset ${offset + at}; the file must be UTF-8`, { file: path, line })
 }
 
-/**
- * Collects a part's output as UTF-8 in one growing buffer of its own (never the shared pool's),
- * so that it can be handed to another thread without a copy.
- */
-export class BytesSink implements Sink {
-  private buffer: Buffer
-  private size = 0
-  /** Whether the output went into the spare buffer given. */
-  readonly reusedSpare: boolean
-
-  /**
-   * `expected`: about how many bytes the output will take. `spare`: a buffer an earlier output was
-   * handed over in and given back, used again when it is large enough: a buffer never used before
-   * costs the kernel a page fault for every 4 KiB written to it.
-   */
-  constructor(expected: number, spare?: ArrayBuffer) {
-    const size = Math.max(1 << 16, Math.ceil(expected))
-    const fits = spare !== undefined && spare.byteLength >= size
-    // A new buffer is a power of two, so that it is large enough for more of the outputs it is given back for.
-    this.buffer = fits ? Buffer.from(spare) : Buffer.allocUnsafeSlow(2 ** Math.ceil(Math.log2(size)))
-    this.reusedSpare = fits
-  }
-
-  write(chunk: string | Uint8Array): undefined {
-    const most = typeof chunk === 'string' ? chunk.length * 3 : chunk.length
-    if (this.size + most > this.buffer.length) {
-      const grown = Buffer.allocUnsafeSlow(Math.max(Math.ceil(this.buffer.length * 1.5), this.size + most))
-      this.buffer.copy(grown, 0, 0, this.size)
-      this.buffer = grown
-    }
-    this.size += typeof chunk === 'string' ? this.buffer.write(chunk, this.size) : (this.buffer.set(chunk, this.size), chunk.length)
-    return undefined
-  }
-
-  bytes(): Uint8Array {
-    return this.buffer.subarray(0, this.size)
-  }
-}
-
 /** How many written buffers a StreamSink keeps to fill again: as many as a stream holds before it asks to drain, and one. */
 const SPARE_BUFFERS = 2
 

@@ -1,13 +1,15 @@
 /**
- * One large CSV or JSON Lines file converted on several cores: this thread splits the file into
- * byte ranges of whole records (a quote-aware newline scan for CSV, whose header row goes before
- * every part), worker threads read and convert the parts as the whole-file conversion would, and
- * this thread writes their JSON Lines bytes in order. A few parts are in flight at a time, so memory stays
- * bounded. Whatever a part cannot settle alone (an id used in two parts, parts before it that wrote
- * another number of records than they read, a group across parts, any error) makes the file
- * convert again in one thread, so the output is always the one-thread output. The same byte scan
- * counts the records of a file and finds where a `--shard` of them lies (`locateRecords`).
+ * One large CSV or JSON Lines file converted on several cores: the file is cut into as many byte
+ * ranges of whole records as there are threads (a quote-aware newline scan finds the cuts in a CSV,
+ * whose header row goes before every range after the first). This thread converts the first range
+ * straight into the output while worker threads convert the others, each into a temporary file
+ * beside it, appended in order once this thread is done. Whatever a range cannot settle alone (an
+ * id used in two ranges, ranges before it that wrote another number of records than they read, a
+ * group across ranges, any error) makes the file convert again in one thread, so the output is
+ * always the one-thread output. The same byte scan counts the records of a file and finds where a
+ * `--shard` of them lies (`locateRecords`).
  */
+import { createReadStream } from 'node:fs'
 import { open, stat } from 'node:fs/promises'
 import { availableParallelism } from 'node:os'
 import type { Worker } from 'node:worker_threads'
@@ -17,7 +19,8 @@ import { containerOf } from './codecs/index.ts'
 import { namedDelimiter, sepDelimiter, sniffDelimiter } from './codecs/csv.ts'
 import type { ErrorCode, Location } from './errors.ts'
 import { IdSet, SEEN, StringTable, WRITTEN } from './ids.ts'
-import { AtomicFile, isSpecialFile, startsAsGzip, STDIO } from './io.ts'
+import { convertPart, readFileHead } from './convert.ts'
+import { AtomicFile, isSpecialFile, removeShares, shareOf, startsAsGzip, STDIO } from './io.ts'
 import { isRowMapper } from './mapping.ts'
 import type { JsonObject } from './model.ts'
 import { raceAbort } from './abort.ts'
@@ -29,14 +32,6 @@ import { ask, startWorker } from './workers.ts'
 
 /** Files smaller than this convert in one thread: splitting would not pay for itself. */
 export const SPLIT_MIN_BYTES = 8 << 20
-/** Bytes of the file per part. */
-const PART_BYTES = 1 << 20
-/**
- * A part that cannot end within this many bytes holds a record too long for a part worker's
- * capped heap (a record of 30 MB ran a worker out of memory, which took the whole process with
- * it): the file converts in one thread.
- */
-const MAX_PART_BYTES = 4 << 20
 
 /** The message a part worker is sent, and what it answers. */
 export interface PartRequest {
@@ -46,13 +41,12 @@ export interface PartRequest {
   options: FileConvertOptions & { from: string }
   part: FilePart
   index: number
+  /** The file the part's output is written to. */
+  into: string
 }
 
-/** What a part worker is sent: a part to convert, or a buffer of its output given back (see `giveBack`). */
-export type PartMessage = PartRequest | { spare: ArrayBuffer }
-
 export type PartReply =
-  | { id: number; result: PartResult & { layoutWarnings?: ConversionReport['warnings']; sidecar?: Record<string, unknown> } }
+  | { id: number; result: PartResult }
   | { id: number; error: { code?: ErrorCode; message: string; location?: Location } }
 
 /** Thrown inside to mean: convert this file again in one thread. */
@@ -85,18 +79,9 @@ const idle: Worker[] = []
 const waiting: ((worker: Worker) => void)[] = []
 let nextId = 0
 
-/**
- * A part (1 MiB) needs a few times its size in heap, so a worker's old generation is capped: V8
- * would otherwise grow each worker's lazily towards its default limit, and a 1 GB file would take
- * several hundred megabytes. A part that needs more ends its worker, and the file converts in one
- * thread. The young generation keeps V8's default: capping it at 24 MB cost a third more time on
- * a 1 GB CSV (23.8 s, not 18.4), and the peak stays under 250 MB without the cap.
- */
-const WORKER_LIMITS = { maxOldGenerationSizeMb: 96 }
-
 /** A new part worker, in the pool. */
 function addWorker(): Worker {
-  const worker = startWorker('parallel-worker', WORKER_LIMITS)
+  const worker = startWorker('parallel-worker')
   worker.unref()
   // A worker that dies (out of memory, say) leaves the pool and is never handed out again.
   const forget = () => {
@@ -139,8 +124,10 @@ interface Converted {
   worker: Worker
 }
 
-async function runPart(threads: number, request: Omit<PartRequest, 'id'>): Promise<Converted> {
+/** Converts a part on a worker, held in `held` while it converts. */
+async function runPart(threads: number, request: Omit<PartRequest, 'id'>, held: Set<Worker>): Promise<Converted> {
   const worker = await acquire(threads)
+  held.add(worker)
   worker.ref()
   const id = nextId++
   try {
@@ -154,18 +141,9 @@ async function runPart(threads: number, request: Omit<PartRequest, 'id'>): Promi
     if ('error' in reply) throw new Serial(reply.error.message)
     return { result: reply.result, worker }
   } finally {
+    held.delete(worker)
     release(worker)
   }
-}
-
-/**
- * Hands the buffer of a part's output, once written out, back to the worker that filled it, for a
- * later part's output. Writing each part's output into a buffer never used before cost 29 000 page
- * faults over 400 MB of CSV; into buffers given back, 3 000.
- */
-function giveBack(worker: Worker, bytes: Uint8Array): void {
-  if (!pool.includes(worker) || bytes.buffer.byteLength === 0) return
-  worker.postMessage({ spare: bytes.buffer as ArrayBuffer } satisfies PartMessage, [bytes.buffer as ArrayBuffer])
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -384,38 +362,32 @@ async function* scanFile(
 }
 
 /**
- * The file in parts of whole records, as byte ranges: this thread only scans the bytes (never
- * decoding them), and each worker reads and decodes its own range. A part starts with its first
- * record's line and index; a CSV part after the first has the header row put before its text.
+ * The file cut into `count` ranges of whole records, of about equal bytes, where a row ends at or
+ * after each `size * k / count`; fewer where no row ends after a cut. This thread only scans the
+ * bytes before the last cut (never decoding them): each range is read and decoded by the thread
+ * that converts it. A range starts with its first record's line and index; a CSV range after the
+ * first has the header row put before its text.
  */
-export async function* splitFile(path: string, container: SplitContainer, progress?: { bytes: number }): AsyncGenerator<SplitPart> {
+export async function cutFile(path: string, container: SplitContainer, count: number): Promise<SplitPart[]> {
+  const size = (await stat(path)).size
+  const cuts = Array.from({ length: count - 1 }, (_, k) => Math.floor((size * (k + 1)) / count))
+  const ends: Checkpoint[] = []
+  const watch = (index: number, offset: number, line: number): void => {
+    // The header row's end is no cut: the first range must hold a record.
+    if (offset >= cuts[ends.length]! && offset < size && index > 0) ends.push({ offset, line, index })
+  }
   let header: string | undefined
-  let partStart = 0
-  let partLine = 1
-  let partIndex = 0
-  const emit = (end: number, nextLine: number, nextIndex: number): SplitPart => {
-    const continuation = partStart === 0 ? undefined : { line: partLine, index: partIndex }
-    const prefix = continuation && header !== undefined ? { prefix: header } : {}
-    const part: SplitPart = { part: { range: { start: partStart, end }, ...(continuation ? { continuation, ...prefix } : {}) }, index: partIndex }
-    partStart = end
-    partLine = nextLine
-    partIndex = nextIndex
-    return part
-  }
-  let last: RowScanner | undefined
-  let position = 0
-  for await (const chunk of scanFile(path, container)) {
-    const { scanner } = chunk
-    const end = position + scanner.boundary
-    position = chunk.position
-    last = scanner
+  for await (const { scanner } of scanFile(path, container, watch)) {
     header = scanner.header
-    if (progress) progress.bytes = position
-    // A part ends at the chunk's last row end once it holds enough.
-    if (scanner.boundary !== -1 && end - partStart >= PART_BYTES) yield emit(end, scanner.boundaryLine, scanner.boundaryIndex)
-    if (position - partStart > MAX_PART_BYTES) throw new Serial('a record too long for a part')
+    if (ends.length === cuts.length) break
   }
-  if (position > partStart || partStart === 0) yield emit(position, last?.line ?? 1, last?.index ?? 0)
+  const starts = [{ offset: 0, line: 1, index: 0 }, ...ends]
+  return starts.map((start, k) => {
+    const range = { start: start.offset, end: ends[k]?.offset ?? size }
+    if (k === 0) return { part: { range }, index: 0 }
+    const prefix = header !== undefined ? { prefix: header } : {}
+    return { part: { range, continuation: { line: start.line, index: start.index }, ...prefix }, index: start.index }
+  })
 }
 
 /** A row end met in a scan: its byte offset, the line after it, and the index of the record after it. */
@@ -489,11 +461,8 @@ async function firstRowEnd(path: string, container: SplitContainer, index: numbe
 
 let files = 0
 
-/**
- * Files this process converted in parts, files it began in parts but converted in one thread, and
- * parts whose output went into a buffer given back (see `giveBack`).
- */
-export const partStats = { inParts: 0, inOneThread: 0, buffersReused: 0 }
+/** Files this process converted in parts, and files it began in parts but converted in one thread. */
+export const partStats = { inParts: 0, inOneThread: 0 }
 
 /**
  * Converts `options` in parts on `threads` threads; undefined when the file needs converting in
@@ -507,13 +476,8 @@ export async function convertInParts(
 ): Promise<ConversionReport | undefined> {
   threads = Math.min(threads, availableParallelism())
   const target = await getAdapter(options.to)
-  const file = await AtomicFile.create(options.output)
-  const rejects = options.rejects ? await AtomicFile.create(options.rejects).catch(async (error: unknown) => {
-    await file.abort()
-    throw error
-  }) : undefined
+  const source = await getAdapter(options.from)
   const fileKey = `${process.pid}:${files++}:${options.input}`
-  const inFlight: Promise<Converted>[] = []
   // Every id of a large file may be held here: numbered ones take a few bits each, the others once
   // in a table both sets share, where the source's ids and the target's must both be unique.
   const idTable = new StringTable()
@@ -523,11 +487,9 @@ export async function convertInParts(
   let written = 0
   let previousGroup: string | undefined
   let firstPending = true
-  let sidecar: Record<string, unknown> | undefined
   const needIds = target.requires?.includes('id') === true
-  const source = await getAdapter(options.from)
 
-  const settle = async ({ result, worker }: Converted, index: number, isFirst: boolean): Promise<void> => {
+  const settle = (result: PartResult, index: number, isFirst: boolean): void => {
     if (!isFirst && firstPending) throw new Serial('the file keys belong to a later part')
     firstPending = result.firstPending
     const wrote = result.report.records.written > 0
@@ -546,44 +508,59 @@ export async function convertInParts(
     for (const id of result.uniqueIds) if (!uniqueIds.add(id)) throw new Serial('an id written in two parts')
     // Only written ids can be generated again later (an id generated for a record never is).
     if (needIds) for (const id of result.writtenIds) writtenIds.add(id)
-    if (isFirst) {
-      for (const w of result.layoutWarnings ?? []) addWarning(report, w.message, w.location)
-      sidecar = result.sidecar
-    }
     mergeReport(report, result.report)
-    if (result.reusedBuffer) partStats.buffersReused++
     written += result.report.records.written
-    if (options.progress) options.progress.records += result.report.records.read + result.report.records.skipped
-    await file.sink.write(result.bytes, () => giveBack(worker, result.bytes))
-    if (rejects) for (const r of result.rejects) await rejects.sink.write(r + '\n')
   }
 
-  const starts: number[] = []
-  let settled = 0
-  const settleNext = async (): Promise<void> => settle(await inFlight.shift()!, starts.shift()!, settled++ === 0)
+  let parts: SplitPart[]
+  try {
+    parts = await cutFile(options.input, container, threads)
+  } catch (error) {
+    if (!(error instanceof Serial)) throw error
+    partStats.inOneThread++
+    return undefined
+  }
+  const file = await AtomicFile.create(options.output)
+  const rejects = options.rejects ? await AtomicFile.create(options.rejects).catch(async (error: unknown) => {
+    await file.abort()
+    throw error
+  }) : undefined
+  // Each range after the first is written by its worker to a temporary file beside the output.
+  const shares = parts.slice(1).map((_, k) => shareOf(options.output, k + 1))
+  const held = new Set<Worker>()
+  const running = parts.slice(1).map(({ part, index }, k) => {
+    const converted = runPart(threads, { fileKey, options: serializable(options), part, index, into: shares[k]! }, held)
+    // A part may fail before its turn comes; its failure is handled when its turn comes.
+    converted.catch(() => {})
+    return converted
+  })
   let sidecarFile: AtomicFile | undefined
   try {
-    for await (const { part, index } of splitFile(options.input, container, options.progress)) {
-      options.signal?.throwIfAborted()
-      starts.push(index)
-      const running = runPart(threads, { fileKey, options: serializable(options), part, index })
-      // A part may fail before its turn comes; its failure is handled when its turn comes.
-      running.catch(() => {})
-      inFlight.push(running)
-      // A few parts at a time: each holds its text and its output.
-      while (inFlight.length > threads) await raceAbort(settleNext(), options.signal)
+    if (parts.length < 2) throw new Serial('no row ends after the middle of the file')
+    const first = await convertFirstRange(options, parts[0]!.part, file, report)
+    settle(first.result, 0, true)
+    for (const r of first.result.rejects) await rejects?.sink.write(r + '\n')
+    for (let k = 0; k < running.length; k++) {
+      const { result } = await raceAbort(running[k]!, options.signal)
+      settle(result, parts[k + 1]!.index, false)
+      if (options.progress) {
+        options.progress.records += result.report.records.read + result.report.records.skipped
+        options.progress.bytes = parts[k + 1]!.part.range!.end
+      }
+      for await (const chunk of createReadStream(shares[k]!)) await file.sink.write(chunk as Buffer)
+      for (const r of result.rejects) await rejects?.sink.write(r + '\n')
     }
-    while (inFlight.length) await raceAbort(settleNext(), options.signal)
     options.signal?.throwIfAborted()
     const sidecarPath = options.output !== STDIO ? target.sidecar?.(options.output, 'jsonl') : undefined
-    sidecarFile = await startSidecar(sidecarPath, (sidecar ?? {}) as JsonObject, options.output, target, report)
+    sidecarFile = await startSidecar(sidecarPath, first.sidecar, options.output, target, report)
     await file.commit()
     await sidecarFile?.commit()
     await rejects?.commit()
     partStats.inParts++
     return report
   } catch (error) {
-    // Parts still running finish unheard; their answers are dropped.
+    // Workers still converting are ended, so that none writes its temporary file after it is removed.
+    await Promise.all([...held].map((worker) => worker.terminate()))
     await file.abort()
     await sidecarFile?.abort()
     await rejects?.abort()
@@ -592,6 +569,27 @@ export async function convertInParts(
       return undefined
     }
     throw error
+  } finally {
+    await removeShares(shares)
+  }
+}
+
+/** Converts the file's first range in this thread, straight into the output; any error but a stop makes the file convert in one thread. */
+async function convertFirstRange(
+  options: FileConvertOptions & { from: string },
+  part: FilePart,
+  file: AtomicFile,
+  report: ConversionReport,
+): Promise<{ result: PartResult; sidecar: JsonObject }> {
+  try {
+    const head = await readFileHead(options)
+    for (const w of head.layoutWarnings) addWarning(report, w.message, w.location)
+    const result = await convertPart(serializable(options), head, part, 0, file.sink, options.progress)
+    return { result, sidecar: head.sidecar }
+  } catch (error) {
+    options.signal?.throwIfAborted()
+    if (error instanceof Serial) throw error
+    throw new Serial(String(error))
   }
 }
 

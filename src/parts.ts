@@ -22,8 +22,6 @@ export interface FilePart {
 
 /** What converting one part of a file gave. */
 export interface PartResult {
-  /** The part's output, UTF-8: its buffer is handed to the main thread, not copied. */
-  bytes: Uint8Array
   report: ConversionReport
   /** `--rejects` lines. */
   rejects: string[]
@@ -37,8 +35,6 @@ export interface PartResult {
   writtenIds: string[]
   /** Every id the part wrote, where the target's ids are unique. */
   uniqueIds: string[]
-  /** The output went into a buffer an earlier part's was handed over in. */
-  reusedBuffer: boolean
 }
 
 /** A part of a file written on its own: the file's layout and first cases, and where its records start. */

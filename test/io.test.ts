@@ -5,7 +5,7 @@ import { join } from 'node:path'
 import { Writable } from 'node:stream'
 import { spawn, spawnSync } from 'node:child_process'
 import { chmodSync, lstatSync, readFileSync, statSync, symlinkSync, writeFileSync } from 'node:fs'
-import { AtomicFile, BytesSink, rangeSource, StreamSink, textSource } from '../src/io.ts'
+import { AtomicFile, rangeSource, StreamSink, textSource } from '../src/io.ts'
 import { tempDir } from './helpers/temp.ts'
 import type { EvalferryError } from '../src/errors.ts'
 import type { ByteSource } from '../src/codecs/types.ts'
@@ -38,39 +38,6 @@ test('a file\'s text arrives whole and exact, in pieces of at most 48 KiB, acros
   const end = unitBytes * 39_000
   const ranged = await collect(rangeSource(path, { start, end }, { prefix: 'head\n' }))
   assert.equal(ranged.join(''), 'head\n' + bytes.subarray(start, end).toString('utf8'))
-})
-
-test('BytesSink grows past its expected size and keeps every byte, text and binary, in order', async () => {
-  const sink = new BytesSink(10)
-  const pieces: (string | Uint8Array)[] = []
-  for (let i = 0; i < 2000; i++) {
-    pieces.push(i % 3 === 0 ? Buffer.from(`bytes ${i};`) : `${i}: ü 東京 🎉 "${'x'.repeat(i % 97)}"\n`)
-  }
-  for (const piece of pieces) await sink.write(piece)
-  const expected = Buffer.concat(pieces.map((p) => (typeof p === 'string' ? Buffer.from(p, 'utf8') : p)))
-  const bytes = sink.bytes()
-  assert.ok(bytes.byteLength > 64 * 1024, 'the output outgrew the first buffer')
-  assert.ok(Buffer.from(bytes).equals(expected))
-  // Its own memory, not a slice of Node's shared pool, so it can be transferred to another thread.
-  assert.equal(bytes.byteOffset, 0)
-  assert.ok(bytes.buffer.byteLength >= bytes.byteLength)
-})
-
-test('BytesSink writes into a spare buffer that is large enough, and otherwise into a new one of a power of two', () => {
-  const spare = new ArrayBuffer(1 << 17)
-  const into = new BytesSink(100_000, spare)
-  into.write('ü 東京\n')
-  into.write(Buffer.from([1, 2, 3]))
-  assert.equal(into.reusedSpare, true)
-  assert.equal(into.bytes().buffer, spare)
-  assert.ok(Buffer.from(into.bytes()).equals(Buffer.concat([Buffer.from('ü 東京\n'), Buffer.from([1, 2, 3])])))
-  const small = new ArrayBuffer(1 << 16)
-  const past = new BytesSink(100_000, small)
-  past.write('x')
-  assert.equal(past.reusedSpare, false)
-  assert.notEqual(past.bytes().buffer, small)
-  assert.equal(past.bytes().buffer.byteLength, 1 << 17)
-  assert.equal(new BytesSink(3_000_000).bytes().buffer.byteLength, 1 << 22)
 })
 
 test('StreamSink calls back for bytes handed over as they are only once the stream has written them, and never for a failed write', async () => {

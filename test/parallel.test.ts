@@ -4,7 +4,7 @@ import { spawn, spawnSync } from 'node:child_process'
 import { existsSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { convert, EvalferryError, type FileConvertOptions } from '../src/index.ts'
-import { partStats, partWorkers, SPLIT_MIN_BYTES, splitFile } from '../src/parallel.ts'
+import { cutFile, partStats, partWorkers, SPLIT_MIN_BYTES } from '../src/parallel.ts'
 import type { ConversionReport } from '../src/report.ts'
 import { tempDir } from './helpers/temp.ts'
 
@@ -85,12 +85,9 @@ test('a large CSV converted in parts on two threads gives the bytes and the repo
     ['csv', 'langsmith'],
     ['csv', 'hf'],
   ] as const) {
-    const reused = partStats.buffersReused
     const { one, parts, same } = await both({ input, output: '', from: from!, to: to! })
     assert.ok(same, `${from} → ${to}: the outputs differ`)
     assert.deepEqual(parts, one)
-    // The main thread gives each part's output buffer back once written, and later parts write into them.
-    assert.ok(partStats.buffersReused > reused, `${from} → ${to}: no part reused a buffer`)
   }
   // hf rows are under the table's own column names (the first row's difficulty is empty: absent).
   await convert({ input, output: join(dir, 'rows.jsonl'), from: 'csv', to: 'hf', threads: 2 })
@@ -121,21 +118,25 @@ test('an id a table repeats is written unique in parts as in one thread: within 
   assert.deepEqual([ids[3], ids[4], ids[5], ids.at(-2)], ['q3', 'q3-2', 'q5', 'q5-2'])
 })
 
-test('a CSV whose rows end in CRLF or a lone LF, in any mix, splits at row ends only and reads every row whole', async () => {
+test('a CSV whose rows end in CRLF or a lone LF, in any mix, is cut at row ends only and reads every row whole', async () => {
   const input = join(dir, 'mixed.csv')
   const rows = writeTable(input, undefined, true)
   const bytes = readFileSync(input)
-  const parts = []
-  for await (const { part, index } of splitFile(input, 'csv')) parts.push({ ...part.range!, index, line: part.continuation?.line })
-  assert.ok(parts.length >= 2, `${parts.length} parts`)
+  const parts = (await cutFile(input, 'csv', 24)).map(({ part, index }) => ({ ...part.range!, index, line: part.continuation?.line, prefix: part.prefix }))
+  assert.equal(parts.length, 24)
   assert.equal(parts[0]!.start, 0)
   assert.equal(parts.at(-1)!.end, bytes.length)
+  const header = 'id,question,answer,contexts,difficulty,tail\r\n'
   for (const [k, p] of parts.entries()) {
+    // Each range holds about a 24th of the file, and every one after the first is read after the header row.
+    assert.ok(p.end - p.start < bytes.length / 20, `range ${k} holds ${p.end - p.start} bytes`)
     if (k > 0) {
       assert.equal(p.start, parts[k - 1]!.end)
       assert.equal(bytes[p.start - 1], 0x0a)
-      // The line a part starts at is one more than the newlines before it.
+      assert.equal(p.prefix, header)
+      // The line a part starts at is one more than the newlines before it, and its index the rows before it.
       assert.equal(p.line, bytes.subarray(0, p.start).toString().split('\n').length)
+      assert.equal(bytes.subarray(p.start, p.start + 100).toString().replace(/^[\r\n]+/, '').split(',', 1)[0], `q${p.index}`)
     }
   }
   assert.ok(new Set(parts.map((p) => bytes[p.start - 2])).size > 1, 'parts start after both kinds of row end')
@@ -245,7 +246,7 @@ test('a conversion to a stream (a named pipe, standard output) is not split: eac
     const before = { ...partStats }
     const result = await convert({ ...options, output: fifo, outputContainer: 'jsonl', threads: 2 }).catch((error: Error) => error)
     await closed
-    assert.deepEqual(partStats, { ...before, buffersReused: partStats.buffersReused })
+    assert.deepEqual(partStats, before)
     return { result, lines: Buffer.concat(chunks).toString('utf8').split('\n').filter(Boolean) }
   }
   // An id used in two parts, skipped: in parts the file would have gone back to one thread after the first parts reached the pipe.
@@ -269,28 +270,34 @@ test('a conversion to a stream (a named pipe, standard output) is not split: eac
   assert.deepEqual([JSON.parse(failed.lines[0]!).id, JSON.parse(failed.lines.at(-1)!).id], ['q0', 'q10999'])
 })
 
-test('a file with a record longer than a part worker can hold converts in one thread, whole', async () => {
-  // A record of 30 MB ran a part worker out of memory, and that took the whole process with it.
+test('a record of 12 MB in the range a worker converts is converted in parts, whole', async () => {
+  // A record of 30 MB once ran a part worker out of its capped heap, and that took the whole process with it.
   const input = join(dir, 'long.jsonl')
-  const lines: string[] = []
-  for (let i = 0; lines.length < 3000; i++) lines.push(JSON.stringify({ input: text(i, 400), expected_output: text(i + 1, 200) }))
-  lines.splice(1500, 0, JSON.stringify({ input: 'the long one', expected_output: 'ü'.repeat(6 << 20) }))
+  const lines = linesPastSplit((i) => JSON.stringify({ input: text(i, 400), expected_output: text(i + 1, 200) }))
+  // Past the middle of the file: in the range a worker converts.
+  lines.splice(lines.length - 10, 0, JSON.stringify({ input: 'the long one', expected_output: 'ü'.repeat(6 << 20) }))
   writeFileSync(input, lines.join('\n') + '\n')
-  const long = await both({ input, output: '', from: 'deepeval', to: 'evalcase' }, false)
+  const long = await both({ input, output: '', from: 'deepeval', to: 'evalcase' })
   assert.ok(long.same)
   assert.deepEqual(long.parts, long.one)
-  assert.equal((long.one as ConversionReport).records.written, 3001)
+  assert.equal((long.one as ConversionReport).records.written, lines.length)
 })
 
 test('a batch of one large file converts it in parts, and in one thread below the threshold, asked for threads or not', async () => {
-  const { runBatch } = await import('../src/batch.ts')
+  const { partThreads, runBatch } = await import('../src/batch.ts')
+  // Unasked, a large file takes every free core; asked, the threads asked for, at most one per core.
+  assert.equal(partThreads(undefined, 2, 2), 2)
+  assert.equal(partThreads(undefined, 2, 1), 1)
+  assert.equal(partThreads(undefined, 8, 0), 1)
+  assert.equal(partThreads(2, 2, 0), 2)
+  assert.equal(partThreads(6, 4, 1), 4)
   const input = join(dir, 'default.csv')
   writeTable(input)
   const output = join(dir, 'default.jsonl')
   const job = { input, output, from: 'csv', to: 'evalcase' } as const
   const before = { ...partStats }
-  // The threshold for splitting, lowered here to the file's size.
-  const [split] = await runBatch([job], { splitFromBytes: SPLIT_MIN_BYTES })
+  // The threshold for splitting, lowered here to the file's size; threads asked for, as a busy machine gives none unasked.
+  const [split] = await runBatch([job], { jobs: 2, splitFromBytes: SPLIT_MIN_BYTES })
   assert.equal(partStats.inParts, before.inParts + 1)
   const inParts = readFileSync(output)
   rmSync(output)
@@ -304,8 +311,9 @@ test('a batch of one large file converts it in parts, and in one thread below th
   const [asked] = await runBatch([job], { jobs: 2, splitFromBytes: SPLIT_MIN_BYTES * 100 })
   assert.equal(partStats.inParts, before.inParts + 1)
   assert.deepEqual(asked, whole)
-  await runBatch([job], { jobs: 2, splitFromBytes: SPLIT_MIN_BYTES })
-  assert.equal(partStats.inParts, before.inParts + 2)
+  // One thread asked for: no parts, whatever the size.
+  await runBatch([job], { jobs: 1, splitFromBytes: SPLIT_MIN_BYTES })
+  assert.equal(partStats.inParts, before.inParts + 1)
   assert.ok(inParts.equals(readFileSync(output)))
 })
 
@@ -315,13 +323,14 @@ test('a part worker that exits leaves the pool: the next conversion starts new o
   const options = { input, output: '', from: 'csv', to: 'evalcase' } as const
   assert.ok((await both(options)).same)
   const dead = [...partWorkers()]
-  assert.equal(dead.length, 2)
+  // This thread converts the first part, one worker the second.
+  assert.equal(dead.length, 1)
   await Promise.all(dead.map((w) => w.terminate()))
   assert.deepEqual(partWorkers(), [])
   const { one, parts, same } = await both(options)
   assert.ok(same, 'the outputs differ')
   assert.deepEqual(parts, one)
-  assert.equal(partWorkers().length, 2)
+  assert.equal(partWorkers().length, 1)
   assert.ok(partWorkers().every((w) => !dead.includes(w)))
 })
 
@@ -364,18 +373,18 @@ test('DeepEval arenas, where a record holds no case or several: parts give the o
   assert.deepEqual(result.parts, result.one)
 })
 
-test('a group split by a part that wrote nothing (a run of blank lines) is one record, as in one thread', async () => {
+test('a group whose cases the cut parts (with blank lines between them) is one record, as in one thread', async () => {
   const input = join(dir, 'group-gap.jsonl')
   const line = (i: number, contestant?: string) =>
     JSON.stringify({ id: `r${i}`, input: text(i, 300), ...(contestant ? { metadata: { arena: { group: 'g1', contestant } } } : {}) })
   const lines: string[] = []
   let i = 0
-  for (let size = 0; size < SPLIT_MIN_BYTES * 0.3; i++) size += (lines[lines.push(line(i)) - 1] ?? '').length
-  // More than a part (1 MiB) of blank lines between the two contestants of one arena.
+  for (let size = 0; size < SPLIT_MIN_BYTES * 0.6; i++) size += (lines[lines.push(line(i)) - 1] ?? '').length
+  // The file's middle falls in the 2.4 MB of blank lines between the two contestants of one arena.
   lines.push(line(i++, 'a'))
   for (let k = 0; k < 600_000; k++) lines.push('   ')
   lines.push(line(i++, 'b'))
-  for (let size = 0; size < SPLIT_MIN_BYTES * 1.1; i++) size += (lines[lines.push(line(i)) - 1] ?? '').length
+  for (let size = 0; size < SPLIT_MIN_BYTES * 0.6; i++) size += (lines[lines.push(line(i)) - 1] ?? '').length
   writeFileSync(input, lines.join('\n') + '\n')
   const result = await both({ input, output: '', from: 'evalcase', to: 'deepeval' }, false)
   assert.ok(result.same)
