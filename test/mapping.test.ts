@@ -4,7 +4,7 @@ import { readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { EvalferryError } from '../src/errors.ts'
 import { convert } from '../src/convert.ts'
-import { caseToRow, defaultColumns, getPath, isDefaultHeader, mapRow, parseMapArgs, resolveMapping, rowToCase } from '../src/mapping.ts'
+import { caseToRow, defaultColumns, getPath, isDefaultHeader, mappingStats, mapRow, parseMapArgs, resolvedFor, resolveMapping, rowToCase } from '../src/mapping.ts'
 import { tempDir } from './helpers/temp.ts'
 
 const TEXT = { format: 'csv', text: true }
@@ -139,4 +139,23 @@ test("resolveMapping: ragas' names, and promptfoo's __expected", () => {
   // Without a reference, a response is the expected answer (an instruction dataset's).
   assert.deepEqual(resolveMapping(['instruction', 'response']).fields, [['input', 'instruction'], ['expected_output', 'response']])
   assert.deepEqual(resolveMapping(['language', 'body', '__expected']).fields, [['expected_output', '__expected']])
+})
+
+test('resolvedFor resolves each of the headers a conversion alternates between once, not once a row', () => {
+  // A CSV table read, and its hf rows checked as they are written: the table's header, with a carry
+  // column, and the list columns of the rows whose cells were lists (five headers in all).
+  const headers = [
+    ['id', 'question', 'answer', 'contexts', 'tags'],
+    ['id', 'question', 'answer', 'contexts', 'tags', 'evalferry'],
+    ['tags'],
+    ['contexts'],
+    ['tags', 'contexts'],
+    ['question', 'answer'],
+  ]
+  const before = mappingStats.resolved
+  for (let row = 0; row < 600; row++) {
+    const header = headers[(row * 7) % headers.length]!
+    assert.deepEqual(resolvedFor(header, undefined), resolveMapping(header))
+  }
+  assert.equal(mappingStats.resolved - before, headers.length)
 })
