@@ -11,6 +11,7 @@ import type { Container, FileLayout, FormatName, FormatOption } from '../adapter
 import { EvalferryError, LayoutError, noCaseRead, UsageError } from './errors.ts'
 import { StringTable } from './ids.ts'
 import { assertWritable, AtomicFile, isSpecialFile, STDIO } from './io.ts'
+import { untilAborted } from './abort.ts'
 import type { Sink } from './codecs/types.ts'
 import type { TextColumn } from './mapping.ts'
 import { roughSize, type EvalCase, type JsonObject } from './model.ts'
@@ -272,8 +273,8 @@ export async function convertPart(
   part: FilePart,
   index: number,
   sink: Sink,
-  /** Counts the records and bytes read, as they are. */
-  progress?: { records: number; bytes: number },
+  /** `progress` counts the records and bytes read as they are; `signal` stops the part. */
+  watch: { progress?: { records: number; bytes: number } | undefined; signal?: AbortSignal | undefined } = {},
 ): Promise<PartResult> {
   const inputContainer = requireContainer(options.input, options.inputContainer, 'input')
   const source = await getAdapter(options.from)
@@ -285,15 +286,16 @@ export async function convertPart(
   const seenIds = new SeenIds(options.input, idTable)
   // The part that starts the file reads it from the start, as the whole file would be.
   const reading: FilePart = part.continuation ? { ...part, state: head.state } : { ...part }
-  const cases = readCases(
+  const read = readCases(
     options.input,
     inputContainer,
     source,
-    { ...readOptionsOf(options, options.from, report), target: target.name, onReject: (r) => rejects.push(JSON.stringify(r)), ...(progress ? { progress } : {}) },
+    { ...readOptionsOf(options, options.from, report), target: target.name, onReject: (r) => rejects.push(JSON.stringify(r)), ...(watch.progress ? { progress: watch.progress } : {}) },
     seenIds,
     [],
     reading,
   )
+  const cases = watch.signal ? untilAborted(read, watch.signal) : read
   const preset: PartPreset = { sample: head.sample, layout: head.layout, textColumns: head.textColumns, index, generatedIds: [], writtenIds: [], uniqueIds: [] }
   const hasSidecar = options.output !== STDIO && target.sidecar?.(options.output, 'jsonl') !== undefined
   await writeCases(

@@ -584,7 +584,7 @@ async function convertFirstRange(
   try {
     const head = await readFileHead(options)
     for (const w of head.layoutWarnings) addWarning(report, w.message, w.location)
-    const result = await convertPart(serializable(options), head, part, 0, file.sink, options.progress)
+    const result = await convertPart(serializable(options), head, part, 0, file.sink, { progress: options.progress, signal: options.signal })
     return { result, sidecar: head.sidecar }
   } catch (error) {
     options.signal?.throwIfAborted()

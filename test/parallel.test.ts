@@ -407,21 +407,27 @@ test('DeepEval conversations in parts are shown as chat messages in hf JSON Line
 
 test('a conversion in parts stops when its AbortSignal aborts: no output, and the next conversion in parts still converts', async () => {
   const input = join(dir, 'abort.csv')
-  writeTable(input)
+  const rows = writeTable(input)
   const output = join(dir, 'abort.jsonl')
   const controller = new AbortController()
   const progress = { records: 0, bytes: 0 }
   const watching = setInterval(() => {
-    // The first part's records are counted once it is written out.
+    // This thread counts the records of its range as it reads them.
     if (progress.records > 0) controller.abort()
   }, 1)
   const before = { ...partStats }
+  let readWhenStopped = 0
   try {
-    await assert.rejects(convert({ input, output, from: 'csv', to: 'evalcase', threads: 2, progress, signal: controller.signal }), { name: 'AbortError' })
+    await assert.rejects(
+      convert({ input, output, from: 'csv', to: 'evalcase', threads: 2, progress, signal: controller.signal }).finally(() => (readWhenStopped = progress.records)),
+      { name: 'AbortError' },
+    )
   } finally {
     clearInterval(watching)
   }
-  assert.ok(progress.records > 0, 'aborted once parts were written')
+  assert.ok(progress.records > 0, 'aborted once records were read')
+  // It stopped within this thread's range, not at its end.
+  assert.ok(readWhenStopped < rows / 4, `${readWhenStopped} of ${rows} records read before it stopped`)
   assert.deepEqual({ inParts: partStats.inParts, inOneThread: partStats.inOneThread }, { inParts: before.inParts, inOneThread: before.inOneThread })
   assert.equal(existsSync(output), false)
   assert.deepEqual(readdirSync(dir).filter((name) => name.startsWith('abort.jsonl')), [])
