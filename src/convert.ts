@@ -7,23 +7,19 @@
  */
 import { availableParallelism } from 'node:os'
 import { getAdapter } from '../adapters/index.ts'
-import type { Container, FileLayout, FormatName, FormatOption } from '../adapters/types.ts'
+import type { Container, FormatName, FormatOption } from '../adapters/types.ts'
 import { EvalferryError, LayoutError, noCaseRead, UsageError } from './errors.ts'
 import { StringTable } from './ids.ts'
 import { assertWritable, AtomicFile, isSpecialFile, STDIO } from './io.ts'
-import { untilAborted } from './abort.ts'
-import type { Sink } from './codecs/types.ts'
-import type { TextColumn } from './mapping.ts'
-import { roughSize, type EvalCase, type JsonObject } from './model.ts'
+import type { EvalCase, JsonObject } from './model.ts'
 import { addWarning, newReport, type ConversionReport } from './report.ts'
-import type { ConvertOptions, FileConvertOptions, ReadOptions } from './options.ts'
-import type { FilePart, PartPreset, PartResult } from './parts.ts'
+import type { ConvertOptions, FileConvertOptions } from './options.ts'
 import { isAddress } from './services/address.ts'
-import { encodeContextOf, laidOutCases, sidecarHeader } from './case-encoder.ts'
+import { readOptionsOf, writeOptionsOf } from './convert-part.ts'
 import { checkConvertOptions, requireContainer, requireDialectFor, requireText } from './option-checks.ts'
 import type { Detection } from './detect.ts'
-import { detectGuess, GuessRefused, LateKeys, openCases, readCases, filesRead, SeenIds, type ReadCase } from './read.ts'
-import { filesWritten, LAYOUT_RETRIES, layoutGivenUp, sampleFull, writeCases, writeFile, type WriteFileOptions } from './write.ts'
+import { detectGuess, GuessRefused, LateKeys, openCases, filesRead, type ReadCase } from './read.ts'
+import { filesWritten, LAYOUT_RETRIES, layoutGivenUp, writeFile } from './write.ts'
 
 /** Converts one file to another format; returns the conversion report. */
 export async function convert(given: ConvertOptions): Promise<ConversionReport> {
@@ -146,24 +142,6 @@ interface Pass {
   gatherLate: boolean
 }
 
-/**
- * What reading the input takes of a conversion's options, the same for the whole file and for
- * each of its parts.
- */
-function readOptionsOf(options: FileConvertOptions, from: FormatOption, report: ConversionReport): ReadOptions {
-  return { from, onError: options.onError ?? 'fail', report, ...(options.map ? { map: options.map } : {}) }
-}
-
-/** What writing takes of a conversion's options, the same for the whole file and for each of its parts. */
-function writeOptionsOf(options: FileConvertOptions, to: FormatOption): WriteFileOptions {
-  return {
-    to,
-    ...(options.dialect ? { dialect: options.dialect } : {}),
-    ...(options.extras === undefined ? {} : { extras: options.extras }),
-    ...(options.strict ? { strict: true } : {}),
-  }
-}
-
 async function convertOnce(conversion: Conversion, pass: Pass): Promise<ConversionReport> {
   const { options, inputContainer, from, to } = conversion
   const { report, fileKeys, layoutCases } = pass
@@ -227,97 +205,3 @@ async function* noneReadIsAnError(cases: AsyncIterable<ReadCase>, report: Conver
   const error = noCaseRead(report, input)
   if (error) throw error
 }
-
-/** A file's first cases and layout, as every part of it is written with, and the reader's state after them. */
-export interface FileHead {
-  sample: EvalCase[]
-  layout: FileLayout
-  /** The columns whose lists of one text are written as text (see `textColumnsOf`). */
-  textColumns: readonly TextColumn[]
-  state: Record<string, unknown>
-  layoutWarnings: ConversionReport['warnings']
-  /** What a JSON Lines sidecar of the output holds. */
-  sidecar: JsonObject
-}
-
-/** Reads the first cases of `options.input` and chooses the layout, as a whole-file conversion does. */
-export async function readFileHead(options: FileConvertOptions & { from: string }): Promise<FileHead> {
-  const inputContainer = requireContainer(options.input, options.inputContainer, 'input')
-  const outputContainer = requireContainer(options.output, options.outputContainer, 'output')
-  const source = await getAdapter(options.from)
-  const target = await getAdapter(options.to)
-  const probe: FilePart = {}
-  const sample: EvalCase[] = []
-  const quiet = newReport(source.name, target.name, [])
-  let bytes = 0
-  for await (const c of readCases(options.input, inputContainer, source, readOptionsOf(options, options.from, quiet), new SeenIds(options.input), [], probe)) {
-    sample.push(c.value)
-    bytes += roughSize(c.value)
-    if (sampleFull(sample.length, bytes)) break
-  }
-  const report = newReport(source.name, target.name, [])
-  const ectx = encodeContextOf(outputContainer, options, (message, field) => addWarning(report, message, { file: options.output, ...(field ? { field } : {}) }))
-  const { sampled, textColumns } = laidOutCases(target, outputContainer, sample)
-  const layout = target.layout(outputContainer, sampled, ectx)
-  return { sample, layout, textColumns, state: probe.decodeState ?? {}, layoutWarnings: report.warnings, sidecar: sidecarHeader(layout) }
-}
-
-/**
- * Converts one part of a file (a run of whole records) to JSON Lines in `sink`, as the whole-file
- * conversion would convert those records: with the file's layout and first cases from `head`,
- * the reader's state after them, and `index` records written before it.
- */
-export async function convertPart(
-  options: FileConvertOptions & { from: string },
-  head: FileHead,
-  part: FilePart,
-  index: number,
-  sink: Sink,
-  /** `progress` counts the records and bytes read as they are; `signal` stops the part. */
-  watch: { progress?: { records: number; bytes: number } | undefined; signal?: AbortSignal | undefined } = {},
-): Promise<PartResult> {
-  const inputContainer = requireContainer(options.input, options.inputContainer, 'input')
-  const source = await getAdapter(options.from)
-  const target = await getAdapter(options.to)
-  const report = newReport(source.name, target.name, [options.input], options.output)
-  const rejects: string[] = []
-  // As in a whole file, the ids read and the ids written share one table.
-  const idTable = new StringTable()
-  const seenIds = new SeenIds(options.input, idTable)
-  // The part that starts the file reads it from the start, as the whole file would be.
-  const reading: FilePart = part.continuation ? { ...part, state: head.state } : { ...part }
-  const read = readCases(
-    options.input,
-    inputContainer,
-    source,
-    { ...readOptionsOf(options, options.from, report), target: target.name, onReject: (r) => rejects.push(JSON.stringify(r)), ...(watch.progress ? { progress: watch.progress } : {}) },
-    seenIds,
-    [],
-    reading,
-  )
-  const cases = watch.signal ? untilAborted(read, watch.signal) : read
-  const preset: PartPreset = { sample: head.sample, layout: head.layout, textColumns: head.textColumns, index, generatedIds: [], writtenIds: [], uniqueIds: [] }
-  const hasSidecar = options.output !== STDIO && target.sidecar?.(options.output, 'jsonl') !== undefined
-  await writeCases(
-    cases,
-    target,
-    'jsonl',
-    { sink, path: options.output },
-    { ...writeOptionsOf(options, options.to), idTable },
-    report,
-    hasSidecar,
-    preset,
-  )
-  return {
-    report,
-    rejects,
-    firstPending: reading.firstPending ?? !part.continuation,
-    seenIds: seenIds.ids(),
-    ...(preset.firstGroup === undefined ? {} : { firstGroup: preset.firstGroup }),
-    ...(preset.lastGroup === undefined ? {} : { lastGroup: preset.lastGroup }),
-    generatedIds: preset.generatedIds,
-    writtenIds: preset.writtenIds,
-    uniqueIds: preset.uniqueIds,
-  }
-}
-

@@ -4,7 +4,7 @@ import { finished } from 'node:stream/promises'
 import { parentPort } from 'node:worker_threads'
 import { EvalferryError } from './errors.ts'
 import type { PartReply, PartRequest } from './parallel.ts'
-import { convertPart, readFileHead, type FileHead } from './convert.ts'
+import { convertPart, readFileHead, type FileHead } from './convert-part.ts'
 import { StreamSink } from './io.ts'
 
 const port = parentPort
