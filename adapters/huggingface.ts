@@ -505,13 +505,32 @@ function encodeRow(original: EvalCase, ctx: EncodeContext): JsonObject {
   if (!features) return row
   const types = ctx.layout?.columnTypes ?? {}
   const stored: JsonObject = {}
-  for (const [k, v] of Object.entries(row)) {
-    const cell = toFeature(v, own(features, k))
-    const type = own(types, k)
-    // A value its column's type cannot hold is written as null, and the carry keeps it.
-    stored[k] = type && !fitsColumnType(type, cell) ? null : cell
-  }
+  for (const [k, v] of Object.entries(row)) stored[k] = storedCell(k, v, features, types)
   return stored
+}
+
+/** A row's value as its column stores it: in its feature's form; null where the column's type cannot hold it, as the carry keeps it. */
+function storedCell(column: string, value: JsonValue, features: Features, types: Record<string, ColumnType>): JsonValue {
+  const cell = toFeature(value, own(features, column))
+  const type = own(types, column)
+  return type && !fitsColumnType(type, cell) ? null : cell
+}
+
+/**
+ * `row` with `carried` in its carry column, as `encodeRow` puts it there: last in a JSON Lines
+ * row, by name in a table's. Undefined where only encoding the case again tells: a row that holds a
+ * carry already (a file's first row may carry the file's keys), a JSON Lines header whose carry
+ * column is not its last, a table's header with none, a mapping that leaves the carry column out.
+ */
+function placeCarry(row: JsonObject, carried: JsonObject, ctx: EncodeContext): JsonObject | undefined {
+  if (Object.hasOwn(row, CARRY_KEY)) return undefined
+  const columns = ctx.layout?.columns
+  if (ctx.container === 'jsonl' ? columns?.includes(CARRY_KEY) && columns.at(-1) !== CARRY_KEY : !columns?.includes(CARRY_KEY)) return undefined
+  const map = ctx.layout ? layoutMaps.get(ctx.layout) : undefined
+  if (map?.ignore?.includes(CARRY_KEY)) return undefined
+  const value = rowOptions(ctx.container).text ? stringifyJson(carried) : carried
+  const features = ctx.layout ? layoutFeatures.get(ctx.layout) : undefined
+  return { ...row, [CARRY_KEY]: features ? storedCell(CARRY_KEY, value, features, ctx.layout?.columnTypes ?? {}) : value }
 }
 
 const huggingface: Adapter = {
@@ -526,6 +545,7 @@ const huggingface: Adapter = {
 
   decode,
   encode,
+  placeCarry,
 
   layout(container, sample, ctx): FileLayout {
     const options = rowOptions(container)

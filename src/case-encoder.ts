@@ -10,7 +10,7 @@ import { LIST_KEY, SINGLE_KEY } from './codecs/types.ts'
 import { DataError, locate } from './errors.ts'
 import { IdSet, ownString, WRITTEN, type StringTable } from './ids.ts'
 import { textCellColumns, withCellsOf, withTextCells, type TextColumn } from './mapping.ts'
-import { hasKeys, isJsonObject, isMessageList, withHeaderOf, withoutFileKeys, withoutGenerated, type EvalCase, type Extras, type JsonObject, type JsonValue } from './model.ts'
+import { CARRY_KEY, hasKeys, isJsonObject, isMessageList, withHeaderOf, withoutFileKeys, withoutGenerated, type EvalCase, type Extras, type JsonObject, type JsonValue } from './model.ts'
 import { countField, type ConversionReport } from './report.ts'
 import type { WriteOptions } from './options.ts'
 import type { PartPreset } from './parts.ts'
@@ -263,12 +263,17 @@ export class CaseEncoder {
       return record
     }
     for (const field of lost) countField(this.report.carried, field)
+    const carrying = own.map((c, i) => (hasKeys(carriedAll[i]!) ? withCarry(c, carriedAll[i]!) : c))
+    // A record of one case the target can place its carry in is not encoded again.
+    if (carrying.length === 1 && !(grouped && adapter.encodeGroup) && adapter.placeCarry && carryPlacing.on) {
+      const placed = adapter.placeCarry(record, carrying[0]!.metadata![CARRY_KEY] as JsonObject, ctx)
+      if (placed) {
+        carryPlacing.placed++
+        return placed
+      }
+    }
     // The same case again with its carry: its warnings were given the first time.
-    const quiet = { ...ctx, warn: () => {} }
-    return encodeAll(
-      own.map((c, i) => (hasKeys(carriedAll[i]!) ? withCarry(c, carriedAll[i]!) : c)),
-      quiet,
-    )
+    return encodeAll(carrying, { ...ctx, warn: () => {} })
   }
 
   /** `case-<n>`, unless a case written so far or among the first ones sampled already has that id. */
@@ -278,6 +283,12 @@ export class CaseEncoder {
     return id
   }
 }
+
+/**
+ * Records whose carry the target placed in the record already written (see `Adapter.placeCarry`),
+ * not encoding the case again; `on` is turned off by tests that compare the bytes both ways give.
+ */
+export const carryPlacing = { on: true, placed: 0 }
 
 /** Whether a carried field's name (`extras.deepeval.$keys`) is a spelling marker. */
 function isSpelling(name: string): boolean {
