@@ -779,6 +779,13 @@ const evalcase: Adapter = {
     return encodeCase(c, ctx)
   },
 
+  // The carry joins the case's metadata where the record holds it as it is (AgentV 5's tests lay
+  // their metadata out otherwise, and a case without metadata would gain the key elsewhere).
+  placeCarry(record, carried, c) {
+    if (record.metadata === undefined || record.metadata !== c.metadata) return undefined
+    return { ...record, metadata: { ...c.metadata, [CARRY_KEY]: carried } }
+  },
+
   layout,
   sniff,
   check,

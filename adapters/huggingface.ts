@@ -518,12 +518,14 @@ function storedCell(column: string, value: JsonValue, features: Features, types:
 
 /**
  * `row` with `carried` in its carry column, as `encodeRow` puts it there: last in a JSON Lines
- * row, by name in a table's. Undefined where only encoding the case again tells: a row that holds a
+ * row, in its column of a table's. Undefined where only encoding the case again tells: a row that holds a
  * carry already (a file's first row may carry the file's keys), a JSON Lines header whose carry
  * column is not its last, a table's header with none, a mapping that leaves the carry column out.
  */
-function placeCarry(row: JsonObject, carried: JsonObject, ctx: EncodeContext): JsonObject | undefined {
-  if (Object.hasOwn(row, CARRY_KEY)) return undefined
+function placeCarry(row: JsonObject, carried: JsonObject, _c: EvalCase, ctx: EncodeContext): JsonObject | undefined {
+  // A table's row has every column: the carry's is empty (null, or '' in a CSV row) where it carries nothing.
+  const held = own(row, CARRY_KEY)
+  if (held !== undefined && held !== null && held !== '') return undefined
   const columns = ctx.layout?.columns
   if (ctx.container === 'jsonl' ? columns?.includes(CARRY_KEY) && columns.at(-1) !== CARRY_KEY : !columns?.includes(CARRY_KEY)) return undefined
   const map = ctx.layout ? layoutMaps.get(ctx.layout) : undefined

@@ -204,9 +204,9 @@ export interface Adapter {
   group?(c: EvalCase, container: Container): string | undefined
   encodeGroup?(cases: EvalCase[], ctx: EncodeContext): JsonObject
   /**
-   * `record`, this format's encoding of a case, with `carried` where encoding the case with
-   * `carried` under `metadata.evalferry` would put it, the rest as it is; undefined where only
-   * encoding the case again tells. Spares encoding every case that carries anything twice.
+   * `record`, this format's encoding of case `c`, with `carried` where encoding `c` with `carried`
+   * under `metadata.evalferry` would put it, the rest as it is; undefined where only encoding the
+   * case again tells. Spares encoding every case that carries anything twice.
    */
-  placeCarry?(record: JsonObject, carried: JsonObject, ctx: EncodeContext): JsonObject | undefined
+  placeCarry?(record: JsonObject, carried: JsonObject, c: EvalCase, ctx: EncodeContext): JsonObject | undefined
 }

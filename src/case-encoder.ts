@@ -217,7 +217,8 @@ export class CaseEncoder {
 
     // A carry-shaped value at the carry's key would be taken for a carry: it is left out here, so
     // that the comparison carries the whole metadata, that value with it.
-    const record = encodeAll(own.map(withoutCarrySlot))
+    const encoded = own.map(withoutCarrySlot)
+    const record = encodeAll(encoded)
     this.decodeContext.index = ctx.index
     let backs: EvalCase[]
     // File keys the written header gives back need no carry (keys it adds, like a dialect's list key, are the writer's); else all travel.
@@ -264,9 +265,11 @@ export class CaseEncoder {
     }
     for (const field of lost) countField(this.report.carried, field)
     const carrying = own.map((c, i) => (hasKeys(carriedAll[i]!) ? withCarry(c, carriedAll[i]!) : c))
-    // A record of one case the target can place its carry in is not encoded again.
-    if (carrying.length === 1 && !(grouped && adapter.encodeGroup) && adapter.placeCarry && carryPlacing.on) {
-      const placed = adapter.placeCarry(record, carrying[0]!.metadata![CARRY_KEY] as JsonObject, ctx)
+    // A record of one case the target can place its carry in is not encoded again; a case with a
+    // value of its own at the carry's key, which the carry takes the place of, is.
+    const single = carrying.length === 1 && !(grouped && adapter.encodeGroup) && !(own[0]!.metadata && CARRY_KEY in own[0]!.metadata)
+    if (single && adapter.placeCarry && carryPlacing.on) {
+      const placed = adapter.placeCarry(record, carrying[0]!.metadata![CARRY_KEY] as JsonObject, encoded[0]!, ctx)
       if (placed) {
         carryPlacing.placed++
         return placed
