@@ -155,7 +155,11 @@ export function hasOwnSlot(c: EvalCase): boolean {
 
 /** `c` with `carried` under `metadata.evalferry`. */
 export function withCarry(c: EvalCase, carried: JsonObject): EvalCase {
+  return { ...c, metadata: { ...(c.metadata ?? {}), [CARRY_KEY]: carryValue(c, carried) } }
+}
+
+/** What `withCarry` puts under `metadata.evalferry`. */
+export function carryValue(c: EvalCase, carried: JsonObject): JsonObject {
   // Taking the slot off leaves no metadata where it is empty; an empty object that was there is carried.
-  if (isJsonObject(c.metadata) && !hasKeys(c.metadata) && !('metadata' in carried)) carried = { ...carried, metadata: {} }
-  return { ...c, metadata: { ...(c.metadata ?? {}), [CARRY_KEY]: carried } }
+  return isJsonObject(c.metadata) && !hasKeys(c.metadata) && !('metadata' in carried) ? { ...carried, metadata: {} } : carried
 }

@@ -5,7 +5,7 @@
  */
 import { SPELLING_MARKERS } from '../adapters/fields.ts'
 import type { Adapter, Container, DecodeContext, EncodeContext, FileLayout } from '../adapters/types.ts'
-import { applyCarry, deepEqual, hasOwnSlot, lostFields, METADATA_VALUES, withCarry, withoutCarrySlot } from './carry.ts'
+import { applyCarry, carryValue, deepEqual, hasOwnSlot, lostFields, METADATA_VALUES, withCarry, withoutCarrySlot } from './carry.ts'
 import { LIST_KEY, SINGLE_KEY } from './codecs/types.ts'
 import { DataError, locate } from './errors.ts'
 import { IdSet, ownString, WRITTEN, type StringTable } from './ids.ts'
@@ -264,19 +264,21 @@ export class CaseEncoder {
       return record
     }
     for (const field of lost) countField(this.report.carried, field)
-    const carrying = own.map((c, i) => (hasKeys(carriedAll[i]!) ? withCarry(c, carriedAll[i]!) : c))
     // A record of one case the target can place its carry in is not encoded again; a case with a
     // value of its own at the carry's key, which the carry takes the place of, is.
-    const single = carrying.length === 1 && !(grouped && adapter.encodeGroup) && !(own[0]!.metadata && CARRY_KEY in own[0]!.metadata)
+    const single = own.length === 1 && !(grouped && adapter.encodeGroup) && !(own[0]!.metadata && CARRY_KEY in own[0]!.metadata)
     if (single && adapter.placeCarry && carryPlacing.on) {
-      const placed = adapter.placeCarry(record, carrying[0]!.metadata![CARRY_KEY] as JsonObject, encoded[0]!, ctx)
+      const placed = adapter.placeCarry(record, carryValue(own[0]!, carriedAll[0]!), encoded[0]!, ctx)
       if (placed) {
         carryPlacing.placed++
         return placed
       }
     }
     // The same case again with its carry: its warnings were given the first time.
-    return encodeAll(carrying, { ...ctx, warn: () => {} })
+    return encodeAll(
+      own.map((c, i) => (hasKeys(carriedAll[i]!) ? withCarry(c, carriedAll[i]!) : c)),
+      { ...ctx, warn: () => {} },
+    )
   }
 
   /** `case-<n>`, unless a case written so far or among the first ones sampled already has that id. */
