@@ -3,6 +3,7 @@ import assert from 'node:assert/strict'
 import { spawn, spawnSync } from 'node:child_process'
 import { existsSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
+import { gunzipSync } from 'node:zlib'
 import { convert, EvalferryError, type FileConvertOptions } from '../src/index.ts'
 import { cutFile, partStats, partWorkers, SPLIT_MIN_BYTES } from '../src/parallel.ts'
 import type { ConversionReport } from '../src/report.ts'
@@ -446,4 +447,27 @@ test('a file converted on several threads that skipped every record fails, and w
   await assert.rejects(convert({ input, output, from: 'deepeval', to: 'evalcase', onError: 'skip', threads: 2 }), (error: EvalferryError) => error.exitCode === 1 && /^no case was read: all \d+ of its records were skipped, so nothing is written; the first: .*runs\.jsonl:1: input: /.test(error.message))
   assert.ok(partStats.inParts + partStats.inOneThread > before, 'the file was tried in parts')
   assert.equal(existsSync(output), false)
+})
+
+test('a file converted in parts to a gzip output with a rejects file gives the one-thread output and rejects', async () => {
+  const input = join(dir, 'rejects.jsonl')
+  const lines = linesPastSplit((i) => JSON.stringify({ id: `c${i}`, input: text(i, 400), expected_output: 'ok' }))
+  // Records that are not cases, in the range a worker converts: skipped, and told in the rejects file.
+  for (const at of [lines.length - 30, lines.length - 7]) lines[at] = '[1, 2]'
+  writeFileSync(input, lines.join('\n') + '\n')
+  const run = async (threads: number) => {
+    const output = join(dir, `rejects-${threads}.jsonl.gz`)
+    const rejects = join(dir, `rejects-${threads}.rejects.jsonl`)
+    const report = await convert({ input, output, from: 'evalcase', to: 'deepeval', onError: 'skip', rejects, threads })
+    return { report, output: gunzipSync(readFileSync(output)), rejects: readFileSync(rejects, 'utf8') }
+  }
+  const one = await run(1)
+  const before = { ...partStats }
+  const parts = await run(2)
+  assert.equal(partStats.inParts, before.inParts + 1)
+  assert.ok(parts.output.equals(one.output))
+  assert.equal(parts.rejects, one.rejects)
+  assert.equal(parts.rejects.trim().split('\n').length, 2)
+  assert.deepEqual({ ...parts.report, output: one.report.output }, one.report)
+  assert.deepEqual(parts.report.records, { read: lines.length - 2, written: lines.length - 2, skipped: 2 })
 })
