@@ -515,6 +515,7 @@ export async function convertInParts(
   let parts: SplitPart[]
   try {
     parts = await cutFile(options.input, container, threads)
+    if (parts.length < 2) throw new Serial('no row ends after the middle of the file')
   } catch (error) {
     if (!(error instanceof Serial)) throw error
     partStats.inOneThread++
@@ -536,7 +537,6 @@ export async function convertInParts(
   })
   let sidecarFile: AtomicFile | undefined
   try {
-    if (parts.length < 2) throw new Serial('no row ends after the middle of the file')
     const first = await convertFirstRange(options, parts[0]!.part, file, report)
     settle(first.result, 0, true)
     for (const r of first.result.rejects) await rejects?.sink.write(r + '\n')

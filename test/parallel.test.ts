@@ -471,3 +471,17 @@ test('a file converted in parts to a gzip output with a rejects file gives the o
   assert.deepEqual({ ...parts.report, output: one.report.output }, one.report)
   assert.deepEqual(parts.report.records, { read: lines.length - 2, written: lines.length - 2, skipped: 2 })
 })
+
+test('a file whose last record holds its middle, so no row ends after it, converts in one thread, whole', async () => {
+  const input = join(dir, 'long-last.jsonl')
+  const lines: string[] = []
+  for (let i = 0, size = 0; size < SPLIT_MIN_BYTES * 0.3; i++) size += (lines[lines.push(JSON.stringify({ input: text(i, 400), expected_output: 'ok' })) - 1] ?? '').length
+  lines.push(JSON.stringify({ input: 'the long last one', expected_output: 'ü'.repeat(5 << 20) }))
+  // No newline after the last record: the file ends inside it.
+  writeFileSync(input, lines.join('\n'))
+  assert.equal((await cutFile(input, 'jsonl', 2)).length, 1)
+  const result = await both({ input, output: '', from: 'deepeval', to: 'evalcase' }, false)
+  assert.ok(result.same)
+  assert.deepEqual(result.parts, result.one)
+  assert.equal((result.one as ConversionReport).records.written, lines.length)
+})
