@@ -1,10 +1,11 @@
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
 import { readFileSync, rmSync } from 'node:fs'
-import { join } from 'node:path'
+import { basename, dirname, join } from 'node:path'
 import { carryPlacing } from '../src/case-encoder.ts'
 import { read, write } from '../src/index.ts'
 import type { EvalCase } from '../src/model.ts'
+import type { WriteOptions } from '../src/options.ts'
 import { fixtures } from './helpers/fixtures.ts'
 import { tempDir } from './helpers/temp.ts'
 
@@ -12,6 +13,28 @@ async function collect<T>(items: AsyncIterable<T>): Promise<T[]> {
   const out: T[] = []
   for await (const item of items) out.push(item)
   return out
+}
+
+/**
+ * `cases` written to `output` with their carries placed, and beside it with each case encoded
+ * again: each way's bytes (or its error's text), and how many carries were placed.
+ */
+async function bothWays(cases: EvalCase[], output: string, options: WriteOptions): Promise<{ placed: Buffer | string; again: Buffer | string; count: number }> {
+  const written = async (on: boolean, path: string): Promise<Buffer | string> => {
+    carryPlacing.on = on
+    try {
+      await write(cases, path, options)
+    } catch (error) {
+      return String(error)
+    } finally {
+      carryPlacing.on = true
+    }
+    return readFileSync(path)
+  }
+  const before = carryPlacing.placed
+  const placed = await written(true, output)
+  const count = carryPlacing.placed - before
+  return { placed, again: await written(false, join(dirname(output), `again-${basename(output)}`)), count }
 }
 
 /** Each target that places a carry in the record it wrote, with the files it writes, and a dialect it is asked for. */
@@ -34,23 +57,9 @@ test('records that carry fields are written with the carry placed in the record 
       const cases: EvalCase[] = await collect(read(fixture.path, { from: fixture.format }))
       for (const { to, ext, dialect } of TARGETS) {
         const target = `${to} ${ext}${dialect ? ` (${dialect})` : ''}`
-        const bytes = async (on: boolean): Promise<Buffer | string> => {
-          const output = join(dir, `out-${on}${ext}`)
-          carryPlacing.on = on
-          try {
-            await write(cases, output, { to, ...(dialect ? { dialect } : {}) })
-          } catch (error) {
-            return String(error)
-          } finally {
-            carryPlacing.on = true
-          }
-          return readFileSync(output)
-        }
-        const before = carryPlacing.placed
-        const fast = await bytes(true)
-        placed[target] = (placed[target] ?? 0) + carryPlacing.placed - before
-        const again = await bytes(false)
-        assert.deepEqual(fast, again, `${fixture.name} → ${target}`)
+        const both = await bothWays(cases, join(dir, `out${ext}`), { to, ...(dialect ? { dialect } : {}) })
+        placed[target] = (placed[target] ?? 0) + both.count
+        assert.deepEqual(both.placed, both.again, `${fixture.name} → ${target}`)
         compared++
       }
     }
@@ -75,19 +84,10 @@ test('a carry the first cases did not need is never placed in a table without a 
       ...(i === 120 ? { tools_called: [{ name: 'search', input: { q: 'refunds' } }] } : {}),
     }))
     for (const ext of ['.csv', '.parquet']) {
-      const outputs: Buffer[] = []
-      for (const on of [true, false]) {
-        const output = join(dir, `late-${on}${ext}`)
-        carryPlacing.on = on
-        try {
-          await write(cases, output, { to: 'hf' })
-        } finally {
-          carryPlacing.on = true
-        }
-        outputs.push(readFileSync(output))
-      }
-      assert.ok(outputs[0]!.equals(outputs[1]!), `hf ${ext}: the outputs differ`)
-      const back = await collect(read(join(dir, `late-true${ext}`), { from: 'hf' }))
+      const output = join(dir, `late${ext}`)
+      const both = await bothWays(cases, output, { to: 'hf' })
+      assert.deepEqual(both.placed, both.again, `hf ${ext}: the outputs differ`)
+      const back = await collect(read(output, { from: 'hf' }))
       assert.deepEqual(back[120]!.tools_called, [{ name: 'search', input: { q: 'refunds' } }])
     }
   } finally {
@@ -108,20 +108,10 @@ test('a case whose metadata holds a carry of its own at the carry\'s key is enco
       metadata: { a: i, evalferry: { description: `own ${i}` }, b: i },
     }))
     for (const { to, ext } of [{ to: 'hf', ext: '.jsonl' }, { to: 'evalcase', ext: '.jsonl' }] as const) {
-      const outputs: string[] = []
-      for (const on of [true, false]) {
-        const output = join(dir, `own-${on}${ext}`)
-        carryPlacing.on = on
-        try {
-          await write(cases, output, { to })
-        } finally {
-          carryPlacing.on = true
-        }
-        outputs.push(readFileSync(output, 'utf8'))
-      }
-      assert.equal(outputs[0], outputs[1], `${to} ${ext}`)
+      const both = await bothWays(cases, join(dir, `own${ext}`), { to })
+      assert.deepEqual(both.placed, both.again, `${to} ${ext}`)
       // evalcase keeps the metadata's order (hf's carry column is its row's last, as ever).
-      const row = JSON.parse(outputs[0]!.split('\n')[1]!) as { metadata?: object }
+      const row = JSON.parse(both.placed.toString().split('\n')[1]!) as { metadata?: object }
       if (to === 'evalcase') assert.deepEqual(Object.keys(row.metadata!), ['a', 'evalferry', 'b'])
     }
   } finally {
