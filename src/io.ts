@@ -641,8 +641,8 @@ export async function spool(name: string, from?: string, inflate?: { file: strin
 }
 
 /**
- * The file where job `i` of a batch writes its share of `path` (one rejects file for every input):
- * hidden beside it and named as this process's temporary of it, so that a killed batch's shares
+ * The file where job `i` of a batch writes its share of `path` (one rejects file for every input),
+ * or a worker its range of a file converted in parts (see parallel.ts): hidden beside it and named as this process's temporary of it, so that a killed batch's shares
  * are removed as any temporary it left.
  */
 export function shareOf(path: string, i: number): string {

@@ -1,22 +1,19 @@
-/** A worker thread that converts parts of large files (see parallel.ts), reading each file's head once. */
+/** A worker thread that converts a range of a large file (see parallel.ts) into a temporary file. */
 import { createWriteStream } from 'node:fs'
 import { finished } from 'node:stream/promises'
 import { parentPort } from 'node:worker_threads'
 import { EvalferryError } from './errors.ts'
 import type { PartReply, PartRequest } from './parallel.ts'
-import { convertPart, readFileHead, type FileHead } from './convert-part.ts'
+import { convertPart, readFileHead } from './convert-part.ts'
 import { StreamSink } from './io.ts'
 
 const port = parentPort
 if (!port) throw new Error('parallel-worker runs as a worker thread')
 
-// The file being converted: the parts of one file come in a row.
-let current: { fileKey: string; head: Promise<FileHead> } | undefined
-
 port.on('message', async (request: PartRequest) => {
   try {
-    if (current?.fileKey !== request.fileKey) current = { fileKey: request.fileKey, head: readFileHead(request.options) }
-    const head = await current.head
+    // Each worker converts one range of a file: the head is read for it, as this thread reads it for the first.
+    const head = await readFileHead(request.options)
     const stream = createWriteStream(request.into)
     try {
       const sink = new StreamSink(stream)

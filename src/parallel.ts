@@ -36,8 +36,6 @@ export const SPLIT_MIN_BYTES = 8 << 20
 /** The message a part worker is sent, and what it answers. */
 export interface PartRequest {
   id: number
-  /** Names the file being converted, so a worker reads its head once per file. */
-  fileKey: string
   options: FileConvertOptions & { from: string }
   part: FilePart
   index: number
@@ -459,8 +457,6 @@ async function firstRowEnd(path: string, container: SplitContainer, index: numbe
 // ---------------------------------------------------------------------------------------------
 // Converting
 
-let files = 0
-
 /** Files this process converted in parts, and files it began in parts but converted in one thread. */
 export const partStats = { inParts: 0, inOneThread: 0 }
 
@@ -477,7 +473,6 @@ export async function convertInParts(
   threads = Math.min(threads, availableParallelism())
   const target = await getAdapter(options.to)
   const source = await getAdapter(options.from)
-  const fileKey = `${process.pid}:${files++}:${options.input}`
   // Every id of a large file may be held here: numbered ones take a few bits each, the others once
   // in a table both sets share, where the source's ids and the target's must both be unique.
   const idTable = new StringTable()
@@ -530,7 +525,7 @@ export async function convertInParts(
   const shares = parts.slice(1).map((_, k) => shareOf(options.output, k + 1))
   const held = new Set<Worker>()
   const running = parts.slice(1).map(({ part, index }, k) => {
-    const converted = runPart(threads, { fileKey, options: serializable(options), part, index, into: shares[k]! }, held)
+    const converted = runPart(threads, { options: serializable(options), part, index, into: shares[k]! }, held)
     // A part may fail before its turn comes; its failure is handled when its turn comes.
     converted.catch(() => {})
     return converted
