@@ -216,8 +216,10 @@ export async function runBatch(jobs: BatchJob[], options: BatchOptions = {}): Pr
     await lane((job, onProgress) =>
       inThisThread(onProgress, async (counters) => {
         // Only files large enough to repay starting the workers, each warming its own code, split.
-        if (partThreads(options.jobs, cores, cores) > 1 && (await splittable(job, cores, options.splitFromBytes ?? SPLIT_FROM_BYTES))) {
-          const threads = partThreads(options.jobs, cores, options.jobs === undefined ? await freeCores() : cores)
+        const most = partThreads(options.jobs, cores, cores)
+        if (most > 1 && (await splittable(job, most, options.splitFromBytes ?? SPLIT_FROM_BYTES))) {
+          // Cores are looked at only for a file large enough to split.
+          const threads = options.jobs === undefined ? partThreads(undefined, cores, await freeCores()) : most
           if (threads > 1) return convert({ ...job, progress: counters, threads })
         }
         return convert({ ...job, progress: counters })
