@@ -1,12 +1,14 @@
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
-import { readFileSync, rmSync } from 'node:fs'
+import { readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { basename, dirname, join } from 'node:path'
+import { Int64, Utf8, vectorFromArray } from 'apache-arrow'
 import { carryPlacing } from '../src/case-encoder.ts'
 import { read, write } from '../src/index.ts'
 import type { EvalCase } from '../src/model.ts'
 import type { WriteOptions } from '../src/options.ts'
 import { fixtures } from './helpers/fixtures.ts'
+import { arrowParquet } from './helpers/parquet.ts'
 import { tempDir } from './helpers/temp.ts'
 
 async function collect<T>(items: AsyncIterable<T>): Promise<T[]> {
@@ -113,6 +115,97 @@ test('a case whose metadata holds a carry of its own at the carry\'s key is enco
       // evalcase keeps the metadata's order (hf's carry column is its row's last, as ever).
       const row = JSON.parse(both.placed.toString().split('\n')[1]!) as { metadata?: object }
       if (to === 'evalcase') assert.deepEqual(Object.keys(row.metadata!), ['a', 'evalferry', 'b'])
+    }
+  } finally {
+    rmSync(dir, { recursive: true, force: true })
+  }
+})
+
+test('a JSON Lines row whose source header has the carry column before others gets its carry in that column\'s place, as encoding the case again writes it', async () => {
+  const dir = tempDir('evalferry-carry-placing-')
+  try {
+    // A dataset evalferry wrote whose columns were reordered since: the carry column comes second.
+    const features = {
+      input: { dtype: 'string', _type: 'Value' },
+      evalferry: { dtype: 'string', _type: 'Value' },
+      expected_output: { dtype: 'string', _type: 'Value' },
+      label: { names: ['neg', 'pos'], _type: 'ClassLabel' },
+    }
+    const tools = (i: number) => [{ name: 'search', input: { q: `refunds ${i}` } }]
+    const n = 3
+    const text = (values: string[]) => vectorFromArray(values, new Utf8()).data[0]!
+    const source = await arrowParquet(
+      join(dir, 'reordered.parquet'),
+      {
+        input: text(Array.from({ length: n }, (_, i) => `question ${i}`)),
+        evalferry: text(Array.from({ length: n }, (_, i) => JSON.stringify({ tools_called: tools(i) }))),
+        expected_output: text(Array.from({ length: n }, (_, i) => `answer ${i}`)),
+        label: vectorFromArray(Array.from({ length: n }, (_, i) => BigInt(i % 2)), new Int64()).data[0]!,
+      },
+      new Map([['huggingface', JSON.stringify({ info: { features } })]]),
+    )
+    const cases: EvalCase[] = await collect(read(source, { from: 'hf' }))
+    assert.deepEqual(cases.map((c) => c.tools_called), [tools(0), tools(1), tools(2)])
+    const output = join(dir, 'reordered.jsonl')
+    const both = await bothWays(cases, output, { to: 'hf' })
+    assert.deepEqual(both.placed, both.again, 'hf .jsonl: the outputs differ')
+    // The ClassLabel makes the features travel with the first case, so the source's header is the file's.
+    const rows = both.placed.toString().trimEnd().split('\n').map((line) => JSON.parse(line) as object)
+    for (const row of rows.slice(1)) assert.deepEqual(Object.keys(row), ['input', 'evalferry', 'expected_output', 'label'])
+    const back = await collect(read(output, { from: 'hf' }))
+    assert.deepEqual(back.map((c) => c.tools_called), [tools(0), tools(1), tools(2)])
+    assert.deepEqual(back.map((c) => c.metadata?.label), ['neg', 'pos', 'neg'])
+  } finally {
+    rmSync(dir, { recursive: true, force: true })
+  }
+})
+
+test('an AgentV 5 test, whose metadata is written apart from the variables it was read with, is encoded again with its carry', async () => {
+  const dir = tempDir('evalferry-carry-placing-')
+  try {
+    // `topic` is a variable and `source` the test's own metadata: the case holds both in its metadata.
+    const suite = join(dir, 'suite.yaml')
+    writeFileSync(
+      suite,
+      [
+        'name: support',
+        'providers:',
+        '  - llm',
+        'prompts:',
+        '  - "{{ input }}"',
+        'tests:',
+        '  - id: refund',
+        '    assert:',
+        '      - Explains the refund window',
+        '    vars:',
+        '      input: How long do I have to ask for a refund?',
+        '      expected_output: Thirty days from delivery.',
+        '      topic: refunds',
+        '    metadata:',
+        '      source: tickets',
+        '  - id: shipping',
+        '    assert:',
+        '      - Names the carrier',
+        '    vars:',
+        '      input: Who ships my order?',
+        '      topic: shipping',
+        '    metadata:',
+        '      source: faq',
+        '',
+      ].join('\n'),
+    )
+    const read5: EvalCase[] = await collect(read(suite, { from: 'evalcase' }))
+    assert.deepEqual(read5.map((c) => c.metadata), [{ topic: 'refunds', source: 'tickets' }, { topic: 'shipping', source: 'faq' }])
+    // The tool calls an AgentV 5 test has no key for: they are carried.
+    const tools = (i: number) => [{ name: 'lookup', input: { order: i } }]
+    const cases = read5.map((c, i) => ({ ...c, tools_called: tools(i) }))
+    for (const ext of ['.yaml', '.jsonl']) {
+      const output = join(dir, `agentv5${ext}`)
+      const both = await bothWays(cases, output, { to: 'evalcase' })
+      assert.deepEqual(both.placed, both.again, `evalcase ${ext}: the outputs differ`)
+      const back = await collect(read(output, { from: 'evalcase' }))
+      assert.deepEqual(back.map((c) => c.tools_called), [tools(0), tools(1)], ext)
+      assert.deepEqual(back.map((c) => c.metadata), read5.map((c) => c.metadata), ext)
     }
   } finally {
     rmSync(dir, { recursive: true, force: true })
