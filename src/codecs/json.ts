@@ -450,9 +450,16 @@ export function checkDuplicateKeys(text: string, value: unknown, file: string, f
 /** `"__proto__"` with any of its characters written as a `\u` escape, as `JSON.parse` reads it alike. */
 const ESCAPED_PROTO = /"(?:_|\\u005[fF]){2}(?:p|\\u0070)(?:r|\\u0072)(?:o|\\u006[fF])(?:t|\\u0074)(?:o|\\u006[fF])(?:_|\\u005[fF]){2}"\s*:/
 
+/**
+ * An escape of one of `__proto__`'s letters (`\u005f`, `\u0070`, `\u006F`...): text that Python's
+ * json wrote with its other characters escaped (`\u00e9`, `\u4e2d`) rarely has one, and the search
+ * for the whole key, which stops at every quote, is then not made.
+ */
+const ESCAPED_PROTO_LETTER = /\\u00[5-7]/
+
 /** A key `__proto__` is refused where it is read (see `protoRefused`), naming its line. */
 function refuseProtoKey(text: string, file: string, firstLine: number): void {
-  const match = (text.includes('"__proto__"') ? /"__proto__"\s*:/.exec(text) : null) ?? (text.includes('\\u') ? ESCAPED_PROTO.exec(text) : null)
+  const match = (text.includes('"__proto__"') ? /"__proto__"\s*:/.exec(text) : null) ?? (ESCAPED_PROTO_LETTER.test(text) ? ESCAPED_PROTO.exec(text) : null)
   if (!match) return
   const where = positionIn(text, new Error(`position ${match.index}`))
   throw new DataError('E_FIELD', protoRefused(), {

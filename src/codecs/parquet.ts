@@ -2,7 +2,8 @@
  * Parquet through parquet-wasm, with Arrow JS as the in-memory form. Reading opens the file as a
  * lazily read Blob, so parquet-wasm fetches the footer and then one row group's column chunks at a
  * time; each record batch crosses to Arrow JS as an IPC stream and becomes plain JSON-able rows.
- * Writing buffers records into batches, turns each into an Arrow record batch and feeds them to
+ * Writing holds the first batch of records, whose values choose the columns' types, then gathers
+ * each record into the columns of an Arrow record batch as it comes, and feeds the batches to
  * parquet-wasm's streaming writer, which emits one row group per batch as it goes.
  *
  * Values read: strings, booleans and floats as they are; 64-bit integers as numbers when safe,
@@ -913,6 +914,9 @@ export function parquetWriter(
 
   let pending: JsonObject[] = []
   let pendingBytes = 0
+  /** The batch being gathered, once the first has fixed the columns, and the records' rough size in it. */
+  let gathered: BatchColumns | undefined
+  let gatheredBytes = 0
   let written = 0
   let columns: string[] | undefined
   let kinds: ColumnKind[] = []
@@ -934,61 +938,38 @@ export function parquetWriter(
     schema = new Schema(fields, metadata)
   }
 
-  function toBatch(records: JsonObject[]): RecordBatch {
-    const cols = columns!
-    const children = cols.map((name, c) => {
-      const kind = kinds[c]!
-      const declared = kind === 'typed' ? own(layout.columnTypes!, name)! : undefined
-      // Text, the most cells, is taken as it is (as `cell` and `arrowValue` take it).
-      const text = kind === 'string' || declared === 'string' || declared === 'large_string'
-      const values = new Array<unknown>(records.length)
-      for (let r = 0; r < records.length; r++) {
-        const record = records[r]!
-        const raw = own(record, name)
-        if (text && (typeof raw === 'string' || raw === null || raw === undefined)) {
-          values[r] = raw ?? null
-          continue
-        }
-        const v = declared ? (fitsColumnType(declared, raw) ? arrowValue(declared, raw) : undefined) : cell(kind, raw)
-        if (v === undefined) {
-          const holds = declared ? `is ${describeColumnType(declared)}` : `holds ${KIND_NAMES[kind]} in the first records`
-          throw new DataError(
-            'E_FIELD',
-            `column "${name}" ${holds}, but this record has ${JSON.stringify(raw)?.slice(0, 60)}; a Parquet column has one type`,
-            { record: written + r, field: name },
-          )
-        }
-        values[r] = v
-      }
-      return typedData(declared ?? KIND_TYPES[kind as Exclude<ColumnKind, 'typed'>], schema!.fields[c]!.type, values)
-    })
-    const known = new Set(cols)
-    for (const [r, record] of records.entries()) {
-      for (const key in record) {
-        if (!known.has(key)) {
-          throw new DataError('E_FIELD', `record ${written + r + 1} has a column "${key}" that the first records did not have`, { record: written + r, field: key })
-        }
-      }
-    }
-    return new RecordBatch(schema!, makeData({ type: new Struct(schema!.fields), length: records.length, nullCount: 0, children }))
-  }
-
   async function flush(): Promise<void> {
-    if (!pending.length) return
-    if (!schema) chooseSchema(pending)
-    const batch = toBatch(pending)
-    written += pending.length
-    pending = []
-    pendingBytes = 0
+    if (!schema) {
+      if (!pending.length) return
+      chooseSchema(pending)
+      gathered = new BatchColumns(columns!, kinds, layout.columnTypes ?? {}, schema!)
+      for (const [r, record] of pending.entries()) gathered.add(record, written + r)
+      pending = []
+    }
+    if (!gathered?.length) return
+    const batch = gathered.batch()
+    written += batch.numRows
+    gatheredBytes = 0
     output ??= new ParquetOutput(sink, properties(distinctTextColumns(batch)), [...metadata.keys(), ARROW_SCHEMA_KEY])
-    await output.push(toWasm(new Table([batch])))
+    const copied = toWasm(new Table([batch]))
+    // The batch is in WebAssembly memory now: its buffers take the next batch's rows.
+    gathered.clear()
+    await output.push(copied)
   }
 
   return {
     async write(record: JsonObject) {
       if (warn) for (const key in record) if (illFormedCell(record[key])) warn(LONE_SURROGATE, key)
+      const bytes = roughSize(record)
+      if (gathered) {
+        gathered.add(record, written + gathered.length)
+        gatheredBytes += bytes
+        if (gathered.length >= batchRows || gatheredBytes >= batchBytes) await flush()
+        return
+      }
+      // The first batch is held as records: their values choose the columns' types.
       pending.push(record)
-      pendingBytes += roughSize(record)
+      pendingBytes += bytes
       if (pending.length >= batchRows || pendingBytes >= batchBytes) await flush()
     },
     async end() {
@@ -1230,6 +1211,214 @@ function utf8Data(values: (string | null)[], large = false): Data<Utf8 | LargeUt
   const text = data.subarray(0, bytes)
   if (large) return makeData({ type: new LargeUtf8(), length: n, nullCount, nullBitmap, valueOffsets: BigInt64Array.from(offsets, BigInt), data: text })
   return makeData({ type: new Utf8(), length: n, nullCount, nullBitmap, valueOffsets: offsets as Int32Array, data: text })
+}
+
+/**
+ * The columns of the record batch being written, filled a record at a time once the first batch has
+ * fixed their types. Text, JSON text and lists of text go into their UTF-8 buffers as each record
+ * comes, so their strings die young: records held until their batch was full lived through the
+ * young generation's collections, each of which copied them (a tenth of JSON Lines → Parquet's time).
+ * Other values are held until the batch is made.
+ */
+class BatchColumns {
+  length = 0
+  private readonly texts: (TextData | undefined)[]
+  private readonly lists: (TextListData | undefined)[]
+  private values: (unknown[] | undefined)[]
+  private readonly types: (ColumnType | undefined)[]
+  private readonly known: Set<string>
+
+  constructor(
+    private readonly names: string[],
+    private readonly kinds: ColumnKind[],
+    columnTypes: Record<string, ColumnType>,
+    private readonly schema: Schema,
+  ) {
+    this.known = new Set(names)
+    this.types = names.map((name, c) => (kinds[c] === 'typed' ? own(columnTypes, name)! : undefined))
+    this.texts = this.types.map((type, c) => (kinds[c] === 'string' || kinds[c] === 'json' || type === 'string' || type === 'large_string' ? new TextData(type === 'large_string') : undefined))
+    this.lists = this.types.map((type, c) => (kinds[c] === 'strings' || isTextList(type) ? new TextListData() : undefined))
+    this.values = this.freshValues()
+  }
+
+  /** Adds `record`, the `index`-th of the file: a value that does not fit its column is an error naming the record and the column. */
+  add(record: JsonObject, index: number): void {
+    const names = this.names
+    for (let c = 0; c < names.length; c++) {
+      const name = names[c]!
+      const raw = own(record, name)
+      const text = this.texts[c]
+      const kind = this.kinds[c]!
+      // Text, the most cells, is taken as it is (as `cell` and `arrowValue` take it).
+      if (text && kind !== 'json' && (typeof raw === 'string' || raw === null || raw === undefined)) {
+        text.add(raw ?? null)
+        continue
+      }
+      const type = this.types[c]
+      const v = type ? (fitsColumnType(type, raw) ? arrowValue(type, raw) : undefined) : cell(kind, raw)
+      if (v === undefined) {
+        const holds = type ? `is ${describeColumnType(type)}` : `holds ${KIND_NAMES[kind]} in the first records`
+        throw new DataError('E_FIELD', `column "${name}" ${holds}, but this record has ${JSON.stringify(raw)?.slice(0, 60)}; a Parquet column has one type`, {
+          record: index,
+          field: name,
+        })
+      }
+      if (text) text.add(v as string | null)
+      else if (this.lists[c]) this.lists[c]!.add(v as (string | null)[] | null)
+      else this.values[c]!.push(v)
+    }
+    for (const key in record) {
+      if (!this.known.has(key)) {
+        throw new DataError('E_FIELD', `record ${index + 1} has a column "${key}" that the first records did not have`, { record: index, field: key })
+      }
+    }
+    this.length++
+  }
+
+  /** The batch of the records added since the last `clear`. */
+  batch(): RecordBatch {
+    const fields = this.schema.fields
+    const children = this.names.map((_, c) => {
+      const type = fields[c]!.type
+      return this.texts[c]?.data() ?? this.lists[c]?.data(type as List) ?? typedData(this.types[c] ?? KIND_TYPES[this.kinds[c] as Exclude<ColumnKind, 'typed'>], type, this.values[c]!)
+    })
+    return new RecordBatch(this.schema, makeData({ type: new Struct(fields), length: this.length, nullCount: 0, children }))
+  }
+
+  /** Empties the columns for the next batch, keeping the text buffers: the batch made last must be copied out first. */
+  clear(): void {
+    this.length = 0
+    for (const text of this.texts) text?.clear()
+    for (const list of this.lists) list?.clear()
+    this.values = this.freshValues()
+  }
+
+  private freshValues(): (unknown[] | undefined)[] {
+    return this.names.map((_, c) => (this.texts[c] || this.lists[c] ? undefined : []))
+  }
+}
+
+/** A declared list of text that `TextListData` builds: not of a fixed size, nor large. */
+function isTextList(type: ColumnType | undefined): boolean {
+  return typeof type === 'object' && 'list' in type && type.list === 'string' && type.size === undefined && !type.large
+}
+
+/** The validity bitmap of a column of `length` values: a bit per value, in whole 64-bit words as Arrow JS makes it. */
+class Validity {
+  bits = new Uint8Array(128)
+  nullCount = 0
+
+  set(i: number, valid: boolean): void {
+    if (i >> 3 >= this.bits.length) {
+      const more = new Uint8Array(this.bits.length * 2)
+      more.set(this.bits)
+      this.bits = more
+    }
+    if (valid) this.bits[i >> 3]! |= 1 << (i & 7)
+    else this.nullCount++
+  }
+
+  of(length: number): Uint8Array {
+    return this.bits.subarray(0, ((length + 63) & ~63) >> 3)
+  }
+
+  clear(length: number): void {
+    this.bits.fill(0, 0, ((length + 63) & ~63) >> 3)
+    this.nullCount = 0
+  }
+}
+
+/**
+ * Utf8 data (LargeUtf8 when `large`) built a value at a time into one Buffer, which grows by
+ * doubling: each string is encoded once, as it comes, and Arrow JS's builder is not used.
+ */
+class TextData {
+  length = 0
+  private bytes = Buffer.allocUnsafeSlow(1 << 16)
+  private used = 0
+  private offsets: Int32Array | Float64Array
+  private readonly validity = new Validity()
+
+  constructor(private readonly large: boolean) {
+    // Float64Array holds large offsets exactly, as far as a Buffer reaches.
+    this.offsets = large ? new Float64Array(1025) : new Int32Array(1025)
+  }
+
+  add(v: string | null): void {
+    const i = this.length
+    if (i + 1 === this.offsets.length) {
+      const more = this.large ? new Float64Array(i * 2 + 1) : new Int32Array(i * 2 + 1)
+      more.set(this.offsets)
+      this.offsets = more
+    }
+    this.validity.set(i, v !== null)
+    if (v !== null) {
+      // A UTF-16 code unit takes at most 3 bytes of UTF-8.
+      if (this.used + v.length * 3 > this.bytes.length) this.makeRoom(v)
+      this.used += this.bytes.write(v, this.used, 'utf8')
+    }
+    this.offsets[i + 1] = this.used
+    this.length = i + 1
+  }
+
+  private makeRoom(v: string): void {
+    // A column holds 2 GiB of text (large, as much as a Buffer) in one batch.
+    const most = this.large ? constants.MAX_LENGTH : 0x7fffffff
+    let need = this.used + v.length * 3
+    if (need > most) {
+      need = this.used + Buffer.byteLength(v, 'utf8')
+      if (need > most) throw new DataError('E_FIELD', `a column holds more than ${Math.round(most / 2 ** 30)} GiB of text in one batch; write smaller batches`)
+    }
+    const bytes = Buffer.allocUnsafeSlow(Math.min(most, Math.max(need, this.bytes.length * 2)))
+    this.bytes.copy(bytes, 0, 0, this.used)
+    this.bytes = bytes
+  }
+
+  data(): Data<Utf8 | LargeUtf8> {
+    const n = this.length
+    const shared = { length: n, nullCount: this.validity.nullCount, nullBitmap: this.validity.of(n), data: this.bytes.subarray(0, this.used) }
+    const offsets = this.offsets.subarray(0, n + 1)
+    if (this.large) return makeData({ type: new LargeUtf8(), ...shared, valueOffsets: BigInt64Array.from(offsets, BigInt) })
+    return makeData({ type: new Utf8(), ...shared, valueOffsets: offsets as Int32Array })
+  }
+
+  clear(): void {
+    this.validity.clear(this.length)
+    this.length = 0
+    this.used = 0
+  }
+}
+
+/** List<Utf8> data built a list at a time, its items into one `TextData`. */
+class TextListData {
+  length = 0
+  private ends = new Int32Array(1025)
+  private readonly validity = new Validity()
+  private readonly items = new TextData(false)
+
+  add(list: readonly (string | null | undefined)[] | null): void {
+    const i = this.length
+    if (i + 1 === this.ends.length) {
+      const more = new Int32Array(i * 2 + 1)
+      more.set(this.ends)
+      this.ends = more
+    }
+    this.validity.set(i, list !== null)
+    if (list) for (const item of list) this.items.add(item ?? null)
+    this.ends[i + 1] = this.items.length
+    this.length = i + 1
+  }
+
+  data(type: List): Data<List> {
+    const n = this.length
+    return makeData({ type, length: n, nullCount: this.validity.nullCount, nullBitmap: this.validity.of(n), valueOffsets: this.ends.subarray(0, n + 1), child: this.items.data() })
+  }
+
+  clear(): void {
+    this.validity.clear(this.length)
+    this.length = 0
+    this.items.clear()
+  }
 }
 
 /**

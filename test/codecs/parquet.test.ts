@@ -287,6 +287,35 @@ test('a value that does not fit its column in a later batch is a field error', a
   await assert.rejects(writeRecords([{ a: 'x' }, { a: 'y' }, { b: 'z' }], {}, { batchRows: 2 }), /column "b"/)
 })
 
+test('columns gathered a record at a time give every batch its own values: nulls where the batch before had text, lists, JSON and large text past the first buffers', async () => {
+  // Batches of 1 500 rows outgrow the first room for 1 024 offsets and 64 KB of text; each batch
+  // has its nulls where the batch before had values, and the other way round.
+  const rows: JsonObject[] = Array.from({ length: 4000 }, (_, i) => {
+    const batch = Math.floor(i / 1500)
+    const gap = (i + batch) % 3 === 0
+    return {
+      text: gap ? null : `row ${i} ✓ ${'ü'.repeat(i % 200)}`,
+      big: gap ? `only in gaps ${i}` : null,
+      tags: (i + batch) % 4 === 0 ? null : i % 5 === 0 ? [] : [`t${i}`, null, '日本'],
+      meta: gap ? { i, nested: [i, null] } : null,
+      n: i % 11 === 0 ? null : i,
+    }
+  })
+  const path = await writeRecords(rows, { columnTypes: { big: 'large_string' } }, { batchRows: 1500 })
+  const metadata = await parquetMetadataAsync(await asyncBufferFromFile(path))
+  assert.deepEqual(
+    metadata.row_groups.map((g) => Number(g.num_rows)),
+    [1500, 1500, 1000],
+  )
+  assert.deepEqual((await readAll(path)).map((r) => r.value), rows)
+  // Another reader sees the same values (the JSON column as the text it holds, a null list as none).
+  const other = (await parquetReadObjects({ file: await asyncBufferFromFile(path) })) as JsonObject[]
+  assert.deepEqual(
+    other.map((r) => ({ ...r, tags: r.tags ?? null, meta: r.meta === null ? null : JSON.parse(r.meta as string), n: r.n === null ? null : Number(r.n) })),
+    rows,
+  )
+})
+
 test('a file cut short, a file that is not Parquet and an empty file are parse errors naming the file', async () => {
   const good = await writeRecords(Array.from({ length: 500 }, (_, i) => ({ text: `row ${i}`.repeat(20) })))
   const bytes = await readFile(good)
