@@ -129,16 +129,10 @@ function revive(error: NonNullable<WorkerReply['error']>): Error {
 const LANE_BYTES = 32 << 20
 
 /** The lanes a batch of `bytes` in `files` files takes when `--jobs` is not given, on `cores` cores of which `free` are free (see `freeCores`). */
-export function defaultLanes(bytes: number, files: number, cores: number, free = cores): number {
-  return Math.max(1, Math.min(cores, free, files, Math.floor(bytes / LANE_BYTES)))
+export function defaultLanes(bytes: number, files: number, cores: number, free = cores, laneBytes = LANE_BYTES): number {
+  return Math.max(1, Math.min(cores, free, files, Math.floor(bytes / laneBytes)))
 }
 
-/** The lanes a batch takes when `--jobs` is not given: cores are looked at only where more than one lane could pay. */
-async function lanesFor(jobs: BatchJob[]): Promise<number> {
-  const { bytes } = await totalBytes(jobs)
-  const lanes = defaultLanes(bytes, jobs.length, availableParallelism())
-  return lanes > 1 ? defaultLanes(bytes, jobs.length, availableParallelism(), await freeCores()) : lanes
-}
 
 export interface BatchOptions {
   /**
@@ -148,6 +142,8 @@ export interface BatchOptions {
   jobs?: number
   /** One CSV or JSON Lines file at a time from this many bytes up converts in parts (default 128 MiB). */
   splitFromBytes?: number
+  /** Unless `jobs` is given, a lane per this many bytes of input (default 32 MiB). */
+  laneBytes?: number
   onProgress?: (progress: BatchProgress) => void
   /** Hears each file's report as the file is written, so a failed batch still tells what it wrote. */
   onDone?: (index: number, report: ConversionReport) => void
@@ -160,7 +156,9 @@ export interface BatchOptions {
  * running finish (their outputs are complete conversions), and the failure is thrown.
  */
 export async function runBatch(jobs: BatchJob[], options: BatchOptions = {}): Promise<ConversionReport[]> {
-  const parallel = options.jobs === undefined ? await lanesFor(jobs) : Math.max(1, Math.min(options.jobs, jobs.length))
+  // The lanes asked for, or those the batch's size could use; unasked, only those the free cores allow are kept (below).
+  const bytes = options.jobs === undefined ? (await totalBytes(jobs)).bytes : 0
+  const parallel = options.jobs === undefined ? defaultLanes(bytes, jobs.length, availableParallelism(), undefined, options.laneBytes) : Math.max(1, Math.min(options.jobs, jobs.length))
   const progress: BatchProgress = { filesDone: 0, records: 0, bytes: 0 }
   const reports: ConversionReport[] = new Array(jobs.length)
   let failure: unknown
@@ -226,8 +224,11 @@ export async function runBatch(jobs: BatchJob[], options: BatchOptions = {}): Pr
       }),
     )
   } else {
-    const inWorker = async (): Promise<void> => {
-      const worker = startWorker('batch-worker')
+    // The workers start, and this thread's lane with them, while the cores are looked at: starting
+    // after the look left both cores idle for its tenth of a second. A worker for which the look
+    // finds no core free is stopped before it takes a file.
+    const workers = Array.from({ length: parallel - 1 }, () => startWorker('batch-worker'))
+    const inWorker = async (worker: Worker): Promise<void> => {
       try {
         await lane(async (job, onProgress) => {
           const reply = await runInWorker(worker, job, onProgress)
@@ -241,7 +242,9 @@ export async function runBatch(jobs: BatchJob[], options: BatchOptions = {}): Pr
       }
     }
     const here = lane((job, onProgress) => inThisThread(onProgress, (counters) => convert({ ...job, progress: counters })))
-    await Promise.all([here, ...Array.from({ length: parallel - 1 }, inWorker)])
+    const lanes = options.jobs === undefined ? defaultLanes(bytes, jobs.length, availableParallelism(), await freeCores(), options.laneBytes) : parallel
+    const [used, unused] = [workers.slice(0, lanes - 1), workers.slice(lanes - 1)]
+    await Promise.all([here, ...used.map(inWorker), ...unused.map((worker) => worker.terminate())])
   }
   if (failure !== undefined) throw failure
   return reports

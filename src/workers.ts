@@ -11,16 +11,31 @@ import { Worker, type ResourceLimits } from 'node:worker_threads'
  * core another process keeps busy is not counted free.
  */
 export async function freeCores(lookMs = 100): Promise<number> {
-  const before = cpus()
-  await new Promise((resolve) => setTimeout(resolve, lookMs))
+  const { before, after, own } = await lookAtCores(lookMs)
   // A platform that tells no core times: the load average is all there is.
-  return idleCores(before, cpus(), availableParallelism()) ?? Math.max(0, Math.round(availableParallelism() - loadavg()[0]!))
+  return idleCores(before, after, availableParallelism(), own) ?? Math.max(0, Math.round(availableParallelism() - loadavg()[0]!))
 }
 
-/** The cores, of at most `most`, that were idle between two looks at the cores' times; undefined when the looks tell none. */
-export function idleCores(before: readonly CpuInfo[], after: readonly CpuInfo[], most: number): number | undefined {
+/**
+ * The cores' times at two looks `lookMs` apart, and how many cores' worth of time this process's
+ * own threads ran between them: a batch starts its lanes during the look, which is no other work.
+ */
+export async function lookAtCores(lookMs: number): Promise<{ before: CpuInfo[]; after: CpuInfo[]; own: number }> {
+  const before = cpus()
+  const start = performance.now()
+  const ours = process.cpuUsage()
+  await new Promise((resolve) => setTimeout(resolve, lookMs))
+  const used = process.cpuUsage(ours)
+  return { before, after: cpus(), own: (used.user + used.system) / 1000 / Math.max(performance.now() - start, 1) }
+}
+
+/**
+ * The cores, of at most `most`, that were idle between two looks at the cores' times, or busy
+ * with this process's own work (`own`, in cores); undefined when the looks tell none.
+ */
+export function idleCores(before: readonly CpuInfo[], after: readonly CpuInfo[], most: number, own = 0): number | undefined {
   if (!before.length || before.length !== after.length) return undefined
-  let idle = 0
+  let idle = own
   for (let i = 0; i < after.length; i++) {
     const [was, is] = [before[i]!.times, after[i]!.times]
     const total = is.user + is.nice + is.sys + is.idle + is.irq - (was.user + was.nice + was.sys + was.idle + was.irq)
@@ -54,6 +69,11 @@ let started = 0
 /** How many workers this thread has started, for tests that a conversion stayed on this thread. */
 export function workersStarted(): number {
   return started
+}
+
+/** How many workers this thread started are still running. */
+export function workersRunning(): number {
+  return running.size
 }
 
 /** Ends every worker this thread started: an interrupted run stops them before removing what they began. */

@@ -3,11 +3,12 @@ import assert from 'node:assert/strict'
 import { spawnSync } from 'node:child_process'
 import { mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
+import { availableParallelism } from 'node:os'
 import { gzipSync } from 'node:zlib'
 import { MAIN, runCli } from './helpers/cli.ts'
 import { defaultLanes, runBatch, startOrder, type BatchProgress } from '../src/batch.ts'
 import { dealFiles, parseShard } from '../src/shards.ts'
-import { workersStarted } from '../src/workers.ts'
+import { workersRunning, workersStarted } from '../src/workers.ts'
 import type { EvalferryError } from '../src/errors.ts'
 import { tempDir } from './helpers/temp.ts'
 
@@ -174,6 +175,21 @@ test('a small batch, unasked, converts on this thread alone; asked for two jobs,
   assert.equal(workersStarted(), before + 1)
   assert.deepEqual(asked.map((r) => r.records.written), [5, 5, 5])
   assert.deepEqual(unasked.map((r) => r.records.written), [5, 5, 5])
+})
+
+test('unasked, a batch that could use two lanes starts its worker while it looks at the cores, and leaves none running, whatever the look finds', async () => {
+  const inputs = join(dir, 'looked-batch')
+  mkdirSync(inputs)
+  const names = ['a', 'b', 'c', 'd']
+  for (const name of names) goldens(join(inputs, `${name}.jsonl`), 40, name)
+  const job = (name: string) => ({ input: join(inputs, `${name}.jsonl`), output: join(dir, 'looked-out', `${name}.jsonl`), from: 'deepeval' as const, to: 'deepeval' as const })
+  const before = workersStarted()
+  // A lane per byte: the batch could take one per core, and the look at the cores decides how many it keeps.
+  const reports = await runBatch(names.map(job), { laneBytes: 1 })
+  assert.equal(workersStarted(), before + Math.min(availableParallelism(), names.length) - 1)
+  assert.equal(workersRunning(), 0)
+  assert.deepEqual(reports.map((r) => r.records.written), [40, 40, 40, 40])
+  for (const name of names) assert.deepEqual(inputsOf(join(dir, 'looked-out', `${name}.jsonl`)), inputsOf(join(inputs, `${name}.jsonl`)))
 })
 
 test('a failing file in a batch exits 1 naming that file, and writes no output for it', async () => {

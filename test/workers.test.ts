@@ -1,8 +1,8 @@
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
 import { Worker } from 'node:worker_threads'
-import type { CpuInfo } from 'node:os'
-import { ask, idleCores } from '../src/workers.ts'
+import { availableParallelism, type CpuInfo } from 'node:os'
+import { ask, idleCores, lookAtCores } from '../src/workers.ts'
 
 /** A worker from source text that answers each message as `body` says (`port` and `message` in scope). */
 function worker(body: string): Worker {
@@ -43,4 +43,18 @@ test('the cores counted free are the idle shares of the cores between two looks,
   assert.equal(idleCores(before, [core(1100, 1000), core(1100, 1000)], 1), 1)
   assert.equal(idleCores([], [], 2), undefined)
   assert.equal(idleCores(before, [core(1100, 1000)], 2), undefined)
+  // Both busy, one of them with this process's own work (a batch's first lane): that core is free to it.
+  assert.equal(idleCores(before, [core(1000, 1100), core(1000, 1100)], 2, 1), 1)
+  assert.equal(idleCores(before, [core(1000, 1100), core(1000, 1100)], 2, 0.2), 0)
+  // This process's two threads busy on both: both are.
+  assert.equal(idleCores(before, [core(1000, 1100), core(1000, 1100)], 2, 1.9), 2)
+})
+
+test("a look at the cores counts the time this process's own threads ran during it", async () => {
+  // A thread of this process spins through the look: its time is this process's, whatever else the machine runs.
+  const spin = new Worker(`const end = Date.now() + 600; while (Date.now() < end);`, { eval: true })
+  await new Promise((resolve) => spin.once('online', resolve))
+  const { own } = await lookAtCores(200)
+  await spin.terminate()
+  assert.ok(own > 0 && own <= availableParallelism() + 0.5, `this process ran ${own} cores' worth during the look`)
 })
