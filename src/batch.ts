@@ -15,6 +15,7 @@ import { detectFormat } from './read.ts'
 import type { FileConvertOptions } from './options.ts'
 import type { ConversionReport } from './report.ts'
 import { ask, freeCores, startWorker } from './workers.ts'
+import { trimPartWorkers, warmPartWorkers } from './parallel.ts'
 import { largestFirst, locateShard, partName, shardFiles, type Shard } from './shards.ts'
 
 export interface BatchJob extends FileConvertOptions {}
@@ -216,8 +217,12 @@ export async function runBatch(jobs: BatchJob[], options: BatchOptions = {}): Pr
         // Only files large enough to repay starting the workers, each warming its own code, split.
         const most = partThreads(options.jobs, cores, cores)
         if (most > 1 && (await splittable(job, most, options.splitFromBytes ?? SPLIT_FROM_BYTES))) {
-          // Cores are looked at only for a file large enough to split.
-          const threads = options.jobs === undefined ? partThreads(undefined, cores, await freeCores()) : most
+          if (options.jobs !== undefined) return convert({ ...job, progress: counters, threads: most })
+          // Cores are looked at only for a file large enough to split, while the workers it may take
+          // start: they load their code during the look, and those it does not take are ended.
+          warmPartWorkers(most - 1)
+          const threads = partThreads(undefined, cores, await freeCores())
+          await trimPartWorkers(threads - 1)
           if (threads > 1) return convert({ ...job, progress: counters, threads })
         }
         return convert({ ...job, progress: counters })

@@ -98,6 +98,21 @@ export function partWorkers(): readonly Worker[] {
   return pool
 }
 
+/** Starts idle part workers until `count` are alive, so that they load their code while the caller decides how many it takes. */
+export function warmPartWorkers(count: number): void {
+  while (pool.length < count) {
+    const worker = addWorker()
+    idle.push(worker)
+  }
+}
+
+/** Ends idle part workers beyond `count` alive: those started for threads that were not taken. */
+export async function trimPartWorkers(count: number): Promise<void> {
+  const ended: Promise<number>[] = []
+  while (pool.length - ended.length > count && idle.length) ended.push(idle.pop()!.terminate())
+  await Promise.all(ended)
+}
+
 async function acquire(threads: number): Promise<Worker> {
   const free = idle.pop()
   if (free) return free

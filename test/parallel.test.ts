@@ -3,9 +3,10 @@ import assert from 'node:assert/strict'
 import { spawn, spawnSync } from 'node:child_process'
 import { existsSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
+import { availableParallelism } from 'node:os'
 import { gunzipSync } from 'node:zlib'
 import { convert, EvalferryError, type FileConvertOptions } from '../src/index.ts'
-import { cutFile, partStats, partWorkers, SPLIT_MIN_BYTES } from '../src/parallel.ts'
+import { cutFile, partStats, partWorkers, SPLIT_MIN_BYTES, trimPartWorkers, warmPartWorkers } from '../src/parallel.ts'
 import type { ConversionReport } from '../src/report.ts'
 import { tempDir } from './helpers/temp.ts'
 
@@ -316,6 +317,14 @@ test('a batch of one large file converts it in parts, and in one thread below th
   await runBatch([job], { jobs: 1, splitFromBytes: SPLIT_MIN_BYTES })
   assert.equal(partStats.inParts, before.inParts + 1)
   assert.ok(inParts.equals(readFileSync(output)))
+  // Unasked, the cores the look finds free: the same bytes either way, and no worker started for a
+  // thread that was not taken is left.
+  for (const w of partWorkers()) await w.terminate()
+  rmSync(output)
+  await runBatch([job], { splitFromBytes: SPLIT_MIN_BYTES })
+  assert.ok(inParts.equals(readFileSync(output)))
+  if (partStats.inParts === before.inParts + 1) assert.deepEqual(partWorkers(), [])
+  else assert.ok(partWorkers().length >= 1 && partWorkers().length < availableParallelism())
 })
 
 test('a part worker that exits leaves the pool: the next conversion starts new ones and still converts in parts', async () => {
@@ -333,6 +342,25 @@ test('a part worker that exits leaves the pool: the next conversion starts new o
   assert.deepEqual(parts, one)
   assert.equal(partWorkers().length, 1)
   assert.ok(partWorkers().every((w) => !dead.includes(w)))
+})
+
+test('part workers warmed before a conversion are the ones it takes, and those it does not take are ended', async () => {
+  const input = join(dir, 'warmed.csv')
+  writeTable(input)
+  for (const w of partWorkers()) await w.terminate()
+  warmPartWorkers(2)
+  const warmed = [...partWorkers()]
+  assert.equal(warmed.length, 2)
+  await trimPartWorkers(1)
+  assert.equal(partWorkers().length, 1)
+  const kept = partWorkers()[0]!
+  assert.ok(warmed.includes(kept))
+  // Two threads: this one and the worker kept, not a new one.
+  const { same } = await both({ input, output: '', from: 'csv', to: 'evalcase' })
+  assert.ok(same, 'the outputs differ')
+  assert.deepEqual(partWorkers(), [kept])
+  await trimPartWorkers(0)
+  assert.deepEqual(partWorkers(), [])
 })
 
 test('a part worker that exits in the middle of a part makes the file convert in one thread, whole', async () => {
