@@ -10,12 +10,7 @@ import type { WriteOptions } from '../src/options.ts'
 import { fixtures } from './helpers/fixtures.ts'
 import { arrowParquet } from './helpers/parquet.ts'
 import { tempDir } from './helpers/temp.ts'
-
-async function collect<T>(items: AsyncIterable<T>): Promise<T[]> {
-  const out: T[] = []
-  for await (const item of items) out.push(item)
-  return out
-}
+import { collect } from './helpers/collect.ts'
 
 /**
  * `cases` written to `output` with their carries placed, and beside it with each case encoded

@@ -11,14 +11,13 @@ import type { EvalCase } from '../src/model.ts'
 import type { FormatName } from '../adapters/types.ts'
 import { detect, LayoutError, newReport } from '../src/index.ts'
 import { tempDir } from './helpers/temp.ts'
+import { collect } from './helpers/collect.ts'
 
 const dir = tempDir('evalferry-pipeline-')
 process.on('exit', () => rmSync(dir, { recursive: true, force: true }))
 
-async function collect(path: string, from: FormatName): Promise<EvalCase[]> {
-  const out: EvalCase[] = []
-  for await (const c of read(path, { from })) out.push(c)
-  return out
+function readAll(path: string, from: FormatName): Promise<EvalCase[]> {
+  return collect(read(path, { from }))
 }
 
 test('generated ids avoid the ids that cases already have', async () => {
@@ -29,12 +28,12 @@ test('generated ids avoid the ids that cases already have', async () => {
   for (const [format, ext] of [['evalcase', '.yaml'], ['evals', '.jsonl']] as const) {
     const out = join(dir, `ids-${format}${ext}`)
     await write(cases, out, { to: format })
-    const back = await collect(out, format)
+    const back = await readAll(out, format)
     assert.deepEqual(back.map((c) => [c.id, c.generated]), [['case-1-2', ['id']], ['case-1', undefined]], format)
     // Converting on drops the generated id again.
     const again = join(dir, `ids-${format}.json`)
     await write(back, again, { to: 'deepeval' })
-    assert.deepEqual((await collect(again, 'deepeval')).map((c) => c.id), [undefined, 'case-1'])
+    assert.deepEqual((await readAll(again, 'deepeval')).map((c) => c.id), [undefined, 'case-1'])
   }
 })
 
@@ -324,7 +323,7 @@ test('an empty dataset is written as a table with a header, which reads back as 
     const report = await convert({ input, output, from: 'langsmith', to })
     assert.equal(report.records.written, 0)
     if (headers[to] && extension === 'csv') assert.equal(readFileSync(output, 'utf8'), `${headers[to]}\n`, to)
-    assert.deepEqual(await collect(output, to), [], `${to} ${extension}`)
+    assert.deepEqual(await readAll(output, to), [], `${to} ${extension}`)
   }
 })
 

@@ -15,6 +15,7 @@ import type { ContentBlock, EvalCase, JsonObject, JsonValue, Message, Rubric, To
 import { read } from '../src/read.ts'
 import { write } from '../src/write.ts'
 import { tempDir } from './helpers/temp.ts'
+import { collect } from './helpers/collect.ts'
 
 const work = tempDir('evalferry-props-')
 process.on('exit', () => rmSync(work, { recursive: true, force: true }))
@@ -153,10 +154,8 @@ function normal(cases: EvalCase[]): unknown {
   )
 }
 
-async function collect(path: string, from: FormatName): Promise<EvalCase[]> {
-  const out: EvalCase[] = []
-  for await (const c of read(path, { from })) out.push(c)
-  return out
+function readAll(path: string, from: FormatName): Promise<EvalCase[]> {
+  return collect(read(path, { from }))
 }
 
 /** JSON with every character outside printable ASCII escaped, so that a counterexample can be read and copied. */
@@ -190,12 +189,12 @@ test('generated cases round-trip through every format and container, and on thro
       cases += original.length
       const first = scratch(target.container)
       await write(original, first, { to: target.format })
-      const back = await collect(first, target.format)
+      const back = await readAll(first, target.format)
       trips++
       assert.deepEqual(normal(back), normal(original), `${target.format} ${target.container}`)
       const second = scratch(onward.container)
       await write(back, second, { to: onward.format })
-      const again = await collect(second, onward.format)
+      const again = await readAll(second, onward.format)
       trips++
       assert.deepEqual(normal(again), normal(original), `${target.format} ${target.container} → ${onward.format} ${onward.container}`)
     })

@@ -21,12 +21,7 @@ import { read } from '../src/read.ts'
 import { write } from '../src/write.ts'
 import { fixtures } from './helpers/fixtures.ts'
 import { tempDir } from './helpers/temp.ts'
-
-async function collect<T>(it: AsyncIterable<T>): Promise<T[]> {
-  const out: T[] = []
-  for await (const x of it) out.push(x)
-  return out
-}
+import { collect } from './helpers/collect.ts'
 
 /**
  * The records of a file as the codec parses them: the JSON values (for CSV, the cells). A suite

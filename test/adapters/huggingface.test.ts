@@ -16,16 +16,15 @@ import { convert } from '../../src/convert.ts'
 import { read } from '../../src/read.ts'
 import { write } from '../../src/write.ts'
 import { tempDir } from '../helpers/temp.ts'
+import { collect } from '../helpers/collect.ts'
 
 const FIXTURES = join(import.meta.dirname, '..', 'fixtures', 'hf')
 const REAL = join(import.meta.dirname, '..', '..', '..', 'shared', 'fixtures', 'real', 'hf')
 const work = tempDir('evalferry-hf-')
 process.on('exit', () => rmSync(work, { recursive: true, force: true }))
 
-async function collect(file: string, report?: ConversionReport): Promise<EvalCase[]> {
-  const out: EvalCase[] = []
-  for await (const c of read(file, { from: 'hf', ...(report ? { report } : {}) })) out.push(c)
-  return out
+function readAll(file: string, report?: ConversionReport): Promise<EvalCase[]> {
+  return collect(read(file, { from: 'hf', ...(report ? { report } : {}) }))
 }
 
 async function rows(file: string): Promise<unknown[]> {
@@ -38,7 +37,7 @@ async function rows(file: string): Promise<unknown[]> {
 for (const name of readdirSync(FIXTURES).filter((n) => /\.(jsonl|csv|json|parquet)$/.test(n) && !n.endsWith('.cases.json'))) {
   test(`hf/${name}: reads as the expected cases, and writes back the same rows`, async () => {
     const path = join(FIXTURES, name)
-    const cases = await collect(path)
+    const cases = await readAll(path)
     assert.deepEqual(JSON.parse(JSON.stringify(cases)), JSON.parse(readFileSync(`${path}.cases.json`, 'utf8')))
     const out = join(work, name)
     await write(cases, out, { to: 'hf' })
@@ -66,7 +65,7 @@ async function writtenParquet(cases: EvalCase[], name: string): Promise<{ path: 
 }
 
 test('viewer /first-rows: ClassLabel names, row_idx, the response header on the first case', async () => {
-  const cases = await collect(real('viewer-first-rows-a-simple-dataset-stanfordnlp-stanfordnlp-imdb-with.json'))
+  const cases = await readAll(real('viewer-first-rows-a-simple-dataset-stanfordnlp-stanfordnlp-imdb-with.json'))
   assert.equal(cases.length, 3)
   assert.deepEqual(cases.map((c) => [c.metadata?.label, c.metadata?.row_idx]), [['neg', 0], ['neg', 1], ['neg', 2]])
   assert.match(String(cases[0]!.metadata?.text), /^I rented I AM CURIOUS-YELLOW/)
@@ -76,7 +75,7 @@ test('viewer /first-rows: ClassLabel names, row_idx, the response header on the 
 })
 
 test('viewer /rows: a slice keeps its row_idx', async () => {
-  const cases = await collect(real('viewer-rows-a-slice-of-a-simple-dataset-stanfordnlp-imdb.json'))
+  const cases = await readAll(real('viewer-rows-a-slice-of-a-simple-dataset-stanfordnlp-imdb.json'))
   assert.deepEqual(cases.map((c) => c.metadata?.row_idx), [234, 235, 236])
   assert.ok(cases.every((c) => c.metadata?.label === 'neg'))
 })
@@ -86,7 +85,7 @@ test('Image cells keep their source', async () => {
     ['viewer-first-rows-image-column.json', 0],
     ['viewer-rows-a-slice-of-an-image-dataset-huggan-horse2zebra.json', 234],
   ] as const) {
-    const cases = await collect(real(name))
+    const cases = await readAll(real(name))
     assert.equal(cases.length, 3)
     const image = cases[0]!.metadata?.imageA as { src: string; height: number; width: number }
     assert.match(image.src, new RegExp(`^https://datasets-server\\.huggingface\\.co/(cached-)?assets/huggan/horse2zebra/.*/train/${first}/imageA/image\\.jpg\\?`))
@@ -97,7 +96,7 @@ test('Image cells keep their source', async () => {
 })
 
 test('Audio cells keep their source; ClassLabel language becomes its name', async () => {
-  const cases = await collect(real('viewer-first-rows-audio-column.json'))
+  const cases = await readAll(real('viewer-first-rows-audio-column.json'))
   assert.equal(cases.length, 3)
   assert.deepEqual(cases.map((c) => c.metadata?.language), ['cs', 'cs', 'cs'])
   const audio = cases[0]!.metadata?.audio as { src: string; type: string }[]
@@ -109,7 +108,7 @@ test('Audio cells keep their source; ClassLabel language becomes its name', asyn
 test('truncated cells are reported as warnings naming the column', async () => {
   const report = newReport('hf', 'hf', [])
   const file = real('viewer-first-rows-truncated-cells.json')
-  const cases = await collect(file, report)
+  const cases = await readAll(file, report)
   assert.equal(cases.length, 10)
   // Twenty truncated cells, and the response's `truncated` key after its rows, which read() gives out before it is read.
   assert.equal(report.warnings.length, 21)
@@ -121,7 +120,7 @@ test('truncated cells are reported as warnings naming the column', async () => {
 })
 
 test('Parquet written carries the huggingface features: ClassLabel back to integers, objects as JSON text every datasets loads', async () => {
-  const cases = await collect(real('viewer-first-rows-a-simple-dataset-stanfordnlp-stanfordnlp-imdb-with.json'))
+  const cases = await readAll(real('viewer-first-rows-a-simple-dataset-stanfordnlp-stanfordnlp-imdb-with.json'))
   cases[1]!.metadata = { ...cases[1]!.metadata, extra: { varying: ['keys'] } }
   const out = join(work, 'imdb.parquet')
   await write(cases, out, { to: 'hf' })
@@ -136,7 +135,7 @@ test('Parquet written carries the huggingface features: ClassLabel back to integ
   assert.deepEqual(JSON.parse(schemaMetadata.evalferry!), { json_columns: ['extra', 'evalferry'] })
   assert.deepEqual((stored as { label: number }[]).map((r) => r.label), [0, 0, 0])
   assert.equal((stored[1] as { extra: string }).extra, '{"varying":["keys"]}')
-  assert.deepEqual(JSON.parse(JSON.stringify(await collect(out))), JSON.parse(JSON.stringify(cases)))
+  assert.deepEqual(JSON.parse(JSON.stringify(await readAll(out))), JSON.parse(JSON.stringify(cases)))
 })
 
 test('Parquet with features keeps its column names: question and answer stay question and answer', async () => {
@@ -151,7 +150,7 @@ test('Parquet with features keeps its column names: question and answer stay que
   const children = [text(['What is 2+2?', 'Capital of France?']), text(['4', 'Paris']), created]
   const source = await featuresParquet('qa.parquet', features, children)
 
-  const cases = await collect(source)
+  const cases = await readAll(source)
   assert.deepEqual(cases.map((c) => [c.input, c.expected_output]), [
     [[{ role: 'user', content: 'What is 2+2?' }], [{ role: 'assistant', content: '4' }]],
     [[{ role: 'user', content: 'Capital of France?' }], [{ role: 'assistant', content: 'Paris' }]],
@@ -179,7 +178,7 @@ test('Parquet with features keeps its column names: question and answer stay que
 })
 
 test('Parquet columns keep their features\' types; a value its column cannot hold is written as null and carried', async () => {
-  const cases = await collect(join(FIXTURES, 'squad.parquet'))
+  const cases = await readAll(join(FIXTURES, 'squad.parquet'))
   cases[0]!.metadata = { ...cases[0]!.metadata, answerable: 'maybe' }
   cases[1]!.metadata = { ...cases[1]!.metadata, answers: { text: ['a copper statue'], answer_start: [2 ** 40] } }
   const out = join(work, 'squad-changed.parquet')
@@ -190,7 +189,7 @@ test('Parquet columns keep their features\' types; a value its column cannot hol
     [1, null],
     [0, { text: [], answer_start: [] }],
   ])
-  assert.deepEqual(JSON.parse(JSON.stringify(await collect(out))), JSON.parse(JSON.stringify(cases)))
+  assert.deepEqual(JSON.parse(JSON.stringify(await readAll(out))), JSON.parse(JSON.stringify(cases)))
 })
 
 test('a List or Sequence of fixed length stays a fixed-size list; a list of another length is written as null and carried', async () => {
@@ -214,7 +213,7 @@ test('a List or Sequence of fixed length stays a fixed-size list; a list of anot
   ]
   assert.deepEqual(await rows(source), expected)
 
-  const cases = await collect(source)
+  const cases = await readAll(source)
   const written = await writtenParquet(cases, 'fixed-out.parquet')
   assert.deepEqual(written.rows, expected)
   assert.deepEqual(written.types, ['Utf8', 'FixedSizeList[3]<Float32>', 'Struct<{score:FixedSizeList[2]<Int32>}>'])
@@ -226,7 +225,7 @@ test('a List or Sequence of fixed length stays a fixed-size list; a list of anot
   const changed = join(work, 'fixed-changed.parquet')
   await write(cases, changed, { to: 'hf' })
   assert.deepEqual(((await rows(changed)) as Record<string, unknown>[]).map((r) => r.embedding), [[0.5, 1, -2], null])
-  assert.deepEqual(JSON.parse(JSON.stringify(await collect(changed))), JSON.parse(JSON.stringify(cases)))
+  assert.deepEqual(JSON.parse(JSON.stringify(await readAll(changed))), JSON.parse(JSON.stringify(cases)))
 })
 
 test('Translation and TranslationVariableLanguages are written as datasets stores them: their structs, not JSON text', async () => {
@@ -242,12 +241,12 @@ test('Translation and TranslationVariableLanguages are written as datasets store
     vectorFromArray([{ language: ['en', 'fr', 'fr'], translation: ['the cat', 'la chatte', 'le chat'] }], aligned).data[0]!,
   ]
   const source = await featuresParquet('translation.parquet', features, children)
-  const cases = await collect(source)
+  const cases = await readAll(source)
   const written = await writtenParquet(cases, 'translation-out.parquet')
   assert.deepEqual(written.rows, await rows(source))
   assert.deepEqual(written.types, ['Struct<{de:Utf8, en:Utf8, fr:Utf8}>', 'Struct<{language:List<Utf8>, translation:List<Utf8>}>'])
   assert.deepEqual(written.features, features)
-  assert.deepEqual(await collect(written.path), cases)
+  assert.deepEqual(await readAll(written.path), cases)
 })
 
 test('Image, Audio and binary Values are written as datasets stores them: bytes and path, read back byte for byte', async () => {
@@ -274,7 +273,7 @@ test('Image, Audio and binary Values are written as datasets stores them: bytes 
   ]
   assert.deepEqual(await rows(source), expected)
 
-  const cases = await collect(source)
+  const cases = await readAll(source)
   const written = await writtenParquet(cases, 'media-out.parquet')
   assert.deepEqual(written.rows, expected)
   assert.deepEqual(written.types, ['Utf8', 'Struct<{bytes:Binary, path:Utf8}>', 'Struct<{bytes:Binary, path:Utf8}>', 'Binary'])
@@ -288,7 +287,7 @@ test('Image, Audio and binary Values are written as datasets stores them: bytes 
   const changed = join(work, 'media-changed.parquet')
   await write(cases, changed, { to: 'hf' })
   assert.equal(((await rows(changed)) as { image: unknown }[])[0]!.image, null)
-  assert.deepEqual(JSON.parse(JSON.stringify(await collect(changed))), JSON.parse(JSON.stringify(cases)))
+  assert.deepEqual(JSON.parse(JSON.stringify(await readAll(changed))), JSON.parse(JSON.stringify(cases)))
 })
 
 test('messages with a timestamp per turn stay a list of structs, every digit kept', async () => {
@@ -313,7 +312,7 @@ test('messages with a timestamp per turn stay a list of structs, every digit kep
     { id: 'c2', messages: [{ role: 'user', content: 'bye', sent: '1970-01-01T00:00:00.000000005' }] },
   ]
   assert.deepEqual(await rows(source), expected)
-  const written = await writtenParquet(await collect(source), 'chat-times-out.parquet')
+  const written = await writtenParquet(await readAll(source), 'chat-times-out.parquet')
   assert.deepEqual(written.rows, expected)
   assert.deepEqual(written.types, ['Utf8', 'List<Struct<{role:Utf8, content:Utf8, sent:Timestamp<NANOSECOND>}>>'])
   assert.deepEqual(written.features, features)
@@ -322,10 +321,10 @@ test('messages with a timestamp per turn stay a list of structs, every digit kep
 test("a Json feature, as datasets 4.7 writes it, is read as JSON text parsed; a listing evalferry cannot read is warned of", async () => {
   const text = (values: string[]) => vectorFromArray(values, new Utf8()).data[0]!
   const json = await featuresParquet('json-feature.parquet', { question: { dtype: 'string', _type: 'Value' }, extra: { _type: 'Json' } }, [text(['q']), text(['{"a": [1, 2]}'])])
-  assert.deepEqual((await collect(json))[0]!.metadata, { extra: { a: [1, 2] } })
+  assert.deepEqual((await readAll(json))[0]!.metadata, { extra: { a: [1, 2] } })
   const columns = { question: text(['q']), extra: text(['{"a": 1}']) }
   const listed = await arrowParquet(join(work, 'json-listed.parquet'), columns, new Map([['evalferry', '{"json_columns": ["extra"]}']]))
-  assert.deepEqual((await collect(listed))[0]!.metadata, { extra: { a: 1 } })
+  assert.deepEqual((await readAll(listed))[0]!.metadata, { extra: { a: 1 } })
   const unreadable = await arrowParquet(join(work, 'json-unreadable.parquet'), columns, new Map([['evalferry', '["extra"]']]))
   const report = newReport('hf', 'hf', [unreadable])
   const cases: EvalCase[] = []
@@ -335,7 +334,7 @@ test("a Json feature, as datasets 4.7 writes it, is read as JSON text parsed; a 
 })
 
 test('a timestamp of seconds is stored as Parquet milliseconds, named timestamp[ms] as datasets loads it, and reads back as seconds', async () => {
-  const cases = await collect(real('viewer-first-rows-truncated-cells.json'))
+  const cases = await readAll(real('viewer-first-rows-truncated-cells.json'))
   const { path, types, features } = await writtenParquet(cases, 'seconds.parquet')
   assert.equal(types[0], 'Timestamp<MILLISECOND>')
   // pyarrow reads stored milliseconds as such, and datasets gives timestamp[ms] even for a file it wrote with seconds.
@@ -344,22 +343,22 @@ test('a timestamp of seconds is stored as Parquet milliseconds, named timestamp[
   const own = JSON.parse(metadata.key_value_metadata!.find((kv) => kv.key === 'evalferry')!.value!) as { features: unknown }
   assert.deepEqual(own.features, { start: { dtype: 'timestamp[s]', _type: 'Value' } })
   assert.deepEqual(metadata.schema.find((s) => s.name === 'start')!.logical_type, { type: 'TIMESTAMP', isAdjustedToUTC: false, unit: 'MILLIS' })
-  const back = await collect(path)
+  const back = await readAll(path)
   assert.deepEqual(back.map((c) => c.metadata?.start), cases.map((c) => c.metadata?.start))
   assert.equal(back[0]!.metadata?.start, '2016-07-01T00:00:00')
   assert.deepEqual(JSON.parse(JSON.stringify(back)), JSON.parse(JSON.stringify(cases)))
   // As datasets writes a column of seconds: it reads back as its seconds, with nothing carried.
   const seconds = makeData({ type: new TimestampSecond(), length: 2, nullCount: 0, data: new BigInt64Array([1_467_331_205n, 0n]) })
   const source = await featuresParquet('seconds-source.parquet', { question: { dtype: 'string', _type: 'Value' }, at: { dtype: 'timestamp[s]', _type: 'Value' } }, [vectorFromArray(['q1', 'q2'], new Utf8()).data[0]!, seconds])
-  const read = await collect(source)
+  const read = await readAll(source)
   assert.deepEqual(read.map((c) => c.metadata?.at), ['2016-07-01T00:00:05', '1970-01-01T00:00:00'])
   const again = await writtenParquet(read, 'seconds-again.parquet')
   assert.deepEqual(again.rows, [{ question: 'q1', at: '2016-07-01T00:00:05.000' }, { question: 'q2', at: '1970-01-01T00:00:00.000' }])
-  assert.deepEqual(await collect(again.path), read)
+  assert.deepEqual(await readAll(again.path), read)
 })
 
 test('images the viewer gives as links are written as JSON text, the Image feature carried', async () => {
-  const cases = await collect(real('viewer-first-rows-image-column.json'))
+  const cases = await readAll(real('viewer-first-rows-image-column.json'))
   const out = join(work, 'viewer-images.parquet')
   await write(cases, out, { to: 'hf' })
   const schemaMetadata: Record<string, string> = {}
@@ -368,7 +367,7 @@ test('images the viewer gives as links are written as JSON text, the Image featu
   assert.deepEqual(JSON.parse(schemaMetadata.huggingface!).info.features.imageA, { dtype: 'string', _type: 'Value' })
   assert.deepEqual(JSON.parse(schemaMetadata.evalferry!).json_columns, ['imageA', 'imageB', 'evalferry'])
   assert.match(JSON.parse(stored[0]!.imageA).src, /^https:\/\/datasets-server\.huggingface\.co\//)
-  assert.deepEqual(JSON.parse(JSON.stringify(await collect(out))), JSON.parse(JSON.stringify(cases)))
+  assert.deepEqual(JSON.parse(JSON.stringify(await readAll(out))), JSON.parse(JSON.stringify(cases)))
 })
 
 test('features: ClassLabel -1 and null stay as they are, Json text is parsed, lists map their items', () => {
@@ -385,7 +384,7 @@ test('features: ClassLabel -1 and null stay as they are, Json text is parsed, li
 
 test('a viewer response without rows: an error naming the file and the field rows', async () => {
   const file = join(FIXTURES, 'bad', 'no-rows.json')
-  await assert.rejects(collect(file), (e: EvalferryError) => {
+  await assert.rejects(readAll(file), (e: EvalferryError) => {
     assert.equal(e.code, 'E_FIELD')
     assert.equal(e.exitCode, 1)
     assert.equal(e.location.file, file)
@@ -399,7 +398,7 @@ test('the older list feature [feature] is written as a list, not as a list of fi
   const tags = vectorFromArray([['t1'], ['t2', 't3'], []], new List(new Field('item', new Utf8(), true))).data[0]!
   const source = await featuresParquet('bare-list.parquet', features, [vectorFromArray(['a', 'b', 'c'], new Utf8()).data[0]!, tags])
   const report = newReport('hf', 'hf', [source])
-  const out = await writtenParquet(await collect(source, report), 'bare-list-out.parquet')
+  const out = await writtenParquet(await readAll(source, report), 'bare-list-out.parquet')
   assert.deepEqual(out.types, ['Utf8', 'List<Utf8>'])
   assert.deepEqual(out.rows, [
     { question: 'a', tags: ['t1'] },
@@ -413,9 +412,9 @@ test('NaN and the infinities survive a carry: hf Parquet → hf CSV, whose cells
   const features = { question: { dtype: 'string', _type: 'Value' }, score: { dtype: 'float64', _type: 'Value' } }
   const source = await featuresParquet('non-finite.parquet', features, [vectorFromArray(['a', 'b', 'c'], new Utf8()).data[0]!, vectorFromArray([Number.NaN, Number.POSITIVE_INFINITY, 0.5], new Float64()).data[0]!])
   const csv = join(work, 'non-finite.csv')
-  await write(await collect(source), csv, { to: 'hf' })
+  await write(await readAll(source), csv, { to: 'hf' })
   assert.equal(readFileSync(csv, 'utf8'), 'question,score,evalferry\na,NaN,"{""$metadata"":{""score"":NaN}}"\nb,Infinity,"{""$metadata"":{""score"":Infinity}}"\nc,0.5,"{""$metadata"":{""score"":0.5}}"\n')
-  const back = await writtenParquet(await collect(csv), 'non-finite-back.parquet')
+  const back = await writtenParquet(await readAll(csv), 'non-finite-back.parquet')
   assert.deepEqual(back.types, ['Utf8', 'Float64'])
   assert.deepEqual(back.rows, [
     { question: 'a', score: Number.NaN },
@@ -432,12 +431,12 @@ test('JSON Lines rows with keys the first row lacks keep them as columns through
   for (const via of ['jsonl', 'csv', 'parquet']) {
     const report = newReport('hf', 'hf', [source])
     const middle = join(work, `sparse-via.${via}`)
-    await write(await collect(source), middle, { to: 'hf', report })
+    await write(await readAll(source), middle, { to: 'hf', report })
     // CSV cells are text: only the numbers ride in the carry, never a key of a later row (the first
     // row's score alone; the third's metadata whole, its keys read back in the header's order).
     assert.deepEqual(report.carried, via === 'csv' ? { 'metadata.score': 1, metadata: 1 } : {}, via)
     const back = join(work, `sparse-back-${via}.jsonl`)
-    await write(await collect(middle), back, { to: 'hf' })
+    await write(await readAll(middle), back, { to: 'hf' })
     if (via === 'jsonl') assert.equal(readFileSync(middle, 'utf8'), readFileSync(back, 'utf8'))
     else assert.deepEqual(((await rows(middle)) as Record<string, unknown>[]).map((r) => Object.keys(r)), Array(3).fill(['question', 'answer', 'score', 'source', ...(via === 'csv' ? ['evalferry'] : [])]), via)
     assert.deepEqual(await rows(back), expected, via)
@@ -449,7 +448,7 @@ test('a Parquet column named like a number ("1") keeps its place among the colum
   const cases: EvalCase[] = [{ input: [{ role: 'user', content: 'q' }], expected_output: [{ role: 'assistant', content: 'a' }], metadata: { '1': 'one', topic: 'x' } }]
   const parquet = join(work, 'numbered.parquet')
   await write(cases, parquet, { to: 'hf' })
-  const back = await collect(parquet)
+  const back = await readAll(parquet)
   assert.deepEqual(back, cases)
   const table = tableFromIPC(readParquet(readFileSync(parquet)).intoIPCStream())
   assert.deepEqual(table.schema.fields.map((f) => f.name), ['input', 'expected_output', '1', 'topic'])
@@ -484,7 +483,7 @@ test('Parquet to Parquet: a list cell a well-known field cannot take stays in it
     vectorFromArray([1, -1, null], new Int32()).data[0]!,
   ]
   const source = await featuresParquet('misfit.parquet', features, children)
-  const cases = await collect(source)
+  const cases = await readAll(source)
   assert.deepEqual(cases.map((c) => [c.tags, c.metadata]), [
     [undefined, { tags: ['x', null], label: 'pos' }],
     [['y'], { label: -1 }],
@@ -559,7 +558,7 @@ test('a column named evalferry in a dataset with features is written in the carr
     { row_idx: 1, row: { text: 'Great film', label: 1 }, truncated_cells: [] },
   ]
   writeFileSync(source, JSON.stringify({ features, rows, num_rows_total: 2, num_rows_per_page: 100, partial: false }))
-  const cases = await collect(source)
+  const cases = await readAll(source)
   assert.deepEqual(cases[0]!.metadata, { evalferry: { reviewer: 'a' }, row_idx: 0 })
   for (const [to, name] of [['hf', 'rows.csv'], ['csv', 'table.csv'], ['hf', 'rows.parquet']] as const) {
     const output = join(work, name)
@@ -574,7 +573,7 @@ test('a feature whose dtype is named as a property every object has (constructor
   const source = join(work, 'dtype-constructor.json')
   const features = [{ feature_idx: 0, name: 'text', type: { dtype: 'constructor', _type: 'Value' } }]
   writeFileSync(source, JSON.stringify({ features, rows: [{ row_idx: 0, row: { text: 'hello' }, truncated_cells: [] }], num_rows_total: 1, num_rows_per_page: 100, partial: false }))
-  const cases = await collect(source)
+  const cases = await readAll(source)
   const output = join(work, 'dtype-constructor.parquet')
   await write(cases, output, { to: 'hf' })
   const back: EvalCase[] = []
@@ -588,10 +587,10 @@ test('a dict feature of no keys, which Parquet cannot hold as a struct, has its 
   for (const f of viewer.features) f.type = {}
   const source = join(work, 'empty-dict-feature.json')
   writeFileSync(source, JSON.stringify(viewer))
-  const cases = await collect(source)
+  const cases = await readAll(source)
   const output = join(work, 'empty-dict-feature.parquet')
   await write(cases, output, { to: 'hf' })
-  const back = await collect(output)
+  const back = await readAll(output)
   assert.deepEqual(back.map((c) => c.metadata), cases.map((c) => c.metadata))
 })
 
@@ -613,13 +612,13 @@ test("chat messages written to hf Parquet are datasets' List({role, content}), n
   const messages = (id: string) => [...chat(id).input!, ...(chat(id).expected_output as Message[])]
   assert.deepEqual(written.rows, [{ id: 'a', messages: messages('a') }, { id: 'b', messages: messages('b') }])
   // Features that writing gives again from the cases need not travel with them.
-  assert.deepEqual(await collect(written.path), [chat('a'), chat('b')])
+  assert.deepEqual(await readAll(written.path), [chat('a'), chat('b')])
 
   // Content blocks are no text: a struct of role and text would not hold them.
   const blocks: EvalCase = { id: 'c', input: [{ role: 'user', content: [{ type: 'text', value: 'See' }, { type: 'file', value: 'a.md' }] }] }
   const mixed = await writtenParquet([chat('a'), blocks], 'chat-blocks.parquet')
   assert.deepEqual(mixed.types, ['Utf8', 'Utf8'])
-  assert.deepEqual(await collect(mixed.path), [chat('a'), blocks])
+  assert.deepEqual(await readAll(mixed.path), [chat('a'), blocks])
 })
 
 test("a CSV's text cells of a list field (a context of one passage) are a text column in hf Parquet and JSON Lines, as datasets reads the CSV; a column that also holds lists stays a list", async () => {
@@ -646,7 +645,7 @@ test("a CSV's text cells of a list field (a context of one passage) are a text c
   // The same cases, and the same cells back in a CSV, with no column added.
   const source: EvalCase[] = []
   for await (const c of read(csv, { from: 'csv' })) source.push(c)
-  assert.deepEqual((await collect(parquet)).map((c) => c.context), source.map((c) => c.context))
+  assert.deepEqual((await readAll(parquet)).map((c) => c.context), source.map((c) => c.context))
   const back = join(work, 'one-passage.back.csv')
   await convert({ input: parquet, output: back, from: 'hf', to: 'csv' })
   assert.equal(readFileSync(back, 'utf8'), table)

@@ -10,15 +10,14 @@ import { read } from '../../src/read.ts'
 import { write } from '../../src/write.ts'
 import { tempDir } from '../helpers/temp.ts'
 import { SHARED_FIXTURES } from '../helpers/cli.ts'
+import { collect } from '../helpers/collect.ts'
 
 const FIXTURES = join(import.meta.dirname, '..', 'fixtures', 'csv')
 const work = tempDir('evalferry-table-')
 process.on('exit', () => rmSync(work, { recursive: true, force: true }))
 
-async function collect(file: string, options: Parameters<typeof read>[1] = { from: 'csv' }): Promise<EvalCase[]> {
-  const out: EvalCase[] = []
-  for await (const c of read(file, options)) out.push(c)
-  return out
+function readAll(file: string, options: Parameters<typeof read>[1] = { from: 'csv' }): Promise<EvalCase[]> {
+  return collect(read(file, options))
 }
 
 const withoutBom = (text: string) => text.replace(/^\uFEFF/, '')
@@ -26,7 +25,7 @@ const withoutBom = (text: string) => text.replace(/^\uFEFF/, '')
 for (const name of readdirSync(FIXTURES).filter((n) => /\.(csv|tsv)$/.test(n))) {
   test(`csv/${name}: reads as the expected cases, and writes back the same cells`, async () => {
     const path = join(FIXTURES, name)
-    const cases = await collect(path)
+    const cases = await readAll(path)
     assert.deepEqual(JSON.parse(JSON.stringify(cases)), JSON.parse(readFileSync(`${path}.cases.json`, 'utf8')))
     const out = join(work, name.replace(/\.tsv$/, '.csv'))
     await write(cases, out, { to: 'csv' })
@@ -37,12 +36,12 @@ for (const name of readdirSync(FIXTURES).filter((n) => /\.(csv|tsv)$/.test(n))) 
     const semicolons = source.split('\n')[0]!.includes(';')
     assert.deepEqual(cells(written, ','), cells(source, name.endsWith('.tsv') ? '\t' : semicolons ? ';' : ','))
     if (!name.endsWith('.tsv') && !semicolons) assert.equal(written, source)
-    assert.deepEqual(await collect(out), cases)
+    assert.deepEqual(await readAll(out), cases)
   })
 }
 
 test('BOM, quoted newlines and JSON list cells', async () => {
-  const [first, second] = await collect(join(FIXTURES, 'qa.csv'))
+  const [first, second] = await readAll(join(FIXTURES, 'qa.csv'))
   assert.deepEqual(first!.input, [{ role: 'user', content: 'What is 2+2?' }])
   assert.deepEqual(first!.context, ['Arithmetic: 2+2=4', 'Numbers add up'])
   assert.equal(second!.input?.[0]?.content, 'Name the capital\nof France')
@@ -50,20 +49,20 @@ test('BOM, quoted newlines and JSON list cells', async () => {
 })
 
 test('semicolon delimiter; a header in its own order travels with the first case, a default one does not', async () => {
-  const cases = await collect(join(FIXTURES, 'semicolon.csv'))
+  const cases = await readAll(join(FIXTURES, 'semicolon.csv'))
   assert.equal(cases.length, 2)
   assert.deepEqual(cases[0]!.tags, ['smalltalk', 'en'])
   assert.equal(cases[1]!.input?.[0]?.content, 'Say "yes"')
   assert.deepEqual(cases[0]!.extras?.csv?.$file, { columns: ['id', 'input', 'expected_output', 'context', 'tags', 'notes'] })
   const path = join(work, 'default.csv')
   writeFileSync(path, 'id,tags,input,notes\n1,x,q,n\n')
-  assert.deepEqual(await collect(path), [{ id: '1', tags: ['x'], input: [{ role: 'user', content: 'q' }], metadata: { notes: 'n' } }])
+  assert.deepEqual(await readAll(path), [{ id: '1', tags: ['x'], input: [{ role: 'user', content: 'q' }], metadata: { notes: 'n' } }])
 })
 
 test('--map with dotted and explicit columns; written back under the source header', async () => {
   const path = join(work, 'mapped.csv')
   writeFileSync(path, 'q,gold,docs,row_hash\nWhy?,Because,d1,abc\n')
-  const cases = await collect(path, { from: 'csv', map: { input: 'q', expected_output: 'gold', context: 'docs', ignore: ['row_hash'] } })
+  const cases = await readAll(path, { from: 'csv', map: { input: 'q', expected_output: 'gold', context: 'docs', ignore: ['row_hash'] } })
   assert.deepEqual(cases[0]!.input, [{ role: 'user', content: 'Why?' }])
   assert.deepEqual(cases[0]!.context, ['d1'])
   assert.equal(cases[0]!.metadata, undefined)
@@ -71,7 +70,7 @@ test('--map with dotted and explicit columns; written back under the source head
   await write(cases, out, { to: 'csv' })
   assert.equal(readFileSync(out, 'utf8').split('\n')[0], 'q,gold,docs,evalferry')
   // Read back without the map, the carried fields restore the same case.
-  assert.deepEqual(await collect(out), cases)
+  assert.deepEqual(await readAll(out), cases)
 })
 
 test('fields a cell cannot hold go to the evalferry column', async () => {
@@ -86,12 +85,12 @@ test('fields a cell cannot hold go to the evalferry column', async () => {
   // Of the metadata, only the value a cell gave back as text travels; `lang` came back whole.
   assert.equal(lines[1], 'a,q,3,en,"{""$metadata"":{""score"":3}}"')
   assert.deepEqual(report.carried, { 'metadata.score': 1, turns: 1 })
-  assert.deepEqual(await collect(out), cases)
+  assert.deepEqual(await readAll(out), cases)
 })
 
 test("a spreadsheet's export: its sep= line, its columns without a name and its trailing empty cells", async () => {
   const path = join(FIXTURES, 'excel', 'export.csv')
-  const cases = await collect(path)
+  const cases = await readAll(path)
   assert.deepEqual(
     cases.map((c) => [singleText(c.input, 'user'), singleText(c.expected_output as Message[], 'assistant')]),
     [
@@ -113,13 +112,13 @@ test("a spreadsheet's export: its sep= line, its columns without a name and its 
     readFileSync(out, 'utf8'),
     'question,answer,,\nWhat is the refund window?,30 days,,\nWho signs off a refund?,"The ""billing"" lead",,checked by Ana\nIs shipping free?,Over 50 EUR,,\n',
   )
-  assert.deepEqual(await collect(out), cases)
+  assert.deepEqual(await readAll(out), cases)
 })
 
 test("pandas' index column, written without a name, is read as pandas reads it and written back without one", async () => {
   const path = join(work, 'pandas-index.csv')
   writeFileSync(path, ',question,answer\n0,What?,Yes\n1,Who?,Me\n')
-  const cases = await collect(path)
+  const cases = await readAll(path)
   assert.deepEqual(
     cases.map((c) => [singleText(c.input, 'user'), singleText(c.expected_output as Message[], 'assistant'), c.metadata?.['Unnamed: 0']]),
     [
@@ -135,7 +134,7 @@ test("pandas' index column, written without a name, is read as pandas reads it a
 test('a row whose cells past the header hold text is still refused; empty ones past it are not', async () => {
   const path = join(work, 'past-header.csv')
   writeFileSync(path, 'question,answer\nWhat?,Yes,,\nWho?,Me,,late\n')
-  await assert.rejects(collect(path), (e: EvalferryError) => {
+  await assert.rejects(readAll(path), (e: EvalferryError) => {
     assert.equal(e.code, 'E_PARSE')
     assert.deepEqual(e.location, { file: path, line: 3, field: 'column 3' })
     return true
@@ -147,7 +146,7 @@ test('a row whose cells past the header hold text is still refused; empty ones p
 
 test('a row with more cells than the header: file, line and field', async () => {
   const path = join(FIXTURES, 'bad', 'extra-cell.csv')
-  await assert.rejects(collect(path), (e: EvalferryError) => {
+  await assert.rejects(readAll(path), (e: EvalferryError) => {
     assert.equal(e.code, 'E_PARSE')
     assert.equal(e.exitCode, 1)
     assert.deepEqual(e.location, { file: path, line: 2, field: 'column 3' })
@@ -175,12 +174,12 @@ test("a table written as Hugging Face rows and back keeps its column names, in e
   const source = 'question,answer,topic\nWhat is 2+2?,4,math\n"Capital of France?",Paris,geo\n'
   const path = join(work, 'own-names.csv')
   writeFileSync(path, source)
-  const cases = await collect(path)
+  const cases = await readAll(path)
   assert.deepEqual(cases[0]!.extras, { csv: { $file: { columns: ['question', 'answer', 'topic'] } } })
   for (const ext of ['jsonl', 'csv', 'parquet']) {
     const middle = join(work, `own-names-hf.${ext}`)
     await convert({ input: path, output: middle, from: 'csv', to: 'hf' })
-    const rows = await collect(middle, { from: 'hf' })
+    const rows = await readAll(middle, { from: 'hf' })
     // hf reads the header as its own; the cases are the table's otherwise.
     assert.deepEqual(rows[0]!.extras, { hf: { $file: { columns: ['question', 'answer', 'topic'] } } }, ext)
     assert.deepEqual(rows.map((c) => ({ ...c, extras: undefined })), cases.map((c) => ({ ...c, extras: undefined })), ext)
@@ -196,7 +195,7 @@ test("a Parquet dataset's columns name the CSV's, its features carried beside th
   const out = join(work, 'squad.csv')
   await convert({ input: join(import.meta.dirname, '..', 'fixtures', 'hf', 'squad.parquet'), output: out, from: 'hf', to: 'csv' })
   assert.equal(readFileSync(out, 'utf8').split('\n')[0], 'id,title,context,question,answers,answerable,evalferry')
-  const [first] = await collect(out)
+  const [first] = await readAll(out)
   assert.deepEqual(first!.extras?.csv, { $file: { columns: ['id', 'title', 'context', 'question', 'answers', 'answerable'] } })
   assert.deepEqual(Object.keys(first!.extras?.hf?.$file as object), ['features'])
 })
@@ -223,7 +222,7 @@ test('rows with no field at all are written under the carry column, one `""` row
     const output = join(work, `no-columns-${to}.csv`)
     await convert({ input: source, output, from: 'hf', to })
     assert.equal(readFileSync(output, 'utf8'), 'evalferry\n""\n""\n', to)
-    assert.deepEqual(await collect(output, { from: to }), [{}, {}], to)
+    assert.deepEqual(await readAll(output, { from: to }), [{}, {}], to)
   }
 })
 
@@ -234,7 +233,7 @@ test('a one-column table keeps its rows of an empty cell, written `""` as Python
   await convert({ input: source, output, from: 'hf', to: 'csv', extras: false })
   assert.equal(readFileSync(output, 'utf8'), 'q\na\n""\nb\n')
   // An empty cell is no value in a table: the row reads as a case with nothing in it.
-  assert.deepEqual(await collect(output), [{ metadata: { q: 'a' } }, {}, { metadata: { q: 'b' } }])
+  assert.deepEqual(await readAll(output), [{ metadata: { q: 'a' } }, {}, { metadata: { q: 'b' } }])
 })
 
 test('column names that hold another delimiter are quoted where the header would read as delimited by it', async () => {
@@ -248,13 +247,13 @@ test('column names that hold another delimiter are quoted where the header would
     const output = join(work, 'delimiters.csv')
     await convert({ input: source, output, from: 'hf', to: 'csv', extras: false })
     assert.equal(readFileSync(output, 'utf8').split('\n')[0], header)
-    assert.deepEqual(await collect(output), [{ metadata: row }])
+    assert.deepEqual(await readAll(output), [{ metadata: row }])
   }
 })
 
 test("a ragas test set as pandas saved it reads by ragas' names, its Python-list contexts as a list, and writes back the same bytes", async () => {
   const source = join(SHARED_FIXTURES, 'field', 'ragas', 'Filichkin_kim_ragas__ragas_testset.csv')
-  const cases = await collect(source)
+  const cases = await readAll(source)
   assert.equal(cases.length, 4)
   for (const c of cases) {
     assert.ok(singleText(c.input!, 'user')!.length > 10)
@@ -269,7 +268,7 @@ test("a ragas test set as pandas saved it reads by ragas' names, its Python-list
 })
 
 test("promptfoo's __expected column, read as a plain table, is the expected output", async () => {
-  const cases = await collect(join(SHARED_FIXTURES, 'field', 'promptfoo', 'promptfoo__simple-csv_tests.csv'))
+  const cases = await readAll(join(SHARED_FIXTURES, 'field', 'promptfoo', 'promptfoo__simple-csv_tests.csv'))
   assert.deepEqual(
     cases.map((c) => [singleText(c.expected_output as Message[], 'assistant'), c.metadata?.language]),
     [['icontains:bonjour', 'French'], ['icontains:faim', 'French'], ['icontains:Ahoy', 'Pirate'], ['icontains:grub', 'Pirate']],

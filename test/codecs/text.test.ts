@@ -11,16 +11,11 @@ import type { DataError } from '../../src/errors.ts'
 import type { JsonObject } from '../../src/model.ts'
 import { CST, isSeq, Lexer, LineCounter, parseDocument, stringify as stringifyYaml, type Node, type YAMLSeq } from 'yaml'
 import * as jsyaml from 'js-yaml'
+import { collect } from '../helpers/collect.ts'
 
 /** The text cut into pieces of `size` characters, as a stream delivers it. */
 async function* chunks(text: string, size: number): AsyncGenerator<string> {
   for (let i = 0; i < text.length; i += size) yield text.slice(i, i + size)
-}
-
-async function collect(records: AsyncIterable<SourceRecord>): Promise<SourceRecord[]> {
-  const out: SourceRecord[] = []
-  for await (const r of records) out.push(r)
-  return out
 }
 
 function options(recordKeys: string[] = []): ReadOptions {
