@@ -173,7 +173,7 @@ const CR = 0x0d
 const QUOTE = 0x22
 
 /**
- * Finds the row ends of a file's bytes, chunk by chunk, as papaparse (CSV) or the JSON Lines reader
+ * Finds the row ends of a file's bytes, chunk by chunk, as the CSV or the JSON Lines reader
  * splits it: lines, records and the last row end of each chunk. Native searches for quotes and
  * newlines carry the scan, so it never looks at most bytes.
  */
