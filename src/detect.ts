@@ -68,6 +68,7 @@ export async function detect(file: string, options: DetectOptions = {}): Promise
     // left out of the sample and the count: `--on-error skip` skips it later. With nothing else, it is the answer.
     let bad: EvalferryError | undefined
     let unreadable = 0
+    let firstLine: number | undefined
     const progress = options.progress
     for await (const r of readRecords(c, path, { file: path, recordKeys, casesFiles: true, header, columns, ...(progress ? { progress } : {}) })) {
       // Set, not added to: a file read again as JSON Lines counts from its start.
@@ -77,6 +78,7 @@ export async function detect(file: string, options: DetectOptions = {}): Promise
         bad ??= r.error
         unreadable++
       } else {
+        if (records.length === 0) firstLine = r.line
         if (records.length < SAMPLE_SIZE) records.push(r.value)
         if (isJsonObject(r.value) && (options.count || count < SAMPLE_SIZE)) for (const k of Object.keys(r.value)) fields.add(k)
         count++
@@ -89,7 +91,17 @@ export async function detect(file: string, options: DetectOptions = {}): Promise
     const cases = named ? undefined : header[CASES_FILE_KEY]
     const casesFile = typeof cases === 'string' && records.length === 1 && records[0] === cases ? resolve(dirname(path), cases.replace(/^file:\/\//, '')) : undefined
     const casesContainer = casesFile === undefined ? undefined : containerOf(casesFile)
-    if (casesFile !== undefined && casesContainer !== undefined) return { ...(await sampleOf(casesContainer, strict, casesFile, true)), header }
+    if (casesFile !== undefined && casesContainer !== undefined) {
+      try {
+        return { ...(await sampleOf(casesContainer, strict, casesFile, true)), header }
+      } catch (error) {
+        // A cases file that cannot be read is told where the suite names it, as converting tells it.
+        if (error instanceof EvalferryError && error.code === 'E_IO' && error.location.file === casesFile) {
+          error.location = { file: path, ...(firstLine === undefined ? {} : { line: firstLine }), field: cases as string }
+        }
+        throw error
+      }
+    }
     return { header, columns, records, fields, count, unreadable: bad ? { count: unreadable, first: bad } : undefined }
   }
 

@@ -286,3 +286,18 @@ test("an AgentV sidecar read alone (dataset.yaml beside dataset.jsonl) is named 
   )
   assert.equal(existsSync(join(dir, 'goldens.json')), false)
 })
+
+test('a suite whose cases file is missing is refused where it names the file, whether its format is named or told', async () => {
+  const dir = tempDir('evalferry-detect-cases-file-')
+  const suite = join(dir, 'suite.eval.yaml')
+  writeFileSync(suite, '# cases in a file beside\ndescription: a suite\n\ntests: ./missing.jsonl\n')
+  for (const from of [[], ['--from', 'evalcase']]) {
+    const result = await runCli(['convert', suite, ...from, '--to', 'deepeval', '-o', join(dir, 'out.jsonl')])
+    assert.equal(result.code, 1)
+    assert.equal(result.stderr.trim(), `evalferry: ${suite}:4: ./missing.jsonl: no such file`)
+  }
+  await assert.rejects(detect(suite), (error: Error & { location?: object }) => {
+    assert.deepEqual(error.location, { file: suite, line: 4, field: './missing.jsonl' })
+    return true
+  })
+})
