@@ -1227,6 +1227,8 @@ class BatchColumns {
   private values: (unknown[] | undefined)[]
   private readonly types: (ColumnType | undefined)[]
   private readonly known: Set<string>
+  /** The record being added, a value per column, checked before any column takes one. */
+  private readonly cells: unknown[]
 
   constructor(
     private readonly names: string[],
@@ -1235,23 +1237,27 @@ class BatchColumns {
     private readonly schema: Schema,
   ) {
     this.known = new Set(names)
+    this.cells = new Array<unknown>(names.length)
     this.types = names.map((name, c) => (kinds[c] === 'typed' ? own(columnTypes, name)! : undefined))
     this.texts = this.types.map((type, c) => (kinds[c] === 'string' || kinds[c] === 'json' || type === 'string' || type === 'large_string' ? new TextData(type === 'large_string') : undefined))
     this.lists = this.types.map((type, c) => (kinds[c] === 'strings' || isTextList(type) ? new TextListData() : undefined))
     this.values = this.freshValues()
   }
 
-  /** Adds `record`, the `index`-th of the file: a value that does not fit its column is an error naming the record and the column. */
+  /**
+   * Adds `record`, the `index`-th of the file: a value that does not fit its column, or a column the
+   * first records did not have, is an error naming the record and the column, and adds nothing.
+   */
   add(record: JsonObject, index: number): void {
     const names = this.names
+    const cells = this.cells
     for (let c = 0; c < names.length; c++) {
       const name = names[c]!
       const raw = own(record, name)
-      const text = this.texts[c]
       const kind = this.kinds[c]!
       // Text, the most cells, is taken as it is (as `cell` and `arrowValue` take it).
-      if (text && kind !== 'json' && (typeof raw === 'string' || raw === null || raw === undefined)) {
-        text.add(raw ?? null)
+      if (this.texts[c] && kind !== 'json' && (typeof raw === 'string' || raw === null || raw === undefined)) {
+        cells[c] = raw ?? null
         continue
       }
       const type = this.types[c]
@@ -1263,14 +1269,18 @@ class BatchColumns {
           field: name,
         })
       }
-      if (text) text.add(v as string | null)
-      else if (this.lists[c]) this.lists[c]!.add(v as (string | null)[] | null)
-      else this.values[c]!.push(v)
+      cells[c] = v
     }
     for (const key in record) {
       if (!this.known.has(key)) {
         throw new DataError('E_FIELD', `record ${index + 1} has a column "${key}" that the first records did not have`, { record: index, field: key })
       }
+    }
+    for (let c = 0; c < names.length; c++) {
+      const v = cells[c]
+      if (this.texts[c]) this.texts[c]!.add(v as string | null)
+      else if (this.lists[c]) this.lists[c]!.add(v as (string | null)[] | null)
+      else this.values[c]!.push(v)
     }
     this.length++
   }

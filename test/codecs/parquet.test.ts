@@ -285,6 +285,18 @@ test('a value that does not fit its column in a later batch is a field error', a
     return true
   })
   await assert.rejects(writeRecords([{ a: 'x' }, { a: 'y' }, { b: 'z' }], {}, { batchRows: 2 }), /column "b"/)
+  // A record refused in a later batch adds none of its values: the records after it are written as they are.
+  const chunks: Uint8Array[] = []
+  const writer = parquetWriter({ write: async (chunk) => void chunks.push(typeof chunk === 'string' ? Buffer.from(chunk) : chunk) }, {}, { batchRows: 2 })
+  const good: JsonObject[] = [{ t: 'a', n: 1 }, { t: 'b', n: 2 }, { t: 'c', n: 3 }, { t: 'e', n: 5 }]
+  for (const record of good.slice(0, 3)) await writer.write(record)
+  await assert.rejects(writer.write({ t: 'd', n: 'four' }), /column "n"/)
+  await assert.rejects(writer.write({ t: 'd', n: 4, extra: true }), /column "extra"/)
+  await writer.write(good[3]!)
+  await writer.end()
+  const path = join(dir, 'refused-in-a-batch.parquet')
+  await writeFile(path, Buffer.concat(chunks))
+  assert.deepEqual((await readAll(path)).map((r) => r.value), good)
 })
 
 test('columns gathered a record at a time give every batch its own values: nulls where the batch before had text, lists, JSON and large text past the first buffers', async () => {
