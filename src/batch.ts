@@ -134,7 +134,6 @@ export function defaultLanes(bytes: number, files: number, cores: number, free =
   return Math.max(1, Math.min(cores, free, files, Math.floor(bytes / laneBytes)))
 }
 
-
 export interface BatchOptions {
   /**
    * Files converted at once: this thread and `jobs - 1` worker threads; by default one per 32 MiB

@@ -4,7 +4,7 @@ import { Worker, type ResourceLimits } from 'node:worker_threads'
 
 /**
  * The cores no other work is using now: the idle share of every core over a short look (`lookMs`),
- * summed. The last minute's load average would still count work that ended up to a minute before
+ * summed, with what this process's own threads ran meanwhile. The last minute's load average would still count work that ended up to a minute before
  * (a user's previous conversion, say), and leave idle a core that is free. On two cores under a
  * load average of 9 to 13, a batch of 8 files of 10 MB took 6.9 to 9.9 s on one lane and 8.9 to
  * 12.4 s on two, as each thread's warming and collecting then takes time the other threads need: a

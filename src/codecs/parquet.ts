@@ -1174,6 +1174,15 @@ function timestampData(type: Timestamp, values: (bigint | null)[]): Data<Timesta
   return makeData({ type, length: values.length, nullCount, nullBitmap, data })
 }
 
+/** The bytes of text a column holds in one batch: 2 GiB, or as much as a Buffer when `large`. */
+function mostTextBytes(large: boolean): number {
+  return large ? constants.MAX_LENGTH : 0x7fffffff
+}
+
+function textTooLarge(most: number): DataError {
+  return new DataError('E_FIELD', `a column holds more than ${Math.round(most / 2 ** 30)} GiB of text in one batch; write smaller batches`)
+}
+
 /**
  * Utf8 data (LargeUtf8 when `large`) built with one Buffer for all strings, each encoded into it
  * once: Arrow JS's builder encodes each one apart, and measuring each first scanned the text twice.
@@ -1184,9 +1193,9 @@ function utf8Data(values: (string | null)[], large = false): Data<Utf8 | LargeUt
   const n = values.length
   let units = 0
   for (let i = 0; i < n; i++) units += values[i]?.length ?? 0
-  // A column holds 2 GiB of text (large, as much as a Buffer), told before any room is made for it.
-  const most = large ? constants.MAX_LENGTH : 0x7fffffff
-  const tooLarge = () => new DataError('E_FIELD', `a column holds more than ${Math.round(most / 2 ** 30)} GiB of text in one batch; write smaller batches`)
+  // Told before any room is made for the text.
+  const most = mostTextBytes(large)
+  const tooLarge = () => textTooLarge(most)
   // A UTF-16 code unit takes at most 3 bytes of UTF-8, and at least one.
   if (units > most) throw tooLarge()
   let room = units * 3
@@ -1372,12 +1381,11 @@ class TextData {
   }
 
   private makeRoom(v: string): void {
-    // A column holds 2 GiB of text (large, as much as a Buffer) in one batch.
-    const most = this.large ? constants.MAX_LENGTH : 0x7fffffff
+    const most = mostTextBytes(this.large)
     let need = this.used + v.length * 3
     if (need > most) {
       need = this.used + Buffer.byteLength(v, 'utf8')
-      if (need > most) throw new DataError('E_FIELD', `a column holds more than ${Math.round(most / 2 ** 30)} GiB of text in one batch; write smaller batches`)
+      if (need > most) throw textTooLarge(most)
     }
     const bytes = Buffer.allocUnsafeSlow(Math.min(most, Math.max(need, this.bytes.length * 2)))
     this.bytes.copy(bytes, 0, 0, this.used)

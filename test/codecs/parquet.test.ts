@@ -290,8 +290,8 @@ test('a value that does not fit its column in a later batch is a field error', a
   const writer = parquetWriter({ write: async (chunk) => void chunks.push(typeof chunk === 'string' ? Buffer.from(chunk) : chunk) }, {}, { batchRows: 2 })
   const good: JsonObject[] = [{ t: 'a', n: 1 }, { t: 'b', n: 2 }, { t: 'c', n: 3 }, { t: 'e', n: 5 }]
   for (const record of good.slice(0, 3)) await writer.write(record)
-  await assert.rejects(writer.write({ t: 'd', n: 'four' }), /column "n"/)
-  await assert.rejects(writer.write({ t: 'd', n: 4, extra: true }), /column "extra"/)
+  await assert.rejects(async () => writer.write({ t: 'd', n: 'four' }), /column "n"/)
+  await assert.rejects(async () => writer.write({ t: 'd', n: 4, extra: true }), /column "extra"/)
   await writer.write(good[3]!)
   await writer.end()
   const path = join(dir, 'refused-in-a-batch.parquet')
