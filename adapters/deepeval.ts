@@ -204,20 +204,46 @@ function mark(extras: JsonObject, marker: string, field: string, value: JsonValu
 interface Split {
   /** Written name to the source key and value; null (and, in CSV, empty) values are left out. */
   fields: Map<string, { key: string; value: JsonValue }>
-  /** Keys of a shape that the source had, null or not. */
-  seen: Set<string>
   unknown: [string, JsonValue][]
 }
 
-function splitKeys(shape: Shape, record: JsonObject, blankIsAbsent: boolean): Split {
-  const split: Split = { fields: new Map(), seen: new Set(), unknown: [] }
-  for (const [key, value] of Object.entries(record)) {
+/**
+ * The written name of each of `keys`, or undefined for a key the shape does not know or whose name
+ * an earlier key took (an alias beside its name), kept for the last few key lists each shape was
+ * given: the records of a file name the same keys in the same order, and so do the records written
+ * from them, which are read back to check them.
+ */
+function namesOf(shape: Shape, keys: string[]): (string | undefined)[] {
+  let kept = keptNames.get(shape)
+  if (!kept) keptNames.set(shape, (kept = []))
+  for (const entry of kept) if (entry.keys.length === keys.length && entry.keys.every((key, i) => key === keys[i])) return entry.names
+  const seen = new Set<string>()
+  const names = keys.map((key) => {
     const name = resolveKey(shape, key)
-    if (name === undefined || split.seen.has(name)) {
+    if (name === undefined || seen.has(name)) return undefined
+    seen.add(name)
+    return name
+  })
+  kept.unshift({ keys, names })
+  if (kept.length > KEPT_KEY_LISTS) kept.pop()
+  return names
+}
+
+const keptNames = new WeakMap<Shape, { keys: string[]; names: (string | undefined)[] }[]>()
+const KEPT_KEY_LISTS = 4
+
+function splitKeys(shape: Shape, record: JsonObject, blankIsAbsent: boolean): Split {
+  const split: Split = { fields: new Map(), unknown: [] }
+  const keys = Object.keys(record)
+  const names = namesOf(shape, keys)
+  for (let i = 0; i < keys.length; i++) {
+    const key = keys[i]!
+    const value = record[key]!
+    const name = names[i]
+    if (name === undefined) {
       split.unknown.push([key, value])
       continue
     }
-    split.seen.add(name)
     if (value === null || (blankIsAbsent && value === '')) continue
     split.fields.set(name, { key, value })
   }

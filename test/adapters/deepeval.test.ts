@@ -80,6 +80,24 @@ test('community file: the `expected` key is the expected output', async () => {
   assert.deepEqual(first?.extras?.deepeval?.$keys, ['input', 'expected'])
 })
 
+test("records of one file that name their keys differently each read by their own keys: an alias beside its name stays the source's own key", async () => {
+  const path = join(out, 'keys-vary.jsonl')
+  const lines = [
+    { input: 'q1', expected_output: 'a1' },
+    { input: 'q2', expected: 'a2' },
+    { expected: 'a3', input: 'q3', expected_output: 'b3' },
+    { input: 'q4', expected_output: 'a4' },
+    { expected: 'a5', input: 'q5' },
+  ]
+  writeFileSync(path, lines.map((l) => JSON.stringify(l)).join('\n') + '\n')
+  const cases = await readAll(path)
+  assert.deepEqual(cases.map((c) => c.expected_output), ['a1', 'a2', 'a3', 'a4', 'a5'].map((content) => [{ role: 'assistant', content }]))
+  assert.deepEqual(cases.map((c) => c.extras?.deepeval?.$keys), lines.map((l) => Object.keys(l)))
+  // The second spelling of a name the record already gave is the record's own key, written back as it was.
+  const { text } = await writeAll(cases, 'keys-vary-out.jsonl')
+  assert.deepEqual(text.trim().split('\n').map((l) => JSON.parse(l) as JsonValue), lines)
+})
+
 test('Confident exports: tool calls with an `input` key become arguments', async () => {
   const cases = await readAll(REAL + 'repo-confident_goldens.json')
   const third = cases[2]
