@@ -15,7 +15,6 @@ import { detectFormat } from './read.ts'
 import type { FileConvertOptions } from './options.ts'
 import type { ConversionReport } from './report.ts'
 import { ask, freeCores, startWorker } from './workers.ts'
-import { trimPartWorkers, warmPartWorkers } from './parallel.ts'
 import { largestFirst, locateShard, partName, shardFiles, type Shard } from './shards.ts'
 
 export interface BatchJob extends FileConvertOptions {}
@@ -218,7 +217,9 @@ export async function runBatch(jobs: BatchJob[], options: BatchOptions = {}): Pr
         if (most > 1 && (await splittable(job, most, options.splitFromBytes ?? SPLIT_FROM_BYTES))) {
           if (options.jobs !== undefined) return convert({ ...job, progress: counters, threads: most })
           // Cores are looked at only for a file large enough to split, while the workers it may take
-          // start: they load their code during the look, and those it does not take are ended.
+          // start: they load their code during the look, and those it does not take are ended. Like
+          // `convert`, the batch loads parts' module only for a file that may be converted in parts.
+          const { trimPartWorkers, warmPartWorkers } = await import('./parallel.ts')
           warmPartWorkers(most - 1)
           const threads = partThreads(undefined, cores, await freeCores())
           await trimPartWorkers(threads - 1)
