@@ -103,33 +103,42 @@ test('StreamSink: writes that fit its buffer return nothing to await; with a slo
   assert.ok(waited > 50, `full buffers, bytes and long text wait (${waited})`)
 })
 
-test('StreamSink fills a buffer again only once the stream has called back for it, and does fill it again', async () => {
-  let held = 0
-  const memories = new Set<ArrayBufferLike>()
-  const received: Buffer[] = []
-  // A stream that holds each piece by reference until it calls back: a buffer filled again too soon would change under it.
-  const holding = new Writable({
-    highWaterMark: 64,
-    write(chunk: Buffer, _encoding, done) {
-      const copy = Buffer.from(chunk)
-      memories.add(chunk.buffer)
-      setImmediate(() => {
-        if (!chunk.equals(copy)) held++
-        received.push(copy)
-        done()
-      })
-    },
+for (const [streamHolds, mostBuffers] of [
+  [64, 4],
+  // A file's stream holds 1 MiB before it asks to drain: many full buffers at once, each kept to fill again.
+  [4096, 4096 / 256 + 2],
+] as const) {
+  test(`StreamSink fills a buffer again only once the stream has called back for it, and does fill it again (a stream that holds ${streamHolds} bytes)`, async () => {
+    let held = 0
+    // Each buffer by its memory and its place in it: small buffers share the memory of Node's pool.
+    const buffers = new Set<string>()
+    const memories = new Map<ArrayBufferLike, number>()
+    const received: Buffer[] = []
+    // A stream that holds each piece by reference until it calls back: a buffer filled again too soon would change under it.
+    const holding = new Writable({
+      highWaterMark: streamHolds,
+      write(chunk: Buffer, _encoding, done) {
+        const copy = Buffer.from(chunk)
+        if (!memories.has(chunk.buffer)) memories.set(chunk.buffer, memories.size)
+        buffers.add(`${memories.get(chunk.buffer)}:${chunk.byteOffset}`)
+        setImmediate(() => {
+          if (!chunk.equals(copy)) held++
+          received.push(copy)
+          done()
+        })
+      },
+    })
+    const sink = new StreamSink(holding, 256)
+    const lines = Array.from({ length: 2000 }, (_, i) => `${i}: ${'ü'.repeat(i % 50)}\n`)
+    for (const line of lines) await sink.write(line)
+    await sink.flush()
+    await new Promise<void>((done) => holding.end(done))
+    assert.equal(Buffer.concat(received).toString('utf8'), lines.join(''))
+    assert.equal(held, 0, 'no piece changed while the stream held it')
+    assert.ok(received.length > 100, `${received.length} pieces`)
+    assert.ok(buffers.size <= mostBuffers, `${received.length} pieces were written from ${buffers.size} buffers`)
   })
-  const sink = new StreamSink(holding, 256)
-  const lines = Array.from({ length: 2000 }, (_, i) => `${i}: ${'ü'.repeat(i % 50)}\n`)
-  for (const line of lines) await sink.write(line)
-  await sink.flush()
-  await new Promise<void>((done) => holding.end(done))
-  assert.equal(Buffer.concat(received).toString('utf8'), lines.join(''))
-  assert.equal(held, 0, 'no piece changed while the stream held it')
-  assert.ok(received.length > 100, `${received.length} pieces`)
-  assert.ok(memories.size <= 4, `${received.length} pieces were written from ${memories.size} buffers`)
-})
+}
 
 test('AtomicFile: a file written past several background flushes appears whole on commit; an aborted one leaves nothing and the old file as it was', async () => {
   const dir = tempDir('evalferry-io-')
