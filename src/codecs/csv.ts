@@ -55,20 +55,17 @@ export async function* readCsv(source: ByteSource, options: ReadOptions): AsyncG
   // each file read, its generator objects of a new shape, and the code taking them compiled again.
   function rows(result: ParsedRows, consumed: string): SourceRecord[] {
     const records: SourceRecord[] = []
-    const fault = result.fault
+    const { fault, lines } = result
+    // Row `r` starts on line `first + lines[r]`.
+    let first = line
     if (fault) {
-      // The fault's row is relative to this parse; find its line by counting the rows before it.
-      let at = line
-      for (let r = 0; r < fault.row && r < result.rows.length; r++) at += lineCount(result.rows[r]!)
       const what = fault.unclosed ? 'a quoted cell is never closed' : 'malformed quoting (a quote inside a quoted cell neither doubles nor closes it)'
-      throw new DataError('E_PARSE', what, { file, line: at })
+      throw new DataError('E_PARSE', what, { file, line: first + lines[fault.row]! })
     }
-    const lines = new ChunkLines(result.rows, line)
     // The next parse starts after every newline of this one, cells' own included.
-    line += countNewlines(consumed)
+    line += lines[result.rows.length]!
     const data = result.rows
     // Where this parse's lines start in its text, found only for a row of one empty cell (see `blank`).
-    let own: ChunkLines | undefined
     let starts: number[] | undefined
     /**
      * Whether row `r`, one empty cell, was a blank line rather than `""`: a row of one empty cell,
@@ -76,12 +73,11 @@ export async function* readCsv(source: ByteSource, options: ReadOptions): AsyncG
      * reader and pandas read it.
      */
     const blank = (r: number): boolean => {
-      own ??= new ChunkLines(data, 0)
       if (!starts) {
         starts = [0]
         for (let i = consumed.indexOf('\n'); i !== -1; i = consumed.indexOf('\n', i + 1)) starts.push(i + 1)
       }
-      return consumed.charCodeAt(starts[own.lineOf(r)]!) !== 0x22
+      return consumed.charCodeAt(starts[lines[r]!]!) !== 0x22
     }
     for (let r = 0; r < data.length; r++) {
       const cells = data[r]!
@@ -93,7 +89,7 @@ export async function* readCsv(source: ByteSource, options: ReadOptions): AsyncG
         continue
       }
       if (!columns) {
-        const rowLine = lines.lineOf(r)
+        const rowLine = first + lines[r]!
         columns = cells.map((c, i) => (i === 0 && c.charCodeAt(0) === 0xfeff ? c.slice(1) : c))
         // A column without a name (a spreadsheet's trailing `,,`, pandas' index) is named as pandas
         // names it, `Unnamed: <i>`; only its cells that hold text are kept, and the CSV writer
@@ -111,8 +107,9 @@ export async function* readCsv(source: ByteSource, options: ReadOptions): AsyncG
         if (options.columns) options.columns.splice(0, options.columns.length, ...columns)
         // A later part of the file: the header row was put before its text.
         if (options.continuation) {
-          line += options.continuation.line - lines.lineOf(r + 1)
-          lines.restartAt(r + 1, options.continuation.line)
+          const shift = options.continuation.line - (first + lines[r + 1]!)
+          first += shift
+          line += shift
           index = options.continuation.index
         }
         continue
@@ -120,7 +117,7 @@ export async function* readCsv(source: ByteSource, options: ReadOptions): AsyncG
       // Cells past the header's end are refused, but for empty ones (a spreadsheet's trailing `,,`).
       if (cells.length > columns.length && !emptyFrom(cells, columns.length)) {
         // The row is refused; the rows after it still read.
-        const line = lines.lineOf(r)
+        const line = first + lines[r]!
         const error = new DataError('E_PARSE', `row has ${cells.length} cells but the header has ${columns.length} columns`, { file, line, field: `column ${columns.length + 1}` })
         records.push({ value: cells, line, index: index++, error })
         continue
@@ -130,7 +127,7 @@ export async function* readCsv(source: ByteSource, options: ReadOptions): AsyncG
         const cell = cells[i] ?? ''
         if (cell !== '' || !unnamed?.[i]) record[columns[i]!] = cell
       }
-      records.push(new CsvRecord(record, index++, lines, r))
+      records.push({ value: record, index: index++, line: first + lines[r]! })
     }
     return records
   }
@@ -208,6 +205,11 @@ function lineEnd(text: string): number {
 /** One parse's rows, the first quoting fault (by its row in `rows`), and where the unfinished last row starts. */
 interface ParsedRows {
   rows: string[][]
+  /**
+   * The line breaks (LF) of the text before each row, and last before `cursor`: rows with newlines
+   * in their cells take several lines.
+   */
+  lines: number[]
   fault?: { row: number; unclosed: boolean }
   cursor: number
 }
@@ -221,8 +223,9 @@ interface ParsedRows {
  */
 export function parseRows(text: string, delimiter: number, more: boolean): ParsedRows {
   const rows: string[][] = []
+  const lines = [0]
   const n = text.length
-  if (n === 0) return { rows, cursor: 0 }
+  if (n === 0) return { rows, lines, cursor: 0 }
   const delim = String.fromCharCode(delimiter)
   let fault: ParsedRows['fault']
   let row: string[] = []
@@ -230,6 +233,13 @@ export function parseRows(text: string, delimiter: number, more: boolean): Parse
   let at = 0
   let nextDelim = text.indexOf(delim)
   let nextLf = text.indexOf('\n')
+  // The LFs before `nextLf` (all of them once it is -1): those of quoted cells are counted as they are passed.
+  let lfs = 0
+  /** The text's end: the last row is the one it ends in, or (after a row end) a row of one empty cell. */
+  const last = (): ParsedRows => {
+    lines[rows.length] = lfs + (nextLf === -1 ? 0 : countNewlines(text, nextLf))
+    return { rows, lines, fault, cursor: n }
+  }
   for (;;) {
     if (text.charCodeAt(at) === QUOTE) {
       // A quoted cell: to its closing quote, over each doubled one.
@@ -237,11 +247,11 @@ export function parseRows(text: string, delimiter: number, more: boolean): Parse
       let doubled = false
       for (;;) {
         if (close === -1) {
-          if (more) return { rows, fault, cursor: rowStart }
+          if (more) return { rows, lines, fault, cursor: rowStart }
           fault ??= { row: rows.length, unclosed: true }
           row.push(text.slice(at + 1))
           rows.push(row)
-          return { rows, fault, cursor: n }
+          return last()
         }
         const after = text.charCodeAt(close + 1)
         if (after === QUOTE) {
@@ -259,19 +269,21 @@ export function parseRows(text: string, delimiter: number, more: boolean): Parse
       at = close + 1
       if (at === n) {
         // The text ends with the cell's closing quote: the row is unfinished, or the last.
-        if (more) return { rows, fault, cursor: rowStart }
+        if (more) return { rows, lines, fault, cursor: rowStart }
         rows.push(row)
-        return { rows, fault, cursor: n }
+        return last()
       }
-      if (text.charCodeAt(at) === delimiter) at++
-      else {
-        at++
+      const rowEnds = text.charCodeAt(at) !== delimiter
+      at++
+      if (nextDelim !== -1 && nextDelim < at) nextDelim = text.indexOf(delim, at)
+      // The cell's own newlines, and the row's end when an LF ends it.
+      for (; nextLf !== -1 && nextLf < at; nextLf = text.indexOf('\n', nextLf + 1)) lfs++
+      if (rowEnds) {
         rows.push(row)
+        lines.push(lfs)
         row = []
         rowStart = at
       }
-      if (nextDelim !== -1 && nextDelim < at) nextDelim = text.indexOf(delim, at)
-      if (nextLf !== -1 && nextLf < at) nextLf = text.indexOf('\n', at)
       if (at === n) break
       continue
     }
@@ -284,23 +296,24 @@ export function parseRows(text: string, delimiter: number, more: boolean): Parse
     }
     if (nextLf === -1) {
       // The last cell, without a row end.
-      if (more) return { rows, fault, cursor: rowStart }
+      if (more) return { rows, lines, fault, cursor: rowStart }
       row.push(text.slice(at))
       rows.push(row)
-      return { rows, fault, cursor: n }
+      return last()
     }
     row.push(text.slice(at, nextLf))
     rows.push(row)
+    lines.push(++lfs)
     row = []
     at = rowStart = nextLf + 1
     nextLf = text.indexOf('\n', at)
     if (at === n) break
   }
   // The text ends at a cell's or a row's end: the row it ends in is unfinished, or (at the end) the last one.
-  if (more) return { rows, fault, cursor: rowStart }
+  if (more) return { rows, lines, fault, cursor: rowStart }
   row.push('')
   rows.push(row)
-  return { rows, fault, cursor: n }
+  return last()
 }
 
 const DOUBLED_QUOTES = /""/g
@@ -402,63 +415,6 @@ export class RowEnds {
     const close = final && this.inTail ? '"' : ''
     return out === '' && copied === 0 && !close ? (n === text.length ? text : text.slice(0, n)) : out + text.slice(copied, n) + close
   }
-}
-
-/**
- * The first lines of one parse's rows, counted only when asked (for an error or a warning): most
- * rows never need theirs, and counting means scanning every cell for newlines.
- */
-class ChunkLines {
-  private firstRow = 0
-  private row = 0
-  private line: number
-
-  constructor(
-    private readonly data: string[][],
-    private first: number,
-  ) {
-    this.line = first
-  }
-
-  lineOf(row: number): number {
-    // Rows are asked for in order, so each is counted once.
-    if (row < this.row) {
-      this.row = this.firstRow
-      this.line = this.first
-    }
-    for (; this.row < row; this.row++) this.line += lineCount(this.data[this.row]!)
-    return this.line
-  }
-
-  /** Numbers lines from `row` on as starting at `line` (a later part of a file, after its header). */
-  restartAt(row: number, line: number): void {
-    this.firstRow = this.row = row
-    this.first = this.line = line
-  }
-}
-
-/** A row of the table; its line is counted when first read. */
-class CsvRecord implements SourceRecord {
-  constructor(
-    readonly value: Record<string, string>,
-    readonly index: number,
-    private readonly lines: ChunkLines,
-    private readonly row: number,
-  ) {}
-
-  get line(): number {
-    return this.lines.lineOf(this.row)
-  }
-}
-
-function lineCount(cells: string[]): number {
-  let n = 1
-  for (const cell of cells) {
-    if (cell.length > 0 && cell.indexOf('\n') !== -1) {
-      for (let i = cell.indexOf('\n'); i !== -1; i = cell.indexOf('\n', i + 1)) n++
-    }
-  }
-  return n
 }
 
 /** A cell as Python's csv writer quotes it (QUOTE_MINIMAL): only when it must. */

@@ -44,7 +44,12 @@ function texts(count: number, delimiter: string, seed: number): string[] {
   return out
 }
 
-test('rows are read from every text as papaparse reads them: cells, the unfinished last row, and the first quoting fault', () => {
+/** The LFs of `text` before `end`. */
+function newlines(text: string, end: number): number {
+  return text.slice(0, end).split('\n').length - 1
+}
+
+test('rows are read from every text as papaparse reads them: cells, the unfinished last row, and the first quoting fault; each row\'s line is counted', () => {
   for (const [k, delimiter] of [',', ';', '\t', '|'].entries()) {
     const papa = new (Papa as unknown as { Parser: new (config: object) => CoreParser }).Parser({ delimiter, newline: '\n', quoteChar: '"' })
     let faults = 0
@@ -58,6 +63,12 @@ test('rows are read from every text as papaparse reads them: cells, the unfinish
         assert.equal(ours.cursor, more ? theirs.meta.cursor : text.length, where)
         const fault = theirs.errors[0]
         assert.deepEqual(ours.fault, fault ? { row: fault.row, unclosed: fault.code === 'MissingQuotes' } : undefined, where)
+        // A row's line: one for each row before it, and one more for each newline of its cells.
+        let line = 0
+        const expected = [0]
+        for (const row of ours.rows) expected.push((line += 1 + row.join('').split('\n').length - 1))
+        expected[ours.rows.length] = newlines(text, ours.cursor)
+        assert.deepEqual(ours.lines, expected, where)
         if (fault) faults++
         if (more && ours.cursor < text.length) unfinished++
       }
