@@ -687,23 +687,19 @@ export function keptWarning(digits: string): string {
   return `the integer ${digits} is past what a number holds exactly: kept as text, every digit`
 }
 
-/** Whether `value` holds a number past ±2^53: perhaps an integer whose last digits were rounded. */
-function hasHugeNumber(value: unknown): boolean {
-  return someNumber(value, (n) => Math.abs(n) > Number.MAX_SAFE_INTEGER)
-}
-
 /**
- * Whether a number in `value` passes `test`; walked without making arrays, as it runs on every
- * record, and no deeper than `MAX_DEPTH`, past which the value is refused anyway.
+ * Whether `value` holds a number past ±2^53: perhaps an integer whose last digits were rounded.
+ * This and `hasNonFinite` walk every record read or written: each is its own function, without
+ * making arrays, and goes no deeper than `MAX_DEPTH`, past which the value is refused anyway.
  */
-function someNumber(value: unknown, test: (n: number) => boolean, depth = 0): boolean {
-  if (typeof value === 'number') return test(value)
+function hasHugeNumber(value: unknown, depth = 0): boolean {
+  if (typeof value === 'number') return Math.abs(value) > Number.MAX_SAFE_INTEGER
   if (typeof value !== 'object' || value === null || depth > MAX_DEPTH) return false
   if (Array.isArray(value)) {
-    for (let i = 0; i < value.length; i++) if (someNumber(value[i], test, depth + 1)) return true
+    for (let i = 0; i < value.length; i++) if (hasHugeNumber(value[i], depth + 1)) return true
     return false
   }
-  for (const key in value) if (someNumber((value as Record<string, unknown>)[key], test, depth + 1)) return true
+  for (const key in value) if (hasHugeNumber((value as Record<string, unknown>)[key], depth + 1)) return true
   return false
 }
 
@@ -862,8 +858,16 @@ function markNonFinite(_key: string, value: unknown): unknown {
   return typeof value === 'number' && !Number.isFinite(value) ? NON_FINITE_MARK + String(value) : value
 }
 
-function hasNonFinite(value: unknown): boolean {
-  return someNumber(value, (n) => !Number.isFinite(n))
+/** Whether `value` holds NaN or an infinity (see `hasHugeNumber`). */
+function hasNonFinite(value: unknown, depth = 0): boolean {
+  if (typeof value === 'number') return !Number.isFinite(value)
+  if (typeof value !== 'object' || value === null || depth > MAX_DEPTH) return false
+  if (Array.isArray(value)) {
+    for (let i = 0; i < value.length; i++) if (hasNonFinite(value[i], depth + 1)) return true
+    return false
+  }
+  for (const key in value) if (hasNonFinite((value as Record<string, unknown>)[key], depth + 1)) return true
+  return false
 }
 
 function pythonDumps(value: unknown): string {
@@ -909,11 +913,13 @@ function keyText(key: string): string {
  * the items or by `\/`, and the length tells the spaces.
  */
 export function isCompactJson(text: string, list: readonly string[]): boolean | undefined {
-  if (text.includes('\\u') || !text.isWellFormed()) return undefined
+  if (!text.isWellFormed()) return undefined
   let length = 2 + Math.max(list.length - 1, 0)
   for (const item of list) length += item.length + 2
   for (let i = text.indexOf('\\'); i !== -1; i = text.indexOf('\\', i + 2)) {
-    if (text.charCodeAt(i + 1) === 0x2f) return false
+    const escaped = text.charCodeAt(i + 1)
+    if (escaped === 0x75) return undefined // \u
+    if (escaped === 0x2f) return false // \/
     length++
   }
   return length === text.length
