@@ -143,6 +143,26 @@ export async function* readCsv(source: ByteSource, options: ReadOptions): AsyncG
     minParse = pending.length * 2
     return rows(result, consumed)
   }
+  /**
+   * Parses the text left unparsed (the unfinished row of the last parse) with `fresh`, the text that
+   * follows it. Joined to all of `fresh`, it would have the whole joined text copied once more where
+   * the parse first searches it, as V8 flattens a joined string: 0.19 GB for 100 MB of a CSV table.
+   * It is parsed with `fresh` up to the first LF, which mostly ends its row, and the rest of `fresh`
+   * alone when it does.
+   */
+  const parseAfter = (fresh: string): SourceRecord[] => {
+    const end = pending === '' ? 0 : fresh.indexOf('\n') + 1
+    if (end === 0) {
+      pending += fresh
+      return parse(false)
+    }
+    pending += fresh.slice(0, end)
+    const records = parse(false)
+    // Left unparsed when the LF is inside a quoted cell: the row goes on.
+    pending += fresh.slice(end)
+    for (const record of parse(false)) records.push(record)
+    return records
+  }
   const start = (text: string): RowEnds => {
     const end = lineEnd(text)
     const first = end === -1 ? text : text.slice(0, end)
@@ -163,11 +183,15 @@ export async function* readCsv(source: ByteSource, options: ReadOptions): AsyncG
       text = head
       head = ''
     }
-    pending += rowEnds.push(text)
+    const fresh = rowEnds.push(text)
     // A row longer than a chunk would be re-scanned each time: wait until twice as much is in,
     // unless that passes the record limit; only the unfinished row left after parsing must keep to it.
-    if (pending.length < minParse && pending.length <= MAX_RECORD_CHARS) continue
-    for (const record of parse(false)) yield record
+    const waiting = pending.length + fresh.length
+    if (waiting < minParse && waiting <= MAX_RECORD_CHARS) {
+      pending += fresh
+      continue
+    }
+    for (const record of parseAfter(fresh)) yield record
     if (pending.length > MAX_RECORD_CHARS) throw new DataError('E_PARSE', tooLong('row'), { file, line })
   }
   if (!rowEnds) {

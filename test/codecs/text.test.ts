@@ -248,7 +248,7 @@ test('CSV: a row written `""` is a row of one empty cell, as Python\'s csv write
   }
 })
 
-test('CSV: any cells, written as Python quotes them with any mix of row ends, read back whole in any chunks', async () => {
+test('CSV: any cells, written as Python quotes them with any mix of row ends, read back whole and on the same lines in any chunks', async () => {
   const piece = fc.constantFrom('a', ',', '"', '\r', '\n', '\r\n', ' ', 'ü', '""', '\n\r')
   const cellText = fc.array(piece, { maxLength: 5 }).map((p) => p.join(''))
   const table = fc.record({
@@ -265,6 +265,11 @@ test('CSV: any cells, written as Python quotes them with any mix of row ends, re
       assert.deepEqual(
         records.map((r) => r.value),
         cells.map(([a, b]) => ({ q: a, a: b })),
+      )
+      const whole = await collect(readCsv(chunks(text, text.length), options()))
+      assert.deepEqual(
+        records.map((r) => r.line),
+        whole.map((r) => r.line),
       )
     }),
     { seed: 7, numRuns: 400 },
