@@ -3,7 +3,7 @@ import { getAdapter } from '../../adapters/index.ts'
 import type { Container, FormatName } from '../../adapters/types.ts'
 import { containerOf, extensionOf } from '../codecs/index.ts'
 import { EvalferryError, printable, UsageError } from '../errors.ts'
-import { AtomicFile, assertWritable, exists, isDirectory, isGzipName, isSpecialFile, joinShares, onInterrupt, removeOwnTemps, removeShares, shareOf, STDIO, stdoutAsDash } from '../io.ts'
+import { AtomicFile, assertWritable, exists, isDirectory, isGzipName, isSpecialFile, isStopping, joinShares, onInterrupt, removeOwnTemps, removeShares, shareOf, STDIO, stdoutAsDash } from '../io.ts'
 import { stopWorkers } from '../workers.ts'
 import { runBatch, shardJobs, totalBytes, type BatchJob, type BatchProgress } from '../batch.ts'
 import { parseShard, partName } from '../shards.ts'
@@ -244,6 +244,8 @@ const command: Command = {
     } finally {
       bar?.stop()
     }
+    // Interrupted: the files failed because their workers were stopped, and the signal's handler exits.
+    if (failure !== undefined && isStopping()) return new Promise<never>(() => {})
     // In input order, the files written and those that stopped part way.
     const done = planned.map((_, i) => reports[i] ?? failed.get(i)).filter((r) => r !== undefined)
     for (const report of done) mergeReport(total, report)
