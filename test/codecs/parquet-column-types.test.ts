@@ -3,6 +3,8 @@ import assert from 'node:assert/strict'
 import { readFile, rm } from 'node:fs/promises'
 import { join } from 'node:path'
 import {
+  Binary,
+  Bool,
   type Data,
   type DataType,
   DateDay,
@@ -10,8 +12,13 @@ import {
   Dictionary,
   Field,
   FixedSizeBinary,
+  Float16,
+  Float64,
   Int8,
+  Int64,
   LargeList,
+  LargeUtf8,
+  List,
   makeData,
   Map_,
   Struct,
@@ -24,8 +31,8 @@ import {
 } from 'apache-arrow'
 import { readParquet as readArrow } from 'parquet-wasm'
 import { DataError } from '../../src/errors.ts'
-import type { JsonObject } from '../../src/model.ts'
-import { readParquet } from '../../src/codecs/parquet.ts'
+import type { JsonObject, JsonValue } from '../../src/model.ts'
+import { decodeInPlace, readingInPlace, readParquet, type Decode } from '../../src/codecs/parquet.ts'
 import { arrowParquet, writerParquet } from '../helpers/parquet.ts'
 import { fitsColumnType, parseDate, type ColumnType, type ReadOptions } from '../../src/codecs/types.ts'
 import { tempDir } from '../helpers/temp.ts'
@@ -38,10 +45,10 @@ const arrowFile = (columns: Record<string, Data>): Promise<string> => arrowParqu
 
 const written = (records: JsonObject[], columnTypes: Record<string, ColumnType>): Promise<string> => writerParquet(join(dir, `w${fileCount++}.parquet`), records, { columnTypes })
 
-async function read(path: string, options: Partial<ReadOptions> = {}): Promise<{ rows: JsonObject[]; options: ReadOptions }> {
+async function read(path: string, options: Partial<ReadOptions> = {}, sliceBytes?: number): Promise<{ rows: JsonObject[]; options: ReadOptions }> {
   const all: ReadOptions = { file: path, recordKeys: [], header: {}, ...options }
   const rows: JsonObject[] = []
-  for await (const r of readParquet(path, all)) rows.push(r.value as JsonObject)
+  for await (const r of readParquet(path, all, sliceBytes)) rows.push(r.value as JsonObject)
   return { rows, options: all }
 }
 
@@ -140,4 +147,67 @@ test('dates and half floats fit their column types exactly', () => {
   for (const misfits of [0.1, 65505, 2 ** -25, 1 + 2 ** -11, 2049, 'x']) assert.ok(!fitsColumnType('float16', misfits), String(misfits))
   assert.ok(fitsColumnType({ list: 'null', large: true }, [null]))
   assert.ok(!fitsColumnType({ list: 'null', large: true }, [0]))
+})
+
+test('batches read in place in parquet-wasm\'s memory give the values Arrow IPC gives, in slices of a row group too; a file with a type arrow-js-ffi does not read goes through IPC', async () => {
+  const count = 3000
+  const each = <T>(value: (i: number) => T): (T | null)[] => Array.from({ length: count }, (_, i) => (i % 7 === 3 ? null : value(i)))
+  const path = await arrowFile({
+    text: v(new Utf8(), each((i) => `ü ${i} ${'x'.repeat(i % 50)}`)),
+    large: v(new LargeUtf8(), each((i) => `large ${i}`)),
+    blob: v(new Binary(), each((i) => Uint8Array.from([i & 255, 1, 2]))),
+    code: v(new FixedSizeBinary(2), each((i) => Uint8Array.from([i & 255, 9]))),
+    flag: v(new Bool(), each((i) => i % 2 === 0)),
+    small: v(new Int8(), each((i) => (i % 200) - 100)),
+    big: v(new Int64(), each((i) => BigInt(i) * 10_000_000_000n)),
+    half: v(new Float16(), each((i) => i / 4)),
+    real: v(new Float64(), each((i) => i / 3)),
+    day: v(new DateDay(), each((i) => new Date(i * 86_400_000))),
+    took: v(new TimeMillisecond(), each((i) => i)),
+    tags: v(new List(new Field('item', new Utf8(), true)), each((i) => (i % 5 === 0 ? [] : ['a', `t${i}`, null]))),
+    pair: v(new Struct([new Field('a', new Int8(), true), new Field('b', new Utf8(), true)]), each((i) => ({ a: i % 100, b: `b${i}` }))),
+    category: v(new Dictionary(new Utf8(), new Int8()), each((i) => ['x', 'y', 'z'][i % 3]!)),
+  })
+  // Slices of a few KB: the row group is read in 32 pieces, each from an offset into it.
+  for (const sliceBytes of [undefined, 4096]) {
+    const before = readingInPlace.batches
+    const inPlace = await read(path, {}, sliceBytes)
+    assert.ok(readingInPlace.batches - before >= (sliceBytes ? 32 : 1), `${readingInPlace.batches - before} batches read in place`)
+    readingInPlace.on = false
+    let viaIpc: JsonObject[]
+    try {
+      viaIpc = (await read(path, {}, sliceBytes)).rows
+    } finally {
+      readingInPlace.on = true
+    }
+    assert.equal(inPlace.rows.length, count)
+    assert.deepEqual(inPlace.rows, viaIpc)
+    assert.deepEqual(inPlace.rows[2998], { text: `ü 2998 ${'x'.repeat(48)}`, large: 'large 2998', blob: 'tgEC', code: 'tgk=', flag: true, small: 98, big: 29_980_000_000_000, half: 749.5, real: 999.3333333333334, day: '1978-03-18', took: 2998, tags: ['a', 't2998', null], pair: { a: 98, b: 'b2998' }, category: 'y' })
+    assert.deepEqual(Object.values(inPlace.rows[2999]!), new Array(14).fill(null))
+  }
+  // Decimals and maps are read through IPC, the file's other columns with them.
+  const other = await arrowFile({
+    text: v(new Utf8(), ['a', null]),
+    price: makeData({ type: new Decimal(2, 10, 128), length: 2, nullCount: 0, data: new Uint32Array(8) }),
+    counts: v(new Map_<Utf8, Int8>(new Field('entries', new Struct<{ key: Utf8; value: Int8 }>([new Field('key', new Utf8(), false), new Field('value', new Int8(), true)]), false)), [new Map([['a', 1]]), null]),
+  })
+  const before = readingInPlace.batches
+  const { rows } = await read(other)
+  assert.equal(readingInPlace.batches, before)
+  assert.deepEqual(rows, [
+    { text: 'a', price: '0.00', counts: { a: 1 } },
+    { text: null, price: '0.00', counts: null },
+  ])
+})
+
+test('a batch sliced at an offset, nulls and all, reads in place as it does through IPC', async () => {
+  const path = await arrowFile({ text: v(new Utf8(), ['a', null, 'c', 'd', 'e']), n: v(new Int8(), [1, null, 3, 4, 5]), tags: v(new List(new Field('item', new Utf8(), true)), [['x'], null, [], ['y', null], ['z']]) })
+  const table = readArrow(new Uint8Array(await readFile(path)))
+  const decode: Decode = (batch) => [0, 1, 2].map((c) => [...batch.getChildAt(c)!].map((x) => (x === null ? null : typeof x === 'object' ? [...(x as Iterable<unknown>)] : x)) as JsonValue[])
+  for (const [offset, length] of [[1, 2], [2, 3], [3, 1]] as const) {
+    const viaIpc = decode(tableFromIPC(table.recordBatch(0)!.slice(offset, length).intoIPCStream()))
+    assert.deepEqual(decodeInPlace(table.recordBatch(0)!.slice(offset, length), decode), viaIpc)
+    assert.equal(viaIpc[0]!.length, length)
+  }
+  assert.deepEqual(decodeInPlace(table.recordBatch(0)!.slice(1, 2), decode), [[null, 'c'], [null, 3], [null, []]])
 })
