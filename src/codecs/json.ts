@@ -687,19 +687,25 @@ export function keptWarning(digits: string): string {
   return `the integer ${digits} is past what a number holds exactly: kept as text, every digit`
 }
 
+/** Numbers `someNumber` looks for: past ±2^53 (perhaps an integer whose last digits were rounded), or NaN and the infinities. */
+const enum Unusual {
+  Huge,
+  NonFinite,
+}
+
 /**
- * Whether `value` holds a number past ±2^53: perhaps an integer whose last digits were rounded.
- * This and `hasNonFinite` walk every record read or written: each is its own function, without
- * making arrays, and goes no deeper than `MAX_DEPTH`, past which the value is refused anyway.
+ * Whether `value` holds a number of the kind `kind`. It walks every record read or written: told
+ * by a constant, not a test function each caller makes, without making arrays, and no deeper than
+ * `MAX_DEPTH`, past which the value is refused anyway.
  */
-function hasHugeNumber(value: unknown, depth = 0): boolean {
-  if (typeof value === 'number') return Math.abs(value) > Number.MAX_SAFE_INTEGER
+function someNumber(value: unknown, kind: Unusual, depth = 0): boolean {
+  if (typeof value === 'number') return kind === Unusual.Huge ? Math.abs(value) > Number.MAX_SAFE_INTEGER : !Number.isFinite(value)
   if (typeof value !== 'object' || value === null || depth > MAX_DEPTH) return false
   if (Array.isArray(value)) {
-    for (let i = 0; i < value.length; i++) if (hasHugeNumber(value[i], depth + 1)) return true
+    for (let i = 0; i < value.length; i++) if (someNumber(value[i], kind, depth + 1)) return true
     return false
   }
-  for (const key in value) if (hasHugeNumber((value as Record<string, unknown>)[key], depth + 1)) return true
+  for (const key in value) if (someNumber((value as Record<string, unknown>)[key], kind, depth + 1)) return true
   return false
 }
 
@@ -733,7 +739,7 @@ export function parseExact(text: string): { value: unknown; kept?: string[] } {
   try {
     value = JSON.parse(text)
     // A walk of the values costs less than a search of the text, which is mostly strings.
-    if (!hasHugeNumber(value)) return { value }
+    if (!someNumber(value, Unusual.Huge)) return { value }
   } catch (error) {
     if (!NON_FINITE.test(text)) throw error
     invalid = error
@@ -819,7 +825,7 @@ export function stringifyJson(value: unknown, options: { indent?: number; python
   // JSON.stringify writes NaN and the infinities as null; Python's json writes (and reads) their names.
   // Told by walking the value, not by looking for `null` in the text: a search of a record's text
   // stops at every `n` of its prose, and took half as long as JSON.stringify itself.
-  if (!hasNonFinite(value)) return text
+  if (!someNumber(value, Unusual.NonFinite)) return text
   options.onNonFinite?.()
   return JSON.stringify(value, markNonFinite, indent).replace(NON_FINITE_TEXT, '$1')
 }
@@ -858,17 +864,6 @@ function markNonFinite(_key: string, value: unknown): unknown {
   return typeof value === 'number' && !Number.isFinite(value) ? NON_FINITE_MARK + String(value) : value
 }
 
-/** Whether `value` holds NaN or an infinity (see `hasHugeNumber`). */
-function hasNonFinite(value: unknown, depth = 0): boolean {
-  if (typeof value === 'number') return !Number.isFinite(value)
-  if (typeof value !== 'object' || value === null || depth > MAX_DEPTH) return false
-  if (Array.isArray(value)) {
-    for (let i = 0; i < value.length; i++) if (hasNonFinite(value[i], depth + 1)) return true
-    return false
-  }
-  for (const key in value) if (hasNonFinite((value as Record<string, unknown>)[key], depth + 1)) return true
-  return false
-}
 
 function pythonDumps(value: unknown): string {
   // JSON.stringify's text for every leaf, with `, ` and `: ` between the parts of lists and objects.
