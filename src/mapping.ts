@@ -13,7 +13,7 @@
  */
 import type { FieldMapping, RowMapper } from '../adapters/types.ts'
 import { deepEqual, isCarry } from './carry.ts'
-import { isCompactJson, parseExact, stringifyJson } from './codecs/json.ts'
+import { isCompactJson, knowJsonText, parseExact, stringifyJson } from './codecs/json.ts'
 import { parseNumpyArray, parsePythonLiteral } from './codecs/python-literal.ts'
 import { UsageError, fieldError } from './errors.ts'
 import { CARRY_KEY, hasKeys, isJsonObject, isMessageList, own, singleText, type EvalCase, type Extras, type JsonObject, type JsonValue, type Message } from './model.ts'
@@ -440,7 +440,10 @@ function givesBack(field: MappedField, canonical: unknown, value: JsonValue, opt
   if ((kind === 'list' || kind === 'split') && options.text && typeof value === 'string' && isStringList(canonical) && canonical[0] !== value && !fromPython.has(canonical)) {
     // A list of one plain text is written as that text.
     const asText = kind === 'list' && canonical.length === 1 && canonical[0] !== '' && !canonical[0]!.startsWith('[')
-    const same = asText ? false : isCompactJson(value, canonical)
+    const compact = isCompactJson(value, canonical)
+    // The list's JSON text is then the cell's, which a JSON Lines record writes as it is.
+    if (compact) knowJsonText(canonical, value)
+    const same = asText ? false : compact
     if (same !== undefined) return same
   }
   return deepEqual(fieldToCell(field, canonical, options), value)

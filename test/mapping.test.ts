@@ -100,6 +100,42 @@ test('text cells: a list cell not starting with [ is its one item; an empty cell
   assert.deepEqual(mapRow({ input: 'q', context: 'just one', expected_output: '' }, undefined, TEXT), { input: [{ role: 'user', content: 'q' }], context: ['just one'] })
 })
 
+test('list cells in every spelling convert to JSON Lines as JSON.stringify writes their lists, the compact ones spliced in as they are', async () => {
+  const dir = tempDir('evalferry-list-cells-')
+  const input = join(dir, 'rows.csv')
+  const long = (word: string) => `${word} ${'x'.repeat(300)}`
+  const lists = [
+    [long('compact'), 'é "quoted" \\ back\nline'],
+    [long('one item')],
+    [long('spaced'), 'b'],
+    [long('slash/'), 'c'],
+    [long('unicode é'), 'd'],
+    ['short', 'e'],
+  ]
+  // As a table holds them: compact JSON, Python's spacing, an escaped slash, a \u escape.
+  const cells = [
+    JSON.stringify(lists[0]),
+    JSON.stringify(lists[1]),
+    JSON.stringify(lists[2]).replace('","', '", "'),
+    JSON.stringify(lists[3]).replace('/', '\\/'),
+    JSON.stringify(lists[4]).replace('é', '\\u00e9'),
+    JSON.stringify(lists[5]),
+  ]
+  const quoted = (cell: string) => `"${cell.replaceAll('"', '""')}"`
+  writeFileSync(input, `id,question,contexts\n${cells.map((cell, i) => `c${i},q${i},${quoted(cell)}`).join('\n')}\n`)
+  const output = join(dir, 'cases.jsonl')
+  const report = await convert({ input, output, from: 'csv', to: 'evalcase' })
+  assert.equal(report.records.written, lists.length)
+  const lines = readFileSync(output, 'utf8').trimEnd().split('\n')
+  for (const [i, line] of lines.entries()) {
+    const record = JSON.parse(line) as { metadata: { evalferry: { context: string[] } } }
+    assert.deepEqual(record.metadata.evalferry.context, lists[i], line)
+    assert.equal(line, JSON.stringify(record), `record ${i} is written as JSON.stringify writes it`)
+  }
+  assert.ok(lines[0]!.includes(cells[0]!), 'the compact cell is in the record as it was')
+  rmSync(dir, { recursive: true })
+})
+
 test('columns --map ignore= leaves out are reported as dropped, counted where a row holds a value', async () => {
   const dir = tempDir('evalferry-ignore-')
   const input = join(dir, 'rows.csv')

@@ -849,6 +849,91 @@ export function nonFinitePath(value: unknown, path = ''): string | undefined {
 }
 
 /**
+ * Lists whose JSON text is known to be exactly what `JSON.stringify` makes of them (a list read
+ * from a table cell's compact JSON), and which a JSON Lines record writes as that text rather than
+ * making it again. A case's values are never changed once read, so the text stays true.
+ */
+const knownTexts = new WeakMap<object, string>()
+
+/**
+ * Below this many characters, a list's text is made again: finding a spliced text costs a search
+ * of the record's text, which a short list does not repay.
+ */
+const SPLICED_CHARS = 256
+
+/** Tells that `text` is exactly `JSON.stringify(list)`, for `jsonPieces`. */
+export function knowJsonText(list: readonly unknown[], text: string): void {
+  if (text.length >= SPLICED_CHARS) knownTexts.set(list, text)
+}
+
+/** What stands for a known text in the record stringified, followed by one digit, its index (exported for tests). */
+export const SPLICE_MARK = `evalferry-${Math.random().toString(36).slice(2, 10)}:`
+const SPLICE_MARK_LENGTH = SPLICE_MARK.length + 1
+const MOST_SPLICES = 10
+
+interface Splicing {
+  texts: string[]
+  /** A NaN or infinity, which `stringifyJson` writes its own way; or a key or string that is a mark. */
+  plainOnly: boolean
+}
+
+/** `value`, with each list whose text is known replaced by a mark, copied only along the way to one. */
+function marked(value: unknown, splicing: Splicing, depth: number): unknown {
+  if (typeof value === 'string') {
+    if (value.length === SPLICE_MARK_LENGTH && value.startsWith(SPLICE_MARK)) splicing.plainOnly = true
+    return value
+  }
+  if (typeof value === 'number') {
+    if (!Number.isFinite(value)) splicing.plainOnly = true
+    return value
+  }
+  if (typeof value !== 'object' || value === null || depth > MAX_DEPTH) return value
+  const known = knownTexts.get(value)
+  if (known !== undefined && splicing.texts.length < MOST_SPLICES) return SPLICE_MARK + (splicing.texts.push(known) - 1)
+  if (Array.isArray(value)) {
+    let copy: unknown[] | undefined
+    for (let i = 0; i < value.length; i++) {
+      const item: unknown = value[i]
+      const done = marked(item, splicing, depth + 1)
+      if (done !== item) (copy ??= value.slice())[i] = done
+    }
+    return copy ?? value
+  }
+  let copy: Record<string, unknown> | undefined
+  for (const key in value) {
+    if (key.length === SPLICE_MARK_LENGTH && key.startsWith(SPLICE_MARK)) splicing.plainOnly = true
+    const item: unknown = (value as Record<string, unknown>)[key]
+    const done = marked(item, splicing, depth + 1)
+    if (done !== item) (copy ??= { ...(value as Record<string, unknown>) })[key] = done
+  }
+  return copy ?? value
+}
+
+/**
+ * `JSON.stringify(record)` as pieces to write one after the other, with the known texts of its
+ * lists (see `knowJsonText`) spliced in rather than made again; undefined when it holds none, or
+ * holds what `stringifyJson` writes its own way. Each mark is a string no key or value of the
+ * record is, so its quoted text appears once in the record's text, where the list stands.
+ */
+export function splicedJson(record: JsonObject): string[] | undefined {
+  const splicing: Splicing = { texts: [], plainOnly: false }
+  const copy = marked(record, splicing, 0)
+  if (splicing.plainOnly || splicing.texts.length === 0) return undefined
+  const text = JSON.stringify(copy)
+  const pieces: string[] = []
+  let from = 0
+  for (let i = 0; i < splicing.texts.length; i++) {
+    // Marks come in the order JSON.stringify visits the values, which is the walk's.
+    const quoted = `"${SPLICE_MARK}${i}"`
+    const at = text.indexOf(quoted, from)
+    pieces.push(text.slice(from, at), splicing.texts[i]!)
+    from = at + quoted.length
+  }
+  pieces.push(text.slice(from))
+  return pieces
+}
+
+/**
  * The options a writer stringifies its records with: a file that Python's json does not write (the
  * layout has no `pythonSpacing`) warns of each record whose text holds NaN or an infinity.
  */

@@ -1,7 +1,7 @@
 /** JSON Lines: one record a line; blank lines are skipped; a byte-order mark is ignored. */
 import { DataError } from '../errors.ts'
 import type { JsonObject } from '../model.ts'
-import { checkDuplicateKeys, keptWarning, MAX_DEPTH, parseExact, parserWords, positionIn, recordTextOptions, stringifyJson } from './json.ts'
+import { checkDuplicateKeys, keptWarning, MAX_DEPTH, parseExact, parserWords, positionIn, recordTextOptions, splicedJson, stringifyJson } from './json.ts'
 import { depthOver, MAX_RECORD_CHARS, PendingLine, tooLong, type ByteSource, type ReadOptions, type RecordWriter, type Sink, type SourceRecord } from './types.ts'
 
 export async function* readJsonl(source: ByteSource, options: ReadOptions): AsyncGenerator<SourceRecord> {
@@ -67,9 +67,23 @@ export function jsonlWriter(sink: Sink, layout: { pythonSpacing?: boolean }, war
     write: (record: JsonObject) => {
       text.record = record
       // The line's end goes on its own: joined to the record's text, it would have that text copied whole once more.
-      const waiting = sink.write(stringifyJson(record, text))
-      return waiting ? waiting.then(() => sink.write('\n')) : sink.write('\n')
+      const pieces = layout.pythonSpacing ? undefined : splicedJson(record)
+      if (pieces === undefined) {
+        const waiting = sink.write(stringifyJson(record, text))
+        return waiting ? waiting.then(() => sink.write('\n')) : sink.write('\n')
+      }
+      pieces.push('\n')
+      return writeEach(sink, pieces, 0)
     },
     end: async () => {},
   }
+}
+
+/** Writes `pieces` from `i` on, waiting only where the sink asks to. */
+function writeEach(sink: Sink, pieces: string[], i: number): Promise<void> | undefined {
+  for (; i < pieces.length; i++) {
+    const waiting = sink.write(pieces[i]!)
+    if (waiting) return waiting.then(() => writeEach(sink, pieces, i + 1))
+  }
+  return undefined
 }

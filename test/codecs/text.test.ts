@@ -1,7 +1,7 @@
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
-import { isCompactJson, mayBeJson, offsetOf, parseExact, readJson, jsonWriter, stringifyJson } from '../../src/codecs/json.ts'
-import { readJsonl } from '../../src/codecs/jsonl.ts'
+import { isCompactJson, knowJsonText, mayBeJson, offsetOf, parseExact, readJson, jsonWriter, SPLICE_MARK, splicedJson, stringifyJson } from '../../src/codecs/json.ts'
+import { jsonlWriter, readJsonl } from '../../src/codecs/jsonl.ts'
 import { readCsv, csvCell, csvWriter, sniffDelimiter } from '../../src/codecs/csv.ts'
 import fc from 'fast-check'
 import { readYaml } from '../../src/codecs/yaml.ts'
@@ -180,6 +180,46 @@ test('isCompactJson tells a list of strings written as JSON.stringify writes it 
   assert.equal(isCompactJson('[ ]', []), false)
   assert.equal(isCompactJson('["a\\/b"]', ['a/b']), false)
   assert.equal(isCompactJson('["\\u0001"]', ['\u0001']), undefined)
+})
+
+test('a JSON Lines record writes the known text of its lists in their place, and is JSON.stringify of it all the same', async () => {
+  // Lists long enough to be spliced, each told its text; some at several depths, one twice in a record.
+  const long = fc.array(fc.string({ unit: 'binary', maxLength: 40 }).map((s) => s + 'x'.repeat(300)), { minLength: 1, maxLength: 4 })
+  const told = long.map((list) => {
+    knowJsonText(list, JSON.stringify(list))
+    return list
+  })
+  // Records as JSON holds them, with told lists among their values and strings that are the marks.
+  const mark = fc.integer({ min: 0, max: 9 }).map((i) => `${SPLICE_MARK}${i}`)
+  const leaf = fc.oneof(fc.jsonValue({ maxDepth: 1 }), told, mark, fc.constant(Number.NaN))
+  const value = fc.letrec<{ value: unknown }>((tie) => ({
+    value: fc.oneof({ depthSize: 'small' }, leaf, fc.array(tie('value'), { maxLength: 3 }), fc.dictionary(fc.oneof(fc.string(), mark), tie('value'), { maxKeys: 3 })),
+  })).value
+  const record = fc.tuple(fc.dictionary(fc.string(), value, { maxKeys: 5 }), told).map(([r, list]) => ({ ...r, a: list, b: { c: list } }) as JsonObject)
+  await fc.assert(
+    fc.asyncProperty(record, async (r) => {
+      const sink = new MemorySink()
+      const writer = jsonlWriter(sink, {})
+      await writer.write(r)
+      await writer.end()
+      const plain = stringifyJson(r)
+      assert.equal(sink.text, plain + '\n')
+      const pieces = splicedJson(r)
+      const marks = JSON.stringify(r).includes(`"${SPLICE_MARK}`)
+      const nonFinite = plain !== JSON.stringify(r)
+      // Spliced unless a value or key of the record is a mark, or a number is one JSON has no text for.
+      assert.equal(pieces === undefined, marks || nonFinite)
+    }),
+    { seed: 48, numRuns: 500 },
+  )
+  // A short list is made again: finding its place in the record would cost more.
+  const short = ['a', 'b']
+  knowJsonText(short, JSON.stringify(short))
+  assert.equal(splicedJson({ short }), undefined)
+  // A text spliced is the one told, as it is: what makes it true is the caller's word (`isCompactJson`).
+  const list = ['x'.repeat(300)]
+  knowJsonText(list, `["${'x'.repeat(300)}"]`)
+  assert.deepEqual(splicedJson({ id: 1, list, tail: 'z' }), ['{"id":1,"list":', `["${'x'.repeat(300)}"]`, ',"tail":"z"}'])
 })
 
 test('JSON Lines: blank lines skipped, BOM and CRLF ignored, errors carry line and column', async () => {
