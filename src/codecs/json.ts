@@ -888,9 +888,10 @@ function marked(value: unknown, splicing: Splicing, depth: number): unknown {
     return value
   }
   if (typeof value !== 'object' || value === null || depth > MAX_DEPTH) return value
-  const known = knownTexts.get(value)
-  if (known !== undefined && splicing.texts.length < MOST_SPLICES) return SPLICE_MARK + (splicing.texts.push(known) - 1)
   if (Array.isArray(value)) {
+    // Only lists are told their text (a lookup costs more than the rest of an object's visit).
+    const known = knownTexts.get(value)
+    if (known !== undefined && splicing.texts.length < MOST_SPLICES) return SPLICE_MARK + (splicing.texts.push(known) - 1)
     let copy: unknown[] | undefined
     for (let i = 0; i < value.length; i++) {
       const item: unknown = value[i]
