@@ -2,7 +2,9 @@ import { test } from 'node:test'
 import { spawnSync } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
 import assert from 'node:assert/strict'
-import { readFile, rm, stat, writeFile } from 'node:fs/promises'
+import { appendFile, readFile, rm, stat, writeFile } from 'node:fs/promises'
+import { openAsBlob, readdirSync } from 'node:fs'
+import fc from 'fast-check'
 import { join } from 'node:path'
 import {
   Binary,
@@ -32,9 +34,9 @@ import {
 } from 'apache-arrow'
 import { ParquetFile, readParquet as readWasm, Table as WasmTable, writeParquet } from 'parquet-wasm'
 import { asyncBufferFromFile, parquetMetadataAsync, parquetReadObjects } from 'hyparquet'
-import { DataError, UsageError } from '../../src/errors.ts'
+import { DataError, EvalferryError, UsageError } from '../../src/errors.ts'
 import type { JsonObject, JsonValue } from '../../src/model.ts'
-import { parquetWriter, readParquet, splitParquet, type ParquetWriteOptions } from '../../src/codecs/parquet.ts'
+import { openRanges, parquetWriter, readParquet, splitParquet, type ParquetWriteOptions } from '../../src/codecs/parquet.ts'
 import { writerParquet } from '../helpers/parquet.ts'
 import type { ColumnType, ReadOptions, Sink, SourceRecord } from '../../src/codecs/types.ts'
 import { tempDir } from '../helpers/temp.ts'
@@ -404,12 +406,64 @@ test('a missing file is an I/O error', async () => {
   await assert.rejects(readAll(join(dir, 'nope.parquet')), (e: unknown) => e instanceof Error && (e as DataError).code === 'E_IO')
 })
 
+/** The descriptors this process holds open. */
+function openFiles(): number {
+  return readdirSync('/proc/self/fd').length
+}
+
 test('stopping early releases the file', async () => {
   const path = await writeRecords(Array.from({ length: 5000 }, (_, i) => ({ i })), {}, { batchRows: 1000 })
+  const before = openFiles()
   let seen = 0
   for await (const _ of readParquet(path, readOptions(path))) if (++seen === 10) break
   assert.equal(seen, 10)
+  assert.equal(openFiles(), before, 'its descriptor is closed')
   assert.ok((await stat(path)).size > 0)
+})
+
+test("the file's ranges read as a Blob of the file reads them: any slice, from either end, slices of slices", async () => {
+  const path = join(dir, 'ranges.bin')
+  const bytes = randomBytes(5000)
+  await writeFile(path, bytes)
+  const ranges = openRanges(path)
+  const blob = await openAsBlob(path)
+  const offset = fc.integer({ min: -6000, max: 6000 })
+  try {
+    await fc.assert(
+      fc.asyncProperty(fc.option(offset, { nil: undefined }), fc.option(offset, { nil: undefined }), offset, offset, async (from, to, innerFrom, innerTo) => {
+        const [ours, theirs] = [ranges.blob.slice(from, to), blob.slice(from, to)]
+        assert.equal(ours.size, theirs.size)
+        assert.deepEqual(Buffer.from(await ours.arrayBuffer()), Buffer.from(await theirs.arrayBuffer()))
+        const [inner, theirInner] = [ours.slice(innerFrom, innerTo), theirs.slice(innerFrom, innerTo)]
+        assert.equal(inner.size, theirInner.size)
+        assert.deepEqual(Buffer.from(await inner.arrayBuffer()), Buffer.from(await theirInner.arrayBuffer()))
+      }),
+      { seed: 48, numRuns: 300 },
+    )
+    assert.equal(ranges.blob.size, 5000)
+    assert.equal(ranges.failure(), undefined)
+  } finally {
+    ranges.close()
+  }
+  ranges.close()
+})
+
+test('a Parquet file that changes while it is read is an I/O error naming it, not a corrupt file, and its descriptor is closed', async () => {
+  const path = await writeRecords(Array.from({ length: 2500 }, (_, i) => ({ id: `case-${i}`, text: 'x'.repeat(i % 50) })), {}, { batchRows: 1000, compression: 'snappy' })
+  const before = openFiles()
+  const read: SourceRecord[] = []
+  await assert.rejects(
+    (async () => {
+      for await (const record of readParquet(path, readOptions(path))) {
+        read.push(record)
+        // The first row group is read; the file grows before the next is.
+        if (read.length === 1) await appendFile(path, 'more')
+      }
+    })(),
+    (e: unknown) => e instanceof EvalferryError && e.code === 'E_IO' && e.location.file === path && /changed while it was read/.test(e.message),
+  )
+  assert.ok(read.length >= 1 && read.length < 2500, `${read.length} records read before the change was found`)
+  assert.equal(openFiles(), before)
 })
 
 test('timestamps keep every digit of their unit, and a time zone only when the column has one', async () => {
