@@ -252,7 +252,7 @@ async function* batchesOf<T>(
   batchSize: number,
   file: string,
   take: (batch: WasmRecordBatch) => T,
-  opened: Pick<OpenedParquet, 'failure' | 'trapped'>,
+  opened: Pick<OpenedParquet, 'failure'>,
 ): AsyncGenerator<TakenBatch<T>> {
   for (const { rowGroups, offset, limit, first } of pieces) {
     let index = first
@@ -261,9 +261,6 @@ async function* batchesOf<T>(
       for (;;) {
         let taken: TakenBatch<T>
         try {
-          // A trap while no read waited (see `openFiles`) would leave the next read waiting for ever.
-          const trap = opened.trapped()
-          if (trap) throw trap
           reader ??= ((await trapsFail(parquet.stream({ batchSize, rowGroups, ...(limit === undefined ? {} : { offset, limit }) }))) as ReadableStream<WasmRecordBatch>).getReader()
           const next = await trapsFail(reader.read())
           // What was read after the file failed to read is not the file's.
@@ -512,8 +509,6 @@ interface OpenedParquet {
   path: string
   /** Why a read of the file failed, where the reader would tell only its own words for it. */
   failure(): EvalferryError | undefined
-  /** The trap that stopped the reader while the file was open (see `openFiles`). */
-  trapped(): Error | undefined
   close: () => Promise<void>
 }
 
@@ -536,16 +531,11 @@ async function openBlob(path: string): Promise<OpenedParquet> {
       }
       const read = spool?.path ?? path
       const ranges = openRanges(read, path)
-      const open: { trap?: Error } = {}
-      openFiles.add(open)
-      listenForTraps()
       const close = async (): Promise<void> => {
-        openFiles.delete(open)
-        listenForTraps()
         ranges.close()
         await spool?.remove()
       }
-      return { blob: ranges.blob, path: read, failure: ranges.failure, trapped: () => open.trap, close }
+      return { blob: ranges.blob, path: read, failure: ranges.failure, close }
     } catch (error) {
       await spool?.remove()
       throw error
@@ -573,9 +563,9 @@ export function openRanges(path: string, file = path): { blob: Blob; failure: ()
     const opened = fstatSync(fd)
     if (opened.isDirectory()) throw Object.assign(new Error('is a directory'), { code: 'EISDIR' })
     const changed = (): EvalferryError => new EvalferryError('E_IO', 'the file changed while it was read', { file })
-    // A fault is told by `failure`, not by a read that rejects: the reader panics on that, in a
-    // task that no promise may be waiting on, and would end the process. The bytes there are
-    // still given, so that a file that only grew reads on until the fault is told.
+    // A fault is told by `failure`, not by a read that rejects: parquet-wasm panics once its read
+    // has failed, where no read waits to hear the trap, which then ends the process. The bytes
+    // there are still given, so that a file that only grew reads on until the fault is told.
     const read = (start: number, end: number): ArrayBuffer => {
       const bytes = new Uint8Array(end - start)
       try {
@@ -639,15 +629,8 @@ const WasmTrap = (globalThis as unknown as { WebAssembly: { RuntimeError: ErrorC
 /** Reads waiting on parquet-wasm, each failed by a trap (see `trapsFail`). */
 const waiting = new Set<(error: Error) => void>()
 
-/**
- * The files open for parquet-wasm, each told of a trap while it is open: the reader fetches its
- * next batch ahead, in a task no read waits on, and a trap there leaves its stream without end.
- */
-const openFiles = new Set<{ trap?: Error }>()
-
 function onTrap(error: Error): void {
-  if (error instanceof WasmTrap && (waiting.size || openFiles.size)) {
-    for (const file of openFiles) file.trap ??= error
+  if (error instanceof WasmTrap && waiting.size) {
     for (const fail of waiting) fail(error)
     return
   }
@@ -656,13 +639,6 @@ function onTrap(error: Error): void {
   process.nextTick(() => {
     throw error
   })
-}
-
-/** Hears traps while a read waits or a file is open, and only then. */
-function listenForTraps(): void {
-  const wanted = waiting.size > 0 || openFiles.size > 0
-  if (wanted && !process.listeners('uncaughtException').includes(onTrap)) process.on('uncaughtException', onTrap)
-  if (!wanted) process.removeListener('uncaughtException', onTrap)
 }
 
 /**
@@ -674,11 +650,11 @@ function listenForTraps(): void {
 function trapsFail<T>(promise: Promise<T>): Promise<T> {
   return new Promise<T>((resolve, reject) => {
     const fail = (error: Error) => reject(error)
+    if (!waiting.size) process.on('uncaughtException', onTrap)
     waiting.add(fail)
-    listenForTraps()
     promise.then(resolve, reject).finally(() => {
       waiting.delete(fail)
-      listenForTraps()
+      if (!waiting.size) process.removeListener('uncaughtException', onTrap)
     })
   })
 }

@@ -388,6 +388,35 @@ test('a file cut into shards: a row group that cannot be decoded is a parse erro
   assert.deepEqual(JSON.parse(run.stdout), { name: 'DataError', code: 'E_PARSE', location: { file: path, record: 40 }, message: 'corrupt Parquet data: the reader stopped on it' })
 })
 
+test('a row group that cannot be decoded, after records taken one at a time, is a parse error naming the file and its first row, and no trap is left heard', async () => {
+  const rows = Array.from({ length: 120 }, (_, i) => ({ question: `question ${i} ${'x'.repeat(50)}`, answer: `answer ${i}` }))
+  const path = await writeRecords(rows, {}, { batchRows: 40, compression: 'snappy' })
+  // Spoil the second row group's column data (rows 40 to 79); the footer stays whole.
+  const metadata = await parquetMetadataAsync(await asyncBufferFromFile(path))
+  const column = metadata.row_groups[1]!.columns[0]!.meta_data!
+  const bytes = await readFile(path)
+  bytes.fill(0xab, Number(column.data_page_offset), Number(column.data_page_offset) + 24)
+  await writeFile(path, bytes)
+  // Each record is taken with a wait of its own, as a conversion takes them. The decoder's trap
+  // would be the test runner's, so the read runs in a process of its own.
+  const script = `
+    const { readParquet } = await import(${JSON.stringify(new URL('../../src/codecs/parquet.ts', import.meta.url).href)})
+    const path = ${JSON.stringify(path)}
+    let taken = 0
+    try {
+      for await (const record of readParquet(path, { file: path, recordKeys: [], header: {}, columns: [], schemaMetadata: {} })) {
+        await new Promise((resolve) => setImmediate(resolve))
+        taken++
+      }
+    } catch (e) {
+      console.log(JSON.stringify({ taken, name: e.name, code: e.code, location: e.location, message: e.message, listeners: process.listenerCount('uncaughtException') }))
+    }
+  `
+  const run = spawnSync(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], { encoding: 'utf8', timeout: 60_000 })
+  assert.equal(run.status, 0, run.stderr)
+  assert.deepEqual(JSON.parse(run.stdout), { taken: 40, name: 'DataError', code: 'E_PARSE', location: { file: path, record: 40 }, message: 'corrupt Parquet data: the reader stopped on it', listeners: 0 })
+})
+
 test('a batch of more text than a column holds is refused as that, before room is made for its text', async () => {
   // 1400 rows of one text of 2^20 characters: 1.4 Gi UTF-16 units, 2.9 GB of UTF-8, in the 1 MB the one string takes.
   const text = 'é'.repeat(2 ** 20)
