@@ -353,6 +353,15 @@ test('a file cut short, a file that is not Parquet and an empty file are parse e
   }
 })
 
+/** Spoils the column data of a file's second row group (rows 40 to 79 in groups of 40); the footer stays whole. */
+async function spoilSecondGroup(path: string): Promise<void> {
+  const metadata = await parquetMetadataAsync(await asyncBufferFromFile(path))
+  const column = metadata.row_groups[1]!.columns[0]!.meta_data!
+  const bytes = await readFile(path)
+  bytes.fill(0xab, Number(column.data_page_offset), Number(column.data_page_offset) + 24)
+  await writeFile(path, bytes)
+}
+
 test('a file cut into shards: a row group that cannot be decoded is a parse error naming the file and its first row; more shards than rows are refused before any is written', async () => {
   const rows = Array.from({ length: 120 }, (_, i) => ({ question: `question ${i} ${'x'.repeat(50)}`, answer: `answer ${i}` }))
   const path = await writeRecords(rows, {}, { batchRows: 40, compression: 'snappy' })
@@ -368,12 +377,7 @@ test('a file cut into shards: a row group that cannot be decoded is a parse erro
   })
   assert.deepEqual(written, [])
 
-  // Spoil the second row group's column data (rows 40 to 79); the footer stays whole.
-  const metadata = await parquetMetadataAsync(await asyncBufferFromFile(path))
-  const column = metadata.row_groups[1]!.columns[0]!.meta_data!
-  const bytes = await readFile(path)
-  bytes.fill(0xab, Number(column.data_page_offset), Number(column.data_page_offset) + 24)
-  await writeFile(path, bytes)
+  await spoilSecondGroup(path)
   // Its decoder traps, which the test runner takes for an error of its own: it is cut in a process of its own.
   const script = `
     const { splitParquet } = await import(${JSON.stringify(new URL('../../src/codecs/parquet.ts', import.meta.url).href)})
@@ -391,12 +395,7 @@ test('a file cut into shards: a row group that cannot be decoded is a parse erro
 test('a row group that cannot be decoded, after records taken one at a time, is a parse error naming the file and its first row, and no trap is left heard', async () => {
   const rows = Array.from({ length: 120 }, (_, i) => ({ question: `question ${i} ${'x'.repeat(50)}`, answer: `answer ${i}` }))
   const path = await writeRecords(rows, {}, { batchRows: 40, compression: 'snappy' })
-  // Spoil the second row group's column data (rows 40 to 79); the footer stays whole.
-  const metadata = await parquetMetadataAsync(await asyncBufferFromFile(path))
-  const column = metadata.row_groups[1]!.columns[0]!.meta_data!
-  const bytes = await readFile(path)
-  bytes.fill(0xab, Number(column.data_page_offset), Number(column.data_page_offset) + 24)
-  await writeFile(path, bytes)
+  await spoilSecondGroup(path)
   // Each record is taken with a wait of its own, as a conversion takes them. The decoder's trap
   // would be the test runner's, so the read runs in a process of its own.
   const script = `
