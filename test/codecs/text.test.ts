@@ -183,10 +183,15 @@ test('isCompactJson tells a list of strings written as JSON.stringify writes it 
 })
 
 test('a JSON Lines record writes the known text of its lists in their place, and is JSON.stringify of it all the same', async () => {
-  // Lists long enough to be spliced, each told its text; some at several depths, one twice in a record.
+  // Lists long enough to be spliced, each told its text (again before each use: a text is let go once taken);
+  // some at several depths, one twice in a record.
+  const lists = new Set<string[]>()
+  const tellAll = (): void => {
+    for (const list of lists) knowJsonText(list, JSON.stringify(list))
+  }
   const long = fc.array(fc.string({ unit: 'binary', maxLength: 40 }).map((s) => s + 'x'.repeat(300)), { minLength: 1, maxLength: 4 })
   const told = long.map((list) => {
-    knowJsonText(list, JSON.stringify(list))
+    lists.add(list)
     return list
   })
   // Records as JSON holds them, with told lists among their values and strings that are the marks.
@@ -198,17 +203,20 @@ test('a JSON Lines record writes the known text of its lists in their place, and
   const record = fc.tuple(fc.dictionary(fc.string(), value, { maxKeys: 5 }), told).map(([r, list]) => ({ ...r, a: list, b: { c: list } }) as JsonObject)
   await fc.assert(
     fc.asyncProperty(record, async (r) => {
+      const plain = stringifyJson(r)
+      tellAll()
+      const pieces = splicedJson(r)
+      // Spliced unless a value or key of the record is a mark, or a number is one JSON has no text for.
+      const marks = JSON.stringify(r).includes(`"${SPLICE_MARK}`)
+      const nonFinite = plain !== JSON.stringify(r)
+      assert.equal(pieces === undefined, marks || nonFinite)
+      if (pieces) assert.equal(pieces.join(''), plain)
+      tellAll()
       const sink = new MemorySink()
       const writer = jsonlWriter(sink, {})
       await writer.write(r)
       await writer.end()
-      const plain = stringifyJson(r)
       assert.equal(sink.text, plain + '\n')
-      const pieces = splicedJson(r)
-      const marks = JSON.stringify(r).includes(`"${SPLICE_MARK}`)
-      const nonFinite = plain !== JSON.stringify(r)
-      // Spliced unless a value or key of the record is a mark, or a number is one JSON has no text for.
-      assert.equal(pieces === undefined, marks || nonFinite)
     }),
     { seed: 48, numRuns: 500 },
   )
@@ -220,6 +228,8 @@ test('a JSON Lines record writes the known text of its lists in their place, and
   const list = ['x'.repeat(300)]
   knowJsonText(list, `["${'x'.repeat(300)}"]`)
   assert.deepEqual(splicedJson({ id: 1, list, tail: 'z' }), ['{"id":1,"list":', `["${'x'.repeat(300)}"]`, ',"tail":"z"}'])
+  // Once taken, the text is let go, and the list is made again.
+  assert.equal(splicedJson({ id: 1, list, tail: 'z' }), undefined)
 })
 
 test('JSON Lines: blank lines skipped, BOM and CRLF ignored, errors carry line and column', async () => {
