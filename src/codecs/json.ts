@@ -861,7 +861,7 @@ const knownTexts = new WeakMap<object, string>()
  */
 const SPLICED_CHARS = 256
 
-/** Tells that `text` is exactly `JSON.stringify(list)`, for `jsonPieces`. */
+/** Tells that `text` is exactly `JSON.stringify(list)`, for `splicedJson`. */
 export function knowJsonText(list: readonly unknown[], text: string): void {
   if (text.length >= SPLICED_CHARS) knownTexts.set(list, text)
 }
