@@ -551,8 +551,9 @@ async function openBlob(path: string): Promise<OpenedParquet> {
  * reader asks for the footer, then for the pages each read needs, one range at a time, and waits
  * for each. A range is read here at once from the file's descriptor, rather than by a Blob of the
  * file, which reads it on the thread pool (this thread sat idle meanwhile) in pieces it then joins:
- * 100 MB of text in one zstd row group to JSON Lines took 3.39 to 3.50 s with a peak of 203 to
- * 220 MB, against 3.52 to 3.66 s and 215 to 240 MB. As a Blob of a file does, it tells a file that
+ * 100 MB of text in one zstd row group to JSON Lines took 3.39 to 3.50 s in four runs of five (3.87
+ * s in the fifth) with a peak of 203 to 220 MB, against 3.52 to 3.66 s and 215 to 240 MB in five
+ * runs between them. As a Blob of a file does, it tells a file that
  * changed after it was opened: `failure` tells that, or any other fault in reading, as `file`'s.
  */
 export function openRanges(path: string, file = path): { blob: Blob; failure: () => EvalferryError | undefined; close: () => void } {
