@@ -873,18 +873,20 @@ const MOST_SPLICES = 10
 
 interface Splicing {
   texts: string[]
-  /** A NaN or infinity, which `stringifyJson` writes its own way; or a key or string that is a mark. */
-  plainOnly: boolean
+  /** A NaN or infinity, which `stringifyJson` writes its own way. */
+  nonFinite: boolean
+  /** A key or string that is a mark: the marks could not be told from it. */
+  clash: boolean
 }
 
 /** `value`, with each list whose text is known replaced by a mark, copied only along the way to one. */
 function marked(value: unknown, splicing: Splicing, depth: number): unknown {
   if (typeof value === 'string') {
-    if (value.length === SPLICE_MARK_LENGTH && value.startsWith(SPLICE_MARK)) splicing.plainOnly = true
+    if (value.length === SPLICE_MARK_LENGTH && value.startsWith(SPLICE_MARK)) splicing.clash = true
     return value
   }
   if (typeof value === 'number') {
-    if (!Number.isFinite(value)) splicing.plainOnly = true
+    if (!Number.isFinite(value)) splicing.nonFinite = true
     return value
   }
   if (typeof value !== 'object' || value === null || depth > MAX_DEPTH) return value
@@ -907,7 +909,7 @@ function marked(value: unknown, splicing: Splicing, depth: number): unknown {
   }
   let copy: Record<string, unknown> | undefined
   for (const key in value) {
-    if (key.length === SPLICE_MARK_LENGTH && key.startsWith(SPLICE_MARK)) splicing.plainOnly = true
+    if (key.length === SPLICE_MARK_LENGTH && key.startsWith(SPLICE_MARK)) splicing.clash = true
     const item: unknown = (value as Record<string, unknown>)[key]
     const done = marked(item, splicing, depth + 1)
     if (done !== item) (copy ??= { ...(value as Record<string, unknown>) })[key] = done
@@ -916,15 +918,18 @@ function marked(value: unknown, splicing: Splicing, depth: number): unknown {
 }
 
 /**
- * `JSON.stringify(record)` as pieces to write one after the other, with the known texts of its
- * lists (see `knowJsonText`) spliced in rather than made again; undefined when it holds none, or
- * holds what `stringifyJson` writes its own way. Each mark is a string no key or value of the
- * record is, so its quoted text appears once in the record's text, where the list stands.
+ * A JSON Lines record's text, from one walk of it: `JSON.stringify(record)` as pieces to write one
+ * after the other, the known texts of its lists (see `knowJsonText`) spliced in rather than made
+ * again, or as one text where it holds none; undefined where it holds NaN or an infinity, which
+ * `stringifyJson` writes its own way. Each mark is a string no key or value of the record is, so its
+ * quoted text appears once in the record's text, where the list stands.
  */
-export function splicedJson(record: JsonObject): string[] | undefined {
-  const splicing: Splicing = { texts: [], plainOnly: false }
+export function recordJson(record: JsonObject): string | string[] | undefined {
+  const splicing: Splicing = { texts: [], nonFinite: false, clash: false }
   const copy = marked(record, splicing, 0)
-  if (splicing.plainOnly || splicing.texts.length === 0) return undefined
+  if (splicing.nonFinite) return undefined
+  // A text taken here but not spliced is lost to the record, not to its text: JSON.stringify makes it.
+  if (splicing.clash || splicing.texts.length === 0) return JSON.stringify(record)
   const text = JSON.stringify(copy)
   const pieces: string[] = []
   let from = 0
@@ -937,6 +942,12 @@ export function splicedJson(record: JsonObject): string[] | undefined {
   }
   pieces.push(text.slice(from))
   return pieces
+}
+
+/** `recordJson`'s pieces, undefined where nothing was spliced (for tests). */
+export function splicedJson(record: JsonObject): string[] | undefined {
+  const made = recordJson(record)
+  return Array.isArray(made) ? made : undefined
 }
 
 /**

@@ -1,7 +1,7 @@
 /** JSON Lines: one record a line; blank lines are skipped; a byte-order mark is ignored. */
 import { DataError } from '../errors.ts'
 import type { JsonObject } from '../model.ts'
-import { checkDuplicateKeys, keptWarning, MAX_DEPTH, parseExact, parserWords, positionIn, recordTextOptions, splicedJson, stringifyJson } from './json.ts'
+import { checkDuplicateKeys, keptWarning, MAX_DEPTH, parseExact, parserWords, positionIn, recordJson, recordTextOptions, stringifyJson } from './json.ts'
 import { depthOver, MAX_RECORD_CHARS, PendingLine, tooLong, type ByteSource, type ReadOptions, type RecordWriter, type Sink, type SourceRecord } from './types.ts'
 
 export async function* readJsonl(source: ByteSource, options: ReadOptions): AsyncGenerator<SourceRecord> {
@@ -67,13 +67,14 @@ export function jsonlWriter(sink: Sink, layout: { pythonSpacing?: boolean }, war
     write: (record: JsonObject) => {
       text.record = record
       // The line's end goes on its own: joined to the record's text, it would have that text copied whole once more.
-      const pieces = layout.pythonSpacing ? undefined : splicedJson(record)
-      if (pieces === undefined) {
-        const waiting = sink.write(stringifyJson(record, text))
+      // One walk of the record tells both its known lists and whether it holds NaN or an infinity.
+      const made = layout.pythonSpacing ? undefined : recordJson(record)
+      if (!Array.isArray(made)) {
+        const waiting = sink.write(made ?? stringifyJson(record, text))
         return waiting ? waiting.then(() => sink.write('\n')) : sink.write('\n')
       }
-      pieces.push('\n')
-      return writeEach(sink, pieces, 0)
+      made.push('\n')
+      return writeEach(sink, made, 0)
     },
     end: async () => {},
   }

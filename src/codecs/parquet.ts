@@ -263,9 +263,11 @@ async function* batchesOf<T>(
         try {
           reader ??= ((await trapsFail(parquet.stream({ batchSize, rowGroups, ...(limit === undefined ? {} : { offset, limit }) }))) as ReadableStream<WasmRecordBatch>).getReader()
           const next = await trapsFail(reader.read())
-          // What was read after the file failed to read is not the file's.
-          const failed = opened.failure()
-          if (failed) throw failed
+          // What was read after the file failed to read is not the file's (the catch below tells the failure).
+          if (opened.failure()) {
+            if (!next.done) next.value.free()
+            throw opened.failure()
+          }
           if (next.done) break
           const rows = next.value.numRows
           taken = { value: take(next.value), rows, first: index }
@@ -409,11 +411,7 @@ async function openParquet(path: string, file: string): Promise<{ parquet: Parqu
 
 /** The number of rows in a Parquet file, from its footer alone. */
 export async function countParquetRows(path: string): Promise<number> {
-  const opened = await openBlob(path)
-  const parquet = await trapsFail(wasm.ParquetFile.fromFile(opened.blob)).catch(async (error: unknown) => {
-    await opened.close()
-    throw opened.failure() ?? parseError(path, error)
-  })
+  const { parquet, opened } = await openParquet(path, path)
   try {
     const metadata = parquet.metadata()
     const fileMetadata = metadata.fileMetadata()
