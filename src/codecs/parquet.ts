@@ -566,7 +566,7 @@ export function openRanges(path: string, file = path): { blob: Blob; failure: ()
     // has failed, where no read waits to hear the trap, which then ends the process. The bytes
     // there are still given, so that a file that only grew reads on until the fault is told.
     const read = (start: number, end: number): ArrayBuffer => {
-      const bytes = new Uint8Array(end - start)
+      const bytes = new Uint8Array(rangeBuffer(end - start))
       try {
         const now = fstatSync(fd)
         if (now.size !== opened.size || now.mtimeMs !== opened.mtimeMs) failed ??= changed()
@@ -596,6 +596,17 @@ export function openRanges(path: string, file = path): { blob: Blob; failure: ()
     closeSync(fd)
     throw error
   }
+}
+
+/**
+ * A zeroed buffer for one range, which parquet-wasm copies into its own memory at once. A resizable
+ * buffer's memory is mapped for it alone and given back when it is collected. A plain one of these
+ * sizes (up to a few MB) comes from the C allocator, which then serves the next ranges from its
+ * heap and keeps what that heap grew to: 100 MB of text in one zstd row group to JSON Lines peaked
+ * at 201 to 221 MB in eight runs, against 221 to 239 MB in eight runs between them, in the same time.
+ */
+function rangeBuffer(length: number): ArrayBuffer {
+  return new ArrayBuffer(length, { maxByteLength: length })
 }
 
 /** Bytes `[start, end)` of a file, sliced and read as a Blob's are. */

@@ -470,6 +470,12 @@ test("the file's ranges read as a Blob of the file reads them: any slice, from e
     )
     assert.equal(ranges.blob.size, 5000)
     assert.equal(ranges.failure(), undefined)
+    // Resizable, so its memory is mapped for it alone rather than taken from the C allocator's heap,
+    // which would keep what it grew to (see rangeBuffer).
+    const range = await ranges.blob.slice(100, 4100).arrayBuffer()
+    assert.equal(range.resizable, true)
+    assert.equal(range.byteLength, 4000)
+    assert.deepEqual(Buffer.from(range), bytes.subarray(100, 4100))
   } finally {
     ranges.close()
   }
