@@ -716,11 +716,6 @@ const NON_FINITE = /NaN|Infinity/
 const NON_FINITE_MARK = `\u{e000}evalferry-${Math.random().toString(36).slice(2)}:`
 
 /**
- * `JSON.parse` of JSON as Python's json writes it: an integer past what a number holds exactly
- * (beyond ±2^53) is read as the text of its digits, as Python keeps every digit, rather than
- * rounded (`kept` lists them), and `NaN`, `Infinity` and `-Infinity` are the numbers they name.
- */
-/**
  * Whether `text` can be JSON as `parseExact` reads it, told from its first character after JSON's
  * whitespace: false for most prose, without the cost of a parse that throws (a wide table asks
  * this of every cell).
@@ -733,6 +728,11 @@ export function mayBeJson(text: string): boolean {
   return c === 0x7b || c === 0x5b || c === 0x22 || c === 0x2d || (c >= 0x30 && c <= 0x39) || c === 0x74 || c === 0x66 || c === 0x6e || c === 0x4e || c === 0x49
 }
 
+/**
+ * `JSON.parse` of JSON as Python's json writes it: an integer past what a number holds exactly
+ * (beyond ±2^53) is read as the text of its digits, as Python keeps every digit, rather than
+ * rounded (`kept` lists them), and `NaN`, `Infinity` and `-Infinity` are the numbers they name.
+ */
 export function parseExact(text: string): { value: unknown; kept?: string[] } {
   let value: unknown
   let invalid: unknown
@@ -965,7 +965,6 @@ const NON_FINITE_TEXT = new RegExp(`"${NON_FINITE_MARK}(NaN|-?Infinity)"`, 'g')
 function markNonFinite(_key: string, value: unknown): unknown {
   return typeof value === 'number' && !Number.isFinite(value) ? NON_FINITE_MARK + String(value) : value
 }
-
 
 function pythonDumps(value: unknown): string {
   // JSON.stringify's text for every leaf, with `, ` and `: ` between the parts of lists and objects.
