@@ -235,7 +235,7 @@ export async function runBatch(jobs: BatchJob[], options: BatchOptions = {}): Pr
           await trimPartWorkers(threads - 1)
           if (threads > 1) return convert({ ...job, progress: counters, threads })
         }
-        return convert({ ...job, progress: counters })
+        return convert({ ...job, progress: counters, parseThread: options.jobs === undefined ? 'free' : options.jobs > 1 })
       }),
     )
   } else {

@@ -25,7 +25,7 @@ import { sampleFull, writeCases, type WriteFileOptions } from './write.ts'
  * each of its parts.
  */
 export function readOptionsOf(options: FileConvertOptions, from: FormatOption, report: ConversionReport): ReadOptions {
-  return { from, onError: options.onError ?? 'fail', report, ...(options.map ? { map: options.map } : {}) }
+  return { from, onError: options.onError ?? 'fail', report, ...(options.map ? { map: options.map } : {}), ...(options.parseThread ? { parseThread: options.parseThread } : {}) }
 }
 
 /** What writing takes of a conversion's options, the same for the whole file and for each of its parts. */

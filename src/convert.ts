@@ -91,7 +91,8 @@ async function convertSettled(conversion: Conversion, started: (report: Conversi
     const { canSplit, convertInParts } = await import('./parallel.ts')
     const container = await canSplit({ ...options, inputContainer }, threads)
     const progress = options.progress ? { ...options.progress } : undefined
-    const done = container && (await convertInParts({ ...options, inputContainer, from: conversion.from, to }, container, threads, await fresh()))
+    // The parts take the threads: none parses beside them.
+    const done = container && (await convertInParts({ ...options, parseThread: false, inputContainer, from: conversion.from, to }, container, threads, await fresh()))
     if (done) return done
     // Something only the whole file settles: convert it again in this thread.
     if (progress) Object.assign(options.progress!, progress)

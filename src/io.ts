@@ -22,6 +22,19 @@ export function textSource(path: string, progress?: { bytes: number }): ByteSour
   return decodeUtf8(inflatedIfGzip(counted(stream, progress), path), path)
 }
 
+/** A file, or bytes [start, end) of it after `prefix` (see `rangeSource`), whose text is read; `line`: the file's line at `start`. */
+export interface FileText {
+  path: string
+  range?: { start: number; end: number } | undefined
+  prefix?: string | undefined
+  line?: number | undefined
+}
+
+/** The text of `file`: all of it (`textSource`), or its range after its prefix (`rangeSource`). */
+export function fileText(path: string, part: Omit<FileText, 'path' | 'line'> | undefined, at: { line?: number | undefined; progress?: { bytes: number } | undefined }): ByteSource {
+  return part?.range ? rangeSource(path, part.range, { prefix: part.prefix, line: at.line, progress: at.progress }) : textSource(path, at.progress)
+}
+
 /** The chunks of `stream`, counting their bytes into `progress` (the bytes read of the file, compressed or not). */
 async function* counted(stream: AsyncIterable<Buffer | string>, progress?: { bytes: number }): AsyncGenerator<Buffer | string> {
   if (!progress) return yield* stream

@@ -40,6 +40,12 @@ export interface ReadOptions {
   /** Counters updated as the read goes, for a progress bar: records decoded, bytes read. */
   progress?: { records: number; bytes: number }
   /**
+   * A CSV file of 64 MiB or more is read and parsed in a worker thread while this thread converts
+   * its records: a tenth faster or more where a second core is free. `free`: only where a look at
+   * the cores finds one free (the command line's default, unless `--jobs 1`).
+   */
+  parseThread?: boolean | 'free'
+  /**
    * File keys the file holds after its first record (a JSON key after the record list), read on an
    * earlier pass: the first case takes them with the others. Without them, such keys are a
    * `LateKeys` error when `lateKeys` is `retry`, else a warning that they are dropped.

@@ -256,6 +256,7 @@ function recordsOf(file: string, container: Container, adapter: Adapter, options
       schemaMetadata: found.schemaMetadata,
       columnTypes: found.columnTypes,
       ...(options.progress ? { progress: options.progress } : {}),
+      ...(options.parseThread ? { parseThread: options.parseThread } : {}),
       ...(continuation ? { continuation } : {}),
       ...(range ? { recordRange: range } : {}),
     },

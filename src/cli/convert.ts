@@ -59,7 +59,8 @@ Options:
   --to-container <c>      the output container when the output's extension does not name one
   -j, --jobs <n>          threads: files converted at once, or the parts of one large CSV
                           or JSON Lines file (default: one per core; for a batch, one per
-                          32 MiB of input, at most one per core that other work leaves free)
+                          32 MiB of input, at most one per core that other work leaves free);
+                          unless 1, a CSV of 64 MiB or more is parsed in a thread of its own
   --shard <i>/<n>         convert only the i-th of n deterministic parts of the input (1/n … n/n);
                           its rejects and report are named <stem>.part-<i>-of-<n><ext>
   --if-exists fail|append|replace

@@ -2,8 +2,8 @@
 import { extname } from 'node:path'
 import type { Container, FileLayout } from '../../adapters/types.ts'
 import { UsageError } from '../errors.ts'
-import { isGzipName, textSource, rangeSource, withoutGzip } from '../io.ts'
-import { csvWriter, namedDelimiter, readCsv } from './csv.ts'
+import { fileText, isGzipName, STDIO, withoutGzip } from '../io.ts'
+import { csvWriter, namedDelimiter, readCsv, readCsvBeside } from './csv.ts'
 import { jsonWriter, readJson } from './json.ts'
 import { jsonlWriter, readJsonl } from './jsonl.ts'
 import type { ByteSource, ReadOptions, RecordWriter, Sink, SourceRecord } from './types.ts'
@@ -45,19 +45,19 @@ export function readRecords(
   options: ReadOptions,
   part?: { text?: string; range?: { start: number; end: number }; prefix?: string },
 ): AsyncIterable<SourceRecord> {
-  const source = () =>
-    part?.text !== undefined
-      ? [part.text]
-      : part?.range
-        ? rangeSource(path, part.range, { prefix: part.prefix, line: options.continuation?.line, progress: options.progress })
-        : textSource(path, options.progress)
+  const source = () => (part?.text !== undefined ? [part.text] : fileText(path, part, { line: options.continuation?.line, progress: options.progress }))
   switch (container) {
     case 'json':
       return readJson(source(), options)
     case 'jsonl':
       return readJsonl(source(), options)
-    case 'csv':
-      return readCsv(source(), { ...options, delimiter: options.delimiter ?? namedDelimiter(path) })
+    case 'csv': {
+      const csvOptions = { ...options, delimiter: options.delimiter ?? namedDelimiter(path) }
+      if (options.parseThread && part?.text === undefined && path !== STDIO) {
+        return readCsvBeside({ path, ...(part?.range ? { range: part.range, prefix: part.prefix } : {}), line: options.continuation?.line }, csvOptions)
+      }
+      return readCsv(source(), csvOptions)
+    }
     case 'yaml':
       return readYamlLazily(source(), options)
     case 'parquet':

@@ -117,6 +117,8 @@ export interface ReadOptions {
   columns?: string[]
   /** CSV delimiter; sniffed from the header line when absent. */
   delimiter?: string
+  /** CSV: the file's text is read and parsed in a worker thread beside this one, where that pays (see `readCsvBeside`); `free`: where a core is free. */
+  parseThread?: boolean | 'free'
   /** Updated with the bytes read so far, for a progress bar. */
   progress?: { bytes: number }
   /** Parquet: what the file's schema metadata holds (the `huggingface` key, say). */

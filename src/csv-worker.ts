@@ -1,0 +1,6 @@
+/** A worker thread that reads and parses a CSV file's text beside the thread that converts its records (see `stepsBeside` in codecs/csv.ts). */
+import { parentPort } from 'node:worker_threads'
+import { parseBeside } from './codecs/csv.ts'
+
+if (!parentPort) throw new Error('csv-worker runs as a worker thread')
+parseBeside(parentPort)
