@@ -1,6 +1,7 @@
 /** Worker threads of the batch and of files converted in parts: starting one, and asking it for a reply. */
 import { availableParallelism, cpus, loadavg, type CpuInfo } from 'node:os'
 import { Worker, type ResourceLimits } from 'node:worker_threads'
+import { DataError, EvalferryError, type ErrorCode, type Location } from './errors.ts'
 
 /**
  * The cores no other work is using now: the idle share of every core over a short look (`lookMs`),
@@ -110,5 +111,117 @@ export function ask<R, T>(worker: Worker, message: unknown, answer: (reply: R) =
     worker.on('error', onError)
     worker.on('exit', onExit)
     worker.postMessage(message)
+  })
+}
+
+/** A fault as a worker posts it. */
+export interface ErrorReply {
+  name: string
+  code?: ErrorCode
+  message: string
+  location?: Location
+}
+
+function errorReply(error: unknown): { error: ErrorReply } {
+  const known = error instanceof EvalferryError
+  return { error: { name: error instanceof Error ? error.name : 'Error', message: error instanceof Error ? error.message : String(error), ...(known ? { code: error.code, location: error.location } : {}) } }
+}
+
+function revived({ name, code, message, location }: ErrorReply): Error {
+  if (!code) return new Error(message)
+  return name === 'DataError' ? new DataError(code, message, location) : new EvalferryError(code, message, location)
+}
+
+/** How long the cores are looked at before work is handed to a worker beside this thread, while it starts. */
+const LOOK_MS = 50
+
+/**
+ * A worker running `name` that reads ahead for this thread (see `repliesFrom`), sent `request`;
+ * with `when` `free`, the cores are looked at while it starts (it would be waited for anyway), and
+ * it is ended, and undefined given, when none is free: on a core another process keeps busy, such
+ * a worker took more time than it gave.
+ */
+export async function workerBeside(name: string, resourceLimits: ResourceLimits, when: true | 'free', request: unknown): Promise<Worker | undefined> {
+  const worker = startWorker(name, resourceLimits)
+  worker.postMessage(request)
+  if (when === 'free' && (await freeCores(LOOK_MS)) < 2) {
+    await worker.terminate()
+    return undefined
+  }
+  return worker
+}
+
+/**
+ * What `worker` posts, in order, to the one `last` tells ends them, each taken before the next is
+ * given: a fault it posts (see `serveAhead`), or its stopping, is thrown in its turn. It posts
+ * `ahead` messages at most before they are taken, and is given room back a quarter of them at a
+ * time: a message of its own for each reply taken took a tenth of this thread's time. The worker is
+ * ended when the replies end, or their reader stops.
+ */
+export async function* repliesFrom<T extends object>(worker: Worker, ahead: number, last: (reply: T) => boolean): AsyncGenerator<T> {
+  const replies: (T | { error: ErrorReply })[] = []
+  let stopped: { error: unknown } | undefined
+  let wake: (() => void) | undefined
+  const tell = (): void => {
+    const woken = wake
+    wake = undefined
+    woken?.()
+  }
+  const stop = (error: unknown): void => {
+    stopped ??= { error }
+    tell()
+  }
+  worker.on('message', (reply: T) => {
+    replies.push(reply)
+    tell()
+  })
+  worker.on('error', stop)
+  worker.on('exit', (code) => stop(new Error(`a worker stopped (exit code ${code}) before it was done`)))
+  let took = 0
+  try {
+    for (;;) {
+      while (!replies.length) {
+        if (stopped) throw stopped.error
+        await new Promise<void>((resolve) => (wake = resolve))
+      }
+      const reply = replies.shift()!
+      if ('error' in reply) throw revived(reply.error)
+      if (++took === Math.max(ahead >> 2, 1)) {
+        worker.postMessage({ took })
+        took = 0
+      }
+      yield reply
+      if (last(reply)) return
+    }
+  } finally {
+    await worker.terminate()
+  }
+}
+
+/**
+ * The worker's side of `repliesFrom`: runs `work` for the request it is sent, which posts with
+ * `post`, waiting while `ahead` of its messages are not yet taken; a fault it throws is posted.
+ */
+export function serveAhead<R>(
+  port: { on(event: 'message', listener: (message: R | { took: number }) => void): void; postMessage(message: unknown, transfer?: ArrayBuffer[]): void },
+  ahead: number,
+  work: (request: R, post: (message: object, transfer?: ArrayBuffer[]) => Promise<void>) => Promise<void>,
+): void {
+  let room = ahead
+  let wake: (() => void) | undefined
+  const post = async (message: object, transfer?: ArrayBuffer[]): Promise<void> => {
+    while (room === 0) await new Promise<void>((resolve) => (wake = resolve))
+    room--
+    port.postMessage(message, transfer)
+  }
+  port.on('message', (message) => {
+    if (typeof message === 'object' && message !== null && 'took' in message) {
+      room += message.took
+      const woken = wake
+      wake = undefined
+      woken?.()
+      return
+    }
+    work(message as R, post).catch((error: unknown) => port.postMessage(errorReply(error)))
   })
 }

@@ -9,7 +9,7 @@
 import { stat } from 'node:fs/promises'
 import { availableParallelism } from 'node:os'
 import { extname } from 'node:path'
-import { DataError, EvalferryError, LayoutError, type ErrorCode, type Location } from '../errors.ts'
+import { DataError, LayoutError } from '../errors.ts'
 import { fileText, withoutGzip, type FileText } from '../io.ts'
 import type { JsonObject } from '../model.ts'
 import { stringifyJson } from './json.ts'
@@ -159,11 +159,12 @@ interface BesideStep {
   bytes?: number
 }
 
-/** What the CSV worker is sent: the text to read and parse, then one `took` per message taken. */
-export type BesideRequest = { text: FileText; delimiter: string | undefined; counted: boolean } | { took: number }
-
-/** What the CSV worker posts: steps, or the fault that stopped it. */
-type BesideReply = BesideStep | { error: { name: string; code?: ErrorCode; message: string; location?: Location } }
+/** What the CSV worker is sent: the text to read and parse. */
+export interface BesideRequest {
+  text: FileText
+  delimiter: string | undefined
+  counted: boolean
+}
 
 /**
  * Cells' text the CSV worker gathers into one message, at least: 16 K characters, up to 32 KB,
@@ -174,7 +175,7 @@ type BesideReply = BesideStep | { error: { name: string; code?: ErrorCode; messa
 const MESSAGE_CHARS = 16 << 10
 
 /** Messages the CSV worker posts ahead of those this thread has taken; room is given back a quarter at a time. */
-const MESSAGES_AHEAD = 32
+export const MESSAGES_AHEAD = 32
 
 /**
  * The CSV worker's young generation: 8 MB took the same time as 16 MB (and the 48 MB a thread's
@@ -191,9 +192,6 @@ const WORKER_LIMITS = { maxYoungGenerationSizeMb: 8 }
  */
 export const parsedBeside = { fromBytes: 64 << 20 }
 
-/** How long the cores are looked at before a CSV is parsed beside this thread, while its worker starts. */
-const LOOK_MS = 50
-
 /**
  * The steps of parsing a file's text in a worker thread, while this thread converts the records
  * of the steps before: the worker reads the file and parses it, a little ahead. The steps come in
@@ -203,56 +201,15 @@ const LOOK_MS = 50
  * beside against 3.1 to 4.0 s in this thread.
  */
 async function* stepsBeside(text: FileText, options: ReadOptions, when: true | 'free'): AsyncGenerator<CsvStep> {
-  const { freeCores, startWorker } = await import('../workers.ts')
   const here = () => stepsHere(fileText(text.path, text, { line: text.line, progress: options.progress }), options.delimiter)
   if (availableParallelism() < 2 || (await bytesOf(text)) < parsedBeside.fromBytes) return yield* here()
-  const worker = startWorker('csv-worker', WORKER_LIMITS)
-  const replies: BesideReply[] = []
-  let stopped: { error: unknown } | undefined
-  let wake: (() => void) | undefined
-  const tell = (): void => {
-    const woken = wake
-    wake = undefined
-    woken?.()
-  }
-  worker.on('message', (reply: BesideReply) => {
-    replies.push(reply)
-    tell()
-  })
-  worker.on('error', (error) => {
-    stopped ??= { error }
-    tell()
-  })
-  worker.on('exit', (code) => {
-    stopped ??= { error: new Error(`the CSV parsing worker stopped (exit code ${code})`) }
-    tell()
-  })
-  worker.postMessage({ text, delimiter: options.delimiter, counted: options.progress !== undefined } satisfies BesideRequest)
-  let took = 0
-  try {
-    // The worker starts during the look: it would be waited for anyway.
-    if (when === 'free' && (await freeCores(LOOK_MS)) < 2) {
-      await worker.terminate()
-      return yield* here()
-    }
-    for (;;) {
-      while (!replies.length) {
-        if (stopped) throw stopped.error
-        await new Promise<void>((resolve) => (wake = resolve))
-      }
-      const reply = replies.shift()!
-      if ('error' in reply) throw revived(reply.error)
-      // A message of its own for each step taken took a tenth of this thread's time.
-      if (++took === MESSAGES_AHEAD >> 2) {
-        worker.postMessage({ took } satisfies BesideRequest)
-        took = 0
-      }
-      if (options.progress && reply.bytes !== undefined) options.progress.bytes = reply.bytes
-      yield unflattened(reply)
-      if (reply.last) return
-    }
-  } finally {
-    await worker.terminate()
+  const { repliesFrom, workerBeside } = await import('../workers.ts')
+  const request: BesideRequest = { text, delimiter: options.delimiter, counted: options.progress !== undefined }
+  const worker = await workerBeside('csv-worker', WORKER_LIMITS, when, request)
+  if (!worker) return yield* here()
+  for await (const reply of repliesFrom<BesideStep>(worker, MESSAGES_AHEAD, (step) => step.last === true)) {
+    if (options.progress && reply.bytes !== undefined) options.progress.bytes = reply.bytes
+    yield unflattened(reply)
   }
 }
 
@@ -265,11 +222,6 @@ async function bytesOf(text: FileText): Promise<number> {
     // Unreadable: reading it in this thread tells why.
     return 0
   }
-}
-
-function revived({ name, code, message, location }: { name: string; code?: ErrorCode; message: string; location?: Location }): Error {
-  if (!code) return new Error(message)
-  return name === 'DataError' ? new DataError(code, message, location) : new EvalferryError(code, message, location)
 }
 
 /** The step a message holds, its rows' cells sliced from the message's text. */
@@ -300,61 +252,40 @@ function unflattened(message: BesideStep): CsvStep {
 
 /**
  * The CSV worker's side of `stepsBeside`: reads and parses the text it is sent, and posts its
- * steps a megabyte at a time, no more than `MESSAGES_AHEAD` ahead of those taken.
+ * steps 16 K characters of cells at a time (see `serveAhead`).
  */
-export function parseBeside(port: { on(event: 'message', listener: (request: BesideRequest) => void): void; postMessage(reply: BesideReply, transfer?: ArrayBuffer[]): void }): void {
-  let room = MESSAGES_AHEAD
-  let wake: (() => void) | undefined
-  port.on('message', (request) => {
-    if ('took' in request) {
-      room += request.took
-      const woken = wake
-      wake = undefined
-      woken?.()
-      return
-    }
-    void run(request)
-  })
-
-  async function run({ text, delimiter, counted }: Extract<BesideRequest, { text: FileText }>): Promise<void> {
-    const progress = counted ? { bytes: 0 } : undefined
-    const parser = new CsvParser(delimiter)
-    let gathered: CsvStep = { parses: [] }
-    let chars = 0
-    let sent = 0
-    const send = async (last: boolean): Promise<void> => {
-      while (room === 0) await new Promise<void>((resolve) => (wake = resolve))
-      room--
-      const message = flattened(gathered, last, progress?.bytes)
-      port.postMessage(message, [message.ends.buffer as ArrayBuffer, ...message.parses.map((p) => p.widths.buffer as ArrayBuffer)])
-      gathered = { parses: [] }
-      chars = 0
-      sent++
-    }
-    try {
-      for await (const chunk of fileText(text.path, text, { line: text.line, progress })) {
-        const step = parser.push(typeof chunk === 'string' ? chunk : chunk.toString('utf8'))
-        for (const parse of step.parses) {
-          gathered.parses.push(parse)
-          for (const row of parse.result.rows) for (const cell of row) chars += cell.length
-        }
-        if (step.sepLine) gathered.sepLine = true
-        if (step.tooLong) {
-          gathered.tooLong = true
-          return await send(true)
-        }
-        if (chars >= MESSAGE_CHARS || (sent === 0 && gathered.parses.length)) await send(false)
-      }
-      const end = parser.end()
-      gathered.parses.push(...end.parses)
-      if (end.sepLine) gathered.sepLine = true
-      if (end.empty) gathered.empty = true
-      await send(true)
-    } catch (error) {
-      const known = error instanceof EvalferryError
-      port.postMessage({ error: { name: error instanceof Error ? error.name : 'Error', message: error instanceof Error ? error.message : String(error), ...(known ? { code: error.code, location: error.location } : {}) } })
-    }
+export async function parseBeside({ text, delimiter, counted }: BesideRequest, post: (message: object, transfer?: ArrayBuffer[]) => Promise<void>): Promise<void> {
+  const progress = counted ? { bytes: 0 } : undefined
+  const parser = new CsvParser(delimiter)
+  let gathered: CsvStep = { parses: [] }
+  let chars = 0
+  let sent = 0
+  const send = async (last: boolean): Promise<void> => {
+    const message = flattened(gathered, last, progress?.bytes)
+    await post(message, [message.ends.buffer as ArrayBuffer, ...message.parses.map((p) => p.widths.buffer as ArrayBuffer)])
+    gathered = { parses: [] }
+    chars = 0
+    sent++
   }
+  for await (const chunk of fileText(text.path, text, { line: text.line, progress })) {
+    const step = parser.push(typeof chunk === 'string' ? chunk : chunk.toString('utf8'))
+    for (const parse of step.parses) {
+      gathered.parses.push(parse)
+      for (const row of parse.result.rows) for (const cell of row) chars += cell.length
+    }
+    if (step.sepLine) gathered.sepLine = true
+    if (step.tooLong) {
+      gathered.tooLong = true
+      return send(true)
+    }
+    // The first rows go at once: this thread waits for them.
+    if (chars >= MESSAGE_CHARS || (sent === 0 && gathered.parses.length)) await send(false)
+  }
+  const end = parser.end()
+  gathered.parses.push(...end.parses)
+  if (end.sepLine) gathered.sepLine = true
+  if (end.empty) gathered.empty = true
+  await send(true)
 }
 
 /** `step` as a message: its cells' text joined, and where each ends. */
