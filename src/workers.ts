@@ -136,29 +136,25 @@ function revived({ name, code, message, location }: ErrorReply): Error {
 const LOOK_MS = 50
 
 /**
- * A worker running `name` that reads ahead for this thread (see `repliesFrom`), sent `request`;
- * with `when` `free`, the cores are looked at while it starts (it would be waited for anyway), and
- * it is ended, and undefined given, when none is free: on a core another process keeps busy, such
- * a worker took more time than it gave.
+ * What a worker running `name` posts for `request`, reading ahead for this thread: in order, to the
+ * one `last` tells ends them, each taken before the next is given. A fault it posts (see
+ * `serveAhead`), or its stopping, is thrown in its turn. It posts `ahead` messages at most before
+ * they are taken, and is given room back a quarter of them at a time: a message of its own for
+ * each reply taken took a tenth of this thread's time. It is ended when the replies end, or their
+ * reader stops. With `when` `free`, the cores are looked at while it starts (it would be waited for
+ * anyway), and it is ended, and undefined given, when none is free: on a core another process keeps
+ * busy, such a worker took more time than it gave.
  */
-export async function workerBeside(name: string, resourceLimits: ResourceLimits, when: true | 'free', request: unknown): Promise<Worker | undefined> {
+export async function repliesBeside<T extends object>(
+  name: string,
+  resourceLimits: ResourceLimits,
+  when: true | 'free',
+  request: unknown,
+  ahead: number,
+  last: (reply: T) => boolean,
+): Promise<AsyncGenerator<T> | undefined> {
   const worker = startWorker(name, resourceLimits)
-  worker.postMessage(request)
-  if (when === 'free' && (await freeCores(LOOK_MS)) < 2) {
-    await worker.terminate()
-    return undefined
-  }
-  return worker
-}
-
-/**
- * What `worker` posts, in order, to the one `last` tells ends them, each taken before the next is
- * given: a fault it posts (see `serveAhead`), or its stopping, is thrown in its turn. It posts
- * `ahead` messages at most before they are taken, and is given room back a quarter of them at a
- * time: a message of its own for each reply taken took a tenth of this thread's time. The worker is
- * ended when the replies end, or their reader stops.
- */
-export async function* repliesFrom<T extends object>(worker: Worker, ahead: number, last: (reply: T) => boolean): AsyncGenerator<T> {
+  // Heard from the start: a worker's message that comes while no one listens is lost.
   const replies: (T | { error: ErrorReply })[] = []
   let stopped: { error: unknown } | undefined
   let wake: (() => void) | undefined
@@ -177,29 +173,36 @@ export async function* repliesFrom<T extends object>(worker: Worker, ahead: numb
   })
   worker.on('error', stop)
   worker.on('exit', (code) => stop(new Error(`a worker stopped (exit code ${code}) before it was done`)))
-  let took = 0
-  try {
-    for (;;) {
-      while (!replies.length) {
-        if (stopped) throw stopped.error
-        await new Promise<void>((resolve) => (wake = resolve))
-      }
-      const reply = replies.shift()!
-      if ('error' in reply) throw revived(reply.error)
-      if (++took === Math.max(ahead >> 2, 1)) {
-        worker.postMessage({ took })
-        took = 0
-      }
-      yield reply
-      if (last(reply)) return
-    }
-  } finally {
+  worker.postMessage(request)
+  if (when === 'free' && (await freeCores(LOOK_MS)) < 2) {
     await worker.terminate()
+    return undefined
   }
+  return (async function* (): AsyncGenerator<T> {
+    let took = 0
+    try {
+      for (;;) {
+        while (!replies.length) {
+          if (stopped) throw stopped.error
+          await new Promise<void>((resolve) => (wake = resolve))
+        }
+        const reply = replies.shift()!
+        if ('error' in reply) throw revived(reply.error)
+        if (++took === Math.max(ahead >> 2, 1)) {
+          worker.postMessage({ took })
+          took = 0
+        }
+        yield reply
+        if (last(reply)) return
+      }
+    } finally {
+      await worker.terminate()
+    }
+  })()
 }
 
 /**
- * The worker's side of `repliesFrom`: runs `work` for the request it is sent, which posts with
+ * The worker's side of `repliesBeside`: runs `work` for the request it is sent, which posts with
  * `post`, waiting while `ahead` of its messages are not yet taken; a fault it throws is posted.
  */
 export function serveAhead<R>(

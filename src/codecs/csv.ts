@@ -203,11 +203,11 @@ export const parsedBeside = { fromBytes: 64 << 20 }
 async function* stepsBeside(text: FileText, options: ReadOptions, when: true | 'free'): AsyncGenerator<CsvStep> {
   const here = () => stepsHere(fileText(text.path, text, { line: text.line, progress: options.progress }), options.delimiter)
   if (availableParallelism() < 2 || (await bytesOf(text)) < parsedBeside.fromBytes) return yield* here()
-  const { repliesFrom, workerBeside } = await import('../workers.ts')
+  const { repliesBeside } = await import('../workers.ts')
   const request: BesideRequest = { text, delimiter: options.delimiter, counted: options.progress !== undefined }
-  const worker = await workerBeside('csv-worker', WORKER_LIMITS, when, request)
-  if (!worker) return yield* here()
-  for await (const reply of repliesFrom<BesideStep>(worker, MESSAGES_AHEAD, (step) => step.last === true)) {
+  const replies = await repliesBeside<BesideStep>('csv-worker', WORKER_LIMITS, when, request, MESSAGES_AHEAD, (step) => step.last === true)
+  if (!replies) return yield* here()
+  for await (const reply of replies) {
     if (options.progress && reply.bytes !== undefined) options.progress.bytes = reply.bytes
     yield unflattened(reply)
   }

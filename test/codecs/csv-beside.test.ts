@@ -3,13 +3,13 @@ import assert from 'node:assert/strict'
 import { readFileSync, writeFileSync } from 'node:fs'
 import { availableParallelism } from 'node:os'
 import { join } from 'node:path'
-import { parsedBeside, readCsv, readCsvBeside } from '../../src/codecs/csv.ts'
+import { MESSAGES_AHEAD, parsedBeside, readCsv, readCsvBeside, type BesideRequest } from '../../src/codecs/csv.ts'
 import { readRecords } from '../../src/codecs/index.ts'
 import type { ReadOptions, SourceRecord } from '../../src/codecs/types.ts'
 import { convert } from '../../src/convert.ts'
 import { runBatch } from '../../src/batch.ts'
 import { fileText } from '../../src/io.ts'
-import { workersRunning, workersStarted } from '../../src/workers.ts'
+import { repliesBeside, workersRunning, workersStarted } from '../../src/workers.ts'
 import { tempDir } from '../helpers/temp.ts'
 
 const dir = tempDir('csv-beside')
@@ -183,5 +183,21 @@ test('a conversion parsed beside writes the bytes of one parsed in this thread; 
   await runBatch([job], { jobs: 2 })
   assert.equal(workersStarted(), before + (beside ? 2 : 0))
   assert.equal(readFileSync(out('batch'), 'utf8'), readFileSync(out('here'), 'utf8'))
+  assert.equal(workersRunning(), 0)
+})
+
+test('what a worker posts before its replies are read, while the cores are looked at say, is kept', { timeout: 60_000 }, async () => {
+  const path = join(dir, 'early.csv')
+  writeFileSync(path, csvText(3000, 11))
+  const rows = (await outcome(readCsv(fileText(path, undefined, {}), options()), options())).read.length
+  const request: BesideRequest = { text: { path }, delimiter: undefined, counted: false }
+  const replies = await repliesBeside<{ parses: { widths: Int32Array }[]; last?: true }>('csv-worker', {}, true, request, MESSAGES_AHEAD, (m) => m.last === true)
+  assert.ok(replies)
+  // Long enough for the worker to start and post its first messages before anyone reads them.
+  await new Promise((resolve) => setTimeout(resolve, 3000))
+  let parsed = 0
+  for await (const message of replies) for (const parse of message.parses) parsed += parse.widths.length
+  // The header row, and any blank lines, are rows parsed that are not records.
+  assert.ok(parsed > rows && parsed < rows + 200, `${parsed} rows parsed, ${rows} records`)
   assert.equal(workersRunning(), 0)
 })
