@@ -1,6 +1,7 @@
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
 import { readFileSync, writeFileSync } from 'node:fs'
+import { gzipSync } from 'node:zlib'
 import { availableParallelism } from 'node:os'
 import { join } from 'node:path'
 import { MESSAGES_AHEAD, parsedBeside, readCsv, readCsvBeside, type BesideRequest } from '../../src/codecs/csv.ts'
@@ -110,6 +111,19 @@ test('a range of a CSV after its header (a shard, a part) reads beside as in thi
   assert.ok(here.read.length > 2000)
   assert.deepEqual(there, here)
   assert.deepEqual(here.read[0], rows.read[100])
+})
+
+test('a gzip-compressed CSV is inflated by the worker that parses it, as in this thread', async () => {
+  const path = join(dir, 'packed.csv.gz')
+  writeFileSync(path, gzipSync(csvText(5000, 21)))
+  const read = (parseThread: boolean) => {
+    const opts: ReadOptions = { ...options({ bytes: 0 }), parseThread }
+    return outcome(readRecords('csv', path, opts), opts).then((o) => ({ ...o, bytes: opts.progress!.bytes }))
+  }
+  const here = await read(false)
+  assert.ok(here.read.length > 4000)
+  assert.equal(here.bytes, readFileSync(path).length)
+  assert.deepEqual(await read(true), here)
 })
 
 test('beside, a fault in reading the file comes after the records before it, as in this thread, and the worker is gone', async () => {
