@@ -184,8 +184,7 @@ export const MESSAGES_AHEAD = 32
 const WORKER_LIMITS = { maxYoungGenerationSizeMb: 8 }
 
 /**
- * A file parsed beside this thread holds this many bytes at least, and those `parseThread: true`
- * forces in tests. On two cores, a CSV table to evalcase JSON Lines, parsed beside against in this
+ * A file parsed beside this thread holds this many bytes at least (tests set fewer). On two cores, a CSV table to evalcase JSON Lines, parsed beside against in this
  * thread: 100 MB 2.15 to 2.25 s against 2.48 to 2.61 s (DeepEval's CSV to its JSON, 3.2 to 3.7 s
  * against 3.6 to 3.8 s), 30 MB in the same time, 10 MB a tenth slower: the worker starts and warms
  * its code while this thread waits for its first rows.
