@@ -1,9 +1,9 @@
 /** A worker thread of a batch: converts the files it is sent, one at a time, and reports back. */
 import { parentPort } from 'node:worker_threads'
-import { EvalferryError } from './errors.ts'
 import { plainEnvironment } from './io.ts'
 import { convert } from './convert.ts'
 import type { FileConvertOptions } from './options.ts'
+import { errorReply } from './workers.ts'
 
 const PROGRESS_EVERY_MS = 200
 const port = parentPort
@@ -18,16 +18,7 @@ port.on('message', async (job: FileConvertOptions) => {
     const report = await convert({ ...job, progress })
     port.postMessage({ type: 'done', report, ...progress })
   } catch (error) {
-    const known = error instanceof EvalferryError
-    port.postMessage({
-      type: 'error',
-      error: {
-        code: known ? error.code : undefined,
-        message: error instanceof Error ? error.message : String(error),
-        location: known ? error.location : {},
-        ...(known && error.report ? { report: error.report } : {}),
-      },
-    })
+    port.postMessage({ type: 'error', error: errorReply(error) })
   } finally {
     clearInterval(timer)
   }

@@ -8,13 +8,13 @@ import { availableParallelism } from 'node:os'
 import { stat } from 'node:fs/promises'
 import type { Worker } from 'node:worker_threads'
 import { getAdapter } from '../adapters/index.ts'
-import { EvalferryError, UsageError, type ErrorCode, type Location } from './errors.ts'
+import { UsageError } from './errors.ts'
 import { isPipe, STDIO } from './io.ts'
 import { convert } from './convert.ts'
 import { detectFormat } from './read.ts'
 import type { FileConvertOptions } from './options.ts'
 import type { ConversionReport } from './report.ts'
-import { ask, freeCores, startWorker } from './workers.ts'
+import { ask, freeCores, revived, startWorker, type ErrorReply } from './workers.ts'
 import { largestFirst, locateShard, partName, shardFiles, type Shard } from './shards.ts'
 
 export interface BatchJob extends FileConvertOptions {}
@@ -51,7 +51,7 @@ interface WorkerReply {
   records?: number
   bytes?: number
   report?: ConversionReport
-  error?: { code: ErrorCode | undefined; message: string; location: Location; report?: ConversionReport }
+  error?: ErrorReply
 }
 
 /** Sends `job` to `worker` and resolves with its last reply (done or error); `onProgress` hears the progress it sends before. */
@@ -109,13 +109,6 @@ async function bytesToRead(job: Pick<BatchJob, 'input' | 'recordBytes'>): Promis
  */
 export async function startOrder(jobs: BatchJob[]): Promise<number[]> {
   return largestFirst(await Promise.all(jobs.map(async (job) => (await bytesToRead(job)) ?? Infinity)))
-}
-
-function revive(error: NonNullable<WorkerReply['error']>): Error {
-  if (!error.code) return new Error(error.message)
-  const revived = new EvalferryError(error.code, error.message, error.location)
-  if (error.report) revived.report = error.report
-  return revived
 }
 
 /**
@@ -250,7 +243,7 @@ export async function runBatch(jobs: BatchJob[], options: BatchOptions = {}): Pr
           const reply = await runInWorker(worker, job, onProgress)
           // The last progress message may be older than the file's end: the reply's counts are final.
           if (reply.bytes !== undefined) onProgress(reply.records ?? 0, reply.bytes)
-          if (reply.type === 'error') throw revive(reply.error!)
+          if (reply.type === 'error') throw revived(reply.error!)
           return reply.report!
         })
       } finally {

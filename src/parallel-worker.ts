@@ -2,7 +2,7 @@
 import { createWriteStream } from 'node:fs'
 import { finished } from 'node:stream/promises'
 import { parentPort } from 'node:worker_threads'
-import { EvalferryError } from './errors.ts'
+import { errorReply } from './workers.ts'
 import type { PartReply, PartRequest } from './parallel.ts'
 import { convertPart, readFileHead } from './convert-part.ts'
 import { StreamSink } from './io.ts'
@@ -26,10 +26,6 @@ port.on('message', async (request: PartRequest) => {
       stream.destroy()
     }
   } catch (error) {
-    const known = error instanceof EvalferryError
-    port.postMessage({
-      id: request.id,
-      error: { ...(known ? { code: error.code, location: error.location } : {}), message: error instanceof Error ? error.message : String(error) },
-    } satisfies PartReply)
+    port.postMessage({ id: request.id, error: errorReply(error) } satisfies PartReply)
   }
 })

@@ -14,10 +14,8 @@ import { open, stat } from 'node:fs/promises'
 import { availableParallelism } from 'node:os'
 import type { Worker } from 'node:worker_threads'
 import { getAdapter } from '../adapters/index.ts'
-import type { Container } from '../adapters/types.ts'
 import { containerOf } from './codecs/index.ts'
 import { namedDelimiter, sepDelimiter, sniffDelimiter } from './codecs/csv.ts'
-import type { ErrorCode, Location } from './errors.ts'
 import { IdSet, SEEN, StringTable, WRITTEN } from './ids.ts'
 import { convertPart, readFileHead } from './convert-part.ts'
 import { AtomicFile, isSpecialFile, removeShares, shareOf, startsAsGzip, STDIO } from './io.ts'
@@ -28,7 +26,7 @@ import type { FileConvertOptions, RecordBytes } from './options.ts'
 import type { FilePart, PartResult } from './parts.ts'
 import { startSidecar } from './sidecar.ts'
 import { addWarning, mergeReport, type ConversionReport } from './report.ts'
-import { ask, startWorker } from './workers.ts'
+import { ask, startWorker, type ErrorReply } from './workers.ts'
 
 /** Files smaller than this convert in one thread: splitting would not pay for itself. */
 export const SPLIT_MIN_BYTES = 8 << 20
@@ -45,7 +43,7 @@ export interface PartRequest {
 
 export type PartReply =
   | { id: number; result: PartResult }
-  | { id: number; error: { code?: ErrorCode; message: string; location?: Location } }
+  | { id: number; error: ErrorReply }
 
 /** Thrown inside to mean: convert this file again in one thread. */
 class Serial extends Error {}

@@ -2,6 +2,7 @@
 import { availableParallelism, cpus, loadavg, type CpuInfo } from 'node:os'
 import { Worker, type ResourceLimits } from 'node:worker_threads'
 import { DataError, EvalferryError, type ErrorCode, type Location } from './errors.ts'
+import type { ConversionReport } from './report.ts'
 
 /**
  * The cores no other work is using now: the idle share of every core over a short look (`lookMs`),
@@ -114,22 +115,27 @@ export function ask<R, T>(worker: Worker, message: unknown, answer: (reply: R) =
   })
 }
 
-/** A fault as a worker posts it. */
+/** A fault as a worker posts it: an evalferry error's class, code, place and report, or another's message. */
 export interface ErrorReply {
   name: string
   code?: ErrorCode
   message: string
   location?: Location
+  report?: ConversionReport
 }
 
-function errorReply(error: unknown): { error: ErrorReply } {
-  const known = error instanceof EvalferryError
-  return { error: { name: error instanceof Error ? error.name : 'Error', message: error instanceof Error ? error.message : String(error), ...(known ? { code: error.code, location: error.location } : {}) } }
+/** `error` as a worker posts it (see `revived`). */
+export function errorReply(error: unknown): ErrorReply {
+  if (!(error instanceof EvalferryError)) return { name: error instanceof Error ? error.name : 'Error', message: error instanceof Error ? error.message : String(error) }
+  return { name: error.name, code: error.code, message: error.message, location: error.location, ...(error.report ? { report: error.report } : {}) }
 }
 
-function revived({ name, code, message, location }: ErrorReply): Error {
+/** The error a worker posted (see `errorReply`), made again in this thread. */
+export function revived({ name, code, message, location, report }: ErrorReply): Error {
   if (!code) return new Error(message)
-  return name === 'DataError' ? new DataError(code, message, location) : new EvalferryError(code, message, location)
+  const error = name === 'DataError' ? new DataError(code, message, location) : new EvalferryError(code, message, location)
+  if (report) error.report = report
+  return error
 }
 
 /** How long the cores are looked at before work is handed to a worker beside this thread, while it starts. */
@@ -225,6 +231,6 @@ export function serveAhead<R>(
       woken?.()
       return
     }
-    work(message as R, post).catch((error: unknown) => port.postMessage(errorReply(error)))
+    work(message as R, post).catch((error: unknown) => port.postMessage({ error: errorReply(error) }))
   })
 }
