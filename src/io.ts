@@ -30,9 +30,9 @@ export interface FileText {
   line?: number | undefined
 }
 
-/** The text of `file`: all of it (`textSource`), or its range after its prefix (`rangeSource`). */
-export function fileText(path: string, part: Omit<FileText, 'path' | 'line'> | undefined, at: { line?: number | undefined; progress?: { bytes: number } | undefined }): ByteSource {
-  return part?.range ? rangeSource(path, part.range, { prefix: part.prefix, line: at.line, progress: at.progress }) : textSource(path, at.progress)
+/** The text of a file: all of it (`textSource`), or its range after its prefix (`rangeSource`). */
+export function fileText({ path, range, prefix, line }: FileText, progress?: { bytes: number }): ByteSource {
+  return range ? rangeSource(path, range, { prefix, line, progress }) : textSource(path, progress)
 }
 
 /** The chunks of `stream`, counting their bytes into `progress` (the bytes read of the file, compressed or not). */

@@ -167,8 +167,8 @@ export interface BesideRequest {
 }
 
 /**
- * Cells' text the CSV worker gathers into one message, at least: 16 K characters, up to 32 KB,
- * so that the message's text is made in the young generation of this thread's heap. Messages of
+ * Text the CSV worker parses into one message: 16 K characters, and what its last parse took over
+ * them, so that the message's text is made in the young generation of this thread's heap. Messages of
  * 1 MB went to its large-object space, which only a full collection empties: 100 MB of a CSV table
  * peaked at 250 to 290 MB that way, against 140 to 150 MB now.
  */
@@ -200,7 +200,7 @@ export const parsedBeside = { fromBytes: 64 << 20 }
  * beside against 3.1 to 4.0 s in this thread.
  */
 async function* stepsBeside(text: FileText, options: ReadOptions, when: true | 'free'): AsyncGenerator<CsvStep> {
-  const here = () => stepsHere(fileText(text.path, text, { line: text.line, progress: options.progress }), options.delimiter)
+  const here = () => stepsHere(fileText(text, options.progress), options.delimiter)
   if (availableParallelism() < 2 || (await bytesOf(text)) < parsedBeside.fromBytes) return yield* here()
   const { repliesBeside } = await import('../workers.ts')
   const request: BesideRequest = { text, delimiter: options.delimiter, counted: options.progress !== undefined }
@@ -251,7 +251,7 @@ function unflattened(message: BesideStep): CsvStep {
 
 /**
  * The CSV worker's side of `stepsBeside`: reads and parses the text it is sent, and posts its
- * steps 16 K characters of cells at a time (see `serveAhead`).
+ * steps about 16 K characters of text at a time (see `serveAhead`).
  */
 export async function parseBeside({ text, delimiter, counted }: BesideRequest, post: (message: object, transfer?: ArrayBuffer[]) => Promise<void>): Promise<void> {
   const progress = counted ? { bytes: 0 } : undefined
@@ -266,11 +266,12 @@ export async function parseBeside({ text, delimiter, counted }: BesideRequest, p
     chars = 0
     sent++
   }
-  for await (const chunk of fileText(text.path, text, { line: text.line, progress })) {
+  for await (const chunk of fileText(text, progress)) {
     const step = parser.push(typeof chunk === 'string' ? chunk : chunk.toString('utf8'))
     for (const parse of step.parses) {
       gathered.parses.push(parse)
-      for (const row of parse.result.rows) for (const cell of row) chars += cell.length
+      // The text a parse took: its cells' text and no less.
+      chars += parse.result.cursor
     }
     if (step.sepLine) gathered.sepLine = true
     if (step.tooLong) {

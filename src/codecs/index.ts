@@ -2,7 +2,7 @@
 import { extname } from 'node:path'
 import type { Container, FileLayout } from '../../adapters/types.ts'
 import { UsageError } from '../errors.ts'
-import { fileText, isGzipName, STDIO, withoutGzip } from '../io.ts'
+import { fileText, isGzipName, STDIO, withoutGzip, type FileText } from '../io.ts'
 import { csvWriter, namedDelimiter, readCsv, readCsvBeside } from './csv.ts'
 import { jsonWriter, readJson } from './json.ts'
 import { jsonlWriter, readJsonl } from './jsonl.ts'
@@ -45,7 +45,8 @@ export function readRecords(
   options: ReadOptions,
   part?: { text?: string; range?: { start: number; end: number }; prefix?: string },
 ): AsyncIterable<SourceRecord> {
-  const source = () => (part?.text !== undefined ? [part.text] : fileText(path, part, { line: options.continuation?.line, progress: options.progress }))
+  const text: FileText = { path, ...(part?.range ? { range: part.range, prefix: part.prefix } : {}), line: options.continuation?.line }
+  const source = () => (part?.text !== undefined ? [part.text] : fileText(text, options.progress))
   switch (container) {
     case 'json':
       return readJson(source(), options)
@@ -54,7 +55,7 @@ export function readRecords(
     case 'csv': {
       const csvOptions = { ...options, delimiter: options.delimiter ?? namedDelimiter(path) }
       if (options.parseThread && part?.text === undefined && path !== STDIO) {
-        return readCsvBeside({ path, ...(part?.range ? { range: part.range, prefix: part.prefix } : {}), line: options.continuation?.line }, csvOptions)
+        return readCsvBeside(text, csvOptions)
       }
       return readCsv(source(), csvOptions)
     }

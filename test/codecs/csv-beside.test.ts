@@ -80,7 +80,7 @@ test('a CSV read and parsed beside this thread gives the records, lines and faul
     const path = join(dir, `t${seed}.csv`)
     writeFileSync(path, csvText(seed === 40 ? 40_000 : 30 + seed * 5, seed))
     const [here, there] = [options(), options()]
-    const expected = await outcome(readCsv(fileText(path, undefined, {}), here), here)
+    const expected = await outcome(readCsv(fileText({ path }), here), here)
     const got = await outcome(readCsvBeside({ path }, there), there)
     assert.deepEqual(got, expected, `seed ${seed}`)
     files++
@@ -97,7 +97,7 @@ test('a range of a CSV after its header (a shard, a part) reads beside as in thi
   writeFileSync(path, text)
   const bytes = Buffer.from(text)
   // A range that starts at a row: after the header and 100 more rows of the in-thread read.
-  const rows = await outcome(readCsv(fileText(path, undefined, {}), options()), options())
+  const rows = await outcome(readCsv(fileText({ path }), options()), options())
   const line = (rows.read[100] as [unknown, number])[1]
   let start = 0
   for (let seen = 1; seen < line; start++) if (bytes[start] === 0x0a || (bytes[start] === 0x0d && bytes[start + 1] !== 0x0a)) seen++
@@ -132,7 +132,7 @@ test('beside, a fault in reading the file comes after the records before it, as 
   const cut = Buffer.from(text.slice(0, Math.floor(text.length * 0.6)))
   writeFileSync(path, Buffer.concat([cut, Buffer.from([0xff, 0xfe, 0x41]), Buffer.from(text.slice(Math.floor(text.length * 0.6)))]))
   const [here, there] = [options(), options()]
-  const expected = await outcome(readCsv(fileText(path, undefined, {}), here), here)
+  const expected = await outcome(readCsv(fileText({ path }), here), here)
   assert.equal((expected.fault as { code: string }).code, 'E_PARSE')
   assert.match((expected.fault as { message: string }).message, /UTF-8/)
   assert.ok(expected.read.length > 1000)
@@ -144,7 +144,7 @@ test('beside, a row past the record limit is refused at its line, as in this thr
   const path = join(dir, 'long-row.csv')
   writeFileSync(path, `q,a\n1,x\n2,"${'y'.repeat(33 << 20)}"\n`)
   const [here, there] = [options(), options()]
-  const expected = await outcome(readCsv(fileText(path, undefined, {}), here), here)
+  const expected = await outcome(readCsv(fileText({ path }), here), here)
   assert.deepEqual(expected.read, [[{ q: '1', a: 'x' }, 2, 0, undefined, undefined]])
   assert.match((expected.fault as { message: string }).message, /longer than/)
   assert.deepEqual(await outcome(readCsvBeside({ path }, there), there), expected)
@@ -203,7 +203,7 @@ test('a conversion parsed beside writes the bytes of one parsed in this thread; 
 test('what a worker posts before its replies are read, while the cores are looked at say, is kept', { timeout: 60_000 }, async () => {
   const path = join(dir, 'early.csv')
   writeFileSync(path, csvText(3000, 11))
-  const rows = (await outcome(readCsv(fileText(path, undefined, {}), options()), options())).read.length
+  const rows = (await outcome(readCsv(fileText({ path }), options()), options())).read.length
   const request: BesideRequest = { text: { path }, delimiter: undefined, counted: false }
   const replies = await repliesBeside<{ parses: { widths: Int32Array }[]; last?: true }>('csv-worker', {}, true, request, MESSAGES_AHEAD, (m) => m.last === true)
   assert.ok(replies)
