@@ -9,9 +9,10 @@ import { stat } from 'node:fs/promises'
 import type { Worker } from 'node:worker_threads'
 import { getAdapter } from '../adapters/index.ts'
 import { UsageError } from './errors.ts'
-import { isPipe, STDIO } from './io.ts'
+import { isPipe, removeOwnTemps, STDIO } from './io.ts'
 import { convert } from './convert.ts'
 import { detectFormat } from './read.ts'
+import { filesWritten } from './write.ts'
 import type { FileConvertOptions } from './options.ts'
 import type { ConversionReport } from './report.ts'
 import { ask, freeCores, revived, startWorker, type ErrorReply } from './workers.ts'
@@ -128,8 +129,17 @@ const LANE_BYTES = 32 << 20
  * Lines: a peak of 128 to 130 MB against 175 to 179 MB with this thread as one lane and an uncapped
  * worker as the other, in 2.27 to 2.32 s against 2.11 to 2.27 s; two tables of 100 MB, 130 against
  * 173 to 178 MB, in 3.31 to 3.62 s against 3.06 to 3.32 s. Capped at 12 MB, the peak was 136 to 138 MB.
+ *
+ * The old generation is capped under 2 GiB, about half of what a thread has here. Under 2 GiB, V8
+ * lets the old generation grow to at most twice what it kept at its last full collection, not four
+ * times: a streamed conversion's text and buffers outlive the small young generation, and each
+ * file left a lane's heap larger until it held 35 MB where 12 MB were live. Two cores, in
+ * alternating runs: 8 tables of 10 MB peaked at 119 to 124 MB against 128 to 131 MB, a table of
+ * 100 MB and a DeepEval CSV of 100 MB at 121 to 126 MB against 151 to 156 MB, in the same time.
+ * A conversion streams in far less. A YAML file that needs its whole-document parse needs about 70
+ * times its size, and one of 25 MB or more outgrows a lane: it converts again in this thread.
  */
-const LANE_LIMITS = { maxYoungGenerationSizeMb: 6 }
+const LANE_LIMITS = { maxYoungGenerationSizeMb: 6, maxOldGenerationSizeMb: 2000 }
 
 /** The lanes a batch of `bytes` in `files` files takes when `--jobs` is not given, on `cores` cores of which `free` are free (see `freeCores`). */
 export function defaultLanes(bytes: number, files: number, cores: number, free = cores, laneBytes = LANE_BYTES): number {
@@ -146,6 +156,8 @@ export interface BatchOptions {
   splitFromBytes?: number
   /** Unless `jobs` is given, a lane per this many bytes of input (default 32 MiB). */
   laneBytes?: number
+  /** The old generation of a lane's heap, in MB (default 2000; see `LANE_LIMITS`): a file that outgrows it converts again in this thread. */
+  laneHeapMb?: number
   onProgress?: (progress: BatchProgress) => void
   /** Hears each file's report as the file is written, so a failed batch still tells what it wrote. */
   onDone?: (index: number, report: ConversionReport) => void
@@ -236,11 +248,23 @@ export async function runBatch(jobs: BatchJob[], options: BatchOptions = {}): Pr
     // for which the look finds no core free are stopped before they take a file. Starting after the
     // look left both cores idle for its tenth of a second. A look that leaves one lane stops them
     // all: the files convert in this thread, as in a batch of one lane.
-    const workers = Array.from({ length: parallel }, () => startWorker('batch-worker', LANE_LIMITS))
-    const inWorker = async (worker: Worker): Promise<void> => {
+    const limits = options.laneHeapMb === undefined ? LANE_LIMITS : { ...LANE_LIMITS, maxOldGenerationSizeMb: options.laneHeapMb }
+    const workers = Array.from({ length: parallel }, () => startWorker('batch-worker', limits))
+    const inWorker = async (first: Worker): Promise<void> => {
+      let worker = first
       try {
         await lane(async (job, onProgress) => {
-          const reply = await runInWorker(worker, job, onProgress)
+          let reply: WorkerReply
+          try {
+            reply = await runInWorker(worker, job, onProgress)
+          } catch (error) {
+            if ((error as NodeJS.ErrnoException).code !== 'ERR_WORKER_OUT_OF_MEMORY') throw error
+            // The file outgrew the lane's heap: it converts again in this thread, whose heap is not
+            // capped, once what the worker began of it is removed; the lane goes on in a new worker.
+            worker = startWorker('batch-worker', limits)
+            await removeBegun(job)
+            return inThisThread(onProgress, (counters) => convert({ ...job, progress: counters }))
+          }
           // The last progress message may be older than the file's end: the reply's counts are final.
           if (reply.bytes !== undefined) onProgress(reply.records ?? 0, reply.bytes)
           if (reply.type === 'error') throw revived(reply.error!)
@@ -261,6 +285,12 @@ export async function runBatch(jobs: BatchJob[], options: BatchOptions = {}): Pr
   }
   if (failure !== undefined) throw failure
   return reports
+}
+
+/** Removes the temporaries of the files `job` writes (its output, sidecar and rejects), as a worker that died left them. */
+async function removeBegun(job: BatchJob): Promise<void> {
+  const paths = [...(await filesWritten(job.output, job.to, job.outputContainer)).map((file) => file.path), job.rejects]
+  await Promise.all(paths.filter((path): path is string => path !== undefined && path !== STDIO).map(removeOwnTemps))
 }
 
 /** Runs `conversion` in this thread, telling `onProgress` its counts every 100 ms and at its end. */

@@ -192,6 +192,33 @@ test('unasked, a batch that could use two lanes starts its workers while it look
   for (const name of names) assert.deepEqual(inputsOf(join(dir, 'looked-out', `${name}.jsonl`)), inputsOf(join(inputs, `${name}.jsonl`)))
 })
 
+test('a file that outgrows a lane\'s heap converts again in this thread, and the lane goes on in a new worker', async () => {
+  const inputs = join(dir, 'outgrown')
+  const out = join(dir, 'outgrown-out')
+  mkdirSync(inputs)
+  // A YAML directive sends the whole file to the whole-document parser, which needs far more than
+  // the 64 MB the lanes are given here: about 70 times the file's 1.5 MB.
+  const cases = Array.from({ length: 6000 }, (_, i) => `  - description: case ${i}\n    vars:\n      input: "What is ${i} times ${i}, in words and in digits?"\n    assert:\n      - type: equals\n        value: "${i * i}"\n`)
+  writeFileSync(join(inputs, 'whole.yaml'), '%YAML 1.2\n---\ntests:\n' + cases.join(''))
+  goldens(join(inputs, 'small.jsonl'), 30, 'small')
+  const jobs = [
+    { input: join(inputs, 'whole.yaml'), output: join(out, 'whole.jsonl'), from: 'promptfoo' as const, to: 'deepeval' as const },
+    { input: join(inputs, 'small.jsonl'), output: join(out, 'small.jsonl'), from: 'deepeval' as const, to: 'deepeval' as const },
+  ]
+  const before = workersStarted()
+  const reports = await runBatch(jobs, { jobs: 2, laneHeapMb: 64 })
+  // Two lanes, and one more worker for the lane whose worker ran out of memory.
+  assert.equal(workersStarted(), before + 3)
+  assert.equal(workersRunning(), 0)
+  assert.deepEqual(reports.map((r) => r.records.written), [6000, 30])
+  const whole = readFileSync(join(out, 'whole.jsonl'), 'utf8').trim().split('\n').map((line) => JSON.parse(line) as { input: string; expected_output?: string })
+  assert.equal(whole.length, 6000)
+  assert.deepEqual([whole[5999]!.input, whole[5999]!.expected_output], ['What is 5999 times 5999, in words and in digits?', '35988001'])
+  assert.deepEqual(inputsOf(join(out, 'small.jsonl')), inputsOf(join(inputs, 'small.jsonl')))
+  // What the worker began of the file it could not finish is gone.
+  assert.deepEqual(readdirSafe(out).sort(), ['small.jsonl', 'whole.jsonl'])
+})
+
 test('a failing file in a batch exits 1 naming that file, and writes no output for it', async () => {
   const inputs = join(dir, 'with-bad')
   mkdirSync(inputs)
