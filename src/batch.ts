@@ -8,7 +8,7 @@ import { availableParallelism } from 'node:os'
 import { stat } from 'node:fs/promises'
 import type { Worker } from 'node:worker_threads'
 import { getAdapter } from '../adapters/index.ts'
-import { UsageError } from './errors.ts'
+import { EvalferryError, UsageError } from './errors.ts'
 import { isPipe, removeOwnTemps, STDIO } from './io.ts'
 import { convert } from './convert.ts'
 import { detectFormat } from './read.ts'
@@ -263,6 +263,10 @@ export async function runBatch(jobs: BatchJob[], options: BatchOptions = {}): Pr
             // capped, once what the worker began of it is removed; the lane goes on in a new worker.
             worker = startWorker('batch-worker', limits)
             await removeBegun(job)
+            if (job.input === STDIO || (await isPipe(job.input))) {
+              const heap = limits.maxOldGenerationSizeMb
+              throw new EvalferryError('E_IO', `needed more than the ${heap} MB of memory a batch gives each file converted beside another, and a pipe's bytes cannot be read again: convert it with --jobs 1`, { file: job.input })
+            }
             return inThisThread(onProgress, (counters) => convert({ ...job, progress: counters }))
           }
           // The last progress message may be older than the file's end: the reply's counts are final.

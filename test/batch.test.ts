@@ -2,6 +2,7 @@ import { test } from 'node:test'
 import assert from 'node:assert/strict'
 import { spawnSync } from 'node:child_process'
 import { mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs'
+import { writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { availableParallelism } from 'node:os'
 import { gzipSync } from 'node:zlib'
@@ -192,14 +193,20 @@ test('unasked, a batch that could use two lanes starts its workers while it look
   for (const name of names) assert.deepEqual(inputsOf(join(dir, 'looked-out', `${name}.jsonl`)), inputsOf(join(inputs, `${name}.jsonl`)))
 })
 
+/**
+ * promptfoo tests of 1.5 MB whose YAML directive sends them to the whole-document parser, which
+ * needs about 70 times that: far more than the 64 MB the lanes are given in these tests.
+ */
+function wholeYaml(): string {
+  const cases = Array.from({ length: 6000 }, (_, i) => `  - description: case ${i}\n    vars:\n      input: "What is ${i} times ${i}, in words and in digits?"\n    assert:\n      - type: equals\n        value: "${i * i}"\n`)
+  return '%YAML 1.2\n---\ntests:\n' + cases.join('')
+}
+
 test('a file that outgrows a lane\'s heap converts again in this thread, and the lane goes on in a new worker', async () => {
   const inputs = join(dir, 'outgrown')
   const out = join(dir, 'outgrown-out')
   mkdirSync(inputs)
-  // A YAML directive sends the whole file to the whole-document parser, which needs far more than
-  // the 64 MB the lanes are given here: about 70 times the file's 1.5 MB.
-  const cases = Array.from({ length: 6000 }, (_, i) => `  - description: case ${i}\n    vars:\n      input: "What is ${i} times ${i}, in words and in digits?"\n    assert:\n      - type: equals\n        value: "${i * i}"\n`)
-  writeFileSync(join(inputs, 'whole.yaml'), '%YAML 1.2\n---\ntests:\n' + cases.join(''))
+  writeFileSync(join(inputs, 'whole.yaml'), wholeYaml())
   goldens(join(inputs, 'small.jsonl'), 30, 'small')
   const jobs = [
     { input: join(inputs, 'whole.yaml'), output: join(out, 'whole.jsonl'), from: 'promptfoo' as const, to: 'deepeval' as const },
@@ -217,6 +224,30 @@ test('a file that outgrows a lane\'s heap converts again in this thread, and the
   assert.deepEqual(inputsOf(join(out, 'small.jsonl')), inputsOf(join(inputs, 'small.jsonl')))
   // What the worker began of the file it could not finish is gone.
   assert.deepEqual(readdirSafe(out).sort(), ['small.jsonl', 'whole.jsonl'])
+})
+
+// A pipe read again would wait for a writer that has gone: the timeout ends such a wait.
+test('a pipe that outgrows a lane\'s heap fails naming it, since its bytes cannot be read again, and leaves nothing begun', { timeout: 120_000 }, async () => {
+  const inputs = join(dir, 'outgrown-pipe')
+  const out = join(dir, 'outgrown-pipe-out')
+  mkdirSync(inputs)
+  const piped = join(inputs, 'whole.yaml')
+  assert.equal(spawnSync('mkfifo', [piped]).status, 0)
+  const written = writeFile(piped, wholeYaml())
+  goldens(join(inputs, 'small.jsonl'), 30, 'small')
+  const jobs = [
+    { input: piped, output: join(out, 'whole.jsonl'), from: 'promptfoo' as const, to: 'deepeval' as const },
+    { input: join(inputs, 'small.jsonl'), output: join(out, 'small.jsonl'), from: 'deepeval' as const, to: 'deepeval' as const },
+  ]
+  await assert.rejects(runBatch(jobs, { jobs: 2, laneHeapMb: 64 }), (error: EvalferryError) => {
+    assert.equal(error.code, 'E_IO')
+    assert.equal(error.location.file, piped)
+    assert.match(error.message, /more than the 64 MB .* a pipe's bytes cannot be read again: convert it with --jobs 1/)
+    return true
+  })
+  await written
+  assert.equal(workersRunning(), 0)
+  assert.deepEqual(readdirSafe(out), ['small.jsonl'])
 })
 
 test('a failing file in a batch exits 1 naming that file, and writes no output for it', async () => {
