@@ -139,12 +139,12 @@ async function* csvRecords(steps: AsyncIterable<CsvStep>, options: ReadOptions):
 /** The steps of parsing `source`'s text, in this thread. */
 async function* stepsHere(source: ByteSource, delimiter: string | undefined): AsyncGenerator<CsvStep> {
   const parser = new CsvParser(delimiter)
-  for await (const chunk of source) yield parser.push(typeof chunk === 'string' ? chunk : chunk.toString('utf8'))
+  for await (const chunk of source) yield parser.push(chunk)
   yield parser.end()
 }
 
 /**
- * A message of the CSV worker: the steps of about a megabyte of text, their cells' text as one
+ * A message of the CSV worker: the steps of about 16 K characters of text, their cells' text as one
  * string (`text`, each cell ending at its `ends`), which this thread slices again, rather than as
  * a string each, which it would copy one by one; `bytes` read of the file so far, when counted.
  */
@@ -266,25 +266,24 @@ export async function parseBeside({ text, delimiter, counted }: BesideRequest, p
     chars = 0
     sent++
   }
-  for await (const chunk of fileText(text, progress)) {
-    const step = parser.push(typeof chunk === 'string' ? chunk : chunk.toString('utf8'))
+  /** Adds `step` to the message being gathered. */
+  const gather = (step: CsvStep): void => {
     for (const parse of step.parses) {
       gathered.parses.push(parse)
       // The text a parse took: its cells' text and no less.
       chars += parse.result.cursor
     }
     if (step.sepLine) gathered.sepLine = true
-    if (step.tooLong) {
-      gathered.tooLong = true
-      return send(true)
-    }
+    if (step.tooLong) gathered.tooLong = true
+    if (step.empty) gathered.empty = true
+  }
+  for await (const chunk of fileText(text, progress)) {
+    gather(parser.push(chunk))
+    if (gathered.tooLong) return send(true)
     // The first rows go at once: this thread waits for them.
     if (chars >= MESSAGE_CHARS || (sent === 0 && gathered.parses.length)) await send(false)
   }
-  const end = parser.end()
-  gathered.parses.push(...end.parses)
-  if (end.sepLine) gathered.sepLine = true
-  if (end.empty) gathered.empty = true
+  gather(parser.end())
   await send(true)
 }
 
@@ -351,9 +350,9 @@ export class CsvParser {
 
   constructor(private readonly named: string | undefined) {}
 
-  push(chunk: string): CsvStep {
+  push(chunk: string | Buffer): CsvStep {
     const step: CsvStep = { parses: [] }
-    let text = chunk
+    let text = typeof chunk === 'string' ? chunk : chunk.toString('utf8')
     if (!this.rowEnds) {
       this.head += text
       if (this.head.length > MAX_RECORD_CHARS) return { parses: [], tooLong: true }
