@@ -61,11 +61,21 @@ export function startWorker(name: string, resourceLimits?: ResourceLimits): Work
   }
   running.add(worker)
   started++
-  worker.once('exit', () => running.delete(worker))
+  // Heard from the start, so that a worker that fails while it waits for work (out of memory as it
+  // loads, say) is not an unhandled error: `ask` tells the fault to the next one to ask it.
+  worker.on('error', (error) => {
+    if (!stoppedBy.has(worker)) stoppedBy.set(worker, error)
+  })
+  worker.once('exit', (code) => {
+    running.delete(worker)
+    if (!stoppedBy.has(worker)) stoppedBy.set(worker, new Error(`a worker exited (code ${code}) before it answered`))
+  })
   return worker
 }
 
 const running = new Set<Worker>()
+/** Why each worker this thread started stopped: its fault, or its exit. */
+const stoppedBy = new WeakMap<Worker, Error>()
 let started = 0
 
 /** How many workers this thread has started, for tests that a conversion stayed on this thread. */
@@ -85,9 +95,11 @@ export async function stopWorkers(): Promise<void> {
 
 /**
  * Posts `message` to `worker` and resolves with the first reply that `answer` takes (returns other
- * than undefined for); rejects when the worker fails or exits first.
+ * than undefined for); rejects when the worker fails or exits first, or has stopped already.
  */
 export function ask<R, T>(worker: Worker, message: unknown, answer: (reply: R) => T | undefined): Promise<T> {
+  const stopped = stoppedBy.get(worker)
+  if (stopped) return Promise.reject(stopped)
   return new Promise((resolve, reject) => {
     const settle = (): void => {
       worker.off('message', onMessage)

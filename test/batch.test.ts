@@ -226,6 +226,22 @@ test('a file that outgrows a lane\'s heap converts again in this thread, and the
   assert.deepEqual(readdirSafe(out).sort(), ['small.jsonl', 'whole.jsonl'])
 })
 
+test('a batch whose lanes\' workers fail as they load, while nothing is asked of them, converts every file in this thread', async () => {
+  const inputs = join(dir, 'dead-lanes')
+  const out = join(dir, 'dead-lanes-out')
+  mkdirSync(inputs)
+  const jobs = [1, 2, 3].map((n) => {
+    goldens(join(inputs, `g${n}.jsonl`), 10 * n, `g${n}`)
+    return { input: join(inputs, `g${n}.jsonl`), output: join(out, `g${n}.jsonl`), from: 'deepeval' as const, to: 'deepeval' as const }
+  })
+  // 2 MB of heap: each worker runs out of memory loading its code, the new ones among them while
+  // this thread converts a file and none of them is asked anything.
+  const reports = await runBatch(jobs, { jobs: 2, laneHeapMb: 2 })
+  assert.deepEqual(reports.map((r) => r.records.written), [10, 20, 30])
+  for (const n of [1, 2, 3]) assert.deepEqual(inputsOf(join(out, `g${n}.jsonl`)), inputsOf(join(inputs, `g${n}.jsonl`)))
+  assert.equal(workersRunning(), 0)
+})
+
 // A pipe read again would wait for a writer that has gone: the timeout ends such a wait.
 test('a pipe that outgrows a lane\'s heap fails naming it, since its bytes cannot be read again, and leaves nothing begun', { timeout: 120_000 }, async () => {
   const inputs = join(dir, 'outgrown-pipe')

@@ -2,7 +2,7 @@ import { test } from 'node:test'
 import assert from 'node:assert/strict'
 import { Worker } from 'node:worker_threads'
 import { availableParallelism, type CpuInfo } from 'node:os'
-import { ask, idleCores, lookAtCores } from '../src/workers.ts'
+import { ask, idleCores, lookAtCores, startWorker } from '../src/workers.ts'
 
 /** A worker from source text that answers each message as `body` says (`port` and `message` in scope). */
 function worker(body: string): Worker {
@@ -28,6 +28,16 @@ test('ask rejects when the worker fails, and when it exits without answering', a
   await assert.rejects(ask(worker(`throw new Error('broken ' + message)`), 'part', () => 1), /broken part/)
   // A worker that exits leaves nothing to wait for: the caller hears it at once.
   await assert.rejects(ask(worker(`process.exit(3)`), 'part', () => 1), /exited \(code 3\) before it answered/)
+})
+
+test('a worker that fails while nothing is asked of it is no unhandled error: the next ask rejects with its fault at once', async () => {
+  // Out of memory as it loads its code, before anyone asks it anything.
+  const dying = startWorker('batch-worker', { maxOldGenerationSizeMb: 2, maxYoungGenerationSizeMb: 1 })
+  await new Promise((resolve) => dying.once('exit', resolve))
+  await assert.rejects(ask(dying, {}, () => 1), { code: 'ERR_WORKER_OUT_OF_MEMORY' })
+  const ended = startWorker('batch-worker')
+  await ended.terminate()
+  await assert.rejects(ask(ended, {}, () => 1), /exited \(code \d+\) before it answered/)
 })
 
 test('the cores counted free are the idle shares of the cores between two looks, not a busy core, and none where the looks tell nothing', () => {
