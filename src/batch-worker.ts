@@ -3,7 +3,7 @@ import { parentPort } from 'node:worker_threads'
 import { plainEnvironment } from './io.ts'
 import { convert } from './convert.ts'
 import type { FileConvertOptions } from './options.ts'
-import { errorReply } from './workers.ts'
+import { errorReply, onTasks } from './workers.ts'
 
 const PROGRESS_EVERY_MS = 200
 const port = parentPort
@@ -11,7 +11,7 @@ if (!port) throw new Error('batch-worker runs as a worker thread')
 
 plainEnvironment()
 
-port.on('message', async (job: FileConvertOptions) => {
+onTasks(port, async (job: FileConvertOptions) => {
   const progress = { records: 0, bytes: 0 }
   const timer = setInterval(() => port.postMessage({ type: 'progress', ...progress }), PROGRESS_EVERY_MS)
   try {

@@ -15,7 +15,7 @@ import { detectFormat } from './read.ts'
 import { filesWritten } from './write.ts'
 import type { FileConvertOptions } from './options.ts'
 import type { ConversionReport } from './report.ts'
-import { ask, freeCores, revived, startWorker, type ErrorReply } from './workers.ts'
+import { ask, endWorker, freeCores, revived, startWorker, type ErrorReply } from './workers.ts'
 import { largestFirst, locateShard, partName, shardFiles, type Shard } from './shards.ts'
 
 export interface BatchJob extends FileConvertOptions {}
@@ -275,15 +275,15 @@ export async function runBatch(jobs: BatchJob[], options: BatchOptions = {}): Pr
           return reply.report!
         })
       } finally {
-        await worker.terminate()
+        await endWorker(worker)
       }
     }
     const lanes = options.jobs === undefined ? defaultLanes(bytes, jobs.length, availableParallelism(), await freeCores(), options.laneBytes) : parallel
     if (lanes > 1) {
       const [used, unused] = [workers.slice(0, lanes), workers.slice(lanes)]
-      await Promise.all([...used.map(inWorker), ...unused.map((worker) => worker.terminate())])
+      await Promise.all([...used.map(inWorker), ...unused.map((worker) => endWorker(worker))])
     } else {
-      await Promise.all(workers.map((worker) => worker.terminate()))
+      await Promise.all(workers.map((worker) => endWorker(worker)))
       await lane((job, onProgress) => inThisThread(onProgress, (counters) => convert({ ...job, progress: counters })))
     }
   }

@@ -2,7 +2,7 @@
 import { createWriteStream } from 'node:fs'
 import { finished } from 'node:stream/promises'
 import { parentPort } from 'node:worker_threads'
-import { errorReply } from './workers.ts'
+import { errorReply, onTasks } from './workers.ts'
 import type { PartReply, PartRequest } from './parallel.ts'
 import { convertPart, readFileHead } from './convert-part.ts'
 import { StreamSink } from './io.ts'
@@ -10,7 +10,7 @@ import { StreamSink } from './io.ts'
 const port = parentPort
 if (!port) throw new Error('parallel-worker runs as a worker thread')
 
-port.on('message', async (request: PartRequest) => {
+onTasks(port, async (request: PartRequest) => {
   try {
     // Each worker converts one range of a file: the head is read for it, as this thread reads it for the first.
     const head = await readFileHead(request.options)

@@ -26,7 +26,7 @@ import type { FileConvertOptions, RecordBytes } from './options.ts'
 import type { FilePart, PartResult } from './parts.ts'
 import { startSidecar } from './sidecar.ts'
 import { addWarning, mergeReport, type ConversionReport } from './report.ts'
-import { ask, startWorker, type ErrorReply } from './workers.ts'
+import { ask, endWorker, startWorker, type ErrorReply } from './workers.ts'
 
 /** Files smaller than this convert in one thread: splitting would not pay for itself. */
 export const SPLIT_MIN_BYTES = 8 << 20
@@ -107,7 +107,7 @@ export function warmPartWorkers(count: number): void {
 /** Ends idle part workers beyond `count` alive: those started for threads that were not taken. */
 export async function trimPartWorkers(count: number): Promise<void> {
   const ended: Promise<number>[] = []
-  while (pool.length - ended.length > count && idle.length) ended.push(idle.pop()!.terminate())
+  while (pool.length - ended.length > count && idle.length) ended.push(endWorker(idle.pop()!))
   await Promise.all(ended)
 }
 
@@ -568,7 +568,7 @@ export async function convertInParts(
     return report
   } catch (error) {
     // Workers still converting are ended, so that none writes its temporary file after it is removed.
-    await Promise.all([...held].map((worker) => worker.terminate()))
+    await Promise.all([...held].map((worker) => endWorker(worker)))
     await file.abort()
     await sidecarFile?.abort()
     await rejects?.abort()

@@ -89,8 +89,37 @@ export function workersRunning(): number {
 }
 
 /** Ends every worker this thread started: an interrupted run stops them before removing what they began. */
-export async function stopWorkers(): Promise<void> {
-  await Promise.all([...running].map((worker) => worker.terminate()))
+export async function stopWorkers(graceMs?: number): Promise<void> {
+  await Promise.all([...running].map((worker) => endWorker(worker, graceMs)))
+}
+
+/**
+ * Ends `worker`, and resolves with its exit code: it is asked to exit (see `onTasks`), and ended
+ * from here only if it has not within `graceMs`, busy in a long step. Node 20 aborts the whole
+ * process when a thread ended from outside was making a file system call's promise at that moment,
+ * as a worker does while it reads its file, or loads its code.
+ */
+export function endWorker(worker: Worker, graceMs = 1000): Promise<number> {
+  if (!running.has(worker)) return worker.terminate()
+  const exited = new Promise<number>((resolve) => worker.once('exit', resolve))
+  worker.postMessage(STOP)
+  const late = setTimeout(() => void worker.terminate(), graceMs)
+  return exited.finally(() => clearTimeout(late))
+}
+
+/** What `stopWorkers` posts to each worker. */
+const STOP = 'evalferry:stop'
+
+/**
+ * Listens on a worker's `port` for its tasks, each handed to `handle`, and for `stopWorkers`'
+ * request, on which the thread exits: from within, between two of its tasks, where no call into
+ * Node is under way.
+ */
+export function onTasks<T>(port: { on(event: 'message', listener: (message: T) => void): void }, handle: (message: T) => void): void {
+  port.on('message', (message) => {
+    if ((message as unknown) === STOP) process.exit(0)
+    handle(message)
+  })
 }
 
 /**
@@ -193,7 +222,7 @@ export async function repliesBeside<T extends object>(
   worker.on('exit', (code) => stop(new Error(`a worker stopped (exit code ${code}) before it was done`)))
   worker.postMessage(request)
   if (when === 'free' && (await freeCores(LOOK_MS)) < 2) {
-    await worker.terminate()
+    await endWorker(worker)
     return undefined
   }
   return (async function* (): AsyncGenerator<T> {
@@ -214,7 +243,7 @@ export async function repliesBeside<T extends object>(
         if (last(reply)) return
       }
     } finally {
-      await worker.terminate()
+      await endWorker(worker)
     }
   })()
 }
@@ -235,7 +264,7 @@ export function serveAhead<R>(
     room--
     port.postMessage(message, transfer)
   }
-  port.on('message', (message) => {
+  onTasks(port, (message) => {
     if (typeof message === 'object' && message !== null && 'took' in message) {
       room += message.took
       const woken = wake

@@ -2,7 +2,7 @@ import { test } from 'node:test'
 import assert from 'node:assert/strict'
 import { Worker } from 'node:worker_threads'
 import { availableParallelism, type CpuInfo } from 'node:os'
-import { ask, idleCores, lookAtCores, startWorker } from '../src/workers.ts'
+import { ask, idleCores, lookAtCores, startWorker, stopWorkers, workersRunning } from '../src/workers.ts'
 
 /** A worker from source text that answers each message as `body` says (`port` and `message` in scope). */
 function worker(body: string): Worker {
@@ -38,6 +38,21 @@ test('a worker that fails while nothing is asked of it is no unhandled error: th
   const ended = startWorker('batch-worker')
   await ended.terminate()
   await assert.rejects(ask(ended, {}, () => 1), /exited \(code \d+\) before it answered/)
+})
+
+test('stopped, a worker exits itself between two tasks, and one that does not within the grace is ended from here', async () => {
+  const exitCode = (worker: ReturnType<typeof startWorker>) => new Promise<number>((resolve) => worker.once('exit', resolve))
+  // Asked while it waits for work, the worker exits on its own (0), where one ended from outside exits with 1.
+  const idle = startWorker('batch-worker')
+  await new Promise((resolve) => idle.once('online', resolve))
+  const [code] = await Promise.all([exitCode(idle), stopWorkers()])
+  assert.equal(code, 0)
+  // Still loading its code when the grace of 1 ms runs out, the worker is ended from here.
+  const loading = startWorker('batch-worker')
+  await new Promise((resolve) => loading.once('online', resolve))
+  const [ended] = await Promise.all([exitCode(loading), stopWorkers(1)])
+  assert.equal(ended, 1)
+  assert.equal(workersRunning(), 0)
 })
 
 test('the cores counted free are the idle shares of the cores between two looks, not a busy core, and none where the looks tell nothing', () => {
