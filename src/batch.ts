@@ -261,12 +261,12 @@ export async function runBatch(jobs: BatchJob[], options: BatchOptions = {}): Pr
             if ((error as NodeJS.ErrnoException).code !== 'ERR_WORKER_OUT_OF_MEMORY') throw error
             // The file outgrew the lane's heap: it converts again in this thread, whose heap is not
             // capped, once what the worker began of it is removed; the lane goes on in a new worker.
-            worker = startWorker('batch-worker', limits)
             await removeBegun(job)
             if (job.input === STDIO || (await isPipe(job.input))) {
               const heap = limits.maxOldGenerationSizeMb
               throw new EvalferryError('E_IO', `needed more than the ${heap} MB of memory a batch gives each file converted beside another, and a pipe's bytes cannot be read again: convert it with --jobs 1`, { file: job.input })
             }
+            worker = startWorker('batch-worker', limits)
             return inThisThread(onProgress, (counters) => convert({ ...job, progress: counters }))
           }
           // The last progress message may be older than the file's end: the reply's counts are final.

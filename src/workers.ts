@@ -68,7 +68,7 @@ export function startWorker(name: string, resourceLimits?: ResourceLimits): Work
   })
   worker.once('exit', (code) => {
     running.delete(worker)
-    if (!stoppedBy.has(worker)) stoppedBy.set(worker, new Error(`a worker exited (code ${code}) before it answered`))
+    if (!stoppedBy.has(worker)) stoppedBy.set(worker, exitedEarly(code))
   })
   return worker
 }
@@ -76,6 +76,11 @@ export function startWorker(name: string, resourceLimits?: ResourceLimits): Work
 const running = new Set<Worker>()
 /** Why each worker this thread started stopped: its fault, or its exit. */
 const stoppedBy = new WeakMap<Worker, Error>()
+
+/** A worker's exit, where a reply was still awaited. */
+function exitedEarly(code: number): Error {
+  return new Error(`a worker exited (code ${code}) before it answered`)
+}
 let started = 0
 
 /** How many workers this thread has started, for tests that a conversion stayed on this thread. */
@@ -147,7 +152,7 @@ export function ask<R, T>(worker: Worker, message: unknown, answer: (reply: R) =
     }
     const onExit = (code: number): void => {
       settle()
-      reject(new Error(`a worker exited (code ${code}) before it answered`))
+      reject(exitedEarly(code))
     }
     worker.on('message', onMessage)
     worker.on('error', onError)
