@@ -6,124 +6,23 @@
  * offset in it stays right.
  */
 
-const STOP = 0
-const TRUE = 1
-const FALSE = 2
-const BYTE = 3
-const I16 = 4
-const I32 = 5
-const I64 = 6
-const DOUBLE = 7
-const BINARY = 8
-const LIST = 9
-const SET = 10
-const MAP = 11
-const STRUCT = 12
+import { BINARY, LIST, STOP, STRUCT, ThriftReader } from './thrift.ts'
+
 /** `FileMetaData.key_value_metadata`'s field id. */
 const KEY_VALUE_METADATA = 5
 
-class Reader {
-  constructor(
-    readonly bytes: Uint8Array,
-    public at: number,
-  ) {}
-
-  byte(): number {
-    if (this.at >= this.bytes.length) throw new RangeError('the footer ends early')
-    return this.bytes[this.at++]!
-  }
-
-  varint(): number {
-    let value = 0
-    for (let shift = 0; ; shift += 7) {
-      const b = this.byte()
-      if (shift < 49) value += (b & 0x7f) * 2 ** shift
-      if (!(b & 0x80)) return value
-    }
-  }
-
-  /** A field header: its type (STOP at the struct's end) and id. */
-  field(last: number): { type: number; id: number } {
-    const header = this.byte()
-    const type = header & 0x0f
-    if (type === STOP) return { type, id: 0 }
-    const delta = header >> 4
-    if (delta) return { type, id: last + delta }
-    const zigzag = this.varint()
-    return { type, id: zigzag % 2 ? -(zigzag + 1) / 2 : zigzag / 2 }
-  }
-
-  list(): { type: number; size: number } {
-    const header = this.byte()
-    const small = header >> 4
-    return { type: header & 0x0f, size: small === 15 ? this.varint() : small }
-  }
-
-  skip(type: number, inList = false): void {
-    switch (type) {
-      case TRUE:
-      case FALSE:
-        // A boolean field holds its value in its type; a list's booleans take a byte each.
-        if (inList) this.byte()
-        return
-      case BYTE:
-        this.byte()
-        return
-      case I16:
-      case I32:
-      case I64:
-        this.varint()
-        return
-      case DOUBLE:
-        this.at += 8
-        return
-      case BINARY: {
-        // Not `this.at += this.varint()`, which adds the length to where the length began.
-        const length = this.varint()
-        this.at += length
-        return
-      }
-      case LIST:
-      case SET: {
-        const { type: item, size } = this.list()
-        for (let i = 0; i < size; i++) this.skip(item, true)
-        return
-      }
-      case MAP: {
-        const size = this.varint()
-        if (!size) return
-        const kinds = this.byte()
-        for (let i = 0; i < size; i++) {
-          this.skip(kinds >> 4, true)
-          this.skip(kinds & 0x0f, true)
-        }
-        return
-      }
-      case STRUCT:
-        for (let id = 0; ; ) {
-          const f = this.field(id)
-          if (f.type === STOP) return
-          this.skip(f.type)
-          id = f.id
-        }
-      default:
-        throw new RangeError(`type ${type} is no Thrift compact type`)
-    }
-  }
-
-  /** A `KeyValue` struct's key. */
-  key(): string | undefined {
-    let key: string | undefined
-    for (let id = 0; ; ) {
-      const f = this.field(id)
-      if (f.type === STOP) return key
-      if (f.id === 1 && f.type === BINARY) {
-        const length = this.varint()
-        key = Buffer.from(this.bytes.buffer, this.bytes.byteOffset + this.at, length).toString('utf8')
-        this.at += length
-      } else this.skip(f.type)
-      id = f.id
-    }
+/** A `KeyValue` struct's key, read by `reader` from where it stands. */
+function keyOf(reader: ThriftReader): string | undefined {
+  let key: string | undefined
+  for (let id = 0; ; ) {
+    const f = reader.field(id)
+    if (f.type === STOP) return key
+    if (f.id === 1 && f.type === BINARY) {
+      const length = reader.varint()
+      key = Buffer.from(reader.bytes.buffer, reader.bytes.byteOffset + reader.at, length).toString('utf8')
+      reader.at += length
+    } else reader.skip(f.type)
+    id = f.id
   }
 }
 
@@ -139,7 +38,7 @@ export function orderFooterMetadata(tail: Uint8Array, order: readonly string[]):
   const start = n - 8 - length
   if (length <= 0 || start < 0) return false
   try {
-    const reader = new Reader(tail.subarray(0, n - 8), start)
+    const reader = new ThriftReader(tail.subarray(0, n - 8), start)
     for (let id = 0; ; ) {
       const f = reader.field(id)
       if (f.type === STOP) return true
@@ -149,7 +48,7 @@ export function orderFooterMetadata(tail: Uint8Array, order: readonly string[]):
         const entries: { key: string; from: number; to: number }[] = []
         for (let i = 0; i < size; i++) {
           const from = reader.at
-          const key = reader.key()
+          const key = keyOf(reader)
           if (key === undefined) return false
           entries.push({ key, from, to: reader.at })
         }

@@ -82,6 +82,7 @@ import { fileStartsAsGzip, ioError, isPipe, spool as spoolCopy, STDIO } from '..
 import { own, roughSize, type JsonObject, type JsonValue } from '../model.ts'
 import { bigintToJson, parseExact, stringifyJson } from './json.ts'
 import { orderFooterMetadata } from './parquet-footer.ts'
+import { withOffsetIndex } from './parquet-index.ts'
 import {
   fitsColumnType,
   illFormedCell,
@@ -152,7 +153,7 @@ const DEFAULT_BATCH_BYTES = 16 << 20
 /** `sliceBytes`: see `SLICE_BYTES` (tests pass less). */
 export async function* readParquet(path: string, options: ReadOptions, sliceBytes = SLICE_BYTES): AsyncGenerator<SourceRecord> {
   const { file } = options
-  const { parquet, opened } = await openParquet(path, file)
+  const { parquet, opened } = await openParquet(path, file, sliceBytes)
   let batches: AsyncGenerator<TakenBatch<JsonValue[][]>> | undefined
   let index = 0
   const range = options.recordRange
@@ -398,9 +399,13 @@ function columnTypeOfArrow(type: DataType): ColumnType | undefined {
   }
 }
 
-/** A Parquet file opened through its Blob; one that cannot be opened is an error naming `file`. */
-async function openParquet(path: string, file: string): Promise<{ parquet: ParquetFile; opened: OpenedParquet }> {
-  const opened = await openBlob(path)
+/**
+ * A Parquet file opened through its Blob; one that cannot be opened is an error naming `file`.
+ * Given `sliceBytes`, a file whose row groups are read in slices of that size is given an offset
+ * index where it has none (see parquet-index.ts).
+ */
+async function openParquet(path: string, file: string, sliceBytes?: number): Promise<{ parquet: ParquetFile; opened: OpenedParquet }> {
+  const opened = await openBlob(path, sliceBytes)
   try {
     return { parquet: await trapsFail(wasm.ParquetFile.fromFile(opened.blob)), opened }
   } catch (error) {
@@ -515,7 +520,7 @@ interface OpenedParquet {
  * footer backwards, so standard input (or a named pipe) is first copied to a temporary file, which
  * `close` removes: memory stays bounded however large the piped file is.
  */
-async function openBlob(path: string): Promise<OpenedParquet> {
+async function openBlob(path: string, sliceBytes?: number): Promise<OpenedParquet> {
   try {
     // A named pipe, as standard input, is read once, from its start: it is spooled too.
     const pipe = path !== STDIO && (await isPipe(path))
@@ -528,7 +533,7 @@ async function openBlob(path: string): Promise<OpenedParquet> {
         spool = inflated
       }
       const read = spool?.path ?? path
-      const ranges = openRanges(read, path)
+      const ranges = openRanges(read, path, sliceBytes)
       const close = async (): Promise<void> => {
         ranges.close()
         await spool?.remove()
@@ -554,7 +559,7 @@ async function openBlob(path: string): Promise<OpenedParquet> {
  * runs between them. As a Blob of a file does, it tells a file that
  * changed after it was opened: `failure` tells that, or any other fault in reading, as `file`'s.
  */
-export function openRanges(path: string, file = path): { blob: Blob; failure: () => EvalferryError | undefined; close: () => void } {
+export function openRanges(path: string, file = path, sliceBytes?: number): { blob: Blob; failure: () => EvalferryError | undefined; close: () => void } {
   const fd = openSync(path, 'r')
   let failed: EvalferryError | undefined
   let closed = false
@@ -583,8 +588,10 @@ export function openRanges(path: string, file = path): { blob: Blob; failure: ()
       }
       return bytes.buffer
     }
+    const indexed = sliceBytes === undefined ? undefined : withOffsetIndex({ size: opened.size, read: (start, end) => new Uint8Array(read(start, end)) }, sliceBytes)
+    const blob = indexed ? new FileRange((start, end) => wholeBuffer(indexed.read(start, end)), 0, indexed.size) : new FileRange(read, 0, opened.size)
     return {
-      blob: new FileRange(read, 0, opened.size) as unknown as Blob,
+      blob: blob as unknown as Blob,
       failure: () => failed,
       close: () => {
         if (closed) return
@@ -607,6 +614,11 @@ export function openRanges(path: string, file = path): { blob: Blob; failure: ()
  */
 function rangeBuffer(length: number): ArrayBuffer {
   return new ArrayBuffer(length, { maxByteLength: length })
+}
+
+/** The buffer of `bytes`, which is theirs alone where they are the whole of it. */
+function wholeBuffer(bytes: Uint8Array): ArrayBuffer {
+  return bytes.byteOffset === 0 && bytes.byteLength === bytes.buffer.byteLength ? (bytes.buffer as ArrayBuffer) : bytes.slice().buffer
 }
 
 /** Bytes `[start, end)` of a file, sliced and read as a Blob's are. */
@@ -1212,7 +1224,7 @@ function writerProperties(metadata: Map<string, string>, settings: Required<Parq
  * metadata exactly. Gives the rows each file holds.
  */
 export async function splitParquet(path: string, count: number, sinkFor: (index: number) => Sink): Promise<number[]> {
-  const { parquet, opened } = await openParquet(path, path)
+  const { parquet, opened } = await openParquet(path, path, SLICE_BYTES)
   try {
     let schema: Schema
     let groups: { rows: number; bytes: number }[]
