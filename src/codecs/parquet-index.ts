@@ -9,11 +9,12 @@
  * The index is made from the page headers alone, each read where the one before it ends, except in
  * a repeated column's version 1 data pages, whose header counts values, not rows: there the page's
  * repetition levels, at the start of its (compressed) body, are decoded far enough to count the
- * rows that start in it. parquet-wasm is then given the file with a footer of its own, which names
+ * rows that start in it (a page in LZO or LZ4 is not, and its file is read as it is). parquet-wasm is then given the file with a footer of its own, which names
  * the index, appended after the file's pages in place of the file's footer.
  */
 
 import { brotliDecompressSync, constants, unzipSync } from 'node:zlib'
+import { Decompress } from 'fzstd'
 import { I32, I64, LIST, STRUCT, ThriftReader, ThriftWriter, intOf, listOf, structAt, type FieldSpan } from './thrift.ts'
 
 /** A file's bytes: its size, and `[start, end)` of them. */
@@ -287,7 +288,7 @@ function pageRowsV1(source: ByteSource, header: Header, bodyAt: number, body: nu
 
 /**
  * The start of a page's body, decompressed from `bytes`, the start of its compressed body (all of
- * it where `whole`); undefined for a codec this does not read (LZO, LZ4, ZSTD).
+ * it where `whole`); undefined for a codec this does not read (LZO, and LZ4 in Hadoop's frames or raw).
  */
 function decompressedStart(codec: number, bytes: Uint8Array, whole: boolean): Uint8Array | undefined {
   try {
@@ -300,6 +301,12 @@ function decompressedStart(codec: number, bytes: Uint8Array, whole: boolean): Ui
         return unzipSync(bytes, whole ? {} : { finishFlush: constants.Z_SYNC_FLUSH })
       case 4:
         return brotliDecompressSync(bytes, whole ? {} : { finishFlush: constants.BROTLI_OPERATION_FLUSH })
+      case 6: {
+        // Node 20's zlib has no zstd; fzstd's stream gives each block as soon as its input is there.
+        const blocks: Uint8Array[] = []
+        new Decompress((block) => blocks.push(block)).push(bytes, whole)
+        return Buffer.concat(blocks)
+      }
       default:
         return undefined
     }
