@@ -4,12 +4,14 @@
  * retrieved contexts and nested metadata, rendered as each format writes them.
  */
 import { createWriteStream, type WriteStream } from 'node:fs'
-import { mkdir, rename, stat } from 'node:fs/promises'
+import { mkdir, readFile, rename, stat, writeFile } from 'node:fs/promises'
 import { once } from 'node:events'
 import { dirname } from 'node:path'
 import { Field, Float64, Int32, List, RecordBatch, Schema, Struct, Table, tableToIPC, Utf8, vectorFromArray, makeData } from 'apache-arrow'
 import { Compression, Table as WasmTable, transformParquetStream, WriterPropertiesBuilder, type RecordBatch as WasmRecordBatch } from 'parquet-wasm'
 import { stringify as stringifyYaml } from 'yaml'
+import { writeFooter } from '../src/codecs/parquet-index.ts'
+import { ThriftWriter } from '../src/codecs/thrift.ts'
 
 /** Bumped whenever a generator changes, so cached files are regenerated. */
 export const DATA_VERSION = 1
@@ -263,7 +265,7 @@ class TextFile {
   }
 }
 
-export type DatasetKind = 'table-csv' | 'short-csv' | 'wide-csv' | 'deepeval-csv' | 'langsmith-jsonl' | 'long-jsonl' | 'hf-parquet' | 'hf-parquet-one-group' | 'hf-parquet-zstd' | 'evalcase-yaml'
+export type DatasetKind = 'table-csv' | 'short-csv' | 'wide-csv' | 'deepeval-csv' | 'langsmith-jsonl' | 'long-jsonl' | 'hf-parquet' | 'hf-parquet-one-group' | 'hf-parquet-zstd' | 'hf-parquet-pandas' | 'evalcase-yaml'
 
 export interface Dataset {
   path: string
@@ -277,8 +279,9 @@ export async function generate(kind: DatasetKind, path: string, bytes: number, s
   const temp = `${path}.partial`
   const samples = new SampleGenerator(seed)
   let records = 0
-  if (kind === 'hf-parquet' || kind === 'hf-parquet-one-group' || kind === 'hf-parquet-zstd') {
+  if (kind === 'hf-parquet' || kind === 'hf-parquet-one-group' || kind === 'hf-parquet-zstd' || kind === 'hf-parquet-pandas') {
     records = await writeHfParquet(temp, samples, bytes, kind !== 'hf-parquet', kind === 'hf-parquet-zstd' ? Compression.ZSTD : Compression.SNAPPY)
+    if (kind === 'hf-parquet-pandas') await dropPageIndex(temp)
   } else if (kind === 'long-jsonl') {
     records = await writeLongJsonl(temp, samples, bytes)
   } else {
@@ -329,6 +332,21 @@ const HF_FEATURES = {
       },
     },
   },
+}
+
+/**
+ * The Parquet file at `path` with no page index, as pyarrow (and so pandas and `datasets`) writes
+ * by default: its footer written again without the column and offset indexes' places (what they
+ * took before the footer stays, unread).
+ */
+async function dropPageIndex(path: string): Promise<void> {
+  const bytes = await readFile(path)
+  const footerStart = bytes.length - 8 - bytes.readUInt32LE(bytes.length - 8)
+  const footer = new ThriftWriter()
+  writeFooter(footer, bytes.subarray(footerStart, bytes.length - 8), (chunk) => ({ fields: [...chunk.values()].filter((f) => f.id < 4 || f.id > 7) }))
+  const length = Buffer.alloc(4)
+  length.writeUInt32LE(footer.length)
+  await writeFile(path, Buffer.concat([bytes.subarray(0, footerStart), footer.done(), length, Buffer.from('PAR1')]))
 }
 
 /**

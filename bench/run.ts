@@ -59,12 +59,13 @@
  *                     Lines, and to evalcase YAML, and those cases from evalcase YAML to DeepEval JSON
  *                     Lines, against Node.js starting and exiting with nothing to do; the ratio is of
  *                     times, evalferry's own milliseconds beside it.
- * - peer-csv, peer-deepeval, peer-parquet, peer-jsonl-parquet, peer-batch
+ * - peer-csv, peer-deepeval, peer-parquet, peer-parquet-pandas, peer-jsonl-parquet, peer-batch
  *                     evalferry's command line against the tools users would pick instead (bench/peers.ts:
  *                     DuckDB through its Node package, a pandas script, Miller), each a command on the
  *                     same file, best of `--runs` with no warm-up: CSV table (10×S) → JSON Lines,
  *                     DeepEval CSV (10×S) → DeepEval JSON, Parquet of 10×S text in one zstd row group →
- *                     JSON Lines, LangSmith JSON Lines (10×S) → Parquet, and 8 CSV tables of S with the
+ *                     JSON Lines, the same in one snappy row group with no page index (as pandas writes
+ *                     it) → JSON Lines, LangSmith JSON Lines (10×S) → Parquet, and 8 CSV tables of S with the
  *                     default jobs. The ratios are evalferry's time and peak RSS over each peer's (below
  *                     1.00, evalferry is faster or smaller); a peer the machine lacks is skipped and
  *                     named below the table.
@@ -648,7 +649,7 @@ async function peerTools(): Promise<ReturnType<typeof findPeers>> {
   return peersFound
 }
 
-const PEER_ROWS = ['peer-csv', 'peer-deepeval', 'peer-parquet', 'peer-jsonl-parquet', 'peer-batch']
+const PEER_ROWS = ['peer-csv', 'peer-deepeval', 'peer-parquet', 'peer-parquet-pandas', 'peer-jsonl-parquet', 'peer-batch']
 
 async function peerRows(data: Datasets, size: number, runs: number, wanted: (id: string) => boolean): Promise<Row[]> {
   const cli = join(await compiled(), 'src', 'cli', 'main.js')
@@ -662,6 +663,7 @@ async function peerRows(data: Datasets, size: number, runs: number, wanted: (id:
     ['peer-csv', 'CSV table → JSON Lines', 'table-csv', 'table-x10.csv', SEED + 10, 'csv', 'evalcase', 'table.jsonl', 'csv-jsonl'],
     ['peer-deepeval', 'DeepEval CSV → DeepEval JSON', 'deepeval-csv', 'deepeval-x10.csv', SEED + 40, 'deepeval', 'deepeval', 'deepeval.json', 'csv-json'],
     ['peer-parquet', 'Parquet (one row group, zstd) → JSON Lines', 'hf-parquet-zstd', 'hf-zstd-x10.parquet', SEED + 50, 'hf', 'hf', 'hf.jsonl', 'parquet-jsonl'],
+    ['peer-parquet-pandas', 'Parquet as pandas writes it → JSON Lines', 'hf-parquet-pandas', 'hf-pandas-x10.parquet', SEED + 50, 'hf', 'hf', 'hf.jsonl', 'parquet-jsonl'],
     ['peer-jsonl-parquet', 'JSON Lines → Parquet', 'langsmith-jsonl', 'langsmith-x10.jsonl', SEED + 60, 'langsmith', 'hf', 'hf.parquet', 'jsonl-parquet'],
   ]
   for (const [id, title, kind, file, seed, from, to, output, task] of single) {

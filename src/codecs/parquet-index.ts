@@ -94,73 +94,42 @@ function indexed(source: ByteSource, sliceBytes: number): ByteSource | undefined
   const chunksOf = rowGroups.map((group) => {
     const columns = listOf(footer, group.get(GROUP_COLUMNS))
     if (!columns || columns.type !== STRUCT || columns.items.length !== levels.length) throw new RangeError('a row group without its columns')
-    return columns.items.map((at) => structAt(footer, at))
+    return columns.items.map((at) => ({ at, fields: structAt(footer, at) }))
   })
   const sliced = rowGroups.some((group) => (intOf(footer, group.get(GROUP_BYTES)) ?? 0) > sliceBytes)
-  const lacking = chunksOf.some((chunks) => chunks.some((chunk) => !chunk.has(CHUNK_OFFSET_INDEX)))
+  const lacking = chunksOf.some((chunks) => chunks.some(({ fields }) => !fields.has(CHUNK_OFFSET_INDEX)))
   if (!sliced || !lacking) return undefined
 
   // The offset indexes, then the footer that names them, then its length and the magic.
   const appendix = new ThriftWriter()
-  const indexAt = new Map<Map<number, FieldSpan>, { offset: number; length: number }>()
+  // Each index made, by where its chunk starts in the footer.
+  const indexAt = new Map<number, { offset: number; length: number }>()
   for (const [g, chunks] of chunksOf.entries()) {
     const rows = intOf(footer, rowGroups[g]!.get(GROUP_ROWS))
     if (rows === undefined) return undefined
-    for (const [c, chunk] of chunks.entries()) {
+    for (const [c, { at, fields: chunk }] of chunks.entries()) {
       if (chunk.has(CHUNK_OFFSET_INDEX)) continue
       if (chunk.has(CHUNK_PATH) || chunk.has(CHUNK_CRYPTO)) return undefined
       const pages = pagesOf(source, footer, chunk.get(CHUNK_META), levels[c]!, rows, footerStart)
       if (!pages) return undefined
       const start = appendix.length
       writeOffsetIndex(appendix, pages)
-      indexAt.set(chunk, { offset: footerStart + start, length: appendix.length - start })
+      indexAt.set(at, { offset: footerStart + start, length: appendix.length - start })
     }
   }
   const footerAt = appendix.length
-  appendix.struct(
-    footer,
-    file.values(),
-    new Map([
-      [
-        FILE_ROW_GROUPS,
-        {
-          type: LIST,
-          write: () => {
-            appendix.list(STRUCT, rowGroups.length)
-            for (const [g, group] of rowGroups.entries()) {
-              appendix.struct(
-                footer,
-                group.values(),
-                new Map([
-                  [
-                    GROUP_COLUMNS,
-                    {
-                      type: LIST,
-                      write: () => {
-                        appendix.list(STRUCT, chunksOf[g]!.length)
-                        for (const chunk of chunksOf[g]!) {
-                          const index = indexAt.get(chunk)
-                          appendix.struct(
-                            footer,
-                            chunk.values(),
-                            index &&
-                              new Map([
-                                [CHUNK_OFFSET_INDEX, { type: I64, write: () => appendix.int(index.offset) }],
-                                [CHUNK_OFFSET_INDEX_LENGTH, { type: I32, write: () => appendix.int(index.length) }],
-                              ]),
-                          )
-                        }
-                      },
-                    },
-                  ],
-                ]),
-              )
-            }
-          },
-        },
-      ],
-    ]),
-  )
+  writeFooter(appendix, footer, (chunk, at) => {
+    const index = indexAt.get(at)
+    return {
+      fields: chunk.values(),
+      replace:
+        index &&
+        new Map([
+          [CHUNK_OFFSET_INDEX, { type: I64, write: () => appendix.int(index.offset) }],
+          [CHUNK_OFFSET_INDEX_LENGTH, { type: I32, write: () => appendix.int(index.length) }],
+        ]),
+    }
+  })
   const footerLength = appendix.length - footerAt
   appendix.bytes(Uint8Array.of(footerLength & 0xff, (footerLength >>> 8) & 0xff, (footerLength >>> 16) & 0xff, footerLength >>> 24))
   appendix.bytes(Buffer.from('PAR1', 'latin1'))
@@ -176,6 +145,55 @@ function indexed(source: ByteSource, sliceBytes: number): ByteSource | undefined
       return bytes
     },
   }
+}
+
+/** A struct's fields to write, and those of them to write otherwise (see `ThriftWriter.struct`). */
+interface Rewrite {
+  fields: Iterable<FieldSpan>
+  replace?: Map<number, { type: number; write: () => void }>
+}
+
+/**
+ * The `FileMetaData` in `footer` written to `out`, each column chunk as `chunk` gives it from its
+ * fields and where in `footer` it starts, and the rest as it was.
+ */
+export function writeFooter(out: ThriftWriter, footer: Uint8Array, chunk: (fields: Map<number, FieldSpan>, at: number) => Rewrite): void {
+  const file = structAt(footer, 0)
+  const groups = listOf(footer, file.get(FILE_ROW_GROUPS))
+  if (!groups || (groups.items.length && groups.type !== STRUCT)) throw new RangeError('a footer without its row groups')
+  const list = (items: number[], write: (fields: Map<number, FieldSpan>, at: number) => void) => ({
+    type: LIST,
+    write: () => {
+      out.list(STRUCT, items.length)
+      for (const at of items) write(structAt(footer, at), at)
+    },
+  })
+  out.struct(
+    footer,
+    file.values(),
+    new Map([
+      [
+        FILE_ROW_GROUPS,
+        list(groups.items, (group) => {
+          const columns = listOf(footer, group.get(GROUP_COLUMNS))
+          if (!columns || (columns.items.length && columns.type !== STRUCT)) throw new RangeError('a row group without its columns')
+          out.struct(
+            footer,
+            group.values(),
+            new Map([
+              [
+                GROUP_COLUMNS,
+                list(columns.items, (fields, at) => {
+                  const { fields: kept, replace } = chunk(fields, at)
+                  out.struct(footer, kept, replace)
+                }),
+              ],
+            ]),
+          )
+        }),
+      ],
+    ]),
+  )
 }
 
 /**
