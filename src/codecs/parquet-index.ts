@@ -292,29 +292,35 @@ function pageRowsV1(source: ByteSource, header: Header, bodyAt: number, body: nu
   if (!v1 || values === undefined) return undefined
   if (!maxLevel) return values
   if (intOf(header.bytes, v1.get(V1_REPETITION_ENCODING)) !== RLE) return undefined
-  // The levels come first: their length in 4 bytes, then the levels. A first look at 64 KiB of the body.
-  for (let window = Math.min(body, 64 << 10); ; window = body) {
-    const start = decompressedStart(codec, source.read(bodyAt, bodyAt + window), window === body)
+  // The levels come first: their length in 4 bytes, then the levels. A look at the body's first
+  // 4 KiB, then 64 KiB, then all of it: a zstd block must be whole to be decompressed.
+  const enough = (out: Uint8Array, length: number): boolean => length >= 4 && length >= 4 + levelsLength(out)
+  for (const window of [4 << 10, 64 << 10, body]) {
+    const whole = window >= body
+    const start = decompressedStart(codec, source.read(bodyAt, bodyAt + Math.min(window, body)), whole, enough)
     if (start === undefined) return undefined
-    if (start.length >= 4) {
-      const length = start[0]! | (start[1]! << 8) | (start[2]! << 16) | (start[3]! * 2 ** 24)
-      if (start.length >= 4 + length) return rowStarts(start.subarray(4, 4 + length), values, 32 - Math.clz32(maxLevel))
-    }
-    if (window === body) return undefined
+    if (enough(start, start.length)) return rowStarts(start.subarray(4, 4 + levelsLength(start)), values, 32 - Math.clz32(maxLevel))
+    if (whole) return undefined
   }
+  return undefined
+}
+
+/** The length of a version 1 page's repetition levels, in the 4 bytes before them. */
+function levelsLength(start: Uint8Array): number {
+  return start[0]! | (start[1]! << 8) | (start[2]! << 16) | (start[3]! * 2 ** 24)
 }
 
 /**
  * The start of a page's body, decompressed from `bytes`, the start of its compressed body (all of
  * it where `whole`); undefined for a codec this does not read (LZO, and LZ4 in Hadoop's frames or raw).
  */
-function decompressedStart(codec: number, bytes: Uint8Array, whole: boolean): Uint8Array | undefined {
+function decompressedStart(codec: number, bytes: Uint8Array, whole: boolean, enough: (out: Uint8Array, length: number) => boolean): Uint8Array | undefined {
   try {
     switch (codec) {
       case 0:
         return bytes
       case 1:
-        return snappyStart(bytes)
+        return snappyStart(bytes, enough)
       case 2:
         return unzipSync(bytes, whole ? {} : { finishFlush: constants.Z_SYNC_FLUSH })
       case 4:
@@ -334,15 +340,16 @@ function decompressedStart(codec: number, bytes: Uint8Array, whole: boolean): Ui
 }
 
 /**
- * What a snappy block decompresses to, as far as `bytes` (its start) reaches: its length varint,
- * then literals and copies of what came before.
+ * What a snappy block decompresses to, as far as `bytes` (its start) reaches, or until it is
+ * `enough`: its length varint, then literals and copies of what came before.
  */
-function snappyStart(bytes: Uint8Array): Uint8Array {
+function snappyStart(bytes: Uint8Array, enough: (out: Uint8Array, length: number) => boolean): Uint8Array {
   const reader = new ThriftReader(bytes, 0)
-  const out = new Uint8Array(reader.varint())
+  // Never more than the block's first 16 MiB, whatever a corrupt length says.
+  const out = new Uint8Array(Math.min(reader.varint(), 16 << 20))
   let o = 0
   let i = reader.at
-  while (i < bytes.length && o < out.length) {
+  while (i < bytes.length && o < out.length && !enough(out, o)) {
     const tag = bytes[i++]!
     let length: number
     let offset: number

@@ -114,6 +114,30 @@ test('read in slices through the index made, every record comes as read whole, a
   })
 })
 
+test("levels longer than a first look at a page's body are read from all of it", async () => {
+  for (const codec of ['snappy', 'zstd']) {
+    const name = `long-levels.${codec}.parquet`
+    const bytes = fixture(name)
+    const reads: number[] = []
+    const made = withOffsetIndex({ size: bytes.length, read: (start, end) => (reads.push(end - start), bytes.subarray(start, end)) }, 0)
+    assert.ok(made, codec)
+    const [pages] = offsetIndexes(made)[0]!
+    assert.deepEqual(
+      pages!.map((p) => p.firstRow),
+      [0, 20_000, 40_000],
+    )
+    // Each page: its header, its body's first 4 KiB, then all of it.
+    assert.deepEqual(
+      reads.slice(-3 * 3).map((n, i) => (i % 3 === 2 ? n > 4096 : n)),
+      [256, 4096, true, 256, 4096, true, 256, 4096, true],
+    )
+    const path = join(fixtures, name)
+    const sliced = await readAll(path, 1)
+    assert.equal(sliced.length, 60_000)
+    assert.deepEqual(sliced, await readAll(path, 2 ** 40))
+  }
+})
+
 test('no index is made for a file that has one, whose groups are read whole, or whose pages are not read here', () => {
   assert.equal(withOffsetIndex(sourceOf(fixture('snappy.indexed.parquet')), 0), undefined)
   assert.equal(withOffsetIndex(sourceOf(fixture('snappy.parquet')), 1 << 30), undefined, 'its one group is read whole')
