@@ -255,7 +255,7 @@ function pagesOf(source: ByteSource, footer: Uint8Array, metaField: FieldSpan | 
     at = bodyAt + body
     if (at > end) return undefined
   }
-  return row === rows ? pages : undefined
+  return row === rows && pages.length ? pages : undefined
 }
 
 /** A page header's fields, and the bytes they are spans of. */
