@@ -9,8 +9,9 @@
  * The index is made from the page headers alone, each read where the one before it ends, except in
  * a repeated column's version 1 data pages, whose header counts values, not rows: there the page's
  * repetition levels, at the start of its (compressed) body, are decoded far enough to count the
- * rows that start in it (a page in LZO or LZ4 is not, and its file is read as it is). parquet-wasm is then given the file with a footer of its own, which names
- * the index, appended after the file's pages in place of the file's footer.
+ * rows that start in it (not in LZO or LZ4, whose file is then read as it is). parquet-wasm is
+ * then given the file with a footer of its own, which names the index, appended after the file's
+ * pages in place of the file's footer.
  */
 
 import { brotliDecompressSync, constants, unzipSync } from 'node:zlib'
