@@ -247,6 +247,7 @@ function pagesOf(source: ByteSource, footer: Uint8Array, metaField: FieldSpan | 
     const body = intOf(header.bytes, header.get(PAGE_COMPRESSED))
     if (body === undefined || body < 0) return undefined
     const bodyAt = at + length
+    if (bodyAt + body > end) return undefined
     if (type === DATA_PAGE || type === DATA_PAGE_V2) {
       const n = type === DATA_PAGE_V2 ? intOf(header.bytes, structOf(header, PAGE_V2)?.get(V2_ROWS)) : pageRowsV1(source, header, bodyAt, body, codec, maxLevel)
       if (n === undefined) return undefined
@@ -254,7 +255,6 @@ function pagesOf(source: ByteSource, footer: Uint8Array, metaField: FieldSpan | 
       row += n
     } else if (type !== DICTIONARY_PAGE || pages.length) return undefined
     at = bodyAt + body
-    if (at > end) return undefined
   }
   return row === rows && pages.length ? pages : undefined
 }
@@ -262,7 +262,10 @@ function pagesOf(source: ByteSource, footer: Uint8Array, metaField: FieldSpan | 
 /** A page header's fields, and the bytes they are spans of. */
 type Header = Map<number, FieldSpan> & { bytes: Uint8Array }
 
-/** The page header at `at`, read a little at a time (a header's statistics may be long), and its length. */
+/**
+ * The page header at `at`, read a little at a time (a header's statistics may be long), and its
+ * length; a RangeError where it is not whole within 16 MiB, or before `end`.
+ */
 function pageHeaderAt(source: ByteSource, at: number, end: number): { header: Header; length: number } {
   for (let window = 256; ; window *= 16) {
     const bytes = source.read(at, Math.min(at + window, end))
@@ -271,7 +274,7 @@ function pageHeaderAt(source: ByteSource, at: number, end: number): { header: He
       const fields = new Map(reader.fields().map((f) => [f.id, f]))
       return { header: Object.assign(fields, { bytes }), length: reader.at }
     } catch (error) {
-      if (!(error instanceof RangeError) || at + window >= end) throw error
+      if (!(error instanceof RangeError) || at + window >= end || window >= 16 << 20) throw error
     }
   }
 }

@@ -138,6 +138,21 @@ test("levels longer than a first look at a page's body are read from all of it",
   }
 })
 
+test('a page whose size runs past its column chunk gets no index, and its body is never read', () => {
+  const bytes = fixture('none.parquet')
+  // A chunk's last page whose size takes two bytes.
+  const size = offsetIndexes(withOffsetIndex(sourceOf(bytes), 0)!)[0]!
+    .map((pages) => new ThriftReader(bytes, pages!.at(-1)!.offset).fields().find((f) => f.id === 3)!)
+    .find((f) => f.to - f.from === 2)!
+  assert.ok(size)
+  const changed = bytes.slice()
+  // 8191, the largest size two bytes hold: past the chunk's end.
+  changed.set([0xfe, 0x7f], size.from)
+  const reads: number[] = []
+  assert.equal(withOffsetIndex({ size: changed.length, read: (start, end) => (reads.push(end - start), changed.subarray(start, end)) }, 0), undefined)
+  assert.ok(Math.max(...reads) < 8191, `reads of ${Math.max(...reads)} bytes`)
+})
+
 test('no index is made for a file that has one, whose groups are read whole, or whose pages are not read here', () => {
   assert.equal(withOffsetIndex(sourceOf(fixture('snappy.indexed.parquet')), 0), undefined)
   assert.equal(withOffsetIndex(sourceOf(fixture('snappy.parquet')), 1 << 30), undefined, 'its one group is read whole')
