@@ -82,24 +82,24 @@ function indexed(source: ByteSource, sliceBytes: number): ByteSource | undefined
   if (source.size < 12) return undefined
   const tail = source.read(source.size - 8, source.size)
   if (Buffer.from(tail.buffer, tail.byteOffset + 4, 4).toString('latin1') !== 'PAR1') return undefined
-  const length = tail[0]! | (tail[1]! << 8) | (tail[2]! << 16) | (tail[3]! * 2 ** 24)
-  const footerStart = source.size - 8 - length
+  const footerStart = source.size - 8 - uint32At(tail, 0)
   if (footerStart < 4) return undefined
   const footer = source.read(footerStart, source.size - 8)
   const file = structAt(footer, 0)
-  const levels = repetitionLevels(footer, file.get(FILE_SCHEMA))
   const groups = listOf(footer, file.get(FILE_ROW_GROUPS))
-  if (!levels || !groups || (groups.items.length && groups.type !== STRUCT)) return undefined
-
+  if (!groups || (groups.items.length && groups.type !== STRUCT)) return undefined
   const rowGroups = groups.items.map((at) => structAt(footer, at))
+  // Most files have no group read in slices: their columns are not looked at.
+  if (!rowGroups.some((group) => (intOf(footer, group.get(GROUP_BYTES)) ?? 0) > sliceBytes)) return undefined
+
+  const levels = repetitionLevels(footer, file.get(FILE_SCHEMA))
+  if (!levels) return undefined
   const chunksOf = rowGroups.map((group) => {
     const columns = listOf(footer, group.get(GROUP_COLUMNS))
     if (!columns || columns.type !== STRUCT || columns.items.length !== levels.length) throw new RangeError('a row group without its columns')
     return columns.items.map((at) => ({ at, fields: structAt(footer, at) }))
   })
-  const sliced = rowGroups.some((group) => (intOf(footer, group.get(GROUP_BYTES)) ?? 0) > sliceBytes)
-  const lacking = chunksOf.some((chunks) => chunks.some(({ fields }) => !fields.has(CHUNK_OFFSET_INDEX)))
-  if (!sliced || !lacking) return undefined
+  if (chunksOf.every((chunks) => chunks.every(({ fields }) => fields.has(CHUNK_OFFSET_INDEX)))) return undefined
 
   // The offset indexes, then the footer that names them, then its length and the magic.
   const appendix = new ThriftWriter()
@@ -298,20 +298,20 @@ function pageRowsV1(source: ByteSource, header: Header, bodyAt: number, body: nu
   if (intOf(header.bytes, v1.get(V1_REPETITION_ENCODING)) !== RLE) return undefined
   // The levels come first: their length in 4 bytes, then the levels. A look at the body's first
   // 4 KiB, then 64 KiB, then all of it: a zstd block must be whole to be decompressed.
-  const enough = (out: Uint8Array, length: number): boolean => length >= 4 && length >= 4 + levelsLength(out)
+  const enough = (out: Uint8Array, length: number): boolean => length >= 4 && length >= 4 + uint32At(out, 0)
   for (const window of [4 << 10, 64 << 10, body]) {
     const whole = window >= body
     const start = decompressedStart(codec, source.read(bodyAt, bodyAt + Math.min(window, body)), whole, enough)
     if (start === undefined) return undefined
-    if (enough(start, start.length)) return rowStarts(start.subarray(4, 4 + levelsLength(start)), values, 32 - Math.clz32(maxLevel))
+    if (enough(start, start.length)) return rowStarts(start.subarray(4, 4 + uint32At(start, 0)), values, 32 - Math.clz32(maxLevel))
     if (whole) return undefined
   }
   return undefined
 }
 
-/** The length of a version 1 page's repetition levels, in the 4 bytes before them. */
-function levelsLength(start: Uint8Array): number {
-  return start[0]! | (start[1]! << 8) | (start[2]! << 16) | (start[3]! * 2 ** 24)
+/** The little-endian unsigned 32-bit integer at `at` of `bytes`: the footer's length, a page's levels' length. */
+function uint32At(bytes: Uint8Array, at: number): number {
+  return bytes[at]! | (bytes[at + 1]! << 8) | (bytes[at + 2]! << 16) | (bytes[at + 3]! * 2 ** 24)
 }
 
 /**
