@@ -4,6 +4,7 @@ import { parseArgs } from 'node:util'
 import { existsSync, readFileSync } from 'node:fs'
 import { dirname, join } from 'node:path'
 import { fileURLToPath, pathToFileURL } from 'node:url'
+import { setFlagsFromString } from 'node:v8'
 import { EvalferryError, printable, UsageError } from '../errors.ts'
 import { isStopping, plainEnvironment } from '../io.ts'
 import { own } from '../model.ts'
@@ -159,9 +160,27 @@ export async function run(argv: string[], io: RunIO): Promise<number> {
   }
 }
 
+/**
+ * V8 runs WebAssembly as baseline code first, and compiles a function again, optimized, once it
+ * has run a budget of work (1.8 million by default, about as many bytes of code run). The
+ * optimizing compiler's working memory stays in the C allocator's arenas of the threads it ran on,
+ * which do not give it back. parquet-wasm has many functions that cross the default budget early
+ * in a large file; at this one, only those that do most of the work are compiled again.
+ * FIGURES
+ * The process's flag, not the library's: a program that imports evalferry keeps its own. A budget
+ * given on node's command line wins.
+ */
+const WASM_TIERING_BUDGET = 100_000_000
+
+function tuneWebAssembly(): void {
+  if (process.execArgv.some((arg) => /^--wasm[-_]tiering[-_]budget/.test(arg))) return
+  setFlagsFromString(`--wasm-tiering-budget=${WASM_TIERING_BUDGET}`)
+}
+
 /** Runs the command line as this process: its arguments, standard streams and environment (kept as a plain copy, see `plainEnvironment`). */
 export async function main(): Promise<void> {
   plainEnvironment()
+  tuneWebAssembly()
   process.exitCode = await run(process.argv.slice(2), {
     stdout: process.stdout,
     stderr: process.stderr,

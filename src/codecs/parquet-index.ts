@@ -38,6 +38,7 @@ const CHUNK_OFFSET_INDEX = 4
 const CHUNK_OFFSET_INDEX_LENGTH = 5
 const CHUNK_CRYPTO = 8
 const META_CODEC = 4
+const META_UNCOMPRESSED = 6
 const META_COMPRESSED = 7
 const META_DATA_PAGE = 9
 const META_DICTIONARY_PAGE = 11
@@ -54,6 +55,8 @@ const DATA_PAGE = 0
 const DICTIONARY_PAGE = 2
 const DATA_PAGE_V2 = 3
 const RLE = 3
+const INDEX_PAGES = 1
+const LOCATION_FIRST_ROW = 3
 
 /** Where one data page starts, its length with its header, and the index in its row group of its first row. */
 interface PageLocation {
@@ -62,23 +65,35 @@ interface PageLocation {
   firstRow: number
 }
 
+/** A file as parquet-wasm is to read it, with where the pages of its large row groups start. */
+export interface IndexedFile {
+  /** The file's bytes, with offset indexes and a footer naming them appended where some were made. */
+  source: ByteSource
+  /**
+   * By row group, for each group of more than `sliceBytes` of data whose every column chunk has an
+   * offset index (the file's or one made here): the rows, counted from the group's first, at which
+   * the pages of its largest column chunk start. A slice of the group's rows that starts at one of
+   * them decodes no rows of that chunk before its own.
+   */
+  pageStarts: (number[] | undefined)[]
+}
+
 /**
  * `source` with an offset index for each of its column chunks, where a row group holds more than
- * `sliceBytes` of data (and so is read in slices) and some chunk has none. Undefined where the file
- * needs none, or one cannot be made (a codec or page layout this does not read, or a footer or
- * page header it cannot): the file is then read as it is, and whatever is wrong with it is told by
- * the reader.
+ * `sliceBytes` of data (and so is read in slices) and some chunk has none. The file is left as it
+ * is where it needs none, or one cannot be made (a codec or page layout this does not read, or a
+ * footer or page header it cannot): whatever is wrong with it is then told by the reader.
  */
-export function withOffsetIndex(source: ByteSource, sliceBytes: number): ByteSource | undefined {
+export function withOffsetIndex(source: ByteSource, sliceBytes: number): IndexedFile {
   try {
-    return indexed(source, sliceBytes)
+    return indexed(source, sliceBytes) ?? { source, pageStarts: [] }
   } catch (error) {
-    if (error instanceof RangeError) return undefined
+    if (error instanceof RangeError) return { source, pageStarts: [] }
     throw error
   }
 }
 
-function indexed(source: ByteSource, sliceBytes: number): ByteSource | undefined {
+function indexed(source: ByteSource, sliceBytes: number): IndexedFile | undefined {
   if (source.size < 12) return undefined
   const tail = source.read(source.size - 8, source.size)
   if (Buffer.from(tail.buffer, tail.byteOffset + 4, 4).toString('latin1') !== 'PAR1') return undefined
@@ -89,8 +104,9 @@ function indexed(source: ByteSource, sliceBytes: number): ByteSource | undefined
   const groups = listOf(footer, file.get(FILE_ROW_GROUPS))
   if (!groups || (groups.items.length && groups.type !== STRUCT)) return undefined
   const rowGroups = groups.items.map((at) => structAt(footer, at))
+  const sliced = rowGroups.map((group) => (intOf(footer, group.get(GROUP_BYTES)) ?? 0) > sliceBytes)
   // Most files have no group read in slices: their columns are not looked at.
-  if (!rowGroups.some((group) => (intOf(footer, group.get(GROUP_BYTES)) ?? 0) > sliceBytes)) return undefined
+  if (!sliced.includes(true)) return undefined
 
   const levels = repetitionLevels(footer, file.get(FILE_SCHEMA))
   if (!levels) return undefined
@@ -99,11 +115,22 @@ function indexed(source: ByteSource, sliceBytes: number): ByteSource | undefined
     if (!columns || columns.type !== STRUCT || columns.items.length !== levels.length) throw new RangeError('a row group without its columns')
     return columns.items.map((at) => ({ at, fields: structAt(footer, at) }))
   })
-  if (chunksOf.every((chunks) => chunks.every(({ fields }) => fields.has(CHUNK_OFFSET_INDEX)))) return undefined
+  // The first rows of the pages of each sliced group's largest chunk, from the index made or the file's.
+  const pageStarts = (made: Map<number, PageLocation[]>): (number[] | undefined)[] =>
+    chunksOf.map((chunks, g) => {
+      const rows = intOf(footer, rowGroups[g]!.get(GROUP_ROWS))
+      if (!sliced[g] || rows === undefined || !chunks.length) return undefined
+      const sizeOf = (chunk: Map<number, FieldSpan>): number => intOf(footer, metaOf(footer, chunk)?.get(META_UNCOMPRESSED)) ?? 0
+      const { at, fields } = chunks.reduce((most, chunk) => (sizeOf(chunk.fields) > sizeOf(most.fields) ? chunk : most))
+      const starts = made.get(at)?.map((page) => page.firstRow) ?? indexedStarts(source, footer, fields)
+      return starts && starts[0] === 0 && starts.every((row, i) => i === 0 || (row > starts[i - 1]! && row < rows)) ? starts : undefined
+    })
+  if (chunksOf.every((chunks) => chunks.every(({ fields }) => fields.has(CHUNK_OFFSET_INDEX)))) return { source, pageStarts: pageStarts(new Map()) }
 
   // The offset indexes, then the footer that names them, then its length and the magic.
   const appendix = new ThriftWriter()
-  // Each index made, by where its chunk starts in the footer.
+  // Each chunk's pages and the index made of them, by where the chunk starts in the footer.
+  const madeAt = new Map<number, PageLocation[]>()
   const indexAt = new Map<number, { offset: number; length: number }>()
   for (const [g, chunks] of chunksOf.entries()) {
     const rows = intOf(footer, rowGroups[g]!.get(GROUP_ROWS))
@@ -115,6 +142,7 @@ function indexed(source: ByteSource, sliceBytes: number): ByteSource | undefined
       if (!pages) return undefined
       const start = appendix.length
       writeOffsetIndex(appendix, pages)
+      madeAt.set(at, pages)
       indexAt.set(at, { offset: footerStart + start, length: appendix.length - start })
     }
   }
@@ -136,16 +164,42 @@ function indexed(source: ByteSource, sliceBytes: number): ByteSource | undefined
   appendix.bytes(Buffer.from('PAR1', 'latin1'))
   const added = appendix.done()
   return {
-    size: footerStart + added.length,
-    read(start, end) {
-      if (end <= footerStart) return source.read(start, end)
-      const bytes = new Uint8Array(end - start)
-      if (start < footerStart) bytes.set(source.read(start, footerStart), 0)
-      const from = Math.max(start, footerStart)
-      bytes.set(added.subarray(from - footerStart, end - footerStart), from - start)
-      return bytes
+    source: {
+      size: footerStart + added.length,
+      read(start, end) {
+        if (end <= footerStart) return source.read(start, end)
+        const bytes = new Uint8Array(end - start)
+        if (start < footerStart) bytes.set(source.read(start, footerStart), 0)
+        const from = Math.max(start, footerStart)
+        bytes.set(added.subarray(from - footerStart, end - footerStart), from - start)
+        return bytes
+      },
     },
+    pageStarts: pageStarts(madeAt),
   }
+}
+
+/** A column chunk's `ColumnMetaData`. */
+function metaOf(footer: Uint8Array, chunk: Map<number, FieldSpan>): Map<number, FieldSpan> | undefined {
+  const field = chunk.get(CHUNK_META)
+  return field?.type === STRUCT ? structAt(footer, field.from) : undefined
+}
+
+/** The first rows of a column chunk's pages, from the offset index the file has for it. */
+function indexedStarts(source: ByteSource, footer: Uint8Array, chunk: Map<number, FieldSpan>): number[] | undefined {
+  const offset = intOf(footer, chunk.get(CHUNK_OFFSET_INDEX))
+  const length = intOf(footer, chunk.get(CHUNK_OFFSET_INDEX_LENGTH))
+  if (offset === undefined || length === undefined || offset < 4 || length <= 0 || length > 16 << 20 || offset + length > source.size) return undefined
+  const bytes = source.read(offset, offset + length)
+  const pages = listOf(bytes, structAt(bytes, 0).get(INDEX_PAGES))
+  if (!pages || pages.type !== STRUCT) return undefined
+  const starts: number[] = []
+  for (const at of pages.items) {
+    const row = intOf(bytes, structAt(bytes, at).get(LOCATION_FIRST_ROW))
+    if (row === undefined) return undefined
+    starts.push(row)
+  }
+  return starts
 }
 
 /** A struct's fields to write, and those of them to write otherwise (see `ThriftWriter.struct`). */

@@ -82,7 +82,7 @@ import { fileStartsAsGzip, ioError, isPipe, spool as spoolCopy, STDIO } from '..
 import { own, roughSize, type JsonObject, type JsonValue } from '../model.ts'
 import { bigintToJson, parseExact, stringifyJson } from './json.ts'
 import { orderFooterMetadata } from './parquet-footer.ts'
-import { withOffsetIndex } from './parquet-index.ts'
+import { withOffsetIndex, type ByteSource, type IndexedFile } from './parquet-index.ts'
 import {
   fitsColumnType,
   illFormedCell,
@@ -186,7 +186,7 @@ export async function* readParquet(path: string, options: ReadOptions, sliceByte
     let batchSize: number
     let rows = 0
     try {
-      const groups = rowGroupsOf(parquet)
+      const groups = rowGroupsOf(parquet, opened)
       pieces = piecesOf(groups, range, sliceBytes)
       batchSize = batchRowsOf(groups)
       for (const group of groups) rows += group.rows
@@ -430,11 +430,18 @@ export async function countParquetRows(path: string): Promise<number> {
   }
 }
 
-/** Each row group's rows and bytes of (uncompressed) data, from the footer. */
-function rowGroupsOf(parquet: ParquetFile): { rows: number; bytes: number }[] {
+/** A row group's rows, bytes of (uncompressed) data, and where its largest chunk's pages start (see `IndexedFile`). */
+interface RowGroup {
+  rows: number
+  bytes: number
+  pageStarts?: number[]
+}
+
+/** Each row group, from the footer and from `opened`'s offset indexes. */
+function rowGroupsOf(parquet: ParquetFile, opened: Pick<OpenedParquet, 'pageStarts'>): RowGroup[] {
   const metadata = parquet.metadata()
-  const groups = metadata.rowGroups().map((group) => {
-    const sizes = { rows: group.numRows(), bytes: group.totalByteSize() }
+  const groups = metadata.rowGroups().map((group, i) => {
+    const sizes = { rows: group.numRows(), bytes: group.totalByteSize(), pageStarts: opened.pageStarts[i] }
     group.free()
     return sizes
   })
@@ -443,7 +450,7 @@ function rowGroupsOf(parquet: ParquetFile): { rows: number; bytes: number }[] {
 }
 
 /** Rows per record batch: about `READ_BATCH_BYTES` of the file's data, from 16 to 16 384 rows. */
-function batchRowsOf(groups: { rows: number; bytes: number }[]): number {
+function batchRowsOf(groups: RowGroup[]): number {
   let bytes = 0
   let rows = 0
   for (const group of groups) {
@@ -458,12 +465,19 @@ function batchRowsOf(groups: { rows: number; bytes: number }[]): number {
  * parquet-wasm decodes a whole row group before handing over its first batch, so one large group
  * (pandas and pyarrow write a table of up to a million rows as one) would sit decoded in wasm
  * memory, which never shrinks. A group of more than this many bytes of data is read as slices of
- * its rows instead, each decoded alone; the rows before a slice are skipped, which costs little
- * beside converting them. 200 MB of text in one group to JSON Lines: 525 MB peak as one read,
- * 320 MB in slices of 64 MB and 284 MB in slices of 32 MB, all in the same time.
+ * its rows instead, each decoded alone. Where the group's column chunks have an offset index, a
+ * slice reads only the pages that hold its rows: it is cut where a page of the group's largest
+ * chunk starts, and no group is cut into more slices than that chunk has pages (DuckDB writes a
+ * column of up to 100,000 rows as one page, which every slice would decode whole).
+ * FIGURES
  */
-const SLICE_BYTES = 32 << 20
-/** At most this many slices of one group: skipping grows with the square of their number. */
+const SLICE_BYTES = 8 << 20
+/**
+ * A group without an offset index (one was not made: see parquet-index.ts) is read in slices this
+ * many times as large, and in at most `MAX_SLICES`: each slice decodes its columns from the group's
+ * first row, so the time grows with the square of their number.
+ */
+const UNINDEXED_SLICE_FACTOR = 4
 const MAX_SLICES = 32
 
 /** One stream read: whole row groups in a row, or the rows [offset, offset + limit) of one group. */
@@ -479,14 +493,15 @@ interface ReadPiece {
  * What to read of the file for rows [start, end) (every row without a range): the row groups that
  * hold them, so that the groups before and after are never decoded, and large groups in slices.
  */
-function piecesOf(groups: { rows: number; bytes: number }[], range: [number, number] | undefined, sliceBytes: number): ReadPiece[] {
+function piecesOf(groups: RowGroup[], range: [number, number] | undefined, sliceBytes: number): ReadPiece[] {
   const [start, end] = range ?? [0, Infinity]
   const pieces: ReadPiece[] = []
   if (start >= end) return pieces
   let row = 0
-  for (const [i, { rows, bytes }] of groups.entries()) {
-    const slices = Math.min(MAX_SLICES, Math.ceil(bytes / sliceBytes))
-    if (slices <= 1) {
+  for (const [i, group] of groups.entries()) {
+    const { rows } = group
+    const cuts = sliceStarts(group, sliceBytes)
+    if (cuts.length <= 1) {
       if (row + rows > start && row < end) {
         const last = pieces.at(-1)
         // parquet-wasm applies an offset to each of a read's groups, so only whole groups share a read.
@@ -494,10 +509,9 @@ function piecesOf(groups: { rows: number; bytes: number }[], range: [number, num
         else pieces.push({ rowGroups: [i], first: row })
       }
     } else {
-      const per = Math.ceil(rows / slices)
-      for (let offset = 0; offset < rows; offset += per) {
+      for (const [k, offset] of cuts.entries()) {
         const first = row + offset
-        const limit = Math.min(per, rows - offset)
+        const limit = (cuts[k + 1] ?? rows) - offset
         if (first + limit > start && first < end) pieces.push({ rowGroups: [i], offset, limit, first })
       }
     }
@@ -506,12 +520,31 @@ function piecesOf(groups: { rows: number; bytes: number }[], range: [number, num
   return pieces
 }
 
+/** The rows, from a group's first, at which its slices start (see `SLICE_BYTES`): `[0]` for a group read whole. */
+function sliceStarts({ rows, bytes, pageStarts }: RowGroup, sliceBytes: number): number[] {
+  if (!pageStarts) {
+    const slices = Math.min(MAX_SLICES, Math.ceil(bytes / (UNINDEXED_SLICE_FACTOR * sliceBytes)))
+    if (slices <= 1) return [0]
+    const per = Math.ceil(rows / slices)
+    const starts: number[] = []
+    for (let offset = 0; offset < rows; offset += per) starts.push(offset)
+    return starts
+  }
+  // A slice ends at the first page that starts at least its share of the rows after its own start.
+  const share = rows / Math.min(pageStarts.length, Math.ceil(bytes / sliceBytes))
+  const starts = [0]
+  for (const row of pageStarts) if (row - starts.at(-1)! >= share) starts.push(row)
+  return starts
+}
+
 /** A file opened for parquet-wasm (see `openRanges`), the path it is read from, and what to do once it is read. */
 interface OpenedParquet {
   blob: Blob
   path: string
   /** Why a read of the file failed, where the reader would tell only its own words for it. */
   failure(): EvalferryError | undefined
+  /** See `IndexedFile`. */
+  pageStarts: IndexedFile['pageStarts']
   close: () => Promise<void>
 }
 
@@ -538,7 +571,7 @@ async function openBlob(path: string, sliceBytes?: number): Promise<OpenedParque
         ranges.close()
         await spool?.remove()
       }
-      return { blob: ranges.blob, path: read, failure: ranges.failure, close }
+      return { blob: ranges.blob, path: read, failure: ranges.failure, pageStarts: ranges.pageStarts, close }
     } catch (error) {
       await spool?.remove()
       throw error
@@ -559,7 +592,7 @@ async function openBlob(path: string, sliceBytes?: number): Promise<OpenedParque
  * runs between them. As a Blob of a file does, it tells a file that
  * changed after it was opened: `failure` tells that, or any other fault in reading, as `file`'s.
  */
-export function openRanges(path: string, file = path, sliceBytes?: number): { blob: Blob; failure: () => EvalferryError | undefined; close: () => void } {
+export function openRanges(path: string, file = path, sliceBytes?: number): { blob: Blob; failure: () => EvalferryError | undefined; pageStarts: IndexedFile['pageStarts']; close: () => void } {
   const fd = openSync(path, 'r')
   let failed: EvalferryError | undefined
   let closed = false
@@ -588,11 +621,13 @@ export function openRanges(path: string, file = path, sliceBytes?: number): { bl
       }
       return bytes.buffer
     }
-    const indexed = sliceBytes === undefined ? undefined : withOffsetIndex({ size: opened.size, read: (start, end) => new Uint8Array(read(start, end)) }, sliceBytes)
-    const blob = indexed ? new FileRange((start, end) => wholeBuffer(indexed.read(start, end)), 0, indexed.size) : new FileRange(read, 0, opened.size)
+    const bytes: ByteSource = { size: opened.size, read: (start, end) => new Uint8Array(read(start, end)) }
+    const { source, pageStarts } = sliceBytes === undefined ? { source: bytes, pageStarts: [] } : withOffsetIndex(bytes, sliceBytes)
+    const blob = source === bytes ? new FileRange(read, 0, opened.size) : new FileRange((start, end) => wholeBuffer(source.read(start, end)), 0, source.size)
     return {
       blob: blob as unknown as Blob,
       failure: () => failed,
+      pageStarts,
       close: () => {
         if (closed) return
         closed = true
@@ -1230,7 +1265,7 @@ export async function splitParquet(path: string, count: number, sinkFor: (index:
     let groups: { rows: number; bytes: number }[]
     try {
       schema = tableFromIPC(parquet.schema().intoIPCStream()).schema
-      groups = rowGroupsOf(parquet)
+      groups = rowGroupsOf(parquet, opened)
     } catch (error) {
       throw parseError(path, error)
     }

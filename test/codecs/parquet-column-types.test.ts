@@ -29,7 +29,7 @@ import {
   Utf8,
   vectorFromArray,
 } from 'apache-arrow'
-import { readParquet as readArrow } from 'parquet-wasm'
+import { readParquet as readArrow, WriterPropertiesBuilder } from 'parquet-wasm'
 import { DataError } from '../../src/errors.ts'
 import type { JsonObject, JsonValue } from '../../src/model.ts'
 import { decodeInPlace, readingInPlace, readParquet, type Decode } from '../../src/codecs/parquet.ts'
@@ -152,7 +152,9 @@ test('dates and half floats fit their column types exactly', () => {
 test('batches read in place in parquet-wasm\'s memory give the values Arrow IPC gives, in slices of a row group too; a file with a type arrow-js-ffi does not read goes through IPC', async () => {
   const count = 3000
   const each = <T>(value: (i: number) => T): (T | null)[] => Array.from({ length: count }, (_, i) => (i % 7 === 3 ? null : value(i)))
-  const path = await arrowFile({
+  // Pages of 1 KB, so that the group can be read in slices (see SLICE_BYTES).
+  const pages = new WriterPropertiesBuilder().setDictionaryEnabled(false).setDataPageSizeLimit(1024).setWriteBatchSize(50).build()
+  const path = await arrowParquet(join(dir, `a${fileCount++}.parquet`), {
     text: v(new Utf8(), each((i) => `ü ${i} ${'x'.repeat(i % 50)}`)),
     large: v(new LargeUtf8(), each((i) => `large ${i}`)),
     blob: v(new Binary(), each((i) => Uint8Array.from([i & 255, 1, 2]))),
@@ -167,8 +169,8 @@ test('batches read in place in parquet-wasm\'s memory give the values Arrow IPC 
     tags: v(new List(new Field('item', new Utf8(), true)), each((i) => (i % 5 === 0 ? [] : ['a', `t${i}`, null]))),
     pair: v(new Struct([new Field('a', new Int8(), true), new Field('b', new Utf8(), true)]), each((i) => ({ a: i % 100, b: `b${i}` }))),
     category: v(new Dictionary(new Utf8(), new Int8()), each((i) => ['x', 'y', 'z'][i % 3]!)),
-  })
-  // Slices of a few KB: the row group is read in 32 pieces, each from an offset into it.
+  }, undefined, pages)
+  // Slices of a few KB: the row group is read in at least 32 pieces, each from a page's first row.
   for (const sliceBytes of [undefined, 4096]) {
     const before = readingInPlace.batches
     const inPlace = await read(path, {}, sliceBytes)

@@ -5,6 +5,8 @@ import { rm } from 'node:fs/promises'
 import { join } from 'node:path'
 import { withOffsetIndex, type ByteSource } from '../../src/codecs/parquet-index.ts'
 import { readParquet } from '../../src/codecs/parquet.ts'
+import { ParquetFile } from 'parquet-wasm'
+import { parquetMetadata } from 'hyparquet'
 import { ThriftReader, intOf, listOf, structAt } from '../../src/codecs/thrift.ts'
 import type { ReadOptions, SourceRecord } from '../../src/codecs/types.ts'
 import { tempDir } from '../helpers/temp.ts'
@@ -17,6 +19,12 @@ test.after(() => rm(dir, { recursive: true, force: true }))
 
 function sourceOf(bytes: Uint8Array): ByteSource {
   return { size: bytes.length, read: (start, end) => bytes.subarray(start, end) }
+}
+
+/** The file with the index made for it, or undefined where none was made (it is read as it is). */
+function madeFor(source: ByteSource, sliceBytes = 0): ByteSource | undefined {
+  const { source: made } = withOffsetIndex(source, sliceBytes)
+  return made === source ? undefined : made
 }
 
 function fixture(name: string): Uint8Array {
@@ -68,7 +76,7 @@ const twins = ['snappy', 'gzip', 'brotli', 'zstd', 'none', 'snappy-v2', 'groups'
 
 for (const name of twins) {
   test(`${name}: the offset index made from the pages is the one pyarrow writes`, () => {
-    const made = withOffsetIndex(sourceOf(fixture(`${name}.parquet`)), 0)
+    const made = madeFor(sourceOf(fixture(`${name}.parquet`)))
     assert.ok(made, 'an index is made')
     const ours = offsetIndexes(made)
     const theirs = offsetIndexes(sourceOf(fixture(`${name}.indexed.parquet`)))
@@ -119,7 +127,7 @@ test("levels longer than a first look at a page's body are read from all of it",
     const name = `long-levels.${codec}.parquet`
     const bytes = fixture(name)
     const reads: number[] = []
-    const made = withOffsetIndex({ size: bytes.length, read: (start, end) => (reads.push(end - start), bytes.subarray(start, end)) }, 0)
+    const made = madeFor({ size: bytes.length, read: (start, end) => (reads.push(end - start), bytes.subarray(start, end)) })
     assert.ok(made, codec)
     const [pages] = offsetIndexes(made)[0]!
     assert.deepEqual(
@@ -141,7 +149,7 @@ test("levels longer than a first look at a page's body are read from all of it",
 test('a page whose size runs past its column chunk gets no index, and its body is never read', () => {
   const bytes = fixture('none.parquet')
   // A chunk's last page whose size takes two bytes.
-  const size = offsetIndexes(withOffsetIndex(sourceOf(bytes), 0)!)[0]!
+  const size = offsetIndexes(madeFor(sourceOf(bytes))!)[0]!
     .map((pages) => new ThriftReader(bytes, pages!.at(-1)!.offset).fields().find((f) => f.id === 3)!)
     .find((f) => f.to - f.from === 2)!
   assert.ok(size)
@@ -149,25 +157,25 @@ test('a page whose size runs past its column chunk gets no index, and its body i
   // 8191, the largest size two bytes hold: past the chunk's end.
   changed.set([0xfe, 0x7f], size.from)
   const reads: number[] = []
-  assert.equal(withOffsetIndex({ size: changed.length, read: (start, end) => (reads.push(end - start), changed.subarray(start, end)) }, 0), undefined)
+  assert.equal(madeFor({ size: changed.length, read: (start, end) => (reads.push(end - start), changed.subarray(start, end)) }), undefined)
   assert.ok(Math.max(...reads) < 8191, `reads of ${Math.max(...reads)} bytes`)
 })
 
 test('no index is made for a file that has one, whose groups are read whole, or whose pages are not read here', () => {
-  assert.equal(withOffsetIndex(sourceOf(fixture('snappy.indexed.parquet')), 0), undefined)
-  assert.equal(withOffsetIndex(sourceOf(fixture('snappy.parquet')), 1 << 30), undefined, 'its one group is read whole')
-  assert.equal(withOffsetIndex(sourceOf(fixture('lz4.parquet')), 0), undefined, "LZ4's repeated pages are not decompressed here")
+  assert.equal(madeFor(sourceOf(fixture('snappy.indexed.parquet'))), undefined, 'it has one')
+  assert.equal(madeFor(sourceOf(fixture('snappy.parquet')), 1 << 30), undefined, 'its one group is read whole')
+  assert.equal(madeFor(sourceOf(fixture('lz4.parquet'))), undefined, "LZ4's repeated pages are not decompressed here")
   const bytes = fixture('snappy.parquet')
-  assert.equal(withOffsetIndex(sourceOf(bytes.subarray(0, bytes.length - 100)), 0), undefined, 'a cut file')
-  assert.equal(withOffsetIndex(sourceOf(new Uint8Array(64)), 0), undefined, 'not Parquet')
+  assert.equal(madeFor(sourceOf(bytes.subarray(0, bytes.length - 100))), undefined, 'a cut file')
+  assert.equal(madeFor(sourceOf(new Uint8Array(64))), undefined, 'not Parquet')
   const garbled = bytes.slice()
   garbled.fill(0xff, garbled.length - 400, garbled.length - 8)
-  assert.equal(withOffsetIndex(sourceOf(garbled), 0), undefined, 'a garbled footer')
+  assert.equal(madeFor(sourceOf(garbled)), undefined, 'a garbled footer')
 })
 
 test("a repeated column's page that starts inside a row gets no index: the reader would start a row there", () => {
   const bytes = fixture('none.parquet')
-  const pages = offsetIndexes(withOffsetIndex(sourceOf(bytes), 0)!)[0]![2]!
+  const pages = offsetIndexes(madeFor(sourceOf(bytes))!)[0]![2]!
   assert.ok(pages.length > 1)
   // The contexts column's second page: its header, then (uncompressed) its repetition levels' length and levels.
   const page = pages[1]!
@@ -180,6 +188,79 @@ test("a repeated column's page that starts inside a row gets no index: the reade
   // The first level set to 1: in a run, its value; bit-packed, the first value's lowest bit.
   if (header % 2) changed[run.at]! |= 1
   else changed[run.at] = 1
-  assert.equal(withOffsetIndex(sourceOf(changed), 0), undefined)
-  assert.ok(withOffsetIndex(sourceOf(bytes), 0), 'the file as pyarrow wrote it gets one')
+  assert.equal(madeFor(sourceOf(changed)), undefined)
+  assert.ok(madeFor(sourceOf(bytes)), 'the file as pyarrow wrote it gets one')
+})
+
+test("a large row group's slices start where its largest column chunk's pages start, and are no more than its pages", async () => {
+  let sliced = 0
+  let wholes = 0
+  // Without an index, with one pyarrow wrote, in three groups, and with pages larger than the first look at them.
+  for (const name of ['snappy', 'snappy.indexed', 'groups', 'big-pages.zstd']) {
+    const bytes = fixture(`${name}.parquet`)
+    const { source, pageStarts } = withOffsetIndex(sourceOf(bytes), 0)
+    const indexes = offsetIndexes(source)
+    const { row_groups: groups } = parquetMetadata(bytes)
+    assert.equal(pageStarts.length, groups.length)
+    for (const [g, group] of groups.entries()) {
+      const sizes = group.columns.map((c) => Number(c.meta_data!.total_uncompressed_size))
+      const largest = indexes[g]![sizes.indexOf(Math.max(...sizes))]!
+      assert.deepEqual(pageStarts[g], largest.map((page) => page.firstRow), `${name}, group ${g}`)
+    }
+    // Slices of one byte: no more than the largest chunk's pages, each starting at one.
+    const streamed: { rowGroups?: number[]; offset?: number; limit?: number }[] = []
+    const original = ParquetFile.prototype.stream
+    ParquetFile.prototype.stream = function (this: ParquetFile, options) {
+      streamed.push({ rowGroups: options?.rowGroups, offset: options?.offset, limit: options?.limit })
+      return original.call(this, options)
+    }
+    let records: SourceRecord[]
+    try {
+      records = await readAll(join(fixtures, `${name}.parquet`), 1)
+    } finally {
+      ParquetFile.prototype.stream = original
+    }
+    assert.deepEqual(records, await readAll(join(fixtures, `${name}.parquet`), 2 ** 40))
+    for (const [g, group] of groups.entries()) {
+      const slices = streamed.filter((s) => s.rowGroups?.[0] === g)
+      const offsets = slices.map((s) => s.offset)
+      if (pageStarts[g]!.length === 1) {
+        // One page (as DuckDB writes a column): each slice would decode it whole, so the group is read once.
+        assert.deepEqual(offsets, [undefined], `${name}, group ${g}`)
+        wholes++
+        continue
+      }
+      assert.ok(offsets.length >= 2 && offsets.length <= pageStarts[g]!.length, `${name}, group ${g}: ${offsets.length} slices`)
+      assert.ok(offsets.every((offset) => pageStarts[g]!.includes(offset!)), `${name}, group ${g}: ${offsets}`)
+      sliced++
+      assert.equal(slices.reduce((rows, s) => rows + s.limit!, 0), Number(group.num_rows))
+    }
+  }
+  assert.ok(sliced >= 4 && wholes >= 1, `${sliced} groups sliced, ${wholes} read whole`)
+})
+
+test('a group whose pages cannot be told is read in slices of four times the size, evenly', async () => {
+  const bytes = fixture('lz4.parquet')
+  assert.deepEqual(withOffsetIndex(sourceOf(bytes), 0).pageStarts, [])
+  const { row_groups: groups } = parquetMetadata(bytes)
+  const size = Number(groups[0]!.total_byte_size)
+  const streamed: { offset?: number; limit?: number }[] = []
+  const original = ParquetFile.prototype.stream
+  ParquetFile.prototype.stream = function (this: ParquetFile, options) {
+    streamed.push({ offset: options?.offset, limit: options?.limit })
+    return original.call(this, options)
+  }
+  try {
+    // A quarter of the group: read in one piece. An eighth: in two.
+    await readAll(join(fixtures, 'lz4.parquet'), Math.ceil(size / 4))
+    assert.deepEqual(streamed, [{ offset: undefined, limit: undefined }])
+    streamed.length = 0
+    await readAll(join(fixtures, 'lz4.parquet'), Math.ceil(size / 8))
+    assert.deepEqual(streamed, [
+      { offset: 0, limit: 300 },
+      { offset: 300, limit: 300 },
+    ])
+  } finally {
+    ParquetFile.prototype.stream = original
+  }
 })

@@ -32,7 +32,7 @@ import {
   Utf8,
   vectorFromArray,
 } from 'apache-arrow'
-import { ParquetFile, readParquet as readWasm, Table as WasmTable, writeParquet } from 'parquet-wasm'
+import { ParquetFile, readParquet as readWasm, Table as WasmTable, writeParquet, WriterPropertiesBuilder } from 'parquet-wasm'
 import { asyncBufferFromFile, parquetMetadataAsync, parquetReadObjects } from 'hyparquet'
 import { DataError, EvalferryError, UsageError } from '../../src/errors.ts'
 import type { JsonObject, JsonValue } from '../../src/model.ts'
@@ -189,10 +189,15 @@ test('a large row group is read in slices of its rows: the same records and inde
     tags: i % 5 === 0 ? null : Array.from({ length: i % 4 }, (_, k) => `t${k}`),
     meta: { page: i, spans: [i, i + 1] },
   }))
-  const path = await writeRecords(mixed, {}, { batchRows: 1000, compression: 'snappy' })
+  // Written again in pages of about 2 KB, so that each group can be read in slices (see SLICE_BYTES).
+  const written = await readFile(await writeRecords(mixed, {}, { batchRows: 1000, compression: 'snappy' }))
+  const pages = new WriterPropertiesBuilder().setDictionaryEnabled(false).setDataPageSizeLimit(2048).setWriteBatchSize(50).setMaxRowGroupSize(1000).build()
+  const path = join(dir, 'pages.parquet')
+  await writeFile(path, writeParquet(readWasm(written), pages))
   const metadata = await parquetMetadataAsync(await asyncBufferFromFile(path))
+  assert.deepEqual(metadata.row_groups.map((g) => Number(g.num_rows)), [1000, 1000, 500])
   const sizes = metadata.row_groups.map((g) => Number(g.total_byte_size))
-  // Slices of a third of the largest group: each full group is read in three or four slices.
+  // Slices of a third of the largest group: each full group is read in two or three, cut where pages start.
   const sliceBytes = Math.ceil(Math.max(...sizes) / 3)
   const streamed: { rowGroups?: number[]; offset?: number; limit?: number }[] = []
   const original = ParquetFile.prototype.stream

@@ -1,20 +1,20 @@
 /** Parquet files for tests: built from Arrow data, as pyarrow or `datasets` write them, or by evalferry's own writer. */
 import { writeFile } from 'node:fs/promises'
 import { type Data, Field, makeData, RecordBatch, Schema, Struct, Table, tableToIPC } from 'apache-arrow'
-import { Table as WasmTable, writeParquet } from 'parquet-wasm'
+import { Table as WasmTable, writeParquet, type WriterProperties } from 'parquet-wasm'
 import { parquetWriter, type ParquetWriteOptions } from '../../src/codecs/parquet.ts'
 import type { ColumnType, Sink } from '../../src/codecs/types.ts'
 import type { JsonObject } from '../../src/model.ts'
 
-/** A Parquet file at `path` of these columns (nullable, in order), in one row group, with this schema metadata. */
-export async function arrowParquet(path: string, columns: Record<string, Data>, metadata?: Map<string, string>): Promise<string> {
+/** A Parquet file at `path` of these columns (nullable, in order), in one row group, with this schema metadata (and writer's `properties`). */
+export async function arrowParquet(path: string, columns: Record<string, Data>, metadata?: Map<string, string>, properties?: WriterProperties): Promise<string> {
   const children = Object.values(columns)
   const schema = new Schema(
     Object.entries(columns).map(([name, data]) => new Field(name, data.type, true)),
     metadata,
   )
   const batch = new RecordBatch(schema, makeData({ type: new Struct(schema.fields), length: children[0]!.length, nullCount: 0, children }))
-  await writeFile(path, writeParquet(WasmTable.fromIPCStream(tableToIPC(new Table([batch]), 'stream'))))
+  await writeFile(path, writeParquet(WasmTable.fromIPCStream(tableToIPC(new Table([batch]), 'stream')), properties))
   return path
 }
 
