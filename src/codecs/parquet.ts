@@ -468,8 +468,13 @@ function batchRowsOf(groups: RowGroup[]): number {
  * its rows instead, each decoded alone. Where the group's column chunks have an offset index, a
  * slice reads only the pages that hold its rows: it is cut where a page of the group's largest
  * chunk starts, and no group is cut into more slices than that chunk has pages (DuckDB writes a
- * column of up to 100,000 rows as one page, which every slice would decode whole).
- * FIGURES
+ * column of up to 100,000 rows as one page, which every slice would decode whole). 100 MB of text
+ * in one zstd row group to JSON Lines peaked at 199 to 206 MB in slices of 32 MB, 178 to 188 MB
+ * in slices of 16 MB and 164 to 180 MB in slices of 8 MB, which took 0.1 to 0.2 s more than 16 MB
+ * (3.5 s): a slice decodes again its columns' dictionaries, and in each column but the largest
+ * the page it shares with the slice before. So 400 MB of text in one group written by pyarrow
+ * peaked at 207 MB (267 MB in slices of 32 MB) in 8 % more time, and 1.2 GB at 213 MB (285 MB)
+ * in 17 % more.
  */
 const SLICE_BYTES = 8 << 20
 /**
