@@ -470,19 +470,19 @@ function batchRowsOf(groups: RowGroup[]): number {
  * chunk starts, and no group is cut into more slices than that chunk has pages (DuckDB writes a
  * column of up to 100,000 rows as one page, which every slice would decode whole). 100 MB of text
  * in one zstd row group to JSON Lines peaked at 199 to 206 MB in slices of 32 MB, 178 to 188 MB
- * in slices of 16 MB and 164 to 180 MB in slices of 8 MB, which took 0.1 to 0.2 s more than 16 MB
- * (3.5 s): a slice decodes again its columns' dictionaries, and in each column but the largest
- * the page it shares with the slice before. So 400 MB of text in one group written by pyarrow
- * peaked at 207 MB (267 MB in slices of 32 MB) in 8 % more time, and 1.2 GB at 213 MB (285 MB)
- * in 17 % more.
+ * in slices of 16 MB, 164 to 180 MB in slices of 8 MB and 159 to 172 MB in slices of 6 MB, which
+ * took 0.2 to 0.3 s more than 16 MB (3.4 s): a slice decodes again its columns' dictionaries, and
+ * in each column but the largest the page it shares with the slice before. Written by pyarrow in
+ * one group, 400 MB of text converted in 9.6 s with a peak of 201 MB (11.0 s and 283 MB in slices
+ * of 32 MB, in the same run), and 1.2 GB in 27.6 s with 219 MB (24.2 s and 274 MB).
  */
-const SLICE_BYTES = 8 << 20
+const SLICE_BYTES = 6 << 20
 /**
  * A group without an offset index (one was not made: see parquet-index.ts) is read in slices this
  * many times as large, and in at most `MAX_SLICES`: each slice decodes its columns from the group's
  * first row, so the time grows with the square of their number.
  */
-const UNINDEXED_SLICE_FACTOR = 4
+const UNINDEXED_SLICE_FACTOR = 5
 const MAX_SLICES = 32
 
 /** One stream read: whole row groups in a row, or the rows [offset, offset + limit) of one group. */

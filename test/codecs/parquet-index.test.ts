@@ -239,7 +239,7 @@ test("a large row group's slices start where its largest column chunk's pages st
   assert.ok(sliced >= 4 && wholes >= 1, `${sliced} groups sliced, ${wholes} read whole`)
 })
 
-test('a group whose pages cannot be told is read in slices of four times the size, evenly', async () => {
+test('a group whose pages cannot be told is read in slices of five times the size, evenly', async () => {
   const bytes = fixture('lz4.parquet')
   assert.deepEqual(withOffsetIndex(sourceOf(bytes), 0).pageStarts, [])
   const { row_groups: groups } = parquetMetadata(bytes)
@@ -251,7 +251,7 @@ test('a group whose pages cannot be told is read in slices of four times the siz
     return original.call(this, options)
   }
   try {
-    // A quarter of the group: read in one piece. An eighth: in two.
+    // Slices of a quarter of the group, five times as large: one piece. Of an eighth: two.
     await readAll(join(fixtures, 'lz4.parquet'), Math.ceil(size / 4))
     assert.deepEqual(streamed, [{ offset: undefined, limit: undefined }])
     streamed.length = 0
