@@ -625,18 +625,27 @@ async function removeLeftovers(dir: string, prefix: string, separator: string, s
   }
 }
 
-const SPOOL_PREFIX = 'evalferry-stdin-'
+const SCRATCH_PREFIX = 'evalferry-tmp-'
+
+/**
+ * A new directory of this process's in the temporary directory, for the files a conversion
+ * stages there and removes when done (a copy of standard input, a dataset pulled from a service or
+ * to be pushed to one). Those that killed conversions left (their process id names no running
+ * process) are removed first, and an interrupted process removes its own.
+ */
+export async function scratchDir(): Promise<string> {
+  const temp = tmpdir()
+  await removeLeftovers(temp, SCRATCH_PREFIX, '-', '')
+  return mkdtemp(join(temp, `${SCRATCH_PREFIX}${process.pid}-`))
+}
 
 /**
  * Standard input (or the file or named pipe `from`; with `inflate`, the gzip-compressed file it
- * names, inflated) copied whole to a file of its own in the temporary directory, for a reader that
- * must seek (Parquet is read from its footer backwards); `remove` deletes it. Copies that killed
- * conversions left (their process id names no running process) are removed first.
+ * names, inflated) copied whole to a file of its own in a scratch directory, for a reader that
+ * must seek (Parquet is read from its footer backwards); `remove` deletes it.
  */
 export async function spool(name: string, from?: string, inflate?: { file: string }): Promise<{ path: string; remove: () => Promise<void> }> {
-  const temp = tmpdir()
-  await removeLeftovers(temp, SPOOL_PREFIX, '-', '')
-  const dir = await mkdtemp(join(temp, `${SPOOL_PREFIX}${process.pid}-`))
+  const dir = await scratchDir()
   const remove = (): Promise<void> => rm(dir, { recursive: true, force: true })
   const path = join(dir, name)
   try {
@@ -731,9 +740,8 @@ async function interrupted(signal: NodeJS.Signals): Promise<void> {
     await opened.catch(() => {})
     await rm(temp, { force: true }).catch(() => {})
   }
-  // Copies of standard input or of a compressed Parquet file, made to be read from their end: this
-  // process's, a worker thread's too (they share its id).
-  await removeLeftovers(tmpdir(), SPOOL_PREFIX, '-', '', true).catch(() => {})
+  // Scratch directories (see `scratchDir`): this process's, a worker thread's too (they share its id).
+  await removeLeftovers(tmpdir(), SCRATCH_PREFIX, '-', '', true).catch(() => {})
   const stdout = writesStdout ? ', but what went to standard output stops where the conversion did' : ''
   process.stderr.write(`evalferry: interrupted (${signal}); no file left unfinished${stdout}\n`)
   process.exit(SIGNAL_EXITS[signal])

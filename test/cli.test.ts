@@ -688,8 +688,8 @@ test('a Parquet file piped to standard input converts as the file does, through 
   const spools = tempDir('evalferry-spools-')
   // A copy a killed conversion left (its process is gone) is removed; a running one's is not.
   const dead = spawnSync('true').pid
-  mkdirSync(join(spools, `evalferry-stdin-${dead}-abc123`))
-  mkdirSync(join(spools, `evalferry-stdin-${process.pid}-def456`))
+  mkdirSync(join(spools, `evalferry-tmp-${dead}-abc123`))
+  mkdirSync(join(spools, `evalferry-tmp-${process.pid}-def456`))
   try {
     const args = ['--from', 'huggingface', '--from-container', 'parquet', '--to', 'huggingface', '--to-container', 'jsonl', '--quiet']
     const piped = await runCli(['convert', '-', ...args], { TMPDIR: spools }, 60_000, readFileSync(parquet))
@@ -700,12 +700,12 @@ test('a Parquet file piped to standard input converts as the file does, through 
     assert.equal(rows.length, 300)
     assert.deepEqual(rows[299], { question: 'q299 ¿sí?', answer: 'a299', n: 299 })
     assert.equal(piped.stdout, byPath.stdout)
-    assert.deepEqual(readdirSync(spools).filter((n) => n.startsWith('evalferry-stdin-')), [`evalferry-stdin-${process.pid}-def456`])
+    assert.deepEqual(readdirSync(spools).filter((n) => n.startsWith('evalferry-tmp-')), [`evalferry-tmp-${process.pid}-def456`])
     // Bytes that are not Parquet: an error naming standard input, and still no copy left behind.
     const bad = await runCli(['convert', '-', ...args], { TMPDIR: spools }, 60_000, Buffer.from('not parquet at all'))
     assert.equal(bad.code, 1)
     assert.match(bad.stderr, /-: not a Parquet file/)
-    assert.deepEqual(readdirSync(spools).filter((n) => n.startsWith('evalferry-stdin-')), [`evalferry-stdin-${process.pid}-def456`])
+    assert.deepEqual(readdirSync(spools).filter((n) => n.startsWith('evalferry-tmp-')), [`evalferry-tmp-${process.pid}-def456`])
     // A named pipe named .parquet is copied so too.
     const fifo = join(dir, 'piped-fifo.parquet')
     spawnSync('mkfifo', [fifo])
@@ -715,7 +715,7 @@ test('a Parquet file piped to standard input converts as the file does, through 
     await written
     assert.equal(fromPipe.code, 0, fromPipe.stderr)
     assert.equal(fromPipe.stdout, byPath.stdout)
-    assert.deepEqual(readdirSync(spools).filter((n) => n.startsWith('evalferry-stdin-')), [`evalferry-stdin-${process.pid}-def456`])
+    assert.deepEqual(readdirSync(spools).filter((n) => n.startsWith('evalferry-tmp-')), [`evalferry-tmp-${process.pid}-def456`])
   } finally {
     rmSync(spools, { recursive: true, force: true })
   }

@@ -241,7 +241,7 @@ test('interrupted while it copies a piped Parquet file to read it from its end, 
   const exited = new Promise<number | null>((done) => child.on('exit', (code) => done(code)))
   // Part of a file, the pipe left open: the copy is under way.
   child.stdin!.write(gzipSync(Buffer.alloc(1 << 20, 'x')))
-  const copies = () => readdirSync(tmpdir()).filter((name) => name.startsWith(`evalferry-stdin-${child.pid}-`))
+  const copies = () => readdirSync(tmpdir()).filter((name) => name.startsWith(`evalferry-tmp-${child.pid}-`))
   for (let waited = 0; copies().length === 0 && waited < 30_000; waited += 50) await new Promise((r) => setTimeout(r, 50))
   assert.equal(copies().length, 1, 'the copy was begun')
   child.kill('SIGINT')

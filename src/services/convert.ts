@@ -4,8 +4,7 @@
  * that the format's adapter reads and writes them as it reads and writes files, with the same
  * report, carry and checks; a push then sends what the conversion wrote, and only when it succeeded.
  */
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises'
-import { tmpdir } from 'node:os'
+import { readFile, rm, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { getAdapter } from '../../adapters/index.ts'
 import type { Container, FormatOption } from '../../adapters/types.ts'
@@ -13,6 +12,7 @@ import { containerOf } from '../codecs/index.ts'
 import { detect } from '../detect.ts'
 import { createHash } from 'node:crypto'
 import { EvalferryError, FetchError, UsageError, type Location } from '../errors.ts'
+import { scratchDir } from '../io.ts'
 import { envTimeoutSeconds, isOffline, MAX_TIMEOUT_SECONDS } from '../resolver/options.ts'
 import type { JsonObject } from '../model.ts'
 import type { ConvertOptions, FileConvertOptions } from '../options.ts'
@@ -81,7 +81,7 @@ export async function convertWithServices(options: ConvertOptions & ServiceOptio
   if (options.recordRange || options.shard) checkPartOf(options.input, options.output, Boolean(options.shard))
   if (options.shard) checkShard(options.shard)
   const ctx = serviceContext(options, [source, target])
-  const dir = await mkdtemp(join(tmpdir(), 'evalferry-'))
+  const dir = await scratchDir()
   try {
     let input = options.input
     let inputContainer: Container | undefined = source ? 'jsonl' : undefined

@@ -1,6 +1,6 @@
 /** hf://datasets/ as input and output, against a Hub stand-in and a second origin for LFS bytes, on loopback. */
 import assert from 'node:assert/strict'
-import { readdirSync, readFileSync, writeFileSync } from 'node:fs'
+import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { after, before, beforeEach, describe, test } from 'node:test'
 import { asyncBufferFromFile, parquetMetadataAsync } from 'hyparquet'
@@ -227,26 +227,30 @@ describe('hf:// failed pushes', () => {
     })
   }
 
-  test('a push killed at any point and run again leaves one data file of every row (10 seeds)', async () => {
+  test('a push killed at any point and run again leaves one data file of every row (10 seeds), and no staged file behind', async () => {
     const input = join(dir, 'killed.jsonl')
     writeFileSync(input, rows(50))
+    // The killed runs' staging directories, cleared by the next run.
+    const scratch = mkdtempSync(join(dir, 'scratch-'))
+    const scratchEnv = { ...env, TMPDIR: scratch }
     const routes = ['POST /api/repos/create', 'GET /api/datasets/{repo}/revision/{rev}', 'POST /api/datasets/{repo}/preupload/{rev}', 'POST /datasets/{repo}.git/info/lfs/objects/batch', 'POST /api/datasets/{repo}/commit/{rev}']
     for (let seed = 1; seed <= 10; seed++) {
       const repo = `acme/killed-${seed}`
       hub.reset()
       const route = routes[seed % routes.length]!
       hub.faults = [{ route, call: 1, fault: seed % 2 === 0 ? { applyThen: 'hold' } : { delayMs: 20_000 } }]
-      const child = startCli(['convert', input, '--from', 'hf', '-o', `hf://datasets/${repo}`], env)
+      const child = startCli(['convert', input, '--from', 'hf', '-o', `hf://datasets/${repo}`], scratchEnv)
       await until(() => hub.count(route) >= 1)
       kill(child.pid)
       await child.done
       hub.reset()
-      const again = await runCli(['convert', input, '--from', 'hf', '-o', `hf://datasets/${repo}`], env)
+      const again = await runCli(['convert', input, '--from', 'hf', '-o', `hf://datasets/${repo}`], scratchEnv)
       assert.equal(again.code, 0, `seed ${seed}: ${again.stderr}`)
       assert.deepEqual([...hub.filesOf(repo).keys()].filter((p) => p.startsWith('data/')), ['data/train-00000-of-00001.parquet'], `seed ${seed}`)
       const back = join(dir, `killed-${seed}.jsonl`)
-      assert.equal((await runCli(['convert', `hf://datasets/${repo}`, '--to', 'hf', '-o', back], env)).code, 0)
+      assert.equal((await runCli(['convert', `hf://datasets/${repo}`, '--to', 'hf', '-o', back], scratchEnv)).code, 0)
       assert.deepEqual(jsonLines(back), jsonLines(input), `seed ${seed}`)
+      assert.deepEqual(readdirSync(scratch).filter((name) => name.startsWith('evalferry-')), [], `seed ${seed}`)
     }
   })
 })
