@@ -8,6 +8,7 @@ import { readParquet } from 'parquet-wasm'
 import { parse as parseYaml } from 'yaml'
 import { convert, type ConversionReport, type EvalCase, type EvalferryError, write } from '../src/index.ts'
 import { MAIN, ROOT, runCli, SHARED_FIXTURES } from './helpers/cli.ts'
+import { wasmTieringFlag } from '../src/cli/main.ts'
 import { tempDir } from './helpers/temp.ts'
 
 const dir = tempDir('evalferry-cli-')
@@ -1311,4 +1312,11 @@ test('--strict takes a column --map ignore= names as left out on purpose: droppe
   assert.equal(run.code, 0, run.stderr)
   assert.deepEqual((JSON.parse(run.stdout) as { dropped: unknown }).dropped, { 'ignored.row_hash': 1 })
   assert.ok(existsSync(out))
+})
+
+test("the command line raises V8's budget for optimizing WebAssembly, unless node is given one", () => {
+  assert.equal(wasmTieringFlag([]), '--wasm-tiering-budget=100000000')
+  assert.equal(wasmTieringFlag(['--max-old-space-size=512']), '--wasm-tiering-budget=100000000')
+  assert.equal(wasmTieringFlag(['--wasm-tiering-budget=5']), undefined)
+  assert.equal(wasmTieringFlag(['--wasm_tiering_budget', '5']), undefined)
 })

@@ -173,15 +173,16 @@ export async function run(argv: string[], io: RunIO): Promise<number> {
  */
 const WASM_TIERING_BUDGET = 100_000_000
 
-function tuneWebAssembly(): void {
-  if (process.execArgv.some((arg) => /^--wasm[-_]tiering[-_]budget/.test(arg))) return
-  setFlagsFromString(`--wasm-tiering-budget=${WASM_TIERING_BUDGET}`)
+/** The V8 flag that sets that budget, unless node's own arguments (`execArgv`) give one. */
+export function wasmTieringFlag(execArgv: readonly string[]): string | undefined {
+  return execArgv.some((arg) => /^--wasm[-_]tiering[-_]budget/.test(arg)) ? undefined : `--wasm-tiering-budget=${WASM_TIERING_BUDGET}`
 }
 
 /** Runs the command line as this process: its arguments, standard streams and environment (kept as a plain copy, see `plainEnvironment`). */
 export async function main(): Promise<void> {
   plainEnvironment()
-  tuneWebAssembly()
+  const flag = wasmTieringFlag(process.execArgv)
+  if (flag) setFlagsFromString(flag)
   process.exitCode = await run(process.argv.slice(2), {
     stdout: process.stdout,
     stderr: process.stderr,

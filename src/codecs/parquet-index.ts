@@ -116,11 +116,11 @@ function indexed(source: ByteSource, sliceBytes: number): IndexedFile | undefine
     return columns.items.map((at) => ({ at, fields: structAt(footer, at) }))
   })
   // The first rows of the pages of each sliced group's largest chunk, from the index made or the file's.
+  const sizeOf = (chunk: Map<number, FieldSpan>): number => intOf(footer, metaOf(footer, chunk)?.get(META_UNCOMPRESSED)) ?? 0
   const pageStarts = (made: Map<number, PageLocation[]>): (number[] | undefined)[] =>
     chunksOf.map((chunks, g) => {
       const rows = intOf(footer, rowGroups[g]!.get(GROUP_ROWS))
       if (!sliced[g] || rows === undefined || !chunks.length) return undefined
-      const sizeOf = (chunk: Map<number, FieldSpan>): number => intOf(footer, metaOf(footer, chunk)?.get(META_UNCOMPRESSED)) ?? 0
       const { at, fields } = chunks.reduce((most, chunk) => (sizeOf(chunk.fields) > sizeOf(most.fields) ? chunk : most))
       const starts = made.get(at)?.map((page) => page.firstRow) ?? indexedStarts(source, footer, fields)
       return starts && starts[0] === 0 && starts.every((row, i) => i === 0 || (row > starts[i - 1]! && row < rows)) ? starts : undefined
@@ -138,7 +138,7 @@ function indexed(source: ByteSource, sliceBytes: number): IndexedFile | undefine
     for (const [c, { at, fields: chunk }] of chunks.entries()) {
       if (chunk.has(CHUNK_OFFSET_INDEX)) continue
       if (chunk.has(CHUNK_PATH) || chunk.has(CHUNK_CRYPTO)) return undefined
-      const pages = pagesOf(source, footer, chunk.get(CHUNK_META), levels[c]!, rows, footerStart)
+      const pages = pagesOf(source, footer, metaOf(footer, chunk), levels[c]!, rows, footerStart)
       if (!pages) return undefined
       const start = appendix.length
       writeOffsetIndex(appendix, pages)
@@ -281,9 +281,8 @@ function repetitionLevels(footer: Uint8Array, schema: FieldSpan | undefined): nu
  * The data pages of one column chunk, read from their headers; undefined where their rows cannot
  * be told, or do not add up to the group's `rows`.
  */
-function pagesOf(source: ByteSource, footer: Uint8Array, metaField: FieldSpan | undefined, maxLevel: number, rows: number, footerStart: number): PageLocation[] | undefined {
-  if (!metaField || metaField.type !== STRUCT) return undefined
-  const meta = structAt(footer, metaField.from)
+function pagesOf(source: ByteSource, footer: Uint8Array, meta: Map<number, FieldSpan> | undefined, maxLevel: number, rows: number, footerStart: number): PageLocation[] | undefined {
+  if (!meta) return undefined
   const codec = intOf(footer, meta.get(META_CODEC))
   const size = intOf(footer, meta.get(META_COMPRESSED))
   const dataPage = intOf(footer, meta.get(META_DATA_PAGE))

@@ -1267,7 +1267,7 @@ export async function splitParquet(path: string, count: number, sinkFor: (index:
   const { parquet, opened } = await openParquet(path, path, SLICE_BYTES)
   try {
     let schema: Schema
-    let groups: { rows: number; bytes: number }[]
+    let groups: RowGroup[]
     try {
       schema = tableFromIPC(parquet.schema().intoIPCStream()).schema
       groups = rowGroupsOf(parquet, opened)
